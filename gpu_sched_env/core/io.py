@@ -1,0 +1,53 @@
+"""Atomic file writes so an interrupted run never leaves a half-written result."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """Atomically write UTF-8 text."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
+    """Atomically write JSON (sorted keys, indented)."""
+    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def atomic_write_table(path: str | os.PathLike, df: pd.DataFrame) -> Path:
+    """Atomically write a DataFrame as CSV or Parquet, chosen by the file suffix."""
+    path = Path(path)
+    if path.suffix == ".parquet":
+        import io as _io
+
+        buf = _io.BytesIO()
+        df.to_parquet(buf, index=False)
+        return atomic_write_bytes(path, buf.getvalue())
+    if path.suffix == ".csv":
+        return atomic_write_text(path, df.to_csv(index=False))
+    raise ValueError(f"table path {str(path)!r}: suffix must be .csv or .parquet")
