@@ -36,7 +36,8 @@ def gantt(
     Args:
         df: one row per task/job.
         resource: column naming the lane (slot, GPU, device).
-        start, end: columns with bar start and end (simulation units).
+        start: column with bar start (simulation units).
+        end: column with bar end (simulation units).
         missed: optional boolean column; True bars are red, False green.
         highlight: optional boolean column; True bars get a black hatched edge (e.g. tight jobs).
         resource_labels: optional lane → label mapping for the y axis.

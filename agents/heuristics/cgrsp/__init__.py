@@ -1,0 +1,29 @@
+"""The CGRSP heuristics (spec §3): ten published policies plus the CADR-OO ablation.
+
+``POLICIES`` maps each public name to its class; :func:`make_policy` builds one with a
+clear error for an unknown name.
+"""
+
+from __future__ import annotations
+
+from agents.heuristics.cgrsp.base import CGRSPPolicy
+from agents.heuristics.cgrsp.deadline import CADR, CADROO, Adaptive, SPTRescue
+from agents.heuristics.cgrsp.ordering import EDF, FIFO, LCF, SPT, Balanced, Random
+from agents.heuristics.cgrsp.rh import RH
+from gpu_sched_env.cgrsp.params import CGRSPParams
+from gpu_sched_env.core.errors import check_choice
+
+POLICIES: dict[str, type[CGRSPPolicy]] = {
+    cls.name: cls
+    for cls in (FIFO, SPT, EDF, LCF, Balanced, Random, SPTRescue, Adaptive, RH, CADR, CADROO)
+}
+POLICY_NAMES: tuple[str, ...] = tuple(POLICIES)
+
+
+def make_policy(name: str, params: CGRSPParams) -> CGRSPPolicy:
+    """A fresh policy instance by name."""
+    check_choice("policy", name, POLICY_NAMES)
+    return POLICIES[name](params)
+
+
+__all__ = ["POLICIES", "POLICY_NAMES", "CGRSPPolicy", "make_policy"]

@@ -1,0 +1,176 @@
+"""Shared machinery of the CGRSP heuristics: the protocol, slot-choice rules, job orders.
+
+A policy is called at every decision point with the simulator (read-only by contract: it
+uses only what a scheduler can know, see :mod:`gpu_sched_env.cgrsp.sim`) and returns an
+ordered list of ``(job, idle slot)`` assignments. Jobs are picked in the policy's order and
+each is placed, in turn, on the best slot still idle for it.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from gpu_sched_env.cgrsp.params import CGRSPParams
+from gpu_sched_env.cgrsp.sim import Simulator
+
+Assignment = tuple[int, int]
+
+
+class CGRSPPolicy:
+    """Base class: ``reset`` once per run, ``decide`` at every decision point."""
+
+    name = "base"
+
+    def __init__(self, params: CGRSPParams) -> None:
+        self.params = params
+
+    def reset(self, sim: Simulator, rng: Any = None) -> None:
+        """Start a run on ``sim``; ``rng`` is the run's policy stream (used by Random)."""
+
+    def decide(self, sim: Simulator) -> list[Assignment]:
+        """Assignments for the current decision point."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+# ---------------------------------------------------------------------------- slot rules
+SlotRule = Callable[[Simulator, int, list[int]], int]
+
+
+def slot_spt(sim: Simulator, job: int, idle: list[int]) -> int:
+    """SPT score: 0.7·W̄/W̄_min + 0.3·price/price_min + sp(stock), minima over idle slots."""
+    fl = sim.fleet
+    w_row = fl.wbar[sim.complexity[job]]
+    types = [fl.slot_type[s] for s in idle]
+    w_min = min(w_row[g] for g in types)
+    p_min = min(fl.price_per_s[g] for g in types) or 1.0
+    ww, wp = sim.params.spt_weights
+    sp = sim.params.stock_penalty
+    stock = sim.stock
+    best, best_v = idle[0], float("inf")
+    for s, g in zip(idle, types):
+        v = ww * w_row[g] / w_min + wp * fl.price_per_s[g] / p_min + sp[stock[g]]
+        if v < best_v:
+            best, best_v = s, v
+    return best
+
+
+def slot_edf(sim: Simulator, job: int, idle: list[int]) -> int:
+    """Highest stock tier first, then the smallest W̄ for the job (ties: registration order)."""
+    fl = sim.fleet
+    w_row = fl.wbar[sim.complexity[job]]
+    stock = sim.stock
+    return min(idle, key=lambda s: (stock[fl.slot_type[s]], w_row[fl.slot_type[s]], s))
+
+
+def slot_lcf(sim: Simulator, job: int, idle: list[int]) -> int:
+    """Minimise price·W̄·f(stock), f = 1.0/1.05/1.15."""
+    fl = sim.fleet
+    w_row = fl.wbar[sim.complexity[job]]
+    f = sim.params.lcf_stock_factor
+    stock = sim.stock
+    return min(idle, key=lambda s: (fl.price_per_s[fl.slot_type[s]] * w_row[fl.slot_type[s]] * f[stock[fl.slot_type[s]]], s))
+
+
+def slot_balanced(sim: Simulator, job: int, idle: list[int]) -> int:
+    """Minimise 0.8·W̄/W̄_max(job, fleet) + 0.2·price/price_max(fleet) + sp(stock)."""
+    fl = sim.fleet
+    w_row = fl.wbar[sim.complexity[job]]
+    fleet_types = set(fl.slot_type)
+    w_max = max(w_row[g] for g in fleet_types)
+    p_max = max(fl.price_per_s[g] for g in fleet_types) or 1.0
+    ww, wp = sim.params.balanced_weights
+    sp = sim.params.stock_penalty
+    stock = sim.stock
+    return min(
+        idle,
+        key=lambda s: (ww * w_row[fl.slot_type[s]] / w_max + wp * fl.price_per_s[fl.slot_type[s]] / p_max + sp[stock[fl.slot_type[s]]], s),
+    )
+
+
+def slot_first(sim: Simulator, job: int, idle: list[int]) -> int:
+    """First idle slot in registration order."""
+    return idle[0]
+
+
+def slot_cadr(sim: Simulator, job: int, idle: list[int]) -> int:
+    """CADR slot rule: the cheapest non-Low idle slot that finishes by the deadline.
+
+    Candidates are the idle slots not in Low stock (all, if every one is Low); among those
+    whose finish t + W̄ ≤ d, the cheapest (ties: faster); if none can, the fastest.
+    """
+    fl = sim.fleet
+    w_row = fl.wbar[sim.complexity[job]]
+    stock = sim.stock
+    cand = [s for s in idle if stock[fl.slot_type[s]] != 2] or idle
+    slack = sim.deadline[job] - sim.t
+    feasible = [s for s in cand if w_row[fl.slot_type[s]] <= slack]
+    if feasible:
+        return min(feasible, key=lambda s: (fl.price_per_s[fl.slot_type[s]], w_row[fl.slot_type[s]], s))
+    return min(cand, key=lambda s: (w_row[fl.slot_type[s]], s))
+
+
+def place_in_order(sim: Simulator, jobs: Iterable[int], rule: SlotRule) -> list[Assignment]:
+    """Give each job, in order, the best still-idle slot under ``rule``."""
+    idle = sim.idle_slots()
+    out: list[Assignment] = []
+    for j in jobs:
+        if not idle:
+            break
+        s = rule(sim, j, idle)
+        idle.remove(s)
+        out.append((j, s))
+    return out
+
+
+# ---------------------------------------------------------------------------- job orders
+class HeapOrder:
+    """Waiting jobs ordered by a static key, kept incrementally in a heap.
+
+    New arrivals are pushed as they appear (``sim.n_arrived`` grows; job ids are in submit
+    order). Entries for jobs no longer waiting are dropped lazily. Jobs handed out by
+    :meth:`take` are re-inserted at the next call if they were not dispatched, so a caller
+    that dispatches only some of them (the env with a small window) loses nothing.
+    """
+
+    __slots__ = ("_key", "_heap", "_seen", "_held")
+
+    def __init__(self, key: Callable[[int], tuple]) -> None:
+        self._key = key
+        self._heap: list[tuple] = []
+        self._seen = 0
+        self._held: list[tuple] = []
+
+    def sync(self, sim: Simulator) -> None:
+        """Add arrivals since the last call and re-insert undispatched handed-out jobs."""
+        heap, key, waiting = self._heap, self._key, sim.waiting
+        for e in self._held:
+            if e[-1] in waiting:
+                heapq.heappush(heap, e)
+        self._held = []
+        for j in range(self._seen, sim.n_arrived):
+            heapq.heappush(heap, key(j) + (j,))
+        self._seen = sim.n_arrived
+
+    def take(self, sim: Simulator, k: int, skip: Callable[[int], bool] | None = None) -> list[int]:
+        """Up to ``k`` waiting jobs in key order; jobs for which ``skip`` is true are passed over."""
+        heap, waiting = self._heap, sim.waiting
+        stash: list[tuple] = []
+        out: list[int] = []
+        while heap and len(out) < k:
+            e = heapq.heappop(heap)
+            j = e[-1]
+            if j not in waiting:
+                continue
+            if skip is not None and skip(j):
+                stash.append(e)
+                continue
+            self._held.append(e)
+            out.append(j)
+        for e in stash:
+            heapq.heappush(heap, e)
+        return out

@@ -1,0 +1,107 @@
+"""Static-order heuristics: FIFO, SPT, EDF, LCF, Balanced, Random (spec §3, 1–6)."""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import Any
+
+from agents.heuristics.cgrsp.base import (
+    Assignment,
+    CGRSPPolicy,
+    HeapOrder,
+    place_in_order,
+    slot_balanced,
+    slot_edf,
+    slot_first,
+    slot_lcf,
+    slot_spt,
+)
+from gpu_sched_env.cgrsp.sim import Simulator, _Uniforms
+
+
+class _SubmitOrder(CGRSPPolicy):
+    """Jobs in submit order (the waiting set is kept in submit order), placed by ``rule``."""
+
+    rule = staticmethod(slot_first)
+
+    def decide(self, sim: Simulator) -> list[Assignment]:
+        return place_in_order(sim, islice(sim.waiting, sim.n_idle), self.rule)
+
+
+class FIFO(_SubmitOrder):
+    """1. FIFO: jobs by submit time; first idle slot in registration order."""
+
+    name = "fifo"
+
+    def decide(self, sim: Simulator) -> list[Assignment]:
+        return list(zip(islice(sim.waiting, sim.n_idle), sim.idle_slots()))
+
+
+class LCF(_SubmitOrder):
+    """4. Least-cost-first: jobs by submit time; slot minimising price·W̄·f(stock)."""
+
+    name = "lcf"
+    rule = staticmethod(slot_lcf)
+
+
+class Balanced(_SubmitOrder):
+    """5. Balanced: jobs by submit time; slot by 0.8·speed + 0.2·price + stock penalty."""
+
+    name = "balanced"
+    rule = staticmethod(slot_balanced)
+
+
+class _KeyOrder(CGRSPPolicy):
+    """Jobs by a static key kept in a heap; placed by ``rule``."""
+
+    rule = staticmethod(slot_first)
+
+    def key(self, sim: Simulator, j: int) -> tuple:
+        raise NotImplementedError
+
+    def reset(self, sim: Simulator, rng: Any = None) -> None:
+        self._order = HeapOrder(lambda j: self.key(sim, j))
+
+    def decide(self, sim: Simulator) -> list[Assignment]:
+        self._order.sync(sim)
+        return place_in_order(sim, self._order.take(sim, sim.n_idle), self.rule)
+
+
+class SPT(_KeyOrder):
+    """2. SPT: nominal estimate W̄(κ, RTX 3090), ties by deadline then submit; SPT slot score."""
+
+    name = "spt"
+    rule = staticmethod(slot_spt)
+
+    def key(self, sim: Simulator, j: int) -> tuple:
+        return (sim.fleet.wbar[sim.complexity[j]][sim.fleet.nominal_type], sim.deadline[j], sim.submit[j])
+
+
+class EDF(_KeyOrder):
+    """3. EDF: jobs by deadline (ties: submit); best stock tier, then fastest slot."""
+
+    name = "edf"
+    rule = staticmethod(slot_edf)
+
+    def key(self, sim: Simulator, j: int) -> tuple:
+        return (sim.deadline[j], sim.submit[j])
+
+
+class Random(CGRSPPolicy):
+    """6. Random: a uniformly random waiting job to a uniformly random idle slot, repeatedly."""
+
+    name = "random"
+
+    def reset(self, sim: Simulator, rng: Any = None) -> None:
+        if rng is None:
+            raise ValueError("Random policy needs the run's policy stream (rng)")
+        self._u = _Uniforms(rng)
+
+    def decide(self, sim: Simulator) -> list[Assignment]:
+        jobs = list(sim.waiting)
+        idle = sim.idle_slots()
+        out: list[Assignment] = []
+        while jobs and idle:
+            a, b = self._u.take(2)
+            out.append((jobs.pop(int(a * len(jobs))), idle.pop(int(b * len(idle)))))
+        return out

@@ -1,0 +1,166 @@
+"""RH: rolling-horizon planning with load-gated anticipation (spec §3, 9).
+
+At each decision RH builds every slot's availability timeline (idle now, or busy until its
+job's expected completion), orders the waiting jobs in tiers and places each candidate at
+its earliest feasible start on the slot minimising
+
+    w_qos·(α1·wait + α2·miss) + w_cost·cost + sp(stock)
+
+where *wait* runs from now to the expected start **including the expected provisioning
+delay** (the stock status the scheduler sees now for an idle slot; the stock model's
+expectation at the slot's free time for a busy one): this is how the stock penalty enters
+the objective's units, since sp(s) alone (≤ 1) is negligible beside waits in seconds.
+Only placements that start now on an idle slot are committed; the rest is re-planned at
+the next event.
+
+Deferral (our reading of "earliest feasible start" under a stock status that is redrawn at
+every decision): an idle slot may also be left idle until the next re-plan, expected at
+t_next = min(t_free, t + 1/λ), when its stock is redrawn. Its earliest start is then
+t_next + the stock model's expected delay. Where that beats dispatching now under the
+status seen now (typically a Low-stock slot), the slot is treated like a busy one that
+frees at t_next, and nothing is committed to it at this decision. Deferral is used only
+while some slot is busy, so a completion is sure to trigger the re-plan. ``rh_defer``
+selects the rule: ``expected`` (default, the comparison above), ``low`` (the comparison,
+for Low-stock slots only) or ``never`` (commit to idle slots whatever their status).
+
+Tiers (e_j = min W̄ over the fleet's types; t_free = soonest expected free time of a busy
+slot, or t + min e if every slot is idle): hopeless (t + e_j > d) last, by deadline;
+urgent (t + e_j ≤ d < t_free + e_j) first, by deadline; normal in between, by e_j (ties:
+deadline, submit).
+
+Anticipation: offered load ρ = λ·W̄_mean / C_max (W̄_mean averaged over the complexity mix
+and the slots). While ρ < gate, ``rho_res`` idle slots are held back from loose jobs, and
+waiting tight jobs are dispatched eagerly (first, onto their best idle slot). RH knows λ
+and the deadline mix, never the future jobs themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.heuristics.cgrsp.base import Assignment
+from agents.heuristics.cgrsp.deadline import _QueueArrays
+from gpu_sched_env.cgrsp.sim import Simulator
+
+
+class RH(_QueueArrays):
+    """9. Rolling horizon with load-gated reservation for tight jobs."""
+
+    name = "rh"
+
+    def reset(self, sim: Simulator, rng: Any = None) -> None:
+        super().reset(sim, rng)
+        p, fl = self.params, sim.fleet
+        fleet_types = set(fl.slot_type)
+        e_k = np.array([min(fl.wbar[k][g] for g in fleet_types) for k in range(3)])
+        self._e_min = float(e_k.min())
+        self._e = e_k[self._cx]
+        self._x = self._d - self._e
+        self._tight = sim.workload.tight
+        probs = p.complexity_probs
+        w_mean = float(np.mean([sum(probs[k] * fl.wbar[k][g] for k in range(3)) for g in fl.slot_type]))
+        self.rho = p.arrival_rate * w_mean / p.c_max
+        self.reserve = int(p.rho_res) if self.rho < p.rho_gate else 0
+        wq, wc = p.rh_weights
+        self._wq_a1, self._wq_a2 = wq * p.alpha1, wq * p.alpha2
+        # per slot: W̄ by complexity, cost term by complexity
+        self._w_slot = [[fl.wbar[k][g] for k in range(3)] for g in fl.slot_type]
+        self._c_slot = [[wc * fl.wbar[k][g] * fl.price_per_s[g] for k in range(3)] for g in fl.slot_type]
+        # expected delay of a slot's type at a future time, per band (stock model expectation)
+        dm = fl.delay_mean
+        self._band_delay = [
+            [ph[g] * dm[0] + (phm[g] - ph[g]) * dm[1] + (1.0 - phm[g]) * dm[2] for g in range(fl.n_types)]
+            for ph, phm in zip(fl.p_high, fl.p_high_medium)
+        ]
+
+    def candidates(self, sim: Simulator, t_free: float) -> tuple[list[int], int]:
+        """Waiting jobs in RH order, and how many of them lead as eager tight jobs."""
+        t = sim.t
+        ids = self._waiting(sim)
+        x = self._x[ids]
+        hopeless = x < t
+        urgent = ~hopeless & (x < t_free)
+        normal = x >= t_free
+        eager: list[int] = []
+        if self.reserve:
+            tight_ok = self._tight[ids] & ~hopeless
+            eager = self._by_deadline(ids[tight_ok], ids.size)
+            keep = ~tight_ok
+            urgent &= keep
+            normal &= keep
+        u = ids[urgent]
+        n = ids[normal]
+        h = ids[hopeless]
+        order = eager
+        order += u[np.lexsort((self._sub[u], self._d[u]))].tolist()
+        order += n[np.lexsort((self._sub[n], self._d[n], self._e[n]))].tolist()
+        order += h[np.lexsort((self._sub[h], self._d[h]))].tolist()
+        return order, len(eager)
+
+    def decide(self, sim: Simulator) -> list[Assignment]:
+        fl, t = sim.fleet, sim.t
+        c = len(sim.slot_job)
+        idle = sim.idle_slots()
+        stock, slot_type = sim.stock, fl.slot_type
+        avail = [sim.expected_free(s) for s in range(c)]
+        busy_avail = [avail[s] for s in range(c) if sim.slot_job[s] >= 0]
+        t_free = min(busy_avail) if busy_avail else t + self._e_min
+        idle_delay = [fl.delay_mean[stock[slot_type[s]]] for s in range(c)]
+        free = [False] * c
+        t_next = min(t_free, t + 1.0 / self.params.arrival_rate)
+        mode = self.params.rh_defer
+        for s in idle:
+            if mode == "never" or (mode == "low" and stock[slot_type[s]] != 2):
+                free[s] = True
+            elif busy_avail and t_next + self._busy_delay(fl, t_next, slot_type[s]) < t + idle_delay[s]:
+                avail[s] = t_next  # defer: re-plan at the next event with a fresh stock draw
+            else:
+                free[s] = True
+        order, n_eager = self.candidates(sim, t_free)
+        sp = self.params.stock_penalty
+        sp_slot = [sp[stock[slot_type[s]]] for s in range(c)]
+        wq_a1, wq_a2, w_slot, c_slot = self._wq_a1, self._wq_a2, self._w_slot, self._c_slot
+        reserve = self.reserve
+        deadline, cx, tight = sim.deadline, sim.complexity, self._tight
+        n_free = sum(free)
+        out: list[Assignment] = []
+        for i, j in enumerate(order):
+            if n_free == 0 or (n_free <= reserve and i >= n_eager and not tight[j]):
+                if n_free == 0 or not self._tight_left(order, i, tight):
+                    break
+                continue
+            k, d = cx[j], deadline[j]
+            eager = i < n_eager
+            can_idle = eager or tight[j] or n_free > reserve
+            best, best_v, best_fin = -1, float("inf"), 0.0
+            for s in range(c):
+                if free[s]:
+                    if not can_idle:
+                        continue
+                    st = t + idle_delay[s]
+                elif eager:
+                    continue
+                else:
+                    a = avail[s]
+                    st = a + self._busy_delay(fl, a, slot_type[s])
+                fin = st + w_slot[s][k]
+                v = wq_a1 * (st - t) + (wq_a2 if fin > d else 0.0) + c_slot[s][k] + sp_slot[s]
+                if v < best_v:
+                    best, best_v, best_fin = s, v, fin
+            if best < 0:
+                continue
+            avail[best] = best_fin
+            if free[best]:
+                free[best] = False
+                n_free -= 1
+                out.append((j, best))
+        return out
+
+    def _busy_delay(self, fl: Any, a: float, g: int) -> float:
+        return self._band_delay[fl.band(a)][g]
+
+    @staticmethod
+    def _tight_left(order: list[int], i: int, tight: np.ndarray) -> bool:
+        return bool(tight[order[i:]].any())

@@ -1,0 +1,48 @@
+"""Public entry point: ``simulate(policy, day, seed, **params)``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpu_sched_env.cgrsp.params import CGRSPParams, make_params
+from gpu_sched_env.cgrsp.result import SimResult
+from gpu_sched_env.cgrsp.sim import Simulator, run
+from gpu_sched_env.core.rng import stream
+
+
+def build_policy(policy: Any, params: CGRSPParams) -> Any:
+    """A policy instance from a registry name, or ``policy`` itself if it has ``decide``."""
+    if isinstance(policy, str):
+        from agents.heuristics.cgrsp import make_policy  # heuristics live outside the core package
+
+        return make_policy(policy, params)
+    if not hasattr(policy, "decide"):
+        raise TypeError(f"policy must be a name or an object with decide(sim); got {policy!r}")
+    return policy
+
+
+def simulate(policy: Any, day: str = "hectic", seed: int = 0, **params: Any) -> SimResult:
+    """Simulate one day of CGRSP.
+
+    Args:
+        policy: one of ``fifo spt edf lcf balanced random spt_rescue adaptive rh cadr
+            cadr_oo``, or a policy object with ``reset(sim, rng)`` and ``decide(sim)``.
+        day: ``quiet``, ``normal``, ``hectic`` or ``surge`` (sets ``arrival_rate`` and
+            ``n_jobs`` unless overridden).
+        seed: run seed; every policy on the same seed sees the same jobs, run times and
+            stock-draw sequence.
+        **params: any field of :class:`~gpu_sched_env.cgrsp.params.CGRSPParams`
+            (e.g. ``c_max``, ``tight_fraction``, ``theta``, ``cr_star``, ``rho_res``).
+
+    Returns:
+        :class:`SimResult` with ``summary()`` (dict of metrics) and ``jobs`` (DataFrame).
+
+    Raises:
+        ConfigError: unknown policy, day or parameter, or an invalid value.
+    """
+    p = params.pop("_params", None) or make_params(day, **params)
+    pol = build_policy(policy, p)
+    sim = Simulator(p, seed)
+    pol.reset(sim, stream(seed, "cgrsp/policy"))
+    run(sim, pol)
+    return sim.result(policy=getattr(pol, "name", str(policy)), day=day)

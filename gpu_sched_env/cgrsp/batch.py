@@ -1,0 +1,49 @@
+"""Batch runs of many (policy, seed, parameter) cells, and per-policy summaries with CIs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from gpu_sched_env.core.fanout import map_cells
+from gpu_sched_env.core.stats import mean_ci
+
+METRICS = ("mean_wait_min", "miss_pct", "mean_tardiness_min", "cost_usd", "tight_miss_pct", "loose_miss_pct")
+
+
+def run_cell(policy: str, day: str, seed: int, **params: Any) -> dict[str, Any]:
+    """One simulated day's summary, tagged with its parameters (top-level: picklable)."""
+    from gpu_sched_env.cgrsp.api import simulate
+
+    s = simulate(policy, day=day, seed=seed, **params).summary()
+    s.update({f"param_{k}": v for k, v in params.items()})
+    return s
+
+
+def run_grid(
+    policies: Sequence[str],
+    seeds: Iterable[int],
+    day: str = "hectic",
+    params: dict[str, Any] | None = None,
+    **fanout: Any,
+) -> pd.DataFrame:
+    """Tidy table: one row per policy × seed (fan-out options as in ``core.fanout``)."""
+    cells = [dict(policy=p, day=day, seed=int(s), **(params or {})) for p in policies for s in seeds]
+    rows = map_cells(run_cell, cells, **fanout)
+    return pd.DataFrame(rows)
+
+
+def summarise(df: pd.DataFrame, metrics: Sequence[str] = METRICS, by: str | list[str] = "policy", level: float = 0.95) -> pd.DataFrame:
+    """Mean and t-interval half-width per group: columns ``<metric>`` and ``<metric>_ci``."""
+    out = []
+    for key, g in df.groupby(by, sort=False):
+        row = dict(zip([by] if isinstance(by, str) else by, key if isinstance(key, tuple) else (key,)))
+        row["n"] = len(g)
+        for m in metrics:
+            ci = mean_ci(g[m].to_numpy(), level)
+            row[m] = ci.mean
+            row[f"{m}_ci"] = ci.half_width
+        out.append(row)
+    return pd.DataFrame(out).set_index(by)

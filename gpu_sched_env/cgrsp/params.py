@@ -1,0 +1,233 @@
+"""CGRSP parameters: every quantity of spec §1 and the policy knobs of §3, validated.
+
+All times are in seconds, prices in $/h, rates in jobs/s. ``make_params(day, **overrides)``
+is the one way to build a parameter set: unknown names and invalid values raise
+:class:`~gpu_sched_env.core.errors.ConfigError` naming the field, the value and what is
+allowed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
+
+COMPLEXITIES = ("low", "medium", "high")
+STOCK_LEVELS = ("High", "Medium", "Low")
+RH_DEFER_MODES = ("expected", "low", "never")
+
+
+@dataclass(frozen=True)
+class GPUType:
+    """One rentable GPU type."""
+
+    name: str
+    cuda_cores: int
+    vram_gb: int
+    price_per_h: float  # [$/h], charged per second of execution only
+    mean_runtime_s: tuple[float, float, float]  # [s] W̄ by complexity low/medium/high
+    beta_high: float  # baseline probability of High stock
+
+
+# Spec §1 table. A5000/medium and A4500/medium are the spec's documented assumptions.
+DEFAULT_GPU_TYPES: tuple[GPUType, ...] = (
+    GPUType("RTX 3090", 10496, 24, 0.46, (59.7, 70.2, 100.9), 0.50),
+    GPUType("RTX A5000", 8192, 24, 0.27, (60.9, 69.0, 99.6), 0.65),
+    GPUType("RTX A4500", 7168, 20, 0.25, (62.2, 70.5, 88.7), 0.70),
+    GPUType("RTX A4000", 6144, 16, 0.25, (60.0, 68.7, 98.2), 0.75),
+)
+
+# Day types (spec §1): arrival rate [jobs/s] and jobs per day.
+DAY_TYPES: dict[str, dict[str, float]] = {
+    "quiet": {"arrival_rate": 0.0008, "n_jobs": 6},
+    "normal": {"arrival_rate": 0.002, "n_jobs": 100},
+    "hectic": {"arrival_rate": 0.100, "n_jobs": 950},
+    "surge": {"arrival_rate": 0.020, "n_jobs": 730},
+}
+
+
+@dataclass(frozen=True)
+class CGRSPParams:
+    """Every simulator and policy parameter (defaults = spec §1 calibrated defaults).
+
+    Attributes are grouped: fleet, stock/provisioning, workload, objective, policy knobs.
+    """
+
+    # --- fleet ---------------------------------------------------------------------------
+    c_max: int = 5  # concurrency cap = number of slots
+    # slot GPU types by name; None = round-robin 3090, A5000, A4500, A4000, 3090, ...
+    # in the order below (C_max = 5 gives two 3090s, one of each other type).
+    slot_types: tuple[str, ...] | None = None
+    slot_pattern: tuple[str, ...] = ("RTX 3090", "RTX A5000", "RTX A4500", "RTX A4000")
+    gpu_types: tuple[GPUType, ...] = DEFAULT_GPU_TYPES
+    runtime_sigma: float = 0.11  # log-sd of realised run time (all strata)
+    # --- stock and provisioning ----------------------------------------------------------
+    start_hour_utc: float = 5.0  # UTC hour at simulated time 0 (calibrated default)
+    # time-of-day multiplier bands: (start hour UTC, multiplier), start hours ascending from 0
+    tod_bands: tuple[tuple[float, float], ...] = ((0.0, 1.0), (6.0, 0.9), (9.0, 0.5), (18.0, 1.3))
+    p_high_cap: float = 0.95
+    p_medium_cap: float = 0.90
+    p_medium_factor: float = 1.5
+    # provisioning delay ranges [s] by stock level High, Medium, Low (uniform)
+    delay_high: tuple[float, float] = (0.0, 10.0)
+    delay_medium: tuple[float, float] = (30.0, 120.0)
+    delay_low: tuple[float, float] = (600.0, 7200.0)
+    # --- workload ------------------------------------------------------------------------
+    arrival_rate: float = 0.100  # λ [jobs/s]
+    n_jobs: int = 950  # jobs per day (exactly)
+    complexity_probs: tuple[float, float, float] = (0.4, 0.4, 0.2)
+    tight_fraction: float = 0.2
+    tight_window: float = 3600.0  # [s] deadline = submit + window
+    loose_window: float = 28800.0  # [s]
+    # --- objective -----------------------------------------------------------------------
+    alpha1: float = 1.0  # per second of wait
+    alpha2: float = 10.0  # per missed deadline
+    # --- policy knobs --------------------------------------------------------------------
+    stock_penalty: tuple[float, float, float] = (0.0, 0.2, 1.0)  # sp(High/Medium/Low)
+    spt_weights: tuple[float, float] = (0.7, 0.3)  # (run time, price) in SPT's slot score
+    balanced_weights: tuple[float, float] = (0.8, 0.2)
+    lcf_stock_factor: tuple[float, float, float] = (1.0, 1.05, 1.15)
+    theta: float = 600.0  # [s] rescue laxity threshold (SPT+Rescue, Adaptive)
+    pressure_queue: int = 10  # P: Adaptive switches θ_eff above this queue length
+    theta_pressure: float = 28800.0  # [s] θ_eff under pressure
+    cr_star: float = 3.0  # CADR at-risk critical-ratio bound
+    rho_res: int = 1  # RH slots held back from loose jobs when the gate is open
+    rho_gate: float = 0.95  # RH reserves only while offered load ρ < gate
+    rh_weights: tuple[float, float] = (0.5, 0.5)  # (QoS, cost) in RH's placement score
+    # RH may leave an idle slot for the next re-plan (fresh stock draw): "expected" when the
+    # stock model expects an earlier start that way, "low" only for Low-stock slots, "never"
+    rh_defer: str = "expected"
+
+    # ------------------------------------------------------------------------------------
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    @property
+    def type_names(self) -> tuple[str, ...]:
+        """GPU type names in table order."""
+        return tuple(g.name for g in self.gpu_types)
+
+    def resolved_slot_types(self) -> tuple[str, ...]:
+        """Slot type names (explicit, or the round-robin pattern for ``c_max`` slots)."""
+        if self.slot_types is not None:
+            return tuple(self.slot_types)
+        return tuple(self.slot_pattern[i % len(self.slot_pattern)] for i in range(self.c_max))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form (for logging and tidy tables)."""
+        return asdict(self)
+
+
+PARAM_NAMES: tuple[str, ...] = tuple(f.name for f in fields(CGRSPParams))
+
+
+def _pair(p: CGRSPParams, name: str) -> None:
+    lo, hi = getattr(p, name)
+    check_number(f"{name}[0]", lo, lo=0.0)
+    check_number(f"{name}[1]", hi, lo=0.0)
+    if hi < lo:
+        raise ConfigError(f"{name} = {getattr(p, name)!r}: lower bound exceeds upper bound")
+
+
+def _validate(p: CGRSPParams) -> None:
+    check_number("c_max", p.c_max, lo=1, integer=True)
+    names = [g.name for g in p.gpu_types]
+    if len(set(names)) != len(names) or not names:
+        raise ConfigError(f"gpu_types: names must be unique and non-empty, got {names!r}")
+    for g in p.gpu_types:
+        check_number("price_per_h", g.price_per_h, lo=0.0, section=f"gpu_types[{g.name}]")
+        check_number("beta_high", g.beta_high, lo=0.0, hi=1.0, section=f"gpu_types[{g.name}]")
+        if len(g.mean_runtime_s) != 3:
+            raise ConfigError(f"gpu_types[{g.name}].mean_runtime_s = {g.mean_runtime_s!r}: need 3 values (low, medium, high)")
+        for k, w in zip(COMPLEXITIES, g.mean_runtime_s):
+            check_number(f"mean_runtime_s[{k}]", w, lo=0.0, lo_open=True, section=f"gpu_types[{g.name}]")
+    for n in p.slot_pattern:
+        check_choice("slot_pattern", n, names)
+    if p.slot_types is not None:
+        if len(p.slot_types) != p.c_max:
+            raise ConfigError(f"slot_types has {len(p.slot_types)} entries but c_max = {p.c_max}; give one type per slot")
+        for n in p.slot_types:
+            check_choice("slot_types", n, names)
+    check_number("runtime_sigma", p.runtime_sigma, lo=0.0)
+    check_number("start_hour_utc", p.start_hour_utc, lo=0.0, hi=24.0, hi_open=True)
+    hours = [h for h, _ in p.tod_bands]
+    if not hours or hours[0] != 0.0 or any(b <= a for a, b in zip(hours, hours[1:])) or hours[-1] >= 24:
+        raise ConfigError(f"tod_bands = {p.tod_bands!r}: start hours must begin at 0, ascend strictly and stay below 24")
+    for h, m in p.tod_bands:
+        check_number(f"tod_bands[{h:g}h]", m, lo=0.0)
+    check_number("p_high_cap", p.p_high_cap, lo=0.0, hi=1.0)
+    check_number("p_medium_cap", p.p_medium_cap, lo=0.0, hi=1.0)
+    check_number("p_medium_factor", p.p_medium_factor, lo=0.0)
+    for name in ("delay_high", "delay_medium", "delay_low"):
+        _pair(p, name)
+    check_number("arrival_rate", p.arrival_rate, lo=0.0, lo_open=True)
+    check_number("n_jobs", p.n_jobs, lo=1, integer=True)
+    if len(p.complexity_probs) != 3 or any(x < 0 for x in p.complexity_probs) or abs(sum(p.complexity_probs) - 1) > 1e-9:
+        raise ConfigError(f"complexity_probs = {p.complexity_probs!r}: need 3 non-negative values summing to 1")
+    check_number("tight_fraction", p.tight_fraction, lo=0.0, hi=1.0)
+    check_number("tight_window", p.tight_window, lo=0.0, lo_open=True)
+    check_number("loose_window", p.loose_window, lo=0.0, lo_open=True)
+    check_number("alpha1", p.alpha1, lo=0.0)
+    check_number("alpha2", p.alpha2, lo=0.0)
+    check_number("theta", p.theta, lo=0.0)
+    check_number("pressure_queue", p.pressure_queue, lo=0, integer=True)
+    check_number("theta_pressure", p.theta_pressure, lo=0.0)
+    check_number("cr_star", p.cr_star, lo=1.0, lo_open=True)
+    check_number("rho_res", p.rho_res, lo=0, hi=p.c_max - 1, integer=True)
+    check_number("rho_gate", p.rho_gate, lo=0.0)
+    check_choice("rh_defer", p.rh_defer, RH_DEFER_MODES)
+    for name in ("stock_penalty", "lcf_stock_factor"):
+        v = getattr(p, name)
+        if len(v) != 3:
+            raise ConfigError(f"{name} = {v!r}: need 3 values (High, Medium, Low)")
+        for lvl, x in zip(STOCK_LEVELS, v):
+            check_number(f"{name}[{lvl}]", x, lo=0.0)
+    for name in ("spt_weights", "balanced_weights", "rh_weights"):
+        v = getattr(p, name)
+        if len(v) != 2:
+            raise ConfigError(f"{name} = {v!r}: need 2 weights")
+        for x in v:
+            check_number(name, x, lo=0.0)
+
+
+_TUPLE_FIELDS = {f.name for f in fields(CGRSPParams) if "tuple" in str(f.type)}
+
+
+def make_params(day: str = "hectic", **overrides: Any) -> CGRSPParams:
+    """Parameters for a day type with overrides; raises ConfigError on anything unknown."""
+    check_choice("day", day, DAY_TYPES)
+    check_keys(overrides, PARAM_NAMES, section="CGRSP parameters")
+    values: dict[str, Any] = dict(DAY_TYPES[day])
+    for k, v in overrides.items():
+        if k in _TUPLE_FIELDS and isinstance(v, list):
+            v = tuple(tuple(x) if isinstance(x, list) else x for x in v)
+        values[k] = v
+    if "gpu_types" in values and not all(isinstance(g, GPUType) for g in values["gpu_types"]):
+        try:
+            values["gpu_types"] = tuple(
+                g if isinstance(g, GPUType) else GPUType(**{**g, "mean_runtime_s": tuple(g["mean_runtime_s"])})
+                for g in values["gpu_types"]
+            )
+        except TypeError as e:
+            raise ConfigError(f"gpu_types: {e}; each entry needs name, cuda_cores, vram_gb, price_per_h, mean_runtime_s, beta_high") from e
+    return CGRSPParams(**values)
+
+
+def with_overrides(p: CGRSPParams, **overrides: Any) -> CGRSPParams:
+    """A copy of ``p`` with some fields replaced (validated)."""
+    check_keys(overrides, PARAM_NAMES, section="CGRSP parameters")
+    return replace(p, **overrides)
+
+
+__all__ = [
+    "COMPLEXITIES",
+    "DAY_TYPES",
+    "DEFAULT_GPU_TYPES",
+    "PARAM_NAMES",
+    "STOCK_LEVELS",
+    "CGRSPParams",
+    "GPUType",
+    "make_params",
+    "with_overrides",
+]
