@@ -174,7 +174,9 @@ def _validate(p: CGRSPParams) -> None:
     check_number("pressure_queue", p.pressure_queue, lo=0, integer=True)
     check_number("theta_pressure", p.theta_pressure, lo=0.0)
     check_number("cr_star", p.cr_star, lo=1.0, lo_open=True)
-    check_number("rho_res", p.rho_res, lo=0, hi=p.c_max - 1, integer=True)
+    check_number("rho_res", p.rho_res, lo=0, integer=True)
+    if p.rho_res >= p.c_max:
+        raise ConfigError(f"rho_res = {p.rho_res!r} must be below c_max = {p.c_max} (RH must keep a slot for loose jobs); allowed: 0..{p.c_max - 1}")
     check_number("rho_gate", p.rho_gate, lo=0.0)
     check_choice("rh_defer", p.rh_defer, RH_DEFER_MODES)
     for name in ("stock_penalty", "lcf_stock_factor"):

@@ -1,0 +1,5 @@
+"""Shared pytest configuration."""
+
+import os
+
+os.environ.setdefault("MPLBACKEND", "Agg")
