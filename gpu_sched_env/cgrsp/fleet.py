@@ -8,6 +8,7 @@ access.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from gpu_sched_env.cgrsp.params import CGRSPParams
@@ -69,12 +70,7 @@ class Fleet:
 
     def band(self, t: float) -> int:
         """Index of the time-of-day band at simulated time ``t`` [s]."""
-        s = math.fmod(self.start_offset + t, 86400.0)
-        b = 0
-        for i, start in enumerate(self.band_starts):
-            if s >= start:
-                b = i
-        return b
+        return bisect_right(self.band_starts, math.fmod(self.start_offset + t, 86400.0)) - 1
 
     def stock_levels(self, t: float, u: list[float]) -> list[int]:
         """Stock level per type at time ``t`` from one uniform draw per type."""

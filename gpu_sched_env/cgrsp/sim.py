@@ -63,6 +63,14 @@ class _Uniforms:
         self._i += k
         return out
 
+    def take1(self) -> float:
+        """One draw (same sequence as ``take(1)[0]``, without a list)."""
+        if self._i >= len(self._buf):
+            self._buf = self._gen.random(_CHUNK).tolist()
+            self._i = 0
+        self._i += 1
+        return self._buf[self._i - 1]
+
 
 class Simulator:
     """One day of CGRSP for a parameter set and a seed."""
@@ -186,7 +194,7 @@ class Simulator:
         g = fl.slot_type[slot]
         lvl = self.stock[g]
         t = self.t
-        start = t + fl.delay_lo[lvl] + self._prov_u.take(1)[0] * fl.delay_span[lvl]
+        start = t + fl.delay_lo[lvl] + self._prov_u.take1() * fl.delay_span[lvl]
         self.dispatch[job] = t
         self._start[job] = start
         self.job_slot[job] = slot

@@ -117,6 +117,10 @@ def slot_cadr(sim: Simulator, job: int, idle: list[int]) -> int:
 def place_in_order(sim: Simulator, jobs: Iterable[int], rule: SlotRule) -> list[Assignment]:
     """Give each job, in order, the best still-idle slot under ``rule``."""
     idle = sim.idle_slots()
+    if len(idle) == 1:  # the argmin over one slot is that slot: skip the scoring
+        for j in jobs:
+            return [(j, idle[0])]
+        return []
     out: list[Assignment] = []
     for j in jobs:
         if not idle:

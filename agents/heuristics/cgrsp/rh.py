@@ -58,6 +58,10 @@ class RH(_QueueArrays):
         self._e_min = float(e_k.min())
         self._e = e_k[self._cx]
         self._x = self._d - self._e
+        # key monotone in (e, d) for the partial cut of the normal tier: rank(e) + d·scale < rank + 1
+        rank_k = np.unique(e_k, return_inverse=True)[1].astype(float)
+        self._rank = rank_k[self._cx]
+        self._d_scale = 1.0 / (float(self._d.max(initial=0.0)) + 1.0)
         self._tight = sim.workload.tight
         probs = p.complexity_probs
         w_mean = float(np.mean([sum(probs[k] * fl.wbar[k][g] for k in range(3)) for g in fl.slot_type]))
@@ -75,8 +79,15 @@ class RH(_QueueArrays):
             for ph, phm in zip(fl.p_high, fl.p_high_medium)
         ]
 
-    def candidates(self, sim: Simulator, t_free: float) -> tuple[list[int], int]:
-        """Waiting jobs in RH order, and how many of them lead as eager tight jobs."""
+    def candidates(self, sim: Simulator, t_free: float, head: int = 0) -> tuple[list[int], int, int, bool]:
+        """Waiting jobs in RH order.
+
+        Returns ``(order, n_eager, n_tight, complete)``: the order, how many lead as eager
+        tight jobs, how many tight jobs wait in all, and whether ``order`` is the whole
+        order. With ``head > 0`` a prefix of the whole order holding at least its first
+        ``head`` jobs may be returned instead (the normal tier is cut with a partition on a
+        key monotone in (e, d) that keeps every tie), which is all a decision usually needs.
+        """
         t = sim.t
         ids = self._waiting(sim)
         x = self._x[ids]
@@ -92,12 +103,19 @@ class RH(_QueueArrays):
             normal &= keep
         u = ids[urgent]
         n = ids[normal]
-        h = ids[hopeless]
         order = eager
         order += u[np.lexsort((self._sub[u], self._d[u]))].tolist()
+        partial = head > 0 and len(order) < head and n.size > 4 * head
+        if partial:  # keep only the normal jobs that can be among the first `head`
+            key = self._rank[n] + self._d[n] * self._d_scale
+            kth = np.partition(key, head - 1)[head - 1]
+            n = n[key <= kth]
         order += n[np.lexsort((self._sub[n], self._d[n], self._e[n]))].tolist()
-        order += h[np.lexsort((self._sub[h], self._d[h]))].tolist()
-        return order, len(eager)
+        if not partial:
+            h = ids[hopeless]
+            order += h[np.lexsort((self._sub[h], self._d[h]))].tolist()
+        n_tight = int(self._tight[ids].sum()) if self.reserve else 0
+        return order, len(eager), n_tight, not partial
 
     def decide(self, sim: Simulator) -> list[Assignment]:
         fl, t = sim.fleet, sim.t
@@ -118,21 +136,33 @@ class RH(_QueueArrays):
                 avail[s] = t_next  # defer: re-plan at the next event with a fresh stock draw
             else:
                 free[s] = True
-        order, n_eager = self.candidates(sim, t_free)
+        n_free = sum(free)
+        if n_free == 0:  # every idle slot deferred: nothing can be committed now
+            return []
+        order, n_eager, n_tight, complete = self.candidates(sim, t_free, head=16)
         sp = self.params.stock_penalty
         sp_slot = [sp[stock[slot_type[s]]] for s in range(c)]
         wq_a1, wq_a2, w_slot, c_slot = self._wq_a1, self._wq_a2, self._w_slot, self._c_slot
         reserve = self.reserve
         deadline, cx, tight = sim.deadline, sim.complexity, self._tight
-        n_free = sum(free)
         out: list[Assignment] = []
-        for i, j in enumerate(order):
-            if n_free == 0 or (n_free <= reserve and i >= n_eager and not tight[j]):
-                if n_free == 0 or not self._tight_left(order, i, tight):
+        i = seen_tight = 0
+        while n_free:
+            if i == len(order):
+                if complete:
+                    break
+                order, n_eager, n_tight, complete = self.candidates(sim, t_free)  # prefix ran out
+                continue
+            j = order[i]
+            eager = i < n_eager
+            i += 1
+            if tight[j]:
+                seen_tight += 1
+            elif n_free <= reserve and not eager:  # loose job, only reserved slots left
+                if seen_tight >= n_tight:  # no tight job left to use them
                     break
                 continue
             k, d = cx[j], deadline[j]
-            eager = i < n_eager
             can_idle = eager or tight[j] or n_free > reserve
             best, best_v, best_fin = -1, float("inf"), 0.0
             for s in range(c):
@@ -160,7 +190,3 @@ class RH(_QueueArrays):
 
     def _busy_delay(self, fl: Any, a: float, g: int) -> float:
         return self._band_delay[fl.band(a)][g]
-
-    @staticmethod
-    def _tight_left(order: list[int], i: int, tight: np.ndarray) -> bool:
-        return bool(tight[order[i:]].any())
