@@ -1,0 +1,247 @@
+"""Gymnasium adapter: an agent places each task of each memory-aware batch on a Jetson device."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from gpu_sched_env.core.errors import ConfigError, InvalidActionError, check_keys, check_number
+from gpu_sched_env.edge.llf import load_increment_h
+from gpu_sched_env.edge.model import Task, check_placeable, jetson_cluster, task_arrays
+from gpu_sched_env.edge.plan import Plan
+from gpu_sched_env.edge.profiles import ProfileTable, default_profiles, load_profiles
+from gpu_sched_env.edge.sim import DeviceTimeline
+from gpu_sched_env.edge.workload import (
+    memory_batches,
+    random_workloads,
+    split_tasks,
+    tasks_from_workloads,
+)
+
+REWARD_PARTS = ("makespan",)
+HOURS_HIGH = 1e6  # upper bound of the hour-valued blocks [h]
+OBS_BLOCKS = ("fits", "time_h", "gpu_frac", "mem_frac", "load_h", "local", "finish_h")
+
+
+def obs_slices(n_devices: int) -> dict[str, slice]:
+    """Where each per-device block sits in the flat observation; then ``remaining``, ``makespan_h``.
+
+    Hour-valued blocks are bounded by ``HOURS_HIGH``; the others by 1.
+    """
+    out = {name: slice(k * n_devices, (k + 1) * n_devices) for k, name in enumerate(OBS_BLOCKS)}
+    base = len(OBS_BLOCKS) * n_devices
+    out["remaining"] = slice(base, base + 1)
+    out["makespan_h"] = slice(base + 1, base + 2)
+    return out
+
+
+class EdgeBatchEnv(gym.Env):
+    """Place training tasks on a heterogeneous Jetson cluster to minimise the makespan.
+
+    ## Description
+    An episode is one workload of ``n_tasks`` training tasks (drawn from the five reference
+    workloads). Tasks are grouped into memory-aware batches in arrival order (a batch's
+    memory stays within the cluster's total memory), tasks above the splitting threshold are
+    split into shards (when ``split``), and the agent then places every task of every batch,
+    one per step, on a device. Each device runs its tasks first-come first-served, co-running
+    them while memory and GPU share allow (``gpu_sched_env.edge.sim``).
+
+    ## Action Space
+    ``Discrete(n_devices)``: the device for the current task. Legal: devices with room for
+    the task (its memory and GPU share on that device type fit the device's capacity).
+    ``action_masks()`` and ``info["action_mask"]`` give the mask; an illegal action raises
+    ``InvalidActionError``.
+
+    ## Observation Space
+    ``Box(0, high, (7 * D + 2,), float32)`` with ``D`` devices (blocks in ``obs_slices``):
+
+    | block | size | meaning |
+    |---|---|---|
+    | fits | D | 1 where the current task has room on the device |
+    | time_h | D | current task's run time on the device [h] (0 where it does not fit) |
+    | gpu_frac | D | its GPU share on the device / 100 % (0 where it does not fit) |
+    | mem_frac | D | its memory / device memory (0 where it does not fit) |
+    | load_h | D | GPU-share-hours already committed to the device |
+    | local | D | 1 where a task of the same workload is already placed |
+    | finish_h | D | when the device's last placed task ends [h] |
+    | remaining | 1 | fraction of the episode's tasks not yet placed |
+    | makespan_h | 1 | makespan of the tasks placed so far [h] |
+
+    ## Rewards
+    Named parts, each weighted by ``reward_weights[name]`` and returned in
+    ``info["reward_parts"]``: ``makespan`` = -(increase of the makespan of the tasks placed
+    so far) / ``reward_scale_s``. Undiscounted, the episode's rewards sum to
+    ``-makespan / reward_scale_s``.
+
+    ## Starting State
+    A new workload from ``self.np_random`` (or ``options["workloads"]``, a list of workload
+    names), all devices empty.
+
+    ## Episode End
+    Terminates when every task is placed; never truncated (episodes have a fixed length).
+
+    ## Arguments
+    ``n_tasks`` (20), ``include_head`` (False: the head Orin NX only schedules),
+    ``split`` (True), ``split_threshold_gb`` (None: smallest device memory), ``profiles``
+    (None: default table; or a CSV/YAML path or a ``ProfileTable``), ``mix`` (workload
+    weights; None: uniform), ``reward_scale_s`` (3600), ``reward_weights`` ({"makespan": 1}).
+
+    ## Version History
+    * v0: initial version.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        n_tasks: int = 20,
+        include_head: bool = False,
+        split: bool = True,
+        split_threshold_gb: float | None = None,
+        profiles: str | ProfileTable | None = None,
+        mix: Mapping[str, float] | None = None,
+        reward_scale_s: float = 3600.0,
+        reward_weights: Mapping[str, float] | None = None,
+    ) -> None:
+        self.n_tasks = check_number("n_tasks", n_tasks, lo=1, integer=True)
+        self.cluster = jetson_cluster(include_head=bool(include_head))
+        self.split = bool(split)
+        self.threshold = self.cluster.min_mem_gb if split_threshold_gb is None else float(
+            check_number("split_threshold_gb", split_threshold_gb, lo=0.0, lo_open=True))
+        self.table = profiles if isinstance(profiles, ProfileTable) else (
+            default_profiles() if profiles is None else load_profiles(profiles))
+        self.mix = None if mix is None else dict(mix)
+        self.reward_scale_s = float(check_number("reward_scale_s", reward_scale_s, lo=0.0, lo_open=True))
+        weights = {"makespan": 1.0} if reward_weights is None else dict(reward_weights)
+        check_keys(weights, REWARD_PARTS, "reward_weights")
+        self.reward_weights = {k: float(check_number(k, v, section="reward_weights")) for k, v in weights.items()}
+        d = self.cluster.n
+        self.action_space = spaces.Discrete(d)
+        high = np.full(len(OBS_BLOCKS) * d + 2, HOURS_HIGH, dtype=np.float32)
+        for name in ("fits", "gpu_frac", "mem_frac", "local", "remaining"):
+            high[obs_slices(d)[name]] = 1.0
+        self.observation_space = spaces.Box(np.zeros_like(high), high, dtype=np.float32)
+        self._slices = obs_slices(d)
+        self.source_tasks: list[Task] = []
+        self.tasks: list[Task] = []
+        self._i = 0
+
+    # ---- episode -----------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Draw a workload, batch and split it, and empty the devices."""
+        super().reset(seed=seed)
+        options = dict(options or {})
+        check_keys(options, ("workloads",), "reset options")
+        if "workloads" in options:
+            names = list(options["workloads"])
+            if not names:
+                raise ConfigError("reset options.workloads is empty; give at least one workload name")
+        else:
+            names = random_workloads(self.n_tasks, self.np_random, self.mix)
+        self.source_tasks = tasks_from_workloads(names, self.table, self.cluster)
+        self.tasks, self.batch_of = [], []
+        for b, batch in enumerate(memory_batches(self.source_tasks, self.cluster.total_mem_gb)):
+            work = split_tasks(batch, self.threshold) if self.split else list(batch)
+            self.tasks += work
+            self.batch_of += [b] * len(work)
+        check_placeable(self.tasks, self.cluster)
+        self._t, self._g, self._m, self._fits = task_arrays(self.tasks, self.cluster)
+        self._lines = [DeviceTimeline(dv.mem_gb, dv.gpu_cap) for dv in self.cluster.devices]
+        self._load = np.zeros(self.cluster.n)
+        self._seen: list[set[str]] = [set() for _ in range(self.cluster.n)]
+        self._device: list[int] = []
+        self._i = 0
+        return self._obs(), self._info({})
+
+    def step(self, action):
+        """Place the current task on device ``action``."""
+        if self._i >= len(self.tasks):
+            raise InvalidActionError("episode has ended; call reset()")
+        j = self._check_action(action)
+        i = self._i
+        before = self._makespan()
+        self._lines[j].add(self._t[i, j], self._m[i, j], self._g[i, j])
+        self._load[j] += load_increment_h(self._t[i, j], self._g[i, j])
+        self._seen[j].add(self.tasks[i].workload)
+        self._device.append(j)
+        self._i += 1
+        parts = {"makespan": -(self._makespan() - before) / self.reward_scale_s}
+        reward = float(sum(self.reward_weights.get(k, 0.0) * v for k, v in parts.items()))
+        terminated = self._i == len(self.tasks)
+        return self._obs(), reward, terminated, False, self._info(parts)
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean mask of legal devices for the current task (all False after the end)."""
+        if self._i >= len(self.tasks):
+            return np.zeros(self.cluster.n, dtype=bool)
+        return self._fits[self._i].copy()
+
+    def plan(self) -> Plan:
+        """The placements made so far, as a plan for ``gpu_sched_env.edge.sim.simulate``."""
+        n = len(self._device)
+        return Plan("env", tuple(self.tasks[:n]), tuple(self._device), tuple(range(n)), tuple(self.batch_of[:n]), (0,) * n)
+
+    # ---- hooks -------------------------------------------------------------------------
+    def _check_action(self, action) -> int:
+        try:
+            j = int(np.asarray(action).item())
+        except (TypeError, ValueError):
+            raise InvalidActionError(f"action {action!r} is not an integer device index") from None
+        d = self.cluster.n
+        if not 0 <= j < d:
+            raise InvalidActionError(f"action {j} is out of range; allowed 0..{d - 1}")
+        mask = self.action_masks()
+        if not mask[j]:
+            task = self.tasks[self._i]
+            legal = [int(k) for k in np.flatnonzero(mask)]
+            raise InvalidActionError(
+                f"action {j} ({self.cluster.devices[j].name}) has no room for task {task.id!r} "
+                f"({self._m[self._i, j]:.2f} GB, {self._g[self._i, j]:.0f} % GPU); legal devices: {legal}"
+            )
+        return j
+
+    def _makespan(self) -> float:
+        return max(ln.finish for ln in self._lines)
+
+    def _obs(self) -> np.ndarray:
+        s = self._slices
+        obs = np.zeros(self.observation_space.shape, dtype=np.float32)
+        if self._i < len(self.tasks):
+            i = self._i
+            fits = self._fits[i]
+            caps = np.array([dv.mem_gb for dv in self.cluster.devices])
+            obs[s["fits"]] = fits
+            obs[s["time_h"]] = np.where(fits, self._t[i] / 3600.0, 0.0)
+            obs[s["gpu_frac"]] = np.where(fits, self._g[i] / 100.0, 0.0)
+            obs[s["mem_frac"]] = np.where(fits, self._m[i] / caps, 0.0)
+            obs[s["local"]] = [self.tasks[i].workload in seen for seen in self._seen]
+        obs[s["load_h"]] = self._load.astype(np.float32)
+        obs[s["finish_h"]] = [ln.finish / 3600.0 for ln in self._lines]
+        obs[s["remaining"]] = (len(self.tasks) - self._i) / max(1, len(self.tasks))
+        obs[s["makespan_h"]] = self._makespan() / 3600.0
+        return obs
+
+    def _info(self, parts: dict[str, float]) -> dict[str, Any]:
+        done = self._i >= len(self.tasks)
+        info: dict[str, Any] = {
+            "action_mask": self.action_masks(),
+            "reward_parts": dict(parts),
+            "makespan_s": self._makespan(),
+            "n_placed": self._i,
+            "n_tasks": len(self.tasks),
+        }
+        if not done:
+            info["task"] = self.tasks[self._i].id
+            info["batch"] = self.batch_of[self._i]
+        else:
+            info["total_comp_s"] = float(sum(ln.ends[k] - ln.starts[k] for ln in self._lines for k in range(len(ln.ends))))
+        return info
+
+
+def workloads_of(tasks: Sequence[Task]) -> list[str]:
+    """Workload names of tasks (to replay an episode with ``options={"workloads": ...}``)."""
+    return [t.workload for t in tasks]

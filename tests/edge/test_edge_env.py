@@ -1,0 +1,148 @@
+import copy
+import pickle
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import gpu_sched_env  # noqa: F401  (registers the ids)
+from agents.heuristics.edge import (
+    AGENTS,
+    LLF_STREAM,
+    FcfsLLF,
+    FcfsLlfAgent,
+    RandomAgent,
+    make_scheduler,
+)
+from gpu_sched_env.core.errors import ConfigError, InvalidActionError
+from gpu_sched_env.core.rng import stream
+from gpu_sched_env.edge.llf import fcfs_llf_schedule
+from gpu_sched_env.edge.model import EdgeProblem
+from gpu_sched_env.edge.sim import simulate
+
+
+def _rollout(env, agent, seed):
+    obs, info = env.reset(seed=seed)
+    trace = [obs.copy()]
+    rewards = []
+    done = False
+    while not done:
+        a, _ = agent.predict(obs)
+        obs, r, done, trunc, info = env.step(a)
+        assert not trunc
+        trace.append(obs.copy())
+        rewards.append(r)
+    return np.array(trace), np.array(rewards), info
+
+
+def test_env_checker_passes_without_warnings():
+    env = gym.make("EdgeBatch-v0", n_tasks=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped, skip_render_check=True)
+    # The checker samples unmasked actions: with splitting (the default) every shard fits every
+    # device, so no sampled action is illegal. With split=False heavy tasks mask out the Nanos.
+    check_env(gym.make("EdgeBatch-v0", n_tasks=8, include_head=True).unwrapped, skip_render_check=True)
+
+
+def test_same_seed_same_rollout_and_different_seed_differs():
+    env = gym.make("EdgeBatch-v0", n_tasks=15)
+    n = env.unwrapped.cluster.n
+    a = _rollout(env, RandomAgent(n, seed=7), seed=3)
+    b = _rollout(env, RandomAgent(n, seed=7), seed=3)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    c = _rollout(env, RandomAgent(n, seed=7), seed=4)
+    assert a[0].shape != c[0].shape or not np.array_equal(a[0], c[0])
+
+
+def test_rewards_sum_to_minus_makespan_and_match_simulator():
+    env = gym.make("EdgeBatch-v0", n_tasks=20)
+    u = env.unwrapped
+    _, rewards, info = _rollout(env, RandomAgent(u.cluster.n, seed=1), seed=5)
+    sim = simulate(u.plan(), u.cluster)
+    assert len(rewards) == len(u.tasks)  # one step per (sub-)task, then terminated
+    assert rewards.sum() == pytest.approx(-sim.makespan_s / 3600)
+    assert info["makespan_s"] == pytest.approx(sim.makespan_s)
+    assert info["total_comp_s"] == pytest.approx(sim.total_comp_s)
+    assert info["reward_parts"].keys() == {"makespan"}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 11])
+def test_llf_agent_through_env_reproduces_the_scheduler(seed):
+    env = gym.make("EdgeBatch-v0", n_tasks=40)
+    u = env.unwrapped
+    _rollout(env, FcfsLlfAgent(u.cluster.n, seed=seed), seed=seed)
+    sched = FcfsLLF(split_threshold_gb=u.threshold)
+    sched.reset(stream(seed, LLF_STREAM))
+    plan = sched.decide(EdgeProblem(tuple(u.source_tasks), u.cluster))
+    assert [t.id for t in plan.tasks] == [t.id for t in u.tasks]
+    assert plan.device == u.plan().device
+    direct = fcfs_llf_schedule(u.source_tasks, u.cluster, stream(seed, LLF_STREAM), split_threshold_gb=u.threshold)
+    assert direct.device == plan.device
+    assert simulate(plan, u.cluster).makespan_s == pytest.approx(simulate(u.plan(), u.cluster).makespan_s)
+
+
+def test_mask_equals_legal_actions_and_forbidden_raises():
+    env = gym.make("EdgeBatch-v0", n_tasks=10, split=False).unwrapped
+    obs, info = env.reset(seed=0)
+    done = False
+    saw_forbidden = False
+    while not done:
+        mask = env.action_masks()
+        assert np.array_equal(mask, info["action_mask"])
+        for a in range(env.cluster.n):
+            probe = copy.deepcopy(env)
+            if mask[a]:
+                probe.step(a)
+            else:
+                saw_forbidden = True
+                with pytest.raises(InvalidActionError, match="no room"):
+                    probe.step(a)
+        obs, _, done, _, info = env.step(int(np.flatnonzero(mask)[-1]))
+    assert saw_forbidden  # unsplit heavy tasks do not fit a Nano
+    assert not env.action_masks().any()
+    with pytest.raises(InvalidActionError, match="ended"):
+        env.step(0)
+    env.reset(seed=0)
+    with pytest.raises(InvalidActionError, match="out of range"):
+        env.step(99)
+
+
+def test_pickle_mid_episode_continues_identically():
+    env = gym.make("EdgeBatch-v0", n_tasks=12).unwrapped
+    env.reset(seed=9)
+    for _ in range(4):
+        env.step(int(np.flatnonzero(env.action_masks())[0]))
+    clone = pickle.loads(pickle.dumps(env))
+    while env._i < len(env.tasks):
+        a = int(np.flatnonzero(env.action_masks())[-1])
+        o1, r1, d1, _, _ = env.step(a)
+        o2, r2, d2, _, _ = clone.step(a)
+        assert np.array_equal(o1, o2) and r1 == r2 and d1 == d2
+
+
+def test_reset_options_and_bad_arguments():
+    env = gym.make("EdgeBatch-v0").unwrapped
+    env.reset(seed=0, options={"workloads": ["chest_xray", "mnist"]})
+    assert [t.id for t in env.tasks] == ["t000-chest_xray.1", "t000-chest_xray.2", "t001-mnist"]
+    with pytest.raises(ConfigError, match="reset options"):
+        env.reset(options={"tasks": []})
+    with pytest.raises(ConfigError, match="n_tasks"):
+        gym.make("EdgeBatch-v0", n_tasks=0)
+    with pytest.raises(ConfigError, match="reward_weights"):
+        gym.make("EdgeBatch-v0", reward_weights={"speed": 1.0})
+
+
+def test_registries():
+    assert set(AGENTS) == {"fcfs_llf", "random"}
+    for name in ("membatch", "baseline_ilp", "fcfs_llf"):
+        assert make_scheduler(name).name == name
+    with pytest.raises(ConfigError, match="scheduler"):
+        make_scheduler("round_robin")
+    agent = FcfsLlfAgent(7, seed=0)
+    batch = np.zeros((3, 7 * 7 + 2), dtype=np.float32)
+    batch[:, :7] = 1.0
+    acts, _ = agent.predict(batch)
+    assert acts.shape == (3,)
