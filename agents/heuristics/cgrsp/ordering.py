@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from itertools import islice
 from typing import Any
 
 from agents.heuristics.cgrsp.base import (
@@ -19,45 +18,13 @@ from agents.heuristics.cgrsp.base import (
 from gpu_sched_env.cgrsp.sim import Simulator, _Uniforms
 
 
-class _SubmitOrder(CGRSPPolicy):
-    """Jobs in submit order (the waiting set is kept in submit order), placed by ``rule``."""
-
-    rule = staticmethod(slot_first)
-
-    def decide(self, sim: Simulator) -> list[Assignment]:
-        return place_in_order(sim, islice(sim.waiting, sim.n_idle), self.rule)
-
-
-class FIFO(_SubmitOrder):
-    """1. FIFO: jobs by submit time; first idle slot in registration order."""
-
-    name = "fifo"
-
-    def decide(self, sim: Simulator) -> list[Assignment]:
-        return list(zip(islice(sim.waiting, sim.n_idle), sim.idle_slots()))
-
-
-class LCF(_SubmitOrder):
-    """4. Least-cost-first: jobs by submit time; slot minimising price·W̄·f(stock)."""
-
-    name = "lcf"
-    rule = staticmethod(slot_lcf)
-
-
-class Balanced(_SubmitOrder):
-    """5. Balanced: jobs by submit time; slot by 0.8·speed + 0.2·price + stock penalty."""
-
-    name = "balanced"
-    rule = staticmethod(slot_balanced)
-
-
 class _KeyOrder(CGRSPPolicy):
-    """Jobs by a static key kept in a heap; placed by ``rule``."""
+    """Jobs by a static key kept in a heap (O(log queue) per decision); placed by ``rule``."""
 
     rule = staticmethod(slot_first)
 
     def key(self, sim: Simulator, j: int) -> tuple:
-        raise NotImplementedError
+        return (sim.submit[j],)
 
     def reset(self, sim: Simulator, rng: Any = None) -> None:
         self._order = HeapOrder(lambda j: self.key(sim, j))
@@ -65,6 +32,26 @@ class _KeyOrder(CGRSPPolicy):
     def decide(self, sim: Simulator) -> list[Assignment]:
         self._order.sync(sim)
         return place_in_order(sim, self._order.take(sim, sim.n_idle), self.rule)
+
+
+class FIFO(_KeyOrder):
+    """1. FIFO: jobs by submit time; first idle slot in registration order."""
+
+    name = "fifo"
+
+
+class LCF(_KeyOrder):
+    """4. Least-cost-first: jobs by submit time; slot minimising price·W̄·f(stock)."""
+
+    name = "lcf"
+    rule = staticmethod(slot_lcf)
+
+
+class Balanced(_KeyOrder):
+    """5. Balanced: jobs by submit time; slot by 0.8·speed + 0.2·price + stock penalty."""
+
+    name = "balanced"
+    rule = staticmethod(slot_balanced)
 
 
 class SPT(_KeyOrder):
