@@ -1,0 +1,153 @@
+"""HGSP heuristics: FIFO, Greedy (earliest finish time) and SAGreedy, plus env agents.
+
+Every policy has the same methods: ``reset(rng)``, ``order(problem)`` (the priority list the
+simulator decodes; ``None`` = arrival order) and ``decide(decision)`` (the GPU for one task).
+HGSP is an offline problem (the whole task set is given up front, as in the source study),
+so SAGreedy may look at every task; FIFO and Greedy only look at the current task and the
+GPUs' availability.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from gpu_sched_env.core.errors import check_number
+from gpu_sched_env.hgsp.sim import (
+    Decision,
+    Problem,
+    decode,
+    earliest_finish_gpu,
+    earliest_start_gpu,
+    weighted_tardiness,
+)
+
+
+class FIFO:
+    """Tasks by arrival; the GPU with enough memory that can start the task earliest."""
+
+    name = "fifo"
+    rule = "fifo"
+
+    def reset(self, rng: Any = None) -> None:
+        """Nothing to reset (deterministic)."""
+
+    def order(self, problem: Problem) -> np.ndarray | None:
+        """Arrival order."""
+        return None
+
+    def decide(self, d: Decision) -> int:
+        """Earliest start ``max(a, avail_j)``; ties -> lowest GPU index."""
+        return earliest_start_gpu(d.arrival, d.avail, d.p_row, d.gpus)
+
+
+class Greedy(FIFO):
+    """Tasks by arrival; the GPU that finishes the task earliest (EFT)."""
+
+    name = "greedy"
+    rule = "eft"
+
+    def decide(self, d: Decision) -> int:
+        """Earliest finish ``max(a, avail_j) + L / v_j``; ties -> lowest GPU index."""
+        return earliest_finish_gpu(d.arrival, d.avail, d.p_row, d.gpus)
+
+
+class SAGreedy(Greedy):
+    """Simulated annealing over task orderings with the EFT decoder (spec Part A).
+
+    Starts from the Greedy (arrival) ordering. Each iteration builds the neighbour of the
+    current ordering: with ``rho = clip((T - t_min) / (t0 - t_min), 0.1, 0.8)``, the
+    ``floor(rho * |tardy|)`` tardy tasks with the largest weighted tardiness move to the front
+    (largest first), the rest keep their order. A worse neighbour is accepted with
+    probability ``exp(-delta / T)``; ``T`` is multiplied by ``alpha`` after each iteration;
+    the search stops after ``iters`` iterations, when ``T < t_min`` or when nothing is tardy.
+    The best ordering seen is kept. ``serial=True`` decodes orderings strictly in list order
+    instead of release-aware (see :mod:`gpu_sched_env.hgsp.sim`).
+    """
+
+    name = "sagreedy"
+
+    def __init__(self, iters: int = 100, t0: float = 1000.0, alpha: float = 0.95,
+                 t_min: float = 1.0, serial: bool = False) -> None:
+        self.iters = check_number("sagreedy.iters", iters, lo=0, integer=True)
+        self.t0 = check_number("sagreedy.t0", t0, lo=0, lo_open=True)
+        self.alpha = check_number("sagreedy.alpha", alpha, lo=0, hi=1, lo_open=True, hi_open=True)
+        self.t_min = check_number("sagreedy.t_min", t_min, lo=0, hi=t0, hi_open=True)
+        self.serial = bool(serial)
+        self.rng = np.random.default_rng(0)
+        self.trace: list[dict[str, float]] = []  # one row per iteration (for plots/tests)
+
+    def reset(self, rng: Any = None) -> None:
+        """Use ``rng`` (a numpy Generator) for the acceptance draws."""
+        self.rng = rng if rng is not None else np.random.default_rng(0)
+
+    def order(self, problem: Problem) -> np.ndarray:
+        """Run the annealing; return the best ordering found."""
+        cur = np.concatenate([problem.arrival_order, problem.skipped])
+        cur_wt_i = weighted_tardiness(problem, decode(problem, cur, "eft", self.serial).end)
+        cur_wt = best_wt = float(cur_wt_i.sum())
+        best = cur
+        t = self.t0
+        self.trace = []
+        for k in range(self.iters):
+            if t < self.t_min:
+                break
+            tardy = np.flatnonzero(cur_wt_i > 0)
+            if tardy.size == 0:
+                break
+            rho = min(0.8, max(0.1, (t - self.t_min) / (self.t0 - self.t_min)))
+            n_move = math.floor(rho * tardy.size)
+            if n_move > 0:  # n_move == 0: the neighbour is the current ordering (delta 0)
+                pos = np.empty(problem.n, int)
+                pos[cur] = np.arange(problem.n)
+                tardy = tardy[np.argsort(pos[tardy], kind="stable")]  # ties: current order
+                moved = tardy[np.argsort(-cur_wt_i[tardy], kind="stable")[:n_move]]
+                keep = np.ones(problem.n, bool)
+                keep[moved] = False
+                cand = np.concatenate([moved, cur[keep[cur]]])
+                cand_wt_i = weighted_tardiness(problem, decode(problem, cand, "eft", self.serial).end)
+                cand_wt = float(cand_wt_i.sum())
+                delta = cand_wt - cur_wt
+                if delta <= 0 or self.rng.random() < math.exp(-delta / t):
+                    cur, cur_wt, cur_wt_i = cand, cand_wt, cand_wt_i
+                    if cur_wt < best_wt:
+                        best, best_wt = cur, cur_wt
+            self.trace.append({"iter": k, "temperature": t, "current_wt": cur_wt, "best_wt": best_wt})
+            t *= self.alpha
+        return best
+
+
+POLICIES: dict[str, type] = {"fifo": FIFO, "greedy": Greedy, "sagreedy": SAGreedy}
+
+
+def make_policy(name: str, **params: Any) -> FIFO:
+    """Instantiate a registered policy by name."""
+    from gpu_sched_env.core.errors import check_choice, check_keys
+
+    check_choice("policy", name, POLICIES)
+    if name != "sagreedy":
+        check_keys(params, [], section=f"{name} parameters")
+        return POLICIES[name]()
+    check_keys(params, ["iters", "t0", "alpha", "t_min", "serial"], section="sagreedy parameters")
+    return SAGreedy(**params)
+
+
+class HGSPAgent:
+    """A placement policy as an SB3-style agent on ``HGSP-v0``.
+
+    Bound to one env: ``predict`` reads the exact decision the env is waiting on (the
+    observation is scaled float32 and could blur ties), so the agent reproduces
+    :func:`gpu_sched_env.hgsp.run` exactly. Greedy's agent is SAGreedy's decoder: run the env
+    with ``order=SAGreedy().order(problem)`` to replay SAGreedy's schedule.
+    """
+
+    def __init__(self, env: Any, policy: str | FIFO = "greedy") -> None:
+        self.env = env
+        self.policy = make_policy(policy) if isinstance(policy, str) else policy
+
+    def predict(self, obs: Any, state: Any = None, episode_start: Any = None,
+                deterministic: bool = True) -> tuple[int, Any]:
+        """The policy's GPU for the env's current task."""
+        return int(self.policy.decide(self.env.unwrapped.decision())), state

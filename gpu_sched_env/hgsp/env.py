@@ -1,0 +1,209 @@
+"""Gymnasium adapter for HGSP: the agent places each task on a GPU."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pandas as pd
+from gymnasium import spaces
+
+from gpu_sched_env.core.errors import ConfigError, InvalidActionError, check_keys, check_number
+from gpu_sched_env.hgsp.metrics import summarize
+from gpu_sched_env.hgsp.model import Cluster, TaskSet, make_cluster
+from gpu_sched_env.hgsp.sim import Decision, ListScheduler, Problem, decision
+from gpu_sched_env.hgsp.workload import PRESETS, generate_tasks, resolve_tasks
+
+REWARD_PARTS = ("tardiness", "flow")
+OBS_BOUND = 1e6  # [T_ref] time features are clipped here (a wait of 10^6 mean run times)
+
+
+class HGSPEnv(gym.Env):
+    """Place HGSP tasks one by one on a heterogeneous GPU cluster (list scheduling).
+
+    ## Description
+    Tasks (workload, memory, deadline, weight, arrival) are taken in arrival order (or in a
+    given priority list, see ``order``). For each, the agent picks a GPU with enough memory;
+    the task starts at ``max(arrival, GPU free)`` and runs ``workload / speed``. The aim is
+    a small total weighted tardiness. Tasks no GPU can hold are skipped (no decision) and
+    counted in ``info["summary"]["skipped"]``.
+
+    ## Action space
+    ``Discrete(m)``: the GPU index (cluster order, e.g. small = A100, A30, L40). Only GPUs
+    with ``memory >= task memory`` are legal (``action_masks()``, ``info["action_mask"]``);
+    any other action raises :class:`~gpu_sched_env.core.errors.InvalidActionError`.
+
+    ## Observation space
+    ``Box(5 + 4m,)`` float32; times in units of ``T_ref`` = mean workload / fastest speed,
+    clipped to +-1e6.
+
+    | index | meaning |
+    |---|---|
+    | 0 | task run time on its fastest fitting GPU / T_ref |
+    | 1 | (deadline - arrival) / T_ref |
+    | 2 | weight / largest weight in the set |
+    | 3 | memory / largest GPU memory |
+    | 4 | fraction of tasks already placed |
+    | 5 + 4j | 1 if the task fits GPU j else 0 |
+    | 6 + 4j | (start on GPU j - arrival) / T_ref (wait if placed there) |
+    | 7 + 4j | (finish on GPU j - deadline) / T_ref (lateness if placed there) |
+    | 8 + 4j | speed of GPU j / fastest speed |
+
+    ## Rewards
+    ``-(tardiness_w * w (c - d)^+ + flow_w * w (c - a)) / T_ref`` for the placed task, with
+    the weights of ``reward_weights`` (default tardiness 1, flow 0): the undiscounted return
+    is ``-WT / T_ref``. The parts are in ``info["reward_parts"]``.
+
+    ## Starting state
+    All GPUs idle; the first task in arrival order waits for its GPU. For a preset name
+    ``tasks`` a new task set is drawn from ``np_random`` at each reset; a CSV, DataFrame or
+    TaskSet gives the same set every episode.
+
+    ## Episode end
+    Terminated when every schedulable task is placed (``info["summary"]`` holds the metrics
+    of :func:`gpu_sched_env.hgsp.summarize`). No truncation.
+
+    ## Arguments
+    ``tasks`` (preset name, CSV path, DataFrame or TaskSet; default ``"tasks1"``),
+    ``cluster`` (``"small"``, ``"medium"``, ``"large"`` or ``{model: count}``), ``n_tasks``
+    (preset size override, e.g. 100 for short episodes), ``order`` (priority list for a fixed
+    task set; default arrival order), ``reward_weights`` (mapping with keys tardiness, flow).
+
+    ## Version history
+    * v0: initial version.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        tasks: str | os.PathLike | pd.DataFrame | TaskSet = "tasks1",
+        cluster: str | Mapping[str, int] | Cluster = "small",
+        n_tasks: int | None = None,
+        order: Sequence[int] | None = None,
+        reward_weights: Mapping[str, float] | None = None,
+    ) -> None:
+        self._preset = tasks if isinstance(tasks, str) and tasks in PRESETS else None
+        if n_tasks is not None:
+            if self._preset is None:
+                raise ConfigError(f"n_tasks = {n_tasks!r}: only allowed with a preset name for tasks")
+            check_number("n_tasks", n_tasks, lo=1, integer=True)
+        self._n_tasks = n_tasks
+        self._fixed = None if self._preset else resolve_tasks(tasks)
+        if order is not None and self._fixed is None:
+            raise ConfigError("order: only allowed with a fixed task set (CSV, DataFrame or TaskSet)")
+        self._order = None if order is None else np.asarray(order, int)
+        self.cluster = make_cluster(cluster)
+        weights = dict(tardiness=1.0, flow=0.0)
+        if reward_weights is not None:
+            check_keys(reward_weights, REWARD_PARTS, section="reward_weights")
+            for k, v in reward_weights.items():
+                weights[k] = float(check_number(f"reward_weights.{k}", v))
+        self.reward_weights = weights
+        m = self.cluster.m
+        self._vmax = float(self.cluster.speed.max())
+        self._mmax = float(self.cluster.memory.max())
+        lo = np.full(5 + 4 * m, -OBS_BOUND, np.float32)
+        hi = np.full(5 + 4 * m, OBS_BOUND, np.float32)
+        lo[0], lo[2:5], hi[2:5] = 0.0, 0.0, [1.0, OBS_BOUND, 1.0]
+        lo[5::4], hi[5::4] = 0.0, 1.0
+        lo[8::4], hi[8::4] = 0.0, 1.0
+        self.observation_space = spaces.Box(lo, hi, dtype=np.float32)
+        self.action_space = spaces.Discrete(m)
+        self.problem: Problem | None = None
+        self._ls: ListScheduler | None = None
+        self._task: int | None = None
+
+    # -- gym API ---------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        """Start a new episode (a new task set for a preset)."""
+        super().reset(seed=seed)
+        if self._fixed is not None:
+            ts = self._fixed
+        else:
+            ts = generate_tasks(self._preset, int(self.np_random.integers(2**31 - 1)), self._n_tasks)
+        if self.problem is None or self.problem.tasks is not ts:
+            self.problem = Problem(ts, self.cluster)
+            if len(self.problem.arrival_order) == 0:
+                raise ConfigError(f"tasks {ts.name!r}: no task fits any GPU of the cluster")
+        pr = self.problem
+        self._tref = float(ts.workload.mean()) / self._vmax
+        self._wmax = max(float(ts.weight.max()), 1e-12)
+        self._ls = ListScheduler(pr, self._order)
+        self._task = self._ls.next_task()
+        return self._obs(), self._info({})
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Place the current task on GPU ``action``."""
+        if self._ls is None or self._task is None:
+            raise RuntimeError("call reset() before step() (the episode has ended)")
+        j = int(action)
+        i = self._task
+        pr = self.problem
+        if not (0 <= j < pr.m) or not pr.fit[i, j]:
+            legal = np.flatnonzero(self.action_masks()).tolist()
+            raise InvalidActionError(
+                f"action {action!r}: task {pr.tasks.task_id[i]!r} needs {pr.tasks.memory[i]:g} GB; "
+                f"legal GPUs (memory large enough): {legal}"
+            )
+        c = self._ls.place(i, j)
+        t = pr.tasks
+        parts = {
+            "tardiness": float(t.weight[i] * max(0.0, c - t.deadline[i])) / self._tref,
+            "flow": float(t.weight[i] * (c - t.arrival[i])) / self._tref,
+        }
+        reward = -sum(self.reward_weights[k] * v for k, v in parts.items())
+        self._task = self._ls.next_task()
+        terminated = self._task is None
+        info = self._info({"reward_parts": parts, "placed_task": i, "gpu": j, "end": c})
+        if terminated:
+            info["summary"] = summarize(self._ls.result())
+        return self._obs(), float(reward), terminated, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean mask of legal GPUs for the current task (all False once done)."""
+        if self._task is None:
+            return np.zeros(self.cluster.m, bool)
+        return self.problem.fit[self._task].copy()
+
+    # -- helpers ---------------------------------------------------------------------------
+    def decision(self) -> Decision:
+        """The exact decision the env waits on (for heuristic agents)."""
+        if self._task is None:
+            raise RuntimeError("no pending decision (reset first, or the episode has ended)")
+        return decision(self._ls, self._task)
+
+    def schedule(self):
+        """The schedule built so far (:class:`gpu_sched_env.hgsp.Schedule`)."""
+        return self._ls.result()
+
+    def _obs(self) -> np.ndarray:
+        m = self.cluster.m
+        obs = np.zeros(5 + 4 * m, np.float32)
+        if self._task is None:
+            obs[4] = 1.0
+            obs[8::4] = self.cluster.speed / self._vmax
+            return obs
+        pr, i, tr = self.problem, self._task, self._tref
+        t = pr.tasks
+        a, d = t.arrival[i], t.deadline[i]
+        fit = pr.fit[i]
+        start = np.maximum(a, np.array(self._ls.avail))
+        obs[0] = pr.p[i][fit].min() / tr
+        obs[1] = (d - a) / tr
+        obs[2] = t.weight[i] / self._wmax
+        obs[3] = t.memory[i] / self._mmax
+        obs[4] = len(self._ls.sequence) / max(1, len(pr.arrival_order))
+        obs[5::4] = fit
+        obs[6::4] = (start - a) / tr
+        obs[7::4] = (start + pr.p[i] - d) / tr
+        obs[8::4] = self.cluster.speed / self._vmax
+        return np.clip(obs, self.observation_space.low, self.observation_space.high)
+
+    def _info(self, extra: dict) -> dict:
+        info = {"action_mask": self.action_masks(), "task": self._task}
+        info.update(extra)
+        return info

@@ -1,0 +1,162 @@
+"""Gymnasium adapter for LLM serving: the agent picks the next request to start."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pandas as pd
+from gymnasium import spaces
+
+from gpu_sched_env.core.errors import ConfigError, InvalidActionError, check_number
+from gpu_sched_env.llm.model import Workload, mixed, resolve_workload
+from gpu_sched_env.llm.sim import LLMDecision, LLMSim
+
+N_FEAT = 7
+OBS_BOUND = 1e6  # waits in units of p_ref are clipped here
+
+
+class LLMServeEnv(gym.Env):
+    """Start LLM inference requests on a tensor-parallel GPU cluster.
+
+    ## Description
+    Requests (tokens, phase, memory, tensor-parallel degree tau, weight, arrival) queue for a
+    GPU cluster. Whenever some queued request fits on the free GPUs, the simulator (discrete
+    time, dt = 0.01 s, by default) stops and the agent picks which request to start now; the
+    request takes its tau fastest free GPUs. Goal: small total weighted waiting (completion)
+    time ``sum w (c - a)``.
+
+    ## Action space
+    ``Discrete(N)`` with N the number of requests: the request index. Legal: queued requests
+    whose tau GPUs (with memory >= m / tau) are free (``action_masks()``,
+    ``info["action_mask"]``); anything else raises
+    :class:`~gpu_sched_env.core.errors.InvalidActionError`.
+
+    ## Observation space
+    ``Box(2 + 7N,)`` float32; times in units of ``p_ref`` = mean estimated run time.
+
+    | index | meaning |
+    |---|---|
+    | 0 | free GPUs / all GPUs |
+    | 1 | current time / p_ref |
+    | 2 + 7i | 1 if request i is queued |
+    | 3 + 7i | 1 if request i is running |
+    | 4 + 7i | 1 if request i is done |
+    | 5 + 7i | estimated run time / p_ref |
+    | 6 + 7i | tau / number of GPUs |
+    | 7 + 7i | weight / largest weight |
+    | 8 + 7i | time since arrival / p_ref (0 before arrival), clipped to 1e6 |
+
+    ## Rewards
+    ``-(Phi(t') - Phi(t)) / p_ref`` between decisions, with ``Phi(t)`` the weighted time
+    arrived requests have spent in the system by ``t``; the return is
+    ``-weighted_wait / p_ref``. ``info["reward_parts"]["weighted_wait"]`` holds the part.
+
+    ## Starting state
+    Time 0 advanced to the first decision. ``workload="mixed"`` draws a new request set from
+    ``np_random`` at each reset; other workloads are fixed.
+
+    ## Episode end
+    Terminated when every feasible request has completed (``info["summary"]`` holds
+    ``weighted_wait``, ``avg_wait``, ``makespan``, ``completed``...). No truncation.
+
+    ## Arguments
+    ``workload`` ("discriminating", "mixed", a Workload or a request DataFrame), ``engine``
+    ("discrete" or "event"), ``dt`` [s], ``n_requests`` (size of "mixed"), ``cluster``
+    ({type: count}, request tables only).
+
+    ## Version history
+    * v0: initial version.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, workload: str | Workload | pd.DataFrame = "discriminating", engine: str = "discrete",
+                 dt: float = 0.01, n_requests: int = 50, cluster: Mapping[str, int] | None = None) -> None:
+        self._random = isinstance(workload, str) and workload == "mixed"
+        self._n = int(check_number("n_requests", n_requests, lo=1, integer=True))
+        if not self._random and n_requests != 50:
+            raise ConfigError(f"n_requests = {n_requests!r}: only allowed with workload='mixed'")
+        self._fixed = None if self._random else resolve_workload(workload, 0, cluster)
+        self.engine, self.dt = engine, dt
+        LLMSim(self._fixed or mixed(0, self._n), dt, engine)  # validate engine and dt now
+        n = self._n if self._random else self._fixed.requests.n
+        lo = np.zeros(2 + N_FEAT * n, np.float32)
+        hi = np.full(2 + N_FEAT * n, OBS_BOUND, np.float32)
+        hi[0] = 1.0
+        for k in (2, 3, 4, 6, 7):
+            hi[k::N_FEAT] = 1.0
+        self.observation_space = spaces.Box(lo, hi, dtype=np.float32)
+        self.action_space = spaces.Discrete(n)
+        self.sim: LLMSim | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        """Start a new episode."""
+        super().reset(seed=seed)
+        wl = mixed(int(self.np_random.integers(2**31 - 1)), self._n) if self._random else self._fixed
+        self.sim = LLMSim(wl, self.dt, self.engine)
+        r = wl.requests
+        ok = ~self.sim.skipped
+        if not ok.any():
+            raise ConfigError(f"workload {wl.name!r}: no request fits the cluster")
+        self._pref = float(self.sim.p_est[ok].mean())
+        self._wmax = max(float(r.weight.max()), 1e-12)
+        self._pending = self.sim.advance()
+        self._phi = self.sim.weighted_in_system(self.sim.time)
+        return self._obs(), {"action_mask": self.action_masks()}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Start request ``action`` now, then run to the next decision."""
+        if self.sim is None or not self._pending:
+            raise RuntimeError("call reset() before step() (the episode has ended)")
+        i = int(action)
+        mask = self.action_masks()
+        if not (0 <= i < len(mask)) or not mask[i]:
+            raise InvalidActionError(
+                f"action {action!r} at t = {self.sim.time:.2f} s: not a queued request whose GPUs are "
+                f"free; legal: {np.flatnonzero(mask).tolist()}"
+            )
+        self.sim.start(i)
+        self._pending = self.sim.advance()
+        phi = self.sim.weighted_in_system(self.sim.time)
+        part = (phi - self._phi) / self._pref
+        self._phi = phi
+        info = {"action_mask": self.action_masks(), "reward_parts": {"weighted_wait": part}}
+        if not self._pending:
+            info["summary"] = self.sim.summary()
+        return self._obs(), -part, not self._pending, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean mask of startable requests."""
+        mask = np.zeros(self.action_space.n, bool)
+        if self.sim is not None and self._pending:
+            mask[self.sim.candidates()] = True
+        return mask
+
+    def decision(self) -> LLMDecision:
+        """The exact decision the env waits on (for heuristic agents)."""
+        if self.sim is None or not self._pending:
+            raise RuntimeError("no pending decision (reset first, or the episode has ended)")
+        return self.sim.decision()
+
+    def _obs(self) -> np.ndarray:
+        s, r = self.sim, self.sim.workload.requests
+        t = s.time
+        obs = np.zeros(self.observation_space.shape, np.float32)
+        obs[0] = s.free.mean()
+        obs[1] = t / self._pref
+        queued = np.zeros(s.n, bool)
+        queued[s.queue] = True
+        started = ~np.isnan(s.start_t)
+        done = started & (s.end_t <= t + 1e-9)
+        arrived = (r.arrival <= t) & ~s.skipped
+        obs[2::N_FEAT] = queued
+        obs[3::N_FEAT] = started & ~done
+        obs[4::N_FEAT] = done
+        obs[5::N_FEAT] = np.where(np.isfinite(s.p_est), s.p_est, 0.0) / self._pref
+        obs[6::N_FEAT] = r.tp / s.m
+        obs[7::N_FEAT] = r.weight / self._wmax
+        obs[8::N_FEAT] = np.where(arrived, t - r.arrival, 0.0) / self._pref
+        return np.clip(obs, self.observation_space.low, self.observation_space.high)
