@@ -1,0 +1,83 @@
+"""One evaluation path for every agent with an SB3-style ``predict`` on ``CGRSPEnv``.
+
+Heuristic agents (:class:`agents.heuristics.cgrsp_agents.HeuristicAgent`) and trained
+Stable-Baselines3 / sb3-contrib models are run the same way: one episode per seed, the
+simulator's run summary (spec §2 metrics) plus the episode return, step count and the
+summed raw reward parts.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from gpu_sched_env.cgrsp.env import REWARD_PARTS, CGRSPEnv
+
+
+def _label(agent: Any) -> str:
+    return str(getattr(agent, "name", None) or type(agent).__name__)
+
+
+def run_episode(agent: Any, env: CGRSPEnv, seed: int, deterministic: bool = True) -> dict[str, Any]:
+    """Run one day with ``agent`` on ``env`` (reset with ``seed``); return the summary row."""
+    wants_mask = "action_masks" in inspect.signature(agent.predict).parameters  # MaskablePPO
+    obs, _ = env.reset(seed=int(seed))
+    state, start = None, True
+    ret, steps, done = 0.0, 0, False
+    info: dict[str, Any] = {}
+    while not done:
+        kw = {"action_masks": env.action_masks()} if wants_mask else {}
+        action, state = agent.predict(obs, state=state, episode_start=start, deterministic=deterministic, **kw)
+        start = False
+        obs, reward, done, truncated, info = env.step(action)
+        ret += reward
+        steps += 1
+        done = done or truncated
+    row = dict(info["summary"])
+    row.update(
+        policy=_label(agent),
+        episode_return=ret,
+        steps=steps,
+        window=env.window,
+        order=env.order,
+        **{f"raw_{k}": float(info["episode_raw"][k]) for k in REWARD_PARTS},
+    )
+    return row
+
+
+def evaluate(
+    agent: Any,
+    env_kwargs: dict[str, Any] | None = None,
+    seeds: Iterable[int] = (0,),
+    deterministic: bool = True,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Summaries of ``agent`` on ``CGRSPEnv(**env_kwargs)``, one row per seed.
+
+    Args:
+        agent: anything with ``predict(obs, state=None, episode_start=None,
+            deterministic=True)``; if it has ``bind(env)`` (heuristic agents) it is bound to
+            the evaluation env; if ``predict`` takes ``action_masks`` (MaskablePPO) the
+            env's mask is passed.
+        env_kwargs: keyword arguments of :class:`CGRSPEnv` (``day``, ``window`` …).
+        seeds: run seeds; seed ``s`` is the same day ``simulate(..., seed=s)`` simulates.
+        deterministic: passed to ``predict``.
+        progress: show a progress bar.
+    """
+    env = CGRSPEnv(**(env_kwargs or {}))
+    if hasattr(agent, "bind"):
+        agent.bind(env)
+    seeds = list(seeds)
+    if progress:
+        from tqdm import tqdm
+
+        seeds = tqdm(seeds, desc=_label(agent))
+    rows = [run_episode(agent, env, s, deterministic) for s in seeds]
+    env.close()
+    return pd.DataFrame(rows)
+
+
+__all__ = ["evaluate", "run_episode"]

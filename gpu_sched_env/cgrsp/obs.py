@@ -1,0 +1,252 @@
+"""Observation and action encoding of the CGRSP env (NumPy, O(queue) per step).
+
+:class:`ObsEncoder` turns a paused :class:`~gpu_sched_env.cgrsp.sim.Simulator` into the
+``Dict`` observation of :class:`~gpu_sched_env.cgrsp.env.CGRSPEnv` and the action mask.
+It reads only what a scheduler may know (never realised run times or provisioning delays).
+Every entry is scaled to O(1) and clipped to the documented bounds of the space, so
+``observation_space.contains(obs)`` always holds.
+
+Actions: ``a = i * C + s`` puts the job at window position ``i`` on slot ``s``
+(``C = c_max``); ``a = K * C`` is *wait*.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from gymnasium import spaces
+
+from gpu_sched_env.cgrsp.params import CGRSPParams
+from gpu_sched_env.cgrsp.sim import Simulator
+from gpu_sched_env.core.errors import check_choice
+
+ORDERS = ("deadline", "submit", "spt", "laxity")
+HOUR = 3600.0  # [s] time unit of the observation
+WAIT_CLIP = 24.0  # [h] waits (and the backlog per slot) are clipped here
+CR_CLIP = 10.0  # critical ratios are clipped to [0, CR_CLIP] and divided by it
+LAX_BINS = (0.0, 0.25, 1.0, 2.0, 4.0)  # [h] inner edges of the laxity histogram (6 bins)
+
+JOB_COLS = ("present", "tight", "cx_low", "cx_medium", "cx_high", "critical_ratio", "wait_h")
+BEYOND_COLS = (
+    ("count", "tight_frac", "cx_low_frac", "cx_medium_frac", "cx_high_frac")
+    + tuple(f"lax_bin{i}_frac" for i in range(len(LAX_BINS) + 1))
+    + ("mean_wait_h",)
+)
+GLOBAL_COLS = (
+    "tod_sin",
+    "tod_cos",
+    "queue",
+    "arrived_frac",
+    "completed_frac",
+    "idle_frac",
+    "offered_load",
+    "backlog_h",
+)
+
+
+class ObsEncoder:
+    """Builds the observation space and encodes simulator states for one parameter set."""
+
+    def __init__(self, params: CGRSPParams, window: int, order: str = "deadline") -> None:
+        check_choice("order", order, ORDERS)
+        self.params, self.K, self.order = params, int(window), order
+        p = params
+        self.C = p.c_max
+        self.T = len(p.gpu_types)
+        self.n_actions = self.K * self.C + 1
+        self.wait_action = self.K * self.C
+        type_idx = {n: i for i, n in enumerate(p.type_names)}
+        self.slot_type = np.array([type_idx[n] for n in p.resolved_slot_types()], np.int64)
+        self.wbar = np.array([g.mean_runtime_s for g in p.gpu_types], float).T  # (3, T) [s]
+        fleet_types = np.unique(self.slot_type)
+        self.e_k = self.wbar[:, fleet_types].min(axis=1)  # (3,) fastest W̄ in the fleet [s]
+        self.wbar_rel = self.wbar / self.wbar.max()
+        price = np.array([g.price_per_h for g in p.gpu_types], float)
+        self.slot_price_rel = price[self.slot_type] / max(price.max(), 1e-12)
+        self.slot_onehot = np.eye(self.T)[self.slot_type]  # (C, T)
+        self.lax_h = max(p.tight_window, p.loose_window) / HOUR  # laxity bound [h]
+        delay_mean = max((lo + hi) / 2.0 for lo, hi in (p.delay_high, p.delay_medium, p.delay_low))
+        self.ttf_h = (delay_mean + self.wbar.max()) / HOUR  # bound of time-until-free [h]
+        nominal = type_idx.get("RTX 3090", 0)
+        probs = np.asarray(p.complexity_probs)
+        w_mean = float(np.mean([probs @ self.wbar[:, g] for g in self.slot_type]))
+        rho = p.arrival_rate * w_mean / p.c_max
+        self.rho, self.rho_feat = rho, rho / (1.0 + rho)
+        self._nominal = self.wbar[:, nominal]
+        self._log_n = math.log1p(p.n_jobs)
+        self._eye3 = np.eye(3)
+        self._lax_bins = np.asarray(LAX_BINS)
+        t = self.T
+        self.job_lo = np.concatenate([np.zeros(len(JOB_COLS)), np.full(t, -self.lax_h), np.zeros(t)])
+        self.job_hi = np.concatenate([np.ones(len(JOB_COLS) - 1), [WAIT_CLIP], np.full(t, self.lax_h), np.ones(t)])
+        self.job_cols = JOB_COLS + tuple(f"laxity_h[{n}]" for n in p.type_names) + tuple(f"wbar_rel[{n}]" for n in p.type_names)
+        self.slot_cols = tuple(f"type[{n}]" for n in p.type_names) + ("busy", "provisioning", "time_to_free_h", "price_rel", "stock_high", "stock_medium", "stock_low")
+        slot_hi = np.ones(len(self.slot_cols))
+        slot_hi[t + 2] = self.ttf_h
+        self.slot_hi = slot_hi
+        self.beyond_hi = np.ones(len(BEYOND_COLS))
+        self.beyond_hi[-1] = WAIT_CLIP
+        self.global_lo = np.zeros(len(GLOBAL_COLS))
+        self.global_lo[:2] = -1.0
+        self.global_hi = np.ones(len(GLOBAL_COLS))
+        self.global_hi[-1] = WAIT_CLIP
+        self._rank: np.ndarray | None = None
+        static = np.zeros((self.C, len(self.slot_cols)), np.float32)
+        static[:, :t] = self.slot_onehot
+        static[:, t + 3] = self.slot_price_rel
+        self._slot_static = static
+
+    # ------------------------------------------------------------------ spaces
+    def space(self) -> spaces.Dict:
+        """The observation space (bounds as documented in :class:`CGRSPEnv`)."""
+        f32 = np.float32
+        k, c, t = self.K, self.C, self.T
+        return spaces.Dict(
+            {
+                "jobs": spaces.Box(np.tile(self.job_lo, (k, 1)).astype(f32), np.tile(self.job_hi, (k, 1)).astype(f32), dtype=f32),
+                "beyond": spaces.Box(np.zeros(len(BEYOND_COLS), f32), self.beyond_hi.astype(f32), dtype=f32),
+                "slots": spaces.Box(np.zeros((c, len(self.slot_cols)), f32), np.tile(self.slot_hi, (c, 1)).astype(f32), dtype=f32),
+                "stock": spaces.Box(0.0, 1.0, (t, 3), dtype=f32),
+                "globals": spaces.Box(self.global_lo.astype(f32), self.global_hi.astype(f32), dtype=f32),
+                "action_mask": spaces.MultiBinary(self.n_actions),
+            }
+        )
+
+    # ------------------------------------------------------------------ episodes
+    def reset(self, sim: Simulator) -> None:
+        """Per-episode arrays: canonical rank and the time-affine job features.
+
+        Every window column is ``a_j + t * b_j`` for the current time ``t`` (critical ratio,
+        wait and laxity are affine in ``t``; the rest is constant), so a step costs one
+        gather, one multiply-add and a clip, whatever the number of columns.
+        """
+        wl = sim.workload
+        d, sub, cx, tight = wl.deadline, wl.submit, wl.complexity, wl.tight
+        n, T = wl.n_jobs, self.T
+        e = self.e_k[cx]
+        self._e, self._sub = e, sub
+        F = len(self.job_cols)
+        ab = np.zeros((n, 2 * F))  # [a | b]
+        ab[:, 0] = 1.0
+        ab[:, 1] = tight
+        ab[:, 2:5] = self._eye3[cx]
+        ab[:, 5], ab[:, F + 5] = d / (e * CR_CLIP), -1.0 / (e * CR_CLIP)
+        ab[:, 6], ab[:, F + 6] = -sub / HOUR, 1.0 / HOUR
+        ab[:, 7 : 7 + T] = (d[:, None] - self.wbar[cx]) / HOUR
+        ab[:, F + 7 : F + 7 + T] = -1.0 / HOUR
+        ab[:, 7 + T : F] = self.wbar_rel[cx]
+        self._ab = ab
+        # jobs beyond the window: one bincount over codes (tight, complexity, laxity bin)
+        self._x = d - e  # laxity d − t − e_j is x − t
+        self._code = (tight.astype(np.int64) * 3 + cx) * 6
+        self._edges = np.asarray(LAX_BINS) * HOUR
+        self._xcs = np.column_stack([self._x, self._code, sub])  # one gather per step
+        codes = np.arange(36)
+        lax_bin, cx_c, tight_c = codes % 6, (codes // 6) % 3, codes // 18
+        self._marg = np.column_stack([tight_c, *(cx_c == k for k in range(3)), *(lax_bin == b for b in range(6)), self.e_k[cx_c]]).astype(float)
+        if self.order == "submit":
+            by_rank = np.arange(n)
+        else:
+            primary = {"deadline": d, "spt": self._nominal[cx], "laxity": d - e}[self.order]
+            by_rank = np.lexsort((sub, d, primary) if self.order == "spt" else (sub, primary))
+        self._by_rank = by_rank  # job id at each rank of the canonical order
+        self._rank = np.empty(n, np.int64)
+        self._rank[by_rank] = np.arange(n)
+        # waiting jobs as a boolean array over ranks; [lo, hi) covers every waiting rank
+        self._inq = np.zeros(n, bool)
+        self._lo, self._hi, self._seen = n, 0, 0
+
+    def remove(self, job: int) -> None:
+        """Tell the encoder that ``job`` was dispatched (the env calls this after assign)."""
+        self._inq[self._rank[job]] = False
+
+    def window(self, sim: Simulator) -> tuple[np.ndarray, np.ndarray]:
+        """(first K waiting jobs in canonical order, the other waiting jobs in order)."""
+        if sim.n_arrived > self._seen:  # arrivals since the last call
+            r = self._rank[self._seen : sim.n_arrived]
+            self._inq[r] = True
+            self._lo, self._hi = min(self._lo, int(r.min())), max(self._hi, int(r.max()) + 1)
+            self._seen = sim.n_arrived
+        pos = self._inq[self._lo : self._hi].nonzero()[0]
+        if pos.size != len(sim.waiting):  # someone assigned behind the encoder's back: rebuild
+            self._inq[:] = False
+            self._inq[self._rank[np.fromiter(sim.waiting, np.int64, len(sim.waiting))]] = True
+            self._lo, self._hi = 0, self._inq.size
+            pos = np.flatnonzero(self._inq)
+        ids = self._by_rank[pos + self._lo]
+        if pos.size:
+            self._lo += int(pos[0])  # ranks below the first waiting one are done with
+        return ids[: self.K], ids[self.K :]
+
+    # ------------------------------------------------------------------ encoding
+    def encode(self, sim: Simulator) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        """Observation dict, window job ids, boolean action mask."""
+        t = sim.t
+        win, beyond = self.window(sim)
+        k, nb = win.size, beyond.size
+        C, T, F = self.C, self.T, len(self.job_cols)
+        # --- window jobs: a + t·b, clipped to the documented bounds
+        jobs = np.zeros((self.K, F), np.float32)
+        if k:
+            ab = self._ab[win]
+            x = ab[:, F:]
+            x *= t
+            x += ab[:, :F]
+            np.minimum(x, self.job_hi, out=x)
+            np.maximum(x, self.job_lo, out=x)
+            jobs[:k] = x
+        # --- jobs beyond the window
+        bey = np.zeros(len(BEYOND_COLS), np.float32)
+        backlog = self._e[win].sum() if k else 0.0
+        if nb:
+            xcs = self._xcs[beyond]  # columns: x = d − e, code, submit
+            code = (self._edges + t).searchsorted(xcs[:, 0], side="right") + xcs[:, 1].astype(np.int64)
+            m = np.bincount(code, minlength=36) @ self._marg  # tight, cx (3), lax bins (6), Σe
+            bey[0] = math.log1p(nb) / self._log_n
+            bey[1:11] = m[:10] / nb
+            bey[11] = min(WAIT_CLIP, (t - xcs[:, 2].sum() / nb) / HOUR)
+            backlog += m[10]
+        # --- slots and stock
+        stock = self._eye3[sim.stock]
+        slots = self._slot_static.copy()
+        slots[:, T + 4 :] = stock[self.slot_type]
+        slot_job = sim.slot_job
+        for s in range(C):
+            if slot_job[s] >= 0:
+                slots[s, T] = 1.0
+                slots[s, T + 1] = 0.0 if sim.started(s) else 1.0
+                slots[s, T + 2] = min(self.ttf_h, (sim.expected_free(s) - t) / HOUR)
+        # --- globals
+        hour = (self.params.start_hour_utc + t / HOUR) % 24.0
+        n = sim.n_jobs
+        glob = np.array(
+            [
+                math.sin(2 * math.pi * hour / 24.0),
+                math.cos(2 * math.pi * hour / 24.0),
+                math.log1p(k + nb) / self._log_n,
+                sim.n_arrived / n,
+                sim.n_completed / n,
+                sim.n_idle / C,
+                self.rho_feat,
+                min(WAIT_CLIP, backlog / (C * HOUR)),
+            ],
+            np.float32,
+        )
+        # --- mask
+        mask = np.zeros(self.n_actions, bool)
+        if k and sim.n_idle:
+            mask[: k * C].reshape(k, C)[:] = np.array(slot_job) < 0
+            mask[-1] = sim.has_future_event()
+        obs = {
+            "jobs": jobs,
+            "beyond": bey,
+            "slots": slots,
+            "stock": stock.astype(np.float32),
+            "globals": glob,
+            "action_mask": mask.view(np.int8).copy(),
+        }
+        return obs, win, mask
+
+
+__all__ = ["BEYOND_COLS", "GLOBAL_COLS", "JOB_COLS", "ORDERS", "ObsEncoder"]

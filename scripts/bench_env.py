@@ -1,0 +1,113 @@
+"""Benchmark CGRSP-v0 env steps per second against CartPole-v1 measured in the same run.
+
+Usage::
+
+    .venv/bin/python scripts/bench_env.py                      # hectic day, ~10 s
+    .venv/bin/python scripts/bench_env.py --days hectic normal --steps 20000
+    .venv/bin/python scripts/bench_env.py --gantt runs/cgrsp_env/gantt_hectic_fifo.png
+
+Every env is built with ``gymnasium.make`` (so each carries Gymnasium's default wrappers)
+and stepped in the same kind of loop: random legal actions (CGRSP: uniform over
+``info["action_mask"]``; CartPole: ``action_space.sample()``), resetting at episode end.
+The heuristic rows drive the env with :class:`agents.heuristics.cgrsp_agents.HeuristicAgent`.
+The table is written to ``runs/bench_env/bench_env.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pandas as pd
+
+import gpu_sched_env  # noqa: F401  (registers the ids)
+from agents.heuristics.cgrsp_agents import HeuristicAgent
+from gpu_sched_env.core.io import atomic_write_table
+
+
+def bench_cartpole(steps: int, seed: int) -> float:
+    env = gym.make("CartPole-v1")
+    env.reset(seed=seed)
+    env.action_space.seed(seed)
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        _, _, term, trunc, _ = env.step(env.action_space.sample())
+        if term or trunc:
+            env.reset()
+    return steps / (time.perf_counter() - t0)
+
+
+def bench_cgrsp(day: str, steps: int, seed: int, agent: str | None, window: int | None) -> tuple[float, int]:
+    """Steps per second, and episodes finished, for random masked actions or a heuristic."""
+    kw = {} if window is None else {"window": window}
+    env = gym.make(f"CGRSP-{day}-v0", **kw)
+    rng = np.random.default_rng(seed)
+    heur = HeuristicAgent(agent, env) if agent else None
+    obs, info = env.reset(seed=seed)
+    episodes = 0
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        if heur is not None:
+            a = heur.predict(obs)[0]
+        else:
+            legal = np.flatnonzero(info["action_mask"])
+            a = legal[int(rng.random() * legal.size)]
+        obs, _, term, trunc, info = env.step(a)
+        if term or trunc:
+            episodes += 1
+            obs, info = env.reset()
+    return steps / (time.perf_counter() - t0), episodes
+
+
+def save_gantt(path: Path, day: str, seed: int, policy: str, hours: float) -> None:
+    """Run ``policy`` through the env (full window) for ``hours`` and save the Gantt PNG."""
+    import matplotlib.pyplot as plt
+
+    env = gym.make(f"CGRSP-{day}-v0", window=2000, render_mode="rgb_array")
+    agent = HeuristicAgent(policy, env)
+    obs, _ = env.reset(seed=seed)
+    done = False
+    while not done and env.unwrapped.sim.t < hours * 3600.0:
+        obs, _, done, _, _ = env.step(agent.predict(obs)[0])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    plt.imsave(path, env.render())
+    print(f"wrote {path}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--days", nargs="+", default=["hectic"], choices=["quiet", "normal", "hectic", "surge"])
+    ap.add_argument("--steps", type=int, default=20000, help="steps per measurement")
+    ap.add_argument("--agents", nargs="*", default=["fifo", "cadr", "rh"], help="heuristic agents to time")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=Path("runs/bench_env/bench_env.csv"))
+    ap.add_argument("--gantt", type=Path, default=None, help="also save a Gantt PNG of a hectic day (seed 42)")
+    ap.add_argument("--gantt-policy", default="fifo", help="heuristic driving the Gantt run")
+    ap.add_argument("--gantt-hours", type=float, default=3.0, help="simulated hours drawn in the Gantt PNG")
+    args = ap.parse_args()
+    if args.steps < 1:
+        ap.error(f"--steps = {args.steps}: must be >= 1")
+
+    cart = bench_cartpole(args.steps, args.seed)
+    rows = [{"env": "CartPole-v1", "driver": "random", "window": "", "steps_per_s": cart, "episodes": None}]
+    for day in args.days:
+        for agent in [None, *args.agents]:
+            windows = [None] if agent is None else [None, 2000]
+            for w in windows:
+                sps, eps = bench_cgrsp(day, args.steps, args.seed, agent, w)
+                rows.append({"env": f"CGRSP-{day}-v0", "driver": agent or "random masked", "window": w or 16, "steps_per_s": sps, "episodes": eps})
+    df = pd.DataFrame(rows)
+    df["ratio_to_cartpole"] = df.steps_per_s / cart
+    atomic_write_table(args.out, df)
+    with pd.option_context("display.width", 120, "display.float_format", "{:,.3f}".format):
+        print(df.to_string(index=False))
+    print(f"wrote {args.out}")
+    if args.gantt is not None:
+        save_gantt(args.gantt, "hectic", 42, args.gantt_policy, args.gantt_hours)
+
+
+if __name__ == "__main__":
+    main()
