@@ -61,11 +61,16 @@ def iter_cells(
                 bar.update()
         elif executor == "process":
             n = min(workers or default_workers(), len(cells))
-            with ProcessPoolExecutor(max_workers=n) as pool:
+            pool = ProcessPoolExecutor(max_workers=n)
+            try:
                 futs = {pool.submit(fn, **c): i for i, c in enumerate(cells)}
                 for f in as_completed(futs):
                     yield futs[f], f.result()
                     bar.update()
+            finally:
+                # an interrupted consumer (Ctrl-C, closed generator) drops the queued cells
+                # instead of waiting for all of them; running ones finish
+                pool.shutdown(wait=True, cancel_futures=True)
         else:
             import ray
 
@@ -74,11 +79,15 @@ def iter_cells(
             remote = ray.remote(fn)
             refs = {remote.remote(**c): i for i, c in enumerate(cells)}
             pending = list(refs)
-            while pending:
-                done, pending = ray.wait(pending, num_returns=1)
-                for r in done:
-                    yield refs[r], ray.get(r)
-                    bar.update()
+            try:
+                while pending:
+                    done, pending = ray.wait(pending, num_returns=1)
+                    for r in done:
+                        yield refs[r], ray.get(r)
+                        bar.update()
+            finally:
+                for r in pending:  # interrupted: drop what has not run yet
+                    ray.cancel(r)
     finally:
         bar.close()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,3 +93,40 @@ def holm(pvalues: Sequence[float], alpha: float = 0.05) -> tuple[np.ndarray, np.
         reject[ok] = r
         adj[ok] = padj
     return reject, adj
+
+
+def compare_pairs(
+    values: Mapping[str, Sequence[float]],
+    pairs: Sequence[tuple[str, str]],
+    alpha: float = 0.05,
+) -> list[dict[str, float | str | bool | int]]:
+    """Paired comparisons of matched samples with Holm–Bonferroni over the whole family.
+
+    Args:
+        values: group name → per-seed values (every group in the same seed order).
+        pairs: (a, b) group names to compare as a − b; together they form one family.
+        alpha: family-wise error rate for the Holm step-down rejections.
+
+    Returns:
+        One dict per pair, in input order: ``a``, ``b``, ``n``, ``mean_a``, ``mean_b``,
+        ``mean_diff``, ``t``, ``t_p``, ``t_p_holm``, ``t_reject``, ``w``, ``w_p``,
+        ``w_p_holm``, ``w_reject``, ``cohens_d``.
+    """
+    rows: list[dict[str, float | str | bool | int]] = []
+    for a, b in pairs:
+        if a not in values or b not in values:
+            missing = [x for x in (a, b) if x not in values]
+            raise KeyError(f"compare_pairs: no values for {missing}; have {sorted(values)}")
+        xa, xb = np.asarray(values[a], float), np.asarray(values[b], float)
+        c = paired_compare(xa, xb)
+        rows.append({
+            "a": a, "b": b, "n": c.n, "mean_a": float(xa.mean()), "mean_b": float(xb.mean()),
+            "mean_diff": c.mean_diff, "t": c.t_stat, "t_p": c.t_p, "w": c.w_stat, "w_p": c.w_p,
+            "cohens_d": c.cohens_d,
+        })
+    for test in ("t", "w"):
+        reject, adj = holm([float(r[f"{test}_p"]) for r in rows], alpha)
+        for r, rej, q in zip(rows, reject, adj):
+            r[f"{test}_p_holm"] = float(q)
+            r[f"{test}_reject"] = bool(rej)
+    return rows

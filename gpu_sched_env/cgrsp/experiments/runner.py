@@ -1,0 +1,224 @@
+"""Run experiment cells with resume: a content-keyed cell store written in atomic chunks.
+
+Every simulated day is keyed by a hash of its inputs (policy, day, seed, parameters) and of
+the simulator's and heuristics' source code. Finished cells are appended to the store as
+Parquet *chunks*, each written atomically (temporary file + rename), every
+``flush_every`` cells or ``flush_s`` seconds and when the run stops for any reason. A
+rerun — of the same experiment after an interruption, of a bigger grid, or of another
+experiment sharing cells — loads the keys already stored and simulates only the rest. A
+half-written chunk can never be read: temporary names start with a dot and are ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from gpu_sched_env.cgrsp.experiments.grids import Experiment, build_cells
+from gpu_sched_env.core.fanout import iter_cells
+from gpu_sched_env.core.io import atomic_write_json, atomic_write_table
+
+# Modules whose code decides a simulated day's numbers (not the env, rendering, experiments).
+SIM_SOURCES = (
+    "gpu_sched_env/cgrsp/api.py", "gpu_sched_env/cgrsp/batch.py", "gpu_sched_env/cgrsp/fleet.py",
+    "gpu_sched_env/cgrsp/params.py", "gpu_sched_env/cgrsp/result.py", "gpu_sched_env/cgrsp/sim.py",
+    "gpu_sched_env/cgrsp/workload.py", "gpu_sched_env/core/events.py", "gpu_sched_env/core/rng.py",
+    "agents/heuristics/cgrsp/*.py",
+)
+
+
+@lru_cache(maxsize=1)
+def sim_fingerprint() -> str:
+    """Hash of the simulator's and heuristics' sources: a change there invalidates stored cells."""
+    import gpu_sched_env
+
+    root = Path(gpu_sched_env.__file__).resolve().parent.parent
+    h = hashlib.sha1()
+    for pattern in SIM_SOURCES:
+        for f in sorted(root.glob(pattern)):
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+@lru_cache(maxsize=4096)
+def _canonical(day: str, params_json: str) -> str:
+    """Parameters that differ from the day's defaults, so ``c_max=5`` keys like no override."""
+    from dataclasses import fields
+
+    from gpu_sched_env.cgrsp.params import make_params
+
+    params = json.loads(params_json)
+    p, base = make_params(day, **params), make_params(day)
+    diff = {f.name: getattr(p, f.name) for f in fields(p) if getattr(p, f.name) != getattr(base, f.name)}
+    return json.dumps(diff, sort_keys=True, default=str)
+
+
+def cell_key(policy: str, day: str, seed: int, params: dict[str, Any], version: str | None = None) -> str:
+    """Stable key of one simulated day's inputs (and the code version).
+
+    Parameters are compared after validation against the day's defaults: a cell that sets a
+    parameter to its default value is the same cell as one that leaves it out.
+    """
+    canon = _canonical(day, json.dumps(params, sort_keys=True, default=str))
+    blob = json.dumps(
+        {"policy": policy, "day": day, "seed": int(seed), "params": canon, "v": version or sim_fingerprint()},
+        sort_keys=True, default=str,
+    )
+    return hashlib.sha1(blob.encode()).hexdigest()[:20]
+
+
+def simulate_cell(policy: str, day: str, seed: int, params: dict[str, Any]) -> dict[str, Any]:
+    """One day's summary (top-level so worker processes and Ray can pickle it)."""
+    from gpu_sched_env.cgrsp.batch import run_cell
+
+    t0 = time.perf_counter()
+    row = {k: v for k, v in run_cell(policy, day, seed, **params).items() if not k.startswith("param_")}
+    row["cell_wall_s"] = time.perf_counter() - t0  # [s] this cell's simulation time
+    return row
+
+
+class CellStore:
+    """Append-only store of finished cells: ``<root>/chunk-*.parquet``, one row per cell."""
+
+    def __init__(self, root: str | os.PathLike) -> None:
+        self.root = Path(root)
+        self._n = 0
+
+    def chunks(self) -> list[Path]:
+        """Finished chunk files (temporary files are dot-prefixed and never matched)."""
+        return sorted(self.root.glob("chunk-*.parquet")) if self.root.is_dir() else []
+
+    def load(self) -> pd.DataFrame:
+        """Every stored row, one per key (first copy wins)."""
+        parts = [pd.read_parquet(f) for f in self.chunks()]
+        if not parts:
+            return pd.DataFrame({"key": pd.Series([], dtype=str)})
+        return pd.concat(parts, ignore_index=True).drop_duplicates("key", keep="first")
+
+    def keys(self) -> set[str]:
+        """Keys of the stored cells."""
+        parts = [pd.read_parquet(f, columns=["key"])["key"] for f in self.chunks()]
+        return set(pd.concat(parts)) if parts else set()
+
+    def write_chunk(self, rows: Sequence[dict[str, Any]]) -> Path | None:
+        """Write ``rows`` as one new chunk atomically (nothing for an empty list)."""
+        if not rows:
+            return None
+        self._n += 1
+        name = f"chunk-{time.time_ns()}-{os.getpid()}-{self._n:04d}.parquet"
+        return atomic_write_table(self.root / name, pd.DataFrame(list(rows)))
+
+
+@dataclass
+class RunReport:
+    """What a run did: cells asked for, distinct cells, found in the store, simulated."""
+
+    name: str
+    n_cells: int
+    n_unique: int
+    n_cached: int
+    n_run: int
+    wall_s: float  # [s] wall time of the run (loading, simulating, writing)
+    sim_s: float  # [s] summed per-cell simulation time of the cells run now
+
+
+def run_cells(
+    cells: Sequence[dict[str, Any]],
+    store: CellStore,
+    *,
+    executor: str = "process",
+    workers: int | None = None,
+    progress: bool = True,
+    desc: str = "cells",
+    ray_address: str | None = None,
+    flush_every: int = 200,
+    flush_s: float = 15.0,
+    name: str = "",
+) -> tuple[pd.DataFrame, RunReport]:
+    """Simulate the cells not yet in ``store``; return every cell's row (cell order) and a report.
+
+    The returned frame has the labels of each cell as extra columns. Interrupting (Ctrl-C)
+    keeps every finished cell: the buffer is flushed as a chunk on the way out.
+    """
+    t0 = time.perf_counter()
+    keys = [cell_key(c["policy"], c["day"], c["seed"], c["params"]) for c in cells]
+    have = store.keys()
+    todo: dict[str, dict[str, Any]] = {}
+    for k, c in zip(keys, cells):
+        if k not in have and k not in todo:
+            todo[k] = {"policy": c["policy"], "day": c["day"], "seed": c["seed"], "params": c["params"]}
+    todo_keys = list(todo)
+    buf: list[dict[str, Any]] = []
+    last = time.monotonic()
+    sim_s = 0.0
+    try:
+        if todo_keys:
+            it = iter_cells(simulate_cell, [todo[k] for k in todo_keys], executor=executor, workers=workers,
+                            desc=desc, progress=progress, ray_address=ray_address)
+            for i, row in it:
+                k = todo_keys[i]
+                row["key"] = k
+                row["params_json"] = json.dumps(todo[k]["params"], sort_keys=True, default=str)
+                sim_s += row["cell_wall_s"]
+                buf.append(row)
+                if len(buf) >= flush_every or time.monotonic() - last >= flush_s:
+                    store.write_chunk(buf)
+                    buf, last = [], time.monotonic()
+    finally:
+        store.write_chunk(buf)
+    stored = store.load().set_index("key")
+    missing = [k for k in keys if k not in stored.index]
+    if missing:  # pragma: no cover - only if the store was altered underneath us
+        raise RuntimeError(f"{len(missing)} cells missing from the store after the run (e.g. key {missing[0]})")
+    df = stored.loc[keys].reset_index()
+    labels = pd.DataFrame([c.get("labels", {}) for c in cells])
+    df = pd.concat([labels.reset_index(drop=True), df], axis=1)
+    rep = RunReport(name, len(cells), len(set(keys)), len(set(keys)) - len(todo_keys), len(todo_keys),
+                    time.perf_counter() - t0, sim_s)
+    return df, rep
+
+
+def run_experiment(
+    exp: Experiment,
+    out: str | os.PathLike,
+    *,
+    store: CellStore | None = None,
+    **kwargs: Any,
+) -> tuple[pd.DataFrame, RunReport]:
+    """Run (or resume) ``exp``; write ``<out>/<name>/results.parquet`` and ``config.json``.
+
+    The tidy table has one row per policy × seed × cell, with ``experiment`` and the cell's
+    labels as columns. Cells live in ``<out>/cells`` (shared by all experiments) unless
+    ``store`` is given. Keyword arguments go to :func:`run_cells`.
+    """
+    out = Path(out)
+    store = store or CellStore(out / "cells")
+    cells = build_cells(exp)
+    df, rep = run_cells(cells, store, desc=exp.name, name=exp.name, **kwargs)
+    df.insert(0, "experiment", exp.name)
+    d = out / exp.name
+    atomic_write_table(d / "results.parquet", df)
+    cfg = asdict(exp)
+    cfg.update({"argv": sys.argv, "sim_version": sim_fingerprint(), "run": asdict(rep)})
+    atomic_write_json(d / "config.json", cfg)
+    return df, rep
+
+
+def load_results(out: str | os.PathLike, name: str) -> pd.DataFrame:
+    """The tidy results table an earlier :func:`run_experiment` wrote."""
+    return pd.read_parquet(Path(out) / name / "results.parquet")
+
+
+__all__ = ["CellStore", "RunReport", "cell_key", "load_results", "run_cells", "run_experiment",
+           "sim_fingerprint", "simulate_cell"]

@@ -1,0 +1,261 @@
+"""Statistics tables from an experiment's tidy results (means with CIs, paired tests, re-scoring).
+
+Every function takes the tidy frame of :func:`~.runner.run_experiment` (one row per
+policy × seed × cell) and returns a DataFrame; :func:`md_table` renders any of them as a
+Markdown pipe table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpu_sched_env.cgrsp.batch import summarise
+from gpu_sched_env.core.stats import compare_pairs, mean_ci
+
+MAIN_METRICS = ("mean_wait_min", "miss_pct", "mean_tardiness_min", "cost_usd")
+ALL_METRICS = MAIN_METRICS + (
+    "tight_miss_pct", "loose_miss_pct", "mean_tardiness_missed_min", "p95_tardiness_min", "slot_util_pct",
+)
+LABELS = {
+    "mean_wait_min": "wait (min)",
+    "miss_pct": "miss %",
+    "mean_tardiness_min": "tardiness (min)",
+    "mean_tardiness_missed_min": "tardiness of missed (min)",
+    "p95_tardiness_min": "p95 tardiness (min)",
+    "cost_usd": "cost $",
+    "tight_miss_pct": "tight miss %",
+    "loose_miss_pct": "loose miss %",
+    "slot_util_pct": "slot util %",
+}
+
+
+# ---------------------------------------------------------------------------- formatting
+def fmt_ci(mean: float, half: float, digits: int = 2) -> str:
+    """``mean ± half`` (just the mean when the half-width is undefined)."""
+    if not np.isfinite(mean):
+        return "—"
+    if half is None or not np.isfinite(half):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {half:.{digits}f}"
+
+
+def md_table(df: pd.DataFrame, index: bool = True, floatfmt: str = ".2f") -> str:
+    """A Markdown pipe table (floats formatted with ``floatfmt``)."""
+    d = df.reset_index() if index and (df.index.name or any(df.index.names)) else df
+
+    def cell(v: Any) -> str:
+        if isinstance(v, (float, np.floating)):
+            return "—" if not np.isfinite(v) else format(float(v), floatfmt)
+        if isinstance(v, (bool, np.bool_)):
+            return "yes" if v else "no"
+        return str(v).replace("|", "\\|")
+
+    head = "| " + " | ".join(str(c) for c in d.columns) + " |"
+    rule = "|" + "|".join("---:" if pd.api.types.is_numeric_dtype(d[c]) and not pd.api.types.is_bool_dtype(d[c])
+                          else "---" for c in d.columns) + "|"
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in d.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
+
+
+def order_policies(names: Sequence[str]) -> list[str]:
+    """Policies in the published table's order (§4), unknown names last."""
+    from gpu_sched_env.cgrsp.reference import PUBLISHED_HECTIC
+
+    ref = list(PUBLISHED_HECTIC.index)
+    return sorted(names, key=lambda p: (ref.index(p) if p in ref else len(ref), p))
+
+
+# ---------------------------------------------------------------------------- per cell
+def cell_means(df: pd.DataFrame, by: Sequence[str] = ("policy",), metrics: Sequence[str] = ALL_METRICS) -> pd.DataFrame:
+    """Mean and 95 % t-interval half-width per group (columns ``m`` and ``m_ci``), plus ``n``."""
+    return summarise(df, metrics=list(metrics), by=list(by) if len(by) > 1 else by[0])
+
+
+def policy_table(df: pd.DataFrame, metrics: Sequence[str] = MAIN_METRICS + ("tight_miss_pct", "loose_miss_pct")) -> pd.DataFrame:
+    """The §4 shape: one row per policy, ``mean ± CI`` per metric."""
+    s = cell_means(df, ("policy",), metrics)
+    s = s.loc[order_policies(list(s.index))]
+    out = pd.DataFrame({LABELS.get(m, m): [fmt_ci(a, b) for a, b in zip(s[m], s[f"{m}_ci"])] for m in metrics}, index=s.index)
+    out.index.name = "policy"
+    out.insert(0, "n", s["n"].astype(int))
+    return out
+
+
+def sweep_table(df: pd.DataFrame, col: str, metric: str, digits: int = 2) -> pd.DataFrame:
+    """Policy × swept value of ``col``: ``mean ± CI`` of ``metric``."""
+    s = cell_means(df, ("policy", col), (metric,)).reset_index()
+    s["v"] = [fmt_ci(a, b, digits) for a, b in zip(s[metric], s[f"{metric}_ci"])]
+    t = s.pivot(index="policy", columns=col, values="v")
+    t = t.loc[order_policies(list(t.index))]
+    t.columns = [f"{col}={c}" for c in t.columns]
+    return t
+
+
+# ---------------------------------------------------------------------------- paired tests
+def paired_tests(
+    df: pd.DataFrame,
+    metrics: Sequence[str] = ("miss_pct", "mean_wait_min"),
+    refs: Sequence[str] = ("rh", "cadr"),
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """Each reference policy vs every other policy on matched seeds, per metric.
+
+    One family for Holm–Bonferroni: every (metric, reference, other) comparison in the
+    table. Columns: metric, a, b, n, mean_a, mean_b, mean_diff, t, t_p, t_p_holm, w, w_p,
+    w_p_holm, cohens_d, t_reject, w_reject.
+    """
+    pols = order_policies(list(df["policy"].unique()))
+    refs = [r for r in refs if r in pols]
+    pairs: list[tuple[str, str]] = []
+    seen: set[frozenset[str]] = set()
+    for r in refs:
+        for o in pols:
+            if o != r and frozenset((r, o)) not in seen:
+                seen.add(frozenset((r, o)))
+                pairs.append((r, o))
+    values: dict[str, np.ndarray] = {}
+    keyed: list[tuple[str, str]] = []
+    for m in metrics:
+        wide = df.pivot_table(index="seed", columns="policy", values=m, aggfunc="first").dropna()
+        for p in pols:
+            values[f"{m}|{p}"] = wide[p].to_numpy()
+        keyed += [(f"{m}|{a}", f"{m}|{b}") for a, b in pairs]
+    rows = compare_pairs(values, keyed, alpha)
+    out = pd.DataFrame(rows)
+    out.insert(0, "metric", [r["a"].split("|")[0] for r in rows])
+    out["a"] = [r["a"].split("|")[1] for r in rows]
+    out["b"] = [r["b"].split("|")[1] for r in rows]
+    return out
+
+
+def tests_md(t: pd.DataFrame) -> pd.DataFrame:
+    """Paired-test table shaped for the report."""
+
+    def p(x: float) -> str:
+        return "—" if not np.isfinite(x) else ("< 1e-4" if x < 1e-4 else f"{x:.4f}")
+
+    return pd.DataFrame({
+        "metric": [LABELS.get(m, m) for m in t["metric"]],
+        "a − b": [f"{a} − {b}" for a, b in zip(t["a"], t["b"])],
+        "mean diff": t["mean_diff"].map(lambda v: f"{v:+.2f}"),
+        "t": t["t"].map(lambda v: f"{v:.2f}"),
+        "p (t, Holm)": t["t_p_holm"].map(p),
+        "p (Wilcoxon, Holm)": t["w_p_holm"].map(p),
+        "Cohen's d": t["cohens_d"].map(lambda v: f"{v:+.2f}"),
+        "significant": [("yes" if a and b else ("t only" if a else ("W only" if b else "no")))
+                        for a, b in zip(t["t_reject"], t["w_reject"])],
+    })
+
+
+# ---------------------------------------------------------------------------- objective
+def run_totals(df: pd.DataFrame) -> pd.DataFrame:
+    """Per-run totals from the summaries: wait [s], misses, tardiness [s], cost [$]."""
+    done = df["completed"].to_numpy(float)
+    return pd.DataFrame({
+        "policy": df["policy"].to_numpy(),
+        "seed": df["seed"].to_numpy(),
+        "wait_s": df["mean_wait_min"].to_numpy() * 60.0 * done,
+        "misses": df["miss_pct"].to_numpy() * df["n_jobs"].to_numpy() / 100.0,
+        "tardiness_s": df["mean_tardiness_min"].to_numpy() * 60.0 * done,
+        "cost": df["cost_usd"].to_numpy(),
+    })
+
+
+def _minmax(x: pd.Series) -> pd.Series:
+    span = x.max() - x.min()
+    return (x - x.min()) / span if span > 0 else x * 0.0
+
+
+def composite_scores(df: pd.DataFrame, w_cost: Sequence[float], ratios: Sequence[float], basis: str = "miss") -> pd.DataFrame:
+    """Min–max normalised composite per policy and grid point (lower is better).
+
+    ``score = w_cost·N(cost) + (1 − w_cost)·N(QoS)`` with N min–max over the policies'
+    seed-mean totals and QoS = α1·Σwait[s] + α2·Σmiss (``basis="miss"``, the published
+    objective) or α1·Σwait[s] + α2·Σtardiness[s] (``basis="tardiness"``); α1 = 1,
+    α2 = ratio. Returns columns w_cost, ratio, policy, score, rank.
+    """
+    if basis not in ("miss", "tardiness"):
+        raise ValueError(f"basis {basis!r}: use 'miss' or 'tardiness'")
+    tot = run_totals(df).groupby("policy")[["wait_s", "misses", "tardiness_s", "cost"]].mean()
+    second = tot["misses"] if basis == "miss" else tot["tardiness_s"]
+    ncost = _minmax(tot["cost"])
+    rows = []
+    for r in ratios:
+        nq = _minmax(tot["wait_s"] + r * second)
+        for w in w_cost:
+            sc = w * ncost + (1 - w) * nq
+            rk = sc.rank(method="min")
+            rows += [{"w_cost": w, "ratio": r, "policy": p, "score": float(sc[p]), "rank": int(rk[p])} for p in sc.index]
+    return pd.DataFrame(rows)
+
+
+def best_policy_grid(scores: pd.DataFrame) -> pd.DataFrame:
+    """w_cost × α2/α1: the policy with the lowest composite score (ties joined by '/')."""
+    best = scores[scores["rank"] == 1].groupby(["w_cost", "ratio"])["policy"].agg(lambda s: "/".join(sorted(s)))
+    t = best.unstack("ratio")
+    t.columns = [f"α2/α1={c:g}" for c in t.columns]
+    t.index = [f"{w:g}" for w in t.index]
+    t.index.name = "w_cost"
+    return t
+
+
+def mean_rank_table(scores: pd.DataFrame) -> pd.DataFrame:
+    """Mean rank of each policy over the whole weight grid, best first."""
+    t = scores.groupby("policy")["rank"].agg(["mean", "min", "max"])
+    t["first places"] = scores[scores["rank"] == 1].groupby("policy").size().reindex(t.index).fillna(0).astype(int)
+    return t.sort_values("mean").rename(columns={"mean": "mean rank", "min": "best rank", "max": "worst rank"})
+
+
+# ---------------------------------------------------------------------------- month
+def month_totals(df: pd.DataFrame) -> pd.DataFrame:
+    """Per policy × replication: jobs, job-weighted wait and miss, tardiness, cost."""
+    t = run_totals(df)
+    t["rep"] = df["rep"].to_numpy()
+    t["n_jobs"] = df["n_jobs"].to_numpy()
+    t["completed"] = df["completed"].to_numpy()
+    g = t.groupby(["policy", "rep"]).sum(numeric_only=True)
+    return pd.DataFrame({
+        "jobs": g["n_jobs"],
+        "mean_wait_min": g["wait_s"] / g["completed"] / 60.0,
+        "miss_pct": 100.0 * g["misses"] / g["n_jobs"],
+        "mean_tardiness_min": g["tardiness_s"] / g["completed"] / 60.0,
+        "cost_usd": g["cost"],
+    }).reset_index()
+
+
+def month_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Policy rows, monthly metrics ``mean ± CI`` over the replications."""
+    m = month_totals(df)
+    metrics = ("jobs", "mean_wait_min", "miss_pct", "mean_tardiness_min", "cost_usd")
+    out = {}
+    for pol, g in m.groupby("policy"):
+        out[pol] = {("jobs/month" if k == "jobs" else LABELS.get(k, k)): fmt_ci(mean_ci(g[k]).mean, mean_ci(g[k]).half_width, 0 if k == "jobs" else 2) for k in metrics}
+        out[pol]["reps"] = len(g)
+    t = pd.DataFrame.from_dict(out, orient="index")
+    t = t.loc[order_policies(list(t.index))]
+    t.index.name = "policy"
+    return t
+
+
+def month_by_daytype(df: pd.DataFrame) -> pd.DataFrame:
+    """Policy × day type: job-weighted miss % over every replication's days of that type."""
+    t = run_totals(df)
+    t["day"] = df["day"].to_numpy()
+    t["n_jobs"] = df["n_jobs"].to_numpy()
+    g = t.groupby(["policy", "day"])[["misses", "n_jobs"]].sum()
+    miss = (100.0 * g["misses"] / g["n_jobs"]).unstack("day")
+    days = [d for d in ("quiet", "normal", "surge", "hectic") if d in miss.columns]
+    miss = miss[days].loc[order_policies(list(miss.index))]
+    miss.columns = [f"{d} miss %" for d in days]
+    return miss
+
+
+__all__ = [
+    "ALL_METRICS", "LABELS", "MAIN_METRICS", "best_policy_grid", "cell_means", "composite_scores", "fmt_ci",
+    "md_table", "mean_rank_table", "month_by_daytype", "month_table", "month_totals", "order_policies",
+    "paired_tests", "policy_table", "run_totals", "sweep_table", "tests_md",
+]
