@@ -13,7 +13,6 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
 from gpu_sched_env.cgrsp.obs import ORDERS, ObsEncoder
 from gpu_sched_env.cgrsp.params import DAY_TYPES, make_params
@@ -27,32 +26,13 @@ from gpu_sched_env.core.errors import (
     check_number,
 )
 from gpu_sched_env.core.rng import stream
+from gpu_sched_env.core.spaces import MaskedDiscrete
 
 REWARD_PARTS = ("wait", "miss", "cost")
 DEFAULT_REWARD_SCALE = 1.0 / 3600.0  # reward unit: one job-hour of waiting
 DEFAULT_COST_WEIGHT = 1.0  # per $: one dollar weighs like one second of waiting (tie-breaker)
 RENDER_MODES = ("ansi", "rgb_array")
 HEURISTIC_FALLBACKS = ("substitute", "wait")
-
-
-class MaskedDiscrete(spaces.Discrete):
-    """``Discrete`` whose ``sample()`` without a mask draws only currently legal actions.
-
-    Generic tools that sample actions (``check_env``, random rollouts) can drive an env that
-    raises on illegal actions; ``contains`` is unchanged.
-    """
-
-    def __init__(self, n: int, mask_fn: Any, seed: Any = None) -> None:
-        super().__init__(n, seed=seed)
-        self._mask_fn = mask_fn
-
-    def sample(self, mask: Any = None, probability: Any = None) -> np.int64:
-        """Uniform over the legal actions unless a mask or probabilities are given."""
-        if mask is None and probability is None:
-            legal = self._mask_fn().astype(np.int8)
-            if legal.any():
-                mask = legal
-        return super().sample(mask=mask, probability=probability)
 
 
 class CGRSPEnv(gym.Env):

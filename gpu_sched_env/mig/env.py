@@ -10,6 +10,7 @@ import numpy as np
 from gymnasium import spaces
 
 from gpu_sched_env.core.errors import ConfigError, InvalidActionError, check_keys
+from gpu_sched_env.core.spaces import MaskedDiscrete
 from gpu_sched_env.mig.generator import generate, load_config
 from gpu_sched_env.mig.model import DEFAULT_CAPACITIES, Job, check_capacities, check_poll
 from gpu_sched_env.mig.sim import PlacementSim, PlacementState
@@ -17,26 +18,6 @@ from gpu_sched_env.mig.workload import MIG_EXPERIMENT_CONFIG, to_mig_jobs
 
 REWARD_PARTS = ("makespan", "deadline")
 OBS_HIGH = 1e6  # bound of every observation entry (times [min], memory [MB], counts)
-
-
-class MaskedDiscrete(spaces.Discrete):
-    """``Discrete`` whose ``sample()`` without a mask draws only currently legal actions.
-
-    Lets generic tools that sample actions (``check_env``, random rollouts) drive an env
-    that raises on illegal actions; ``contains`` is unchanged.
-    """
-
-    def __init__(self, n: int, mask_fn: Any, seed: Any = None) -> None:
-        super().__init__(n, seed=seed)
-        self._mask_fn = mask_fn
-
-    def sample(self, mask: Any = None, probability: Any = None) -> np.int64:
-        """Uniform over legal actions unless a mask/probability is given."""
-        if mask is None and probability is None:
-            legal = self._mask_fn().astype(np.int8)
-            if legal.any():
-                mask = legal
-        return super().sample(mask=mask, probability=probability)
 
 
 class MIGEnv(gym.Env):
