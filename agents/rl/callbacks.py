@@ -1,0 +1,118 @@
+"""Training callbacks: episode metrics, evaluation against the heuristic baselines, hparams.
+
+TensorBoard layout under ``<run>/tb``: ``learned_1`` is the learner's run; each heuristic
+gets its own run ``heuristic_<name>`` holding the *same* tags (``eval/miss_pct`` …) as
+constant lines over the training range, so one chart shows the learning curve against the
+heuristics' levels on the same held-out seeds.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import HParam
+
+from gpu_sched_env.core.io import atomic_write_json
+
+EVAL_METRICS = ("miss_pct", "mean_wait_min", "mean_tardiness_min", "cost_usd", "tight_miss_pct", "qos_objective")
+
+
+class EpisodeMetricsCallback(BaseCallback):
+    """Log each finished training episode's metrics (``episode/``) and reward parts (``reward_parts/``)."""
+
+    def _init_callback(self) -> None:
+        n = self.training_env.num_envs
+        self._parts = [dict() for _ in range(n)]
+        self._illegal = 0
+
+    def _on_step(self) -> bool:
+        for i, (done, info) in enumerate(zip(self.locals["dones"], self.locals["infos"])):
+            for k, v in info.get("reward_parts", {}).items():
+                self._parts[i][k] = self._parts[i].get(k, 0.0) + float(v)
+            self._illegal += bool(info.get("illegal_action", False))
+            if done and "summary" in info:
+                s = info["summary"]
+                for m in EVAL_METRICS:
+                    self.logger.record_mean(f"episode/{m}", float(s[m]))
+                for k, v in self._parts[i].items():
+                    self.logger.record_mean(f"reward_parts/{k}", v)
+                self._parts[i] = {}
+        self.logger.record("train/illegal_actions", self._illegal)
+        return True
+
+
+class EvalCallback(BaseCallback):
+    """Every ``eval_freq`` steps: evaluate on fixed held-out seeds, log ``eval/``, keep the best.
+
+    The best model minimises the mean QoS objective (α1·Σwait + α2·misses, the reward's
+    main parts) over the evaluation seeds.
+    """
+
+    def __init__(self, evaluate_fn: Any, eval_freq: int, run_dir: Path, heuristics: dict[str, dict[str, float]], total_timesteps: int, hparams: dict[str, Any]) -> None:
+        super().__init__()
+        self.evaluate_fn = evaluate_fn
+        self.eval_freq = int(eval_freq)
+        self.run_dir = Path(run_dir)
+        self.heuristics = heuristics
+        self.total_timesteps = int(total_timesteps)
+        self.hparams = hparams
+        self._next = 0
+        best = self.run_dir / "best.json"
+        self.best = json.loads(best.read_text())["qos_objective"] if best.exists() else float("inf")
+
+    def _on_training_start(self) -> None:
+        self._next = (self.num_timesteps // self.eval_freq + 1) * self.eval_freq
+        metric_dict = {f"eval/{m}": 0.0 for m in ("miss_pct", "mean_wait_min")}
+        self.logger.record("hparams", HParam(self.hparams, metric_dict), exclude=("stdout", "log", "json", "csv"))
+        self._write_heuristics()
+
+    def _write_heuristics(self) -> None:
+        from torch.utils.tensorboard import SummaryWriter
+
+        tb = Path(self.logger.dir).parent if self.logger.dir else self.run_dir / "tb"
+        for name, means in self.heuristics.items():
+            d = tb / f"heuristic_{name}"
+            if d.exists():
+                continue
+            w = SummaryWriter(str(d))
+            for step in (0, self.total_timesteps):
+                for m, v in means.items():
+                    w.add_scalar(f"eval/{m}", v, step)
+            w.close()
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= self._next:
+            self._next += self.eval_freq
+            self.run_eval()
+        return True
+
+    def _on_training_end(self) -> None:
+        self.run_eval()
+
+    def run_eval(self) -> dict[str, float]:
+        df = self.evaluate_fn(self.model)
+        means = {m: float(df[m].mean()) for m in EVAL_METRICS}
+        for m, v in means.items():
+            self.logger.record(f"eval/{m}", v)
+        self.logger.dump(self.num_timesteps)
+        if means["qos_objective"] < self.best:
+            self.best = means["qos_objective"]
+            self.model.save(self.run_dir / "best_model")
+            atomic_write_json(self.run_dir / "best.json", {"timesteps": int(self.num_timesteps), **means})
+        return means
+
+
+def flat_hparams(cfg: Any) -> dict[str, Any]:
+    """Scalar hyper-parameters for TensorBoard's HParams tab."""
+    out: dict[str, Any] = {"algo": cfg.algo.name, "day": cfg.day.name, "seed": int(cfg.seed)}
+    for k, v in cfg.algo.items():
+        if isinstance(v, (int, float, str, bool)) and k != "name":
+            out[f"algo.{k}"] = v
+        elif k == "net_arch":
+            out["algo.net_arch"] = "x".join(str(x) for x in v)
+    out.update({"env.window": int(cfg.env.window), "env.order": str(cfg.env.order), "train.total_timesteps": int(cfg.train.total_timesteps), "train.n_envs": int(cfg.train.n_envs)})
+    return {k: (float(v) if isinstance(v, (np.floating,)) else v) for k, v in out.items()}

@@ -1,0 +1,177 @@
+"""``train(cfg)``: learn a CGRSP scheduler, log it beside the heuristics, evaluate it.
+
+Called by the thin root ``train.py`` (Hydra). Each run directory holds ``config.yaml``
+(resolved), ``command.txt``, ``checkpoints/``, ``best_model.zip`` + ``best.json``,
+``final_model.zip``, ``tb/`` (TensorBoard: ``learned_1`` and ``heuristic_<name>`` runs) and
+``final_eval.{csv,md,png}``. ``resume=true`` continues the latest run of the same
+algo/day/seed (or ``resume_from=DIR``) from its last checkpoint.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import torch as th
+from omegaconf import DictConfig, OmegaConf
+from stable_baselines3.common.callbacks import CheckpointCallback
+
+from agents.rl.callbacks import EVAL_METRICS, EpisodeMetricsCallback, EvalCallback, flat_hparams
+from agents.rl.compare import comparison, figure, format_table, heuristic_runs
+from agents.rl.envs import IllegalActionFallback, env_kwargs, make_vec_env
+from agents.rl.registry import get_algo
+from gpu_sched_env.cgrsp import POLICY_NAMES
+from gpu_sched_env.core.errors import ConfigError, check_number
+from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
+
+FINAL_SEED0 = 20_000  # final evaluation seeds: 20 000 … (training and eval seeds never reach them)
+_CKPT = re.compile(r"model_(\d+)_steps\.zip$")
+
+
+def validate(cfg: DictConfig) -> dict[str, Any]:
+    """Check what the schemas cannot (ranges, names, env kwargs); return the env kwargs."""
+    spec = get_algo(cfg.algo.name)
+    check_number("train.total_timesteps", cfg.train.total_timesteps, lo=1, integer=True)
+    check_number("train.n_envs", cfg.train.n_envs, lo=1, integer=True)
+    check_number("train.eval_freq", cfg.train.eval_freq, lo=1, integer=True)
+    check_number("train.checkpoint_freq", cfg.train.checkpoint_freq, lo=1, integer=True)
+    check_number("train.final_eval_seeds", cfg.train.final_eval_seeds, lo=0, integer=True)
+    if not cfg.train.eval_seeds:
+        raise ConfigError("train.eval_seeds = []: give at least one held-out seed")
+    kwargs = env_kwargs(cfg)
+    from gpu_sched_env.cgrsp.env import CGRSPEnv
+
+    CGRSPEnv(**kwargs).close()  # raises ConfigError naming a bad env key or simulator parameter
+    del spec
+    return kwargs
+
+
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    """The checkpoint with the most steps in ``run_dir/checkpoints``."""
+    ckpts = [(int(m.group(1)), p) for p in (run_dir / "checkpoints").glob("model_*_steps.zip") if (m := _CKPT.search(p.name))]
+    return max(ckpts)[1] if ckpts else None
+
+
+def resolve_run_dir(cfg: DictConfig) -> tuple[Path, Path | None]:
+    """``(run_dir, checkpoint to resume from or None)``."""
+    here = Path(cfg.run_dir)
+    if not cfg.resume:
+        return here, None
+    if cfg.resume_from:
+        target = Path(cfg.resume_from)
+        if not target.is_dir():
+            raise ConfigError(f"resume_from = {cfg.resume_from!r} is not a directory")
+    else:
+        family = here.parent  # runs/train/<algo>_<day>_seed<seed>/
+        candidates = [d for d in family.glob("*") if d.is_dir() and d != here and latest_checkpoint(d)]
+        if not candidates:
+            raise ConfigError(f"resume=true but no earlier run with checkpoints under {family}/; start without resume or pass resume_from=DIR")
+        target = max(candidates, key=lambda d: latest_checkpoint(d).stat().st_mtime)  # type: ignore[union-attr]
+    ckpt = latest_checkpoint(target)
+    if ckpt is None:
+        raise ConfigError(f"resume: {target}/checkpoints holds no model_*_steps.zip to resume from")
+    return target, ckpt
+
+
+def evaluate_model(model: Any, kwargs: dict[str, Any], seeds: list[int], masked: bool) -> pd.DataFrame:
+    """Per-seed summaries of a trained model (deterministic actions)."""
+    from gpu_sched_env.cgrsp.env import CGRSPEnv
+    from gpu_sched_env.cgrsp.evaluation import evaluate
+
+    if masked:
+        return evaluate(model, kwargs, seeds)
+    env = IllegalActionFallback(CGRSPEnv(**kwargs))
+    rows = []
+    for s in seeds:
+        obs, _ = env.reset(seed=int(s))
+        done, illegal = False, 0
+        while not done:
+            action, _ = model.predict(obs, deterministic=True)
+            obs, _, term, trunc, info = env.step(action)
+            illegal += info["illegal_action"]
+            done = term or trunc
+        rows.append({**info["summary"], "illegal_actions": illegal})
+    return pd.DataFrame(rows)
+
+
+def train(cfg: DictConfig) -> dict[str, float]:
+    """Train, evaluate and write the run directory; return the final evaluation means."""
+    kwargs = validate(cfg)
+    spec = get_algo(cfg.algo.name)
+    run_dir, ckpt = resolve_run_dir(cfg)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if ckpt is not None and run_dir != Path(cfg.run_dir):
+        Path(cfg.run_dir).mkdir(parents=True, exist_ok=True)
+        atomic_write_text(Path(cfg.run_dir) / "resumed_into.txt", f"{run_dir}\n")
+    atomic_write_text(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+    cmd = "python train.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    prev = (run_dir / "command.txt").read_text() if (run_dir / "command.txt").exists() else ""
+    atomic_write_text(run_dir / "command.txt", prev + cmd + ("  # resumed from " + ckpt.name if ckpt else "") + "\n")
+    th.set_num_threads(int(cfg.train.torch_threads))
+
+    venv = make_vec_env(kwargs, int(cfg.train.n_envs), int(cfg.seed), str(cfg.train.vec_env), masked=spec.masked_env)
+    if ckpt is not None:
+        model = spec.cls.load(ckpt, env=venv, device=cfg.train.device)
+        buf = ckpt.with_name(ckpt.name.replace("model_", "model_replay_buffer_").replace(".zip", ".pkl"))
+        if spec.save_replay_buffer and buf.exists():
+            model.load_replay_buffer(buf)
+        print(f"resuming {run_dir} from {ckpt.name} at {model.num_timesteps} steps")
+    else:
+        model = spec.cls(spec.policy, venv, seed=int(cfg.seed), tensorboard_log=str(run_dir / "tb"), device=cfg.train.device, verbose=0, **spec.kwargs(cfg.algo))
+
+    day, params = cfg.day.name, dict(cfg.env.params)
+    eval_seeds = [int(s) for s in cfg.train.eval_seeds]
+    heur = heuristic_runs(POLICY_NAMES, eval_seeds, day, params)
+    heur_means = {name: {m: float(g[m].mean()) for m in EVAL_METRICS} for name, g in heur.groupby("policy")}
+    total = int(cfg.train.total_timesteps)
+    callbacks = [
+        EpisodeMetricsCallback(),
+        CheckpointCallback(save_freq=max(1, int(cfg.train.checkpoint_freq) // int(cfg.train.n_envs)), save_path=str(run_dir / "checkpoints"), name_prefix="model", save_replay_buffer=spec.save_replay_buffer),
+        EvalCallback(lambda m: evaluate_model(m, kwargs, eval_seeds, spec.masked_env), int(cfg.train.eval_freq), run_dir, heur_means, total, flat_hparams(cfg)),
+        *_extra_callbacks(),
+    ]
+    remaining = total - int(model.num_timesteps)
+    t0 = time.perf_counter()
+    if remaining > 0:
+        model.learn(remaining, callback=callbacks, tb_log_name="learned", reset_num_timesteps=ckpt is None, progress_bar=bool(cfg.train.progress_bar))
+    train_s = time.perf_counter() - t0
+    model.save(run_dir / "final_model")
+    venv.close()
+    return final_evaluation(cfg, spec, kwargs, run_dir, train_s)
+
+
+def _extra_callbacks() -> list:
+    """Hook for tests (e.g. to interrupt a run); none in normal use."""
+    return []
+
+
+def final_evaluation(cfg: DictConfig, spec: Any, kwargs: dict[str, Any], run_dir: Path, train_s: float) -> dict[str, float]:
+    """Best model (else final) vs the eleven heuristics on fresh seeds; table, tests, figure."""
+    n = int(cfg.train.final_eval_seeds)
+    if n == 0:
+        return {}
+    seeds = list(range(FINAL_SEED0, FINAL_SEED0 + n))
+    path = run_dir / "best_model.zip"
+    model = spec.cls.load(path if path.exists() else run_dir / "final_model.zip", device=cfg.train.device)
+    learned = evaluate_model(model, kwargs, seeds, spec.masked_env).assign(seed=seeds)
+    heur = heuristic_runs(POLICY_NAMES, seeds, cfg.day.name, dict(cfg.env.params))
+    label = cfg.algo.name
+    table, tests = comparison(learned, heur, label=label)
+    atomic_write_table(run_dir / "final_eval_per_seed.csv", pd.concat([learned.assign(policy=label), heur], ignore_index=True))
+    atomic_write_table(run_dir / "final_eval.csv", table.reset_index())
+    atomic_write_table(run_dir / "final_eval_tests.csv", tests)
+    text = (
+        f"# {label} on the {cfg.day.name} day: {n} held-out seeds ({FINAL_SEED0}…{FINAL_SEED0 + n - 1})\n\n"
+        f"Training wall time this invocation: {train_s:.0f} s.\n\n```\n{format_table(table)}\n```\n\n"
+        f"Paired tests, {label} − heuristic (negative = learned lower):\n\n```\n{tests.to_string(index=False, float_format=lambda x: f'{x:.3g}')}\n```\n"
+    )
+    atomic_write_text(run_dir / "final_eval.md", text)
+    figure(table, run_dir / "final_eval.png", f"{label} vs heuristics, {cfg.day.name} day, {n} seeds (95 % CI)")
+    print(text)
+    print(f"Run directory: {run_dir}")
+    return {m: float(table.loc[label, m]) for m in ("miss_pct", "mean_wait_min", "mean_tardiness_min", "cost_usd")}

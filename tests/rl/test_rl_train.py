@@ -1,0 +1,97 @@
+"""Tiny training runs for each algorithm: checkpoints, TensorBoard tags, final table, resume."""
+
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+import agents.rl.train as tr
+from agents.rl.config import register_configs
+
+CONF = str(Path(__file__).resolve().parents[2] / "conf")
+register_configs()
+TINY = [
+    "day=quiet", "train.total_timesteps=256", "train.n_envs=2", "train.eval_freq=128",
+    "train.checkpoint_freq=128", "train.eval_seeds=[10000]", "train.final_eval_seeds=2",
+    "train.progress_bar=false", "env.window=4",
+]
+ALGO_TINY = {
+    "ppo": ["algo.n_steps=64", "algo.batch_size=64", "algo.n_epochs=1", "algo.net_arch=[16]"],
+    "ppo_unmasked": ["algo.n_steps=64", "algo.batch_size=64", "algo.n_epochs=1", "algo.net_arch=[16]"],
+    "dqn": ["algo.learning_starts=32", "algo.buffer_size=1000", "algo.batch_size=16", "algo.net_arch=[16]"],
+}
+
+
+def cfg_for(run_dir, *overrides):
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        return compose(config_name="config", overrides=[*TINY, f"run_dir={run_dir}", *overrides])
+
+
+def scalar_tags(path):
+    ea = EventAccumulator(str(path))
+    ea.Reload()
+    return set(ea.Tags()["scalars"])
+
+
+@pytest.mark.parametrize("algo", ["ppo", "ppo_unmasked", "dqn"])
+def test_tiny_training_run_writes_everything(algo, tmp_path):
+    run = tmp_path / "run"
+    out = tr.train(cfg_for(run, f"algo={algo}", *ALGO_TINY[algo]))
+    assert set(out) == {"miss_pct", "mean_wait_min", "mean_tardiness_min", "cost_usd"}
+    for f in ("config.yaml", "command.txt", "final_model.zip", "best_model.zip", "best.json", "final_eval.csv", "final_eval.md", "final_eval.png"):
+        assert (run / f).exists(), f
+    assert sorted(p.name for p in (run / "checkpoints").glob("model_*_steps.zip")) == ["model_128_steps.zip", "model_256_steps.zip"]
+    learned = scalar_tags(run / "tb" / "learned_1")
+    assert {"eval/miss_pct", "eval/mean_wait_min", "eval/mean_tardiness_min", "eval/cost_usd", "episode/miss_pct", "reward_parts/wait", "reward_parts/miss"} <= learned
+    heur = sorted(p.name for p in (run / "tb").glob("heuristic_*"))
+    assert len(heur) == 11
+    assert "eval/miss_pct" in scalar_tags(run / "tb" / "heuristic_rh")
+    table = (run / "final_eval.md").read_text()
+    assert algo in table and "rh" in table and "Paired tests" in table
+
+
+def test_resume_continues_from_the_last_checkpoint(tmp_path, monkeypatch):
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class Interrupt(BaseCallback):
+        def _on_step(self):
+            if self.num_timesteps >= 160:
+                raise KeyboardInterrupt
+            return True
+
+    family = tmp_path / "ppo_quiet_seed0"
+    first = family / "t1"
+    monkeypatch.setattr(tr, "_extra_callbacks", lambda: [Interrupt()])
+    with pytest.raises(KeyboardInterrupt):
+        tr.train(cfg_for(first, "algo=ppo", *ALGO_TINY["ppo"]))
+    assert [p.name for p in (first / "checkpoints").glob("*.zip")] == ["model_128_steps.zip"]
+    assert not (first / "final_model.zip").exists()
+
+    monkeypatch.setattr(tr, "_extra_callbacks", lambda: [])
+    second = family / "t2"  # a new invocation gets a new Hydra dir; resume finds t1
+    loaded = {}
+    orig_load = tr.get_algo("ppo").cls.load
+
+    def spy(path, *a, **k):
+        m = orig_load(path, *a, **k)
+        loaded.setdefault("steps", m.num_timesteps)
+        loaded.setdefault("path", Path(path).name)
+        return m
+
+    monkeypatch.setattr(tr.get_algo("ppo").cls, "load", spy)
+    tr.train(cfg_for(second, "algo=ppo", "resume=true", *ALGO_TINY["ppo"]))
+    assert loaded == {"steps": 128, "path": "model_128_steps.zip"}
+    assert (first / "final_model.zip").exists()
+    assert (second / "resumed_into.txt").read_text().strip() == str(first)
+    assert "resumed from model_128_steps.zip" in (first / "command.txt").read_text()
+    assert sorted(p.name for p in (first / "checkpoints").glob("*.zip"))[-1] == "model_256_steps.zip"
+    # the learner's curve continues in the same TensorBoard run
+    assert not (first / "tb" / "learned_2").exists()
+
+
+def test_resume_without_a_previous_run_is_a_clear_error(tmp_path):
+    from gpu_sched_env.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="resume=true but no earlier run with checkpoints"):
+        tr.train(cfg_for(tmp_path / "fam" / "only", "algo=ppo", "resume=true"))

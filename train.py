@@ -1,0 +1,18 @@
+"""Train a CGRSP scheduler: ``python train.py algo=ppo day=hectic`` (see conf/ and README)."""
+
+import hydra
+
+from agents.rl.config import register_configs
+from agents.rl.train import train
+
+register_configs()
+
+
+@hydra.main(version_base="1.3", config_path="conf", config_name="config")
+def main(cfg) -> None:
+    """Hydra entry point."""
+    train(cfg)
+
+
+if __name__ == "__main__":
+    main()
