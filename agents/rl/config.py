@@ -75,13 +75,14 @@ class EnvConfig:
 class TrainConfig:
     """Budget, vectorisation, evaluation and checkpointing."""
 
-    total_timesteps: int = 150_000
+    total_timesteps: int = 100_000
     n_envs: int = 2
     vec_env: str = "dummy"  # dummy | subproc
-    eval_freq: int = 25_000  # env steps between evaluations (all envs together)
+    eval_freq: int = 10_000  # env steps between evaluations (all envs together)
     eval_seeds: list[int] = field(default_factory=lambda: list(range(10_000, 10_005)))
     final_eval_seeds: int = 30  # final table on seeds 20_000 … 20_000 + n − 1
-    checkpoint_freq: int = 25_000  # env steps between checkpoints
+    checkpoint_freq: int = 10_000  # env steps between checkpoints
+    normalize_reward: bool = False  # VecNormalize on rewards only (running return scale)
     progress_bar: bool = True
     device: str = "cpu"
     torch_threads: int = 1

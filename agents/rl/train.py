@@ -20,6 +20,7 @@ import pandas as pd
 import torch as th
 from omegaconf import DictConfig, OmegaConf
 from stable_baselines3.common.callbacks import CheckpointCallback
+from stable_baselines3.common.vec_env import VecNormalize
 
 from agents.rl.callbacks import EVAL_METRICS, EpisodeMetricsCallback, EvalCallback, flat_hparams
 from agents.rl.compare import comparison, figure, format_table, heuristic_runs
@@ -115,6 +116,12 @@ def train(cfg: DictConfig) -> dict[str, float]:
     th.set_num_threads(int(cfg.train.torch_threads))
 
     venv = make_vec_env(kwargs, int(cfg.train.n_envs), int(cfg.seed), str(cfg.train.vec_env), masked=spec.masked_env)
+    if cfg.train.normalize_reward:
+        stats = ckpt.with_name(ckpt.name.replace("model_", "model_vecnormalize_").replace(".zip", ".pkl")) if ckpt else None
+        if stats is not None and stats.exists():
+            venv = VecNormalize.load(str(stats), venv)
+        else:
+            venv = VecNormalize(venv, norm_obs=False, norm_reward=True, gamma=float(cfg.algo.gamma))
     if ckpt is not None:
         model = spec.cls.load(ckpt, env=venv, device=cfg.train.device)
         buf = ckpt.with_name(ckpt.name.replace("model_", "model_replay_buffer_").replace(".zip", ".pkl"))
@@ -131,7 +138,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
     total = int(cfg.train.total_timesteps)
     callbacks = [
         EpisodeMetricsCallback(),
-        CheckpointCallback(save_freq=max(1, int(cfg.train.checkpoint_freq) // int(cfg.train.n_envs)), save_path=str(run_dir / "checkpoints"), name_prefix="model", save_replay_buffer=spec.save_replay_buffer),
+        CheckpointCallback(save_freq=max(1, int(cfg.train.checkpoint_freq) // int(cfg.train.n_envs)), save_path=str(run_dir / "checkpoints"), name_prefix="model", save_replay_buffer=spec.save_replay_buffer, save_vecnormalize=bool(cfg.train.normalize_reward)),
         EvalCallback(lambda m: evaluate_model(m, kwargs, eval_seeds, spec.masked_env), int(cfg.train.eval_freq), run_dir, heur_means, total, flat_hparams(cfg)),
         *_extra_callbacks(),
     ]
@@ -155,23 +162,35 @@ def final_evaluation(cfg: DictConfig, spec: Any, kwargs: dict[str, Any], run_dir
     n = int(cfg.train.final_eval_seeds)
     if n == 0:
         return {}
-    seeds = list(range(FINAL_SEED0, FINAL_SEED0 + n))
     path = run_dir / "best_model.zip"
     model = spec.cls.load(path if path.exists() else run_dir / "final_model.zip", device=cfg.train.device)
+    seeds = list(range(FINAL_SEED0, FINAL_SEED0 + n))
+    note = f"Training wall time this invocation: {train_s:.0f} s."
+    return compare_model(model, spec, kwargs, dict(cfg.env.params), seeds, cfg.algo.name, run_dir, "final_eval", note)
+
+
+def compare_model(model: Any, spec: Any, kwargs: dict[str, Any], params: dict[str, Any], seeds: list[int], label: str, out_dir: Path, stem: str, note: str = "") -> dict[str, float]:
+    """Evaluate ``model`` and the heuristics on ``seeds`` and write the comparison.
+
+    Writes ``<stem>.{csv,md,png}``, ``<stem>_per_seed.csv`` and ``<stem>_tests.csv`` into
+    ``out_dir``; prints the table and tests and returns the learned policy's means.
+    """
+    day = kwargs["day"]
     learned = evaluate_model(model, kwargs, seeds, spec.masked_env).assign(seed=seeds)
-    heur = heuristic_runs(POLICY_NAMES, seeds, cfg.day.name, dict(cfg.env.params))
-    label = cfg.algo.name
+    heur = heuristic_runs(POLICY_NAMES, seeds, day, params)
     table, tests = comparison(learned, heur, label=label)
-    atomic_write_table(run_dir / "final_eval_per_seed.csv", pd.concat([learned.assign(policy=label), heur], ignore_index=True))
-    atomic_write_table(run_dir / "final_eval.csv", table.reset_index())
-    atomic_write_table(run_dir / "final_eval_tests.csv", tests)
+    atomic_write_table(out_dir / f"{stem}_per_seed.csv", pd.concat([learned.assign(policy=label), heur], ignore_index=True))
+    atomic_write_table(out_dir / f"{stem}.csv", table.reset_index())
+    atomic_write_table(out_dir / f"{stem}_tests.csv", tests)
     text = (
-        f"# {label} on the {cfg.day.name} day: {n} held-out seeds ({FINAL_SEED0}…{FINAL_SEED0 + n - 1})\n\n"
-        f"Training wall time this invocation: {train_s:.0f} s.\n\n```\n{format_table(table)}\n```\n\n"
-        f"Paired tests, {label} − heuristic (negative = learned lower):\n\n```\n{tests.to_string(index=False, float_format=lambda x: f'{x:.3g}')}\n```\n"
+        f"# {label} on the {day} day: {len(seeds)} held-out seeds ({seeds[0]}…{seeds[-1]})\n\n"
+        + (f"{note}\n\n" if note else "")
+        + f"```\n{format_table(table)}\n```\n\n"
+        + f"Paired tests, {label} − heuristic (negative = learned lower; Holm over the family):\n\n"
+        + f"```\n{tests.to_string(index=False, float_format=lambda x: f'{x:.3g}')}\n```\n"
     )
-    atomic_write_text(run_dir / "final_eval.md", text)
-    figure(table, run_dir / "final_eval.png", f"{label} vs heuristics, {cfg.day.name} day, {n} seeds (95 % CI)")
+    atomic_write_text(out_dir / f"{stem}.md", text)
+    figure(table, out_dir / f"{stem}.png", f"{label} vs heuristics, {day} day, {len(seeds)} seeds (95 % CI)")
     print(text)
-    print(f"Run directory: {run_dir}")
+    print(f"Written to {out_dir}/{stem}.*")
     return {m: float(table.loc[label, m]) for m in ("miss_pct", "mean_wait_min", "mean_tardiness_min", "cost_usd")}

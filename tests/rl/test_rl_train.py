@@ -95,3 +95,23 @@ def test_resume_without_a_previous_run_is_a_clear_error(tmp_path):
 
     with pytest.raises(ConfigError, match="resume=true but no earlier run with checkpoints"):
         tr.train(cfg_for(tmp_path / "fam" / "only", "algo=ppo", "resume=true"))
+
+
+def test_evaluate_cli_on_a_trained_run(tmp_path, capsys):
+    import evaluate
+
+    run = tmp_path / "run"
+    tr.train(cfg_for(run, "algo=ppo", *ALGO_TINY["ppo"], "train.final_eval_seeds=0"))
+    assert evaluate.main([str(run), "--seeds", "2", "--seed0", "500"]) == 0
+    out = capsys.readouterr().out
+    assert "Paired tests" in out and "fifo" in out
+    for suffix in (".csv", ".md", ".png", "_tests.csv", "_per_seed.csv"):
+        assert (run / f"eval_quiet_2seeds_best_model{suffix}").exists()
+    with pytest.raises(SystemExit):
+        evaluate.main([str(tmp_path / "nowhere")])
+
+
+def test_reward_normalisation_saves_its_statistics_with_checkpoints(tmp_path):
+    run = tmp_path / "run"
+    tr.train(cfg_for(run, "algo=ppo", *ALGO_TINY["ppo"], "train.normalize_reward=true", "train.final_eval_seeds=0"))
+    assert sorted(p.name for p in (run / "checkpoints").glob("*.pkl")) == ["model_vecnormalize_128_steps.pkl", "model_vecnormalize_256_steps.pkl"]
