@@ -18,22 +18,7 @@ import warnings
 import numpy as np
 
 from gpu_sched_env.mig.generator import NormalisedFileWarning, generate, load_config, next_primes
-
-JAVA_TEST_CONFIG = {
-    "priorityConfigSettings": {"type": "Random", "distributionType": "Uniform",
-                               "distributionParams": {"lowerBound": 1, "upperBound": 5}},
-    "deadlineConfigSettings": {"type": "Fixed", "deadline": 100},
-    "maxRamUsageConfigSettings": {"type": "RandomDependentOnPrevious", "distributionType": "Normal",
-                                  "distributionParams": {"mean": 2000, "sd": 50}},
-    "maxTimeslicesNumberConfigSettings": {"type": "Random", "distributionType": "Normal",
-                                          "distributionParams": {"mean": 5, "sd": 2}},
-    "stoppabilityConfigSettings": {"type": "Fixed", "isStoppable": True},
-    "cudaCoresConfigSettings": {"type": "Fixed", "coresNumber": 100},
-    "jobsArrivalConfigSettings": {"type": "Random", "distributionType": "Poisson",
-                                  "distributionParams": {"lambda": 10}},
-    "numberOfJobs": 1000,
-    "seed": 41,
-}
+from gpu_sched_env.mig.workload import JAVA_TEST_CONFIG
 
 
 def numpy_loop(n: int, seed: int) -> list[dict]:

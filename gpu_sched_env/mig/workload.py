@@ -25,6 +25,23 @@ from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.mig.generator import GeneratorConfig, JobSet, generate, load_config
 from gpu_sched_env.mig.model import Job
 
+# The Java tool's published test_config.json (spec Part A reference data), as a mapping.
+JAVA_TEST_CONFIG: dict[str, Any] = {
+    "priorityConfigSettings": {"type": "Random", "distributionType": "Uniform",
+                               "distributionParams": {"lowerBound": 1, "upperBound": 5}},
+    "deadlineConfigSettings": {"type": "Fixed", "deadline": 100},
+    "maxRamUsageConfigSettings": {"type": "RandomDependentOnPrevious", "distributionType": "Normal",
+                                  "distributionParams": {"mean": 2000, "sd": 50}},
+    "maxTimeslicesNumberConfigSettings": {"type": "Random", "distributionType": "Normal",
+                                          "distributionParams": {"mean": 5, "sd": 2}},
+    "stoppabilityConfigSettings": {"type": "Fixed", "isStoppable": True},
+    "cudaCoresConfigSettings": {"type": "Fixed", "coresNumber": 100},
+    "jobsArrivalConfigSettings": {"type": "Random", "distributionType": "Poisson",
+                                  "distributionParams": {"lambda": 10}},
+    "numberOfJobs": 1000,
+    "seed": 41,
+}
+
 # Part B of the spec as a generator config (JSON format plus our documented extensions:
 # firstValue, relativeSd, maxValue, rounding).
 MIG_EXPERIMENT_CONFIG: dict[str, Any] = {

@@ -23,23 +23,9 @@ from gpu_sched_env.mig.generator.distributions import (
     Normal,
     Uniform,
 )
-from gpu_sched_env.mig.workload import MIG_EXPERIMENT_CONFIG
+from gpu_sched_env.mig.workload import JAVA_TEST_CONFIG, MIG_EXPERIMENT_CONFIG
 
-BASE = {
-    "priorityConfigSettings": {"type": "Random", "distributionType": "Uniform",
-                               "distributionParams": {"lowerBound": 1, "upperBound": 5}},
-    "deadlineConfigSettings": {"type": "Fixed", "deadline": 100},
-    "maxRamUsageConfigSettings": {"type": "RandomDependentOnPrevious", "distributionType": "Normal",
-                                  "distributionParams": {"mean": 2000, "sd": 50}},
-    "maxTimeslicesNumberConfigSettings": {"type": "Random", "distributionType": "Normal",
-                                          "distributionParams": {"mean": 5, "sd": 2}},
-    "stoppabilityConfigSettings": {"type": "Fixed", "isStoppable": True},
-    "cudaCoresConfigSettings": {"type": "Fixed", "coresNumber": 100},
-    "jobsArrivalConfigSettings": {"type": "Random", "distributionType": "Poisson",
-                                  "distributionParams": {"lambda": 10}},
-    "numberOfJobs": 200,
-    "seed": 41,
-}
+BASE = {**JAVA_TEST_CONFIG, "numberOfJobs": 200}
 
 
 def cfg(**changes):

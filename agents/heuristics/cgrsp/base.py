@@ -114,12 +114,17 @@ def slot_cadr(sim: Simulator, job: int, idle: list[int]) -> int:
     return min(cand, key=lambda s: (w_row[fl.slot_type[s]], s))
 
 
-def place_in_order(sim: Simulator, jobs: Iterable[int], rule: SlotRule) -> list[Assignment]:
-    """Give each job, in order, the best still-idle slot under ``rule``."""
-    idle = sim.idle_slots()
+def place_in_order(sim: Simulator, jobs: Iterable[int], rule: SlotRule, idle: list[int] | None = None) -> list[Assignment]:
+    """Give each job, in order, the best still-idle slot under ``rule``.
+
+    ``idle`` (default: every idle slot) is consumed: slots given out are removed from it,
+    so a policy can place one tier with one rule and the next tier with another.
+    """
+    if idle is None:
+        idle = sim.idle_slots()
     if len(idle) == 1:  # the argmin over one slot is that slot: skip the scoring
         for j in jobs:
-            return [(j, idle[0])]
+            return [(j, idle.pop())]
         return []
     out: list[Assignment] = []
     for j in jobs:

@@ -97,16 +97,8 @@ class Adaptive(_QueueArrays):
         crit = self._by_deadline(ids[critical], k)
         rest = self._by_spt(ids[~hopeless & ~critical], k - len(crit))
         rest += self._by_deadline(ids[hopeless], k - len(crit) - len(rest))
-        out = place_in_order(sim, crit, slot_edf)
-        taken = {s for _, s in out}
-        free = [s for s in idle if s not in taken]
-        for j in rest:
-            if not free:
-                break
-            s = slot_spt(sim, j, free)
-            free.remove(s)
-            out.append((j, s))
-        return out
+        out = place_in_order(sim, crit, slot_edf, idle)  # consumes the slots it gives out
+        return out + place_in_order(sim, rest, slot_spt, idle)
 
 
 class CADR(CGRSPPolicy):
