@@ -52,8 +52,9 @@ class EvalCallback(BaseCallback):
     main parts) over the evaluation seeds.
     """
 
-    def __init__(self, evaluate_fn: Any, eval_freq: int, run_dir: Path, heuristics: dict[str, dict[str, float]], total_timesteps: int, hparams: dict[str, Any]) -> None:
+    def __init__(self, evaluate_fn: Any, eval_freq: int, run_dir: Path, heuristics: dict[str, dict[str, float]], total_timesteps: int, hparams: dict[str, Any], eval_at_start: bool = False) -> None:
         super().__init__()
+        self.eval_at_start = eval_at_start
         self.evaluate_fn = evaluate_fn
         self.eval_freq = int(eval_freq)
         self.run_dir = Path(run_dir)
@@ -69,6 +70,8 @@ class EvalCallback(BaseCallback):
         metric_dict = {f"eval/{m}": 0.0 for m in ("miss_pct", "mean_wait_min")}
         self.logger.record("hparams", HParam(self.hparams, metric_dict), exclude=("stdout", "log", "json", "csv"))
         self._write_heuristics()
+        if self.eval_at_start:  # e.g. the behaviour-cloned policy before any RL update
+            self.run_eval()
 
     def _write_heuristics(self) -> None:
         from torch.utils.tensorboard import SummaryWriter

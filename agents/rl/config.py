@@ -30,6 +30,10 @@ class PPOConfig:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     net_arch: list[int] = field(default_factory=lambda: [128, 128])
+    # behaviour-cloning warm start (MaskablePPO only): heuristic name, or None for none
+    bc_teacher: str | None = None
+    bc_episodes: int = 10
+    bc_epochs: int = 10
 
 
 @dataclass

@@ -9,6 +9,7 @@ algo/day/seed (or ``resume_from=DIR``) from its last checkpoint.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import sys
@@ -27,7 +28,7 @@ from agents.rl.compare import comparison, figure, format_table, heuristic_runs
 from agents.rl.envs import IllegalActionFallback, env_kwargs, make_vec_env
 from agents.rl.registry import get_algo
 from gpu_sched_env.cgrsp import POLICY_NAMES
-from gpu_sched_env.core.errors import ConfigError, check_number
+from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
 FINAL_SEED0 = 20_000  # final evaluation seeds: 20 000 … (training and eval seeds never reach them)
@@ -37,6 +38,13 @@ _CKPT = re.compile(r"model_(\d+)_steps\.zip$")
 def validate(cfg: DictConfig) -> dict[str, Any]:
     """Check what the schemas cannot (ranges, names, env kwargs); return the env kwargs."""
     spec = get_algo(cfg.algo.name)
+    teacher = cfg.algo.get("bc_teacher")
+    if teacher:
+        if cfg.algo.name != "ppo":
+            raise ConfigError(f"algo.bc_teacher = {teacher!r}: behaviour cloning is implemented for algo=ppo only (got algo={cfg.algo.name})")
+        check_choice("algo.bc_teacher", teacher, POLICY_NAMES)
+        check_number("algo.bc_episodes", cfg.algo.bc_episodes, lo=1, integer=True)
+        check_number("algo.bc_epochs", cfg.algo.bc_epochs, lo=1, integer=True)
     check_number("train.total_timesteps", cfg.train.total_timesteps, lo=1, integer=True)
     check_number("train.n_envs", cfg.train.n_envs, lo=1, integer=True)
     check_number("train.eval_freq", cfg.train.eval_freq, lo=1, integer=True)
@@ -130,6 +138,13 @@ def train(cfg: DictConfig) -> dict[str, float]:
         print(f"resuming {run_dir} from {ckpt.name} at {model.num_timesteps} steps")
     else:
         model = spec.cls(spec.policy, venv, seed=int(cfg.seed), tensorboard_log=str(run_dir / "tb"), device=cfg.train.device, verbose=0, **spec.kwargs(cfg.algo))
+        teacher = cfg.algo.get("bc_teacher")
+        if teacher:
+            from agents.rl.imitation import pretrain
+
+            bc = pretrain(model, teacher, kwargs, int(cfg.algo.bc_episodes), int(cfg.algo.bc_epochs), seed=int(cfg.seed))
+            atomic_write_text(run_dir / "bc.json", json.dumps({"teacher": teacher, **bc}, indent=2) + "\n")
+            print(f"behaviour cloning from {teacher}: {bc}")
 
     day, params = cfg.day.name, dict(cfg.env.params)
     eval_seeds = [int(s) for s in cfg.train.eval_seeds]
@@ -139,7 +154,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
     callbacks = [
         EpisodeMetricsCallback(),
         CheckpointCallback(save_freq=max(1, int(cfg.train.checkpoint_freq) // int(cfg.train.n_envs)), save_path=str(run_dir / "checkpoints"), name_prefix="model", save_replay_buffer=spec.save_replay_buffer, save_vecnormalize=bool(cfg.train.normalize_reward)),
-        EvalCallback(lambda m: evaluate_model(m, kwargs, eval_seeds, spec.masked_env), int(cfg.train.eval_freq), run_dir, heur_means, total, flat_hparams(cfg)),
+        EvalCallback(lambda m: evaluate_model(m, kwargs, eval_seeds, spec.masked_env), int(cfg.train.eval_freq), run_dir, heur_means, total, flat_hparams(cfg), eval_at_start=ckpt is None and bool(cfg.algo.get("bc_teacher"))),
         *_extra_callbacks(),
     ]
     remaining = total - int(model.num_timesteps)
