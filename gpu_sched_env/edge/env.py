@@ -10,6 +10,7 @@ import numpy as np
 from gymnasium import spaces
 
 from gpu_sched_env.core.errors import ConfigError, InvalidActionError, check_keys, check_number
+from gpu_sched_env.core.spaces import MaskedDiscrete
 from gpu_sched_env.edge.llf import load_increment_h
 from gpu_sched_env.edge.model import Task, check_placeable, jetson_cluster, task_arrays
 from gpu_sched_env.edge.plan import Plan
@@ -120,7 +121,7 @@ class EdgeBatchEnv(gym.Env):
         check_keys(weights, REWARD_PARTS, "reward_weights")
         self.reward_weights = {k: float(check_number(k, v, section="reward_weights")) for k, v in weights.items()}
         d = self.cluster.n
-        self.action_space = spaces.Discrete(d)
+        self.action_space = MaskedDiscrete(d, self.action_masks)  # sample() draws legal actions
         high = np.full(len(OBS_BLOCKS) * d + 2, HOURS_HIGH, dtype=np.float32)
         for name in ("fits", "gpu_frac", "mem_frac", "local", "remaining"):
             high[obs_slices(d)[name]] = 1.0

@@ -12,6 +12,7 @@ import pandas as pd
 from gymnasium import spaces
 
 from gpu_sched_env.core.errors import ConfigError, InvalidActionError, check_keys, check_number
+from gpu_sched_env.core.spaces import MaskedDiscrete
 from gpu_sched_env.hgsp.metrics import summarize
 from gpu_sched_env.hgsp.model import Cluster, TaskSet, make_cluster
 from gpu_sched_env.hgsp.sim import Decision, ListScheduler, Problem, decision
@@ -112,7 +113,7 @@ class HGSPEnv(gym.Env):
         lo[5::4], hi[5::4] = 0.0, 1.0
         lo[8::4], hi[8::4] = 0.0, 1.0
         self.observation_space = spaces.Box(lo, hi, dtype=np.float32)
-        self.action_space = spaces.Discrete(m)
+        self.action_space = MaskedDiscrete(m, self.action_masks)  # sample() draws legal actions
         self.problem: Problem | None = None
         self._ls: ListScheduler | None = None
         self._task: int | None = None

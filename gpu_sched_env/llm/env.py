@@ -11,6 +11,7 @@ import pandas as pd
 from gymnasium import spaces
 
 from gpu_sched_env.core.errors import ConfigError, InvalidActionError, check_number
+from gpu_sched_env.core.spaces import MaskedDiscrete
 from gpu_sched_env.llm.model import Workload, mixed, resolve_workload
 from gpu_sched_env.llm.sim import LLMDecision, LLMSim
 
@@ -89,7 +90,7 @@ class LLMServeEnv(gym.Env):
         for k in (2, 3, 4, 6, 7):
             hi[k::N_FEAT] = 1.0
         self.observation_space = spaces.Box(lo, hi, dtype=np.float32)
-        self.action_space = spaces.Discrete(n)
+        self.action_space = MaskedDiscrete(n, self.action_masks)  # sample() draws legal actions
         self.sim: LLMSim | None = None
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:

@@ -146,3 +146,12 @@ def test_registries():
     batch[:, :7] = 1.0
     acts, _ = agent.predict(batch)
     assert acts.shape == (3,)
+
+
+def test_env_checker_with_masked_actions():
+    # without splitting, heavy tasks do not fit the Nanos: some actions are illegal, and the
+    # checker's random actions come from MaskedDiscrete.sample(), i.e. the legal ones
+    env = gym.make("EdgeBatch-v0", n_tasks=8, split=False).unwrapped
+    env.reset(seed=0)
+    assert not env.action_masks().all()
+    check_env(env, skip_render_check=True)

@@ -136,3 +136,13 @@ def test_env_config_errors():
         gym.make("HGSP-v0", order=[0, 1])
     with pytest.raises(ConfigError, match="unknown reward_weights: speed"):
         gym.make("HGSP-v0", reward_weights={"speed": 1.0})
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_env_checker_with_masked_actions():
+    tasks = small_fit_tasks()
+    tasks["memory"] = 60.0  # only the A100 (80 GB) can hold these: A30/L40 actions are masked
+    env = gym.make("HGSP-v0", tasks=tasks).unwrapped
+    env.reset(seed=0)
+    assert env.action_masks().sum() == 1
+    check_env(env)
