@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agents.heuristics.cgrsp import POLICY_NAMES
+from agents.heuristics.cgrsp import ALL_POLICY_NAMES, POLICY_NAMES
 from gpu_sched_env.core.errors import check_choice
 
 
@@ -35,7 +35,7 @@ class HeuristicAgent:
     def __init__(self, name: str, env: Any = None, fallback: str = "substitute") -> None:
         from gpu_sched_env.cgrsp.env import HEURISTIC_FALLBACKS
 
-        self.name = check_choice("policy", name, POLICY_NAMES)
+        self.name = check_choice("policy", name, ALL_POLICY_NAMES)
         self.fallback = check_choice("fallback", fallback, HEURISTIC_FALLBACKS)
         self.env = env
 

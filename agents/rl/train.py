@@ -23,6 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 from stable_baselines3.common.callbacks import CheckpointCallback
 from stable_baselines3.common.vec_env import VecNormalize
 
+from agents.heuristics.cgrsp import ALL_POLICY_NAMES
 from agents.rl.callbacks import EVAL_METRICS, EpisodeMetricsCallback, EvalCallback, flat_hparams
 from agents.rl.compare import comparison, figure, format_table, heuristic_runs
 from agents.rl.envs import IllegalActionFallback, env_kwargs, make_vec_env
@@ -42,7 +43,7 @@ def validate(cfg: DictConfig) -> dict[str, Any]:
     if teacher:
         if cfg.algo.name != "ppo":
             raise ConfigError(f"algo.bc_teacher = {teacher!r}: behaviour cloning is implemented for algo=ppo only (got algo={cfg.algo.name})")
-        check_choice("algo.bc_teacher", teacher, POLICY_NAMES)
+        check_choice("algo.bc_teacher", teacher, ALL_POLICY_NAMES)
         check_number("algo.bc_episodes", cfg.algo.bc_episodes, lo=1, integer=True)
         check_number("algo.bc_epochs", cfg.algo.bc_epochs, lo=1, integer=True)
     check_number("train.total_timesteps", cfg.train.total_timesteps, lo=1, integer=True)

@@ -186,3 +186,26 @@ def test_illegal_assignments_raise():
     assert sim.advance()
     with pytest.raises(InvalidActionError, match="not idle"):
         sim.assign(1, 0)
+
+
+def test_edf_defer_low_leaves_a_low_slot_idle_while_another_is_busy():
+    # slot 0 fast (High), slot 1 cheap (Low): job0 at t=0 takes slot 0 (EDF: best tier);
+    # job1 at t=1 finds only the Low slot idle while slot 0 is busy → it waits for t=10.
+    p = tiny_params(beta={"cheap": 0.0}, delay_low=(1000.0, 1000.0))
+    sim = run_policy("edf_defer_low", tiny_sim(p, [0.0, 1.0], [0, 0], [LOOSE, LOOSE]))
+    assert trace(sim) == [(0, 0.0, 0, 10.0), (1, 10.0, 0, 20.0)]
+    edf = run_policy("edf", tiny_sim(p, [0.0, 1.0], [0, 0], [LOOSE, LOOSE]))
+    assert edf.job_slot[1] == 1 and edf.completion[1] == 1.0 + 1000.0 + 20.0
+    # with every slot idle it does dispatch to a Low slot (nothing else would wake it)
+    only = run_policy("edf_defer_low", tiny_sim(tiny_params(slots=("cheap",), beta={"cheap": 0.0}), [0.0], [0], [LOOSE]))
+    assert only.job_slot[0] == 0
+
+
+def test_extension_policies_are_usable_by_name_but_not_in_the_published_tables():
+    from agents.heuristics.cgrsp import ALL_POLICY_NAMES, POLICY_NAMES
+    from gpu_sched_env.cgrsp import POLICY_NAMES as PUBLISHED
+    from gpu_sched_env.cgrsp import simulate
+
+    assert "edf_defer_low" in ALL_POLICY_NAMES and "edf_defer_low" not in POLICY_NAMES
+    assert tuple(PUBLISHED) == tuple(POLICY_NAMES)
+    assert simulate("edf_defer_low", "surge", 0, n_jobs=100).summary()["completed"] == 100

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from agents.heuristics.cgrsp.base import CGRSPPolicy
 from agents.heuristics.cgrsp.deadline import CADR, CADROO, Adaptive, SPTRescue
+from agents.heuristics.cgrsp.extensions import EDFDeferLow
 from agents.heuristics.cgrsp.ordering import EDF, FIFO, LCF, SPT, Balanced, Random
 from agents.heuristics.cgrsp.rh import RH
 from gpu_sched_env.cgrsp.params import CGRSPParams
@@ -17,13 +18,16 @@ POLICIES: dict[str, type[CGRSPPolicy]] = {
     cls.name: cls
     for cls in (FIFO, SPT, EDF, LCF, Balanced, Random, SPTRescue, Adaptive, RH, CADR, CADROO)
 }
-POLICY_NAMES: tuple[str, ...] = tuple(POLICIES)
+POLICY_NAMES: tuple[str, ...] = tuple(POLICIES)  # the published ten + CADR-OO
+# our own heuristics: usable everywhere by name, but kept out of the published-policy tables
+EXTENSIONS: dict[str, type[CGRSPPolicy]] = {cls.name: cls for cls in (EDFDeferLow,)}
+ALL_POLICY_NAMES: tuple[str, ...] = POLICY_NAMES + tuple(EXTENSIONS)
 
 
 def make_policy(name: str, params: CGRSPParams) -> CGRSPPolicy:
-    """A fresh policy instance by name."""
-    check_choice("policy", name, POLICY_NAMES)
-    return POLICIES[name](params)
+    """A fresh policy instance by name (published or extension)."""
+    check_choice("policy", name, ALL_POLICY_NAMES)
+    return {**POLICIES, **EXTENSIONS}[name](params)
 
 
-__all__ = ["POLICIES", "POLICY_NAMES", "CGRSPPolicy", "make_policy"]
+__all__ = ["ALL_POLICY_NAMES", "EXTENSIONS", "POLICIES", "POLICY_NAMES", "CGRSPPolicy", "make_policy"]
