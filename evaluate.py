@@ -17,7 +17,7 @@ from omegaconf import OmegaConf
 
 from agents.rl.envs import env_kwargs
 from agents.rl.registry import get_algo
-from agents.rl.train import compare_model
+from agents.rl.train import baselines, compare_model
 from gpu_sched_env.cgrsp.params import DAY_TYPES
 
 
@@ -45,7 +45,7 @@ def main(argv=None) -> int:
     model = spec.cls.load(model_path, device="cpu")
     seeds = list(range(args.seed0, args.seed0 + args.seeds))
     stem = f"eval_{cfg.day.name}_{args.seeds}seeds_{Path(args.model).stem}"
-    compare_model(model, spec, env_kwargs(cfg), dict(cfg.env.params), seeds, cfg.algo.name, args.run_dir, stem)
+    compare_model(model, spec, env_kwargs(cfg), dict(cfg.env.params), seeds, cfg.algo.name, args.run_dir, stem, names=baselines(cfg))
     return 0
 
 

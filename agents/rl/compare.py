@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from agents.heuristics.cgrsp import EXTENSIONS
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp.batch import run_grid, summarise
 from gpu_sched_env.core.stats import holm, paired_compare
@@ -64,7 +65,7 @@ def figure(table: pd.DataFrame, path: str | Path, title: str) -> Path:
     order = table.sort_values("miss_pct").index
     for ax, m, lab in zip(axes, ("miss_pct", "mean_wait_min"), ("deadline miss [%]", "mean wait [min]")):
         t = table.loc[order]
-        colors = ["#1f77b4" if p in POLICY_NAMES else "#ff7f0e" for p in t.index]  # learned: orange
+        colors = ["#1f77b4" if p in POLICY_NAMES else ("#9467bd" if p in EXTENSIONS else "#ff7f0e") for p in t.index]  # learned: orange
         ax.bar(range(len(t)), t[m], yerr=t[f"{m}_ci"], color=colors, capsize=3)
         ax.set_xticks(range(len(t)))
         ax.set_xticklabels(t.index, rotation=45, ha="right")

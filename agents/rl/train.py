@@ -149,7 +149,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
 
     day, params = cfg.day.name, dict(cfg.env.params)
     eval_seeds = [int(s) for s in cfg.train.eval_seeds]
-    heur = heuristic_runs(POLICY_NAMES, eval_seeds, day, params)
+    heur = heuristic_runs(baselines(cfg), eval_seeds, day, params)
     heur_means = {name: {m: float(g[m].mean()) for m in EVAL_METRICS} for name, g in heur.groupby("policy")}
     total = int(cfg.train.total_timesteps)
     callbacks = [
@@ -182,10 +182,16 @@ def final_evaluation(cfg: DictConfig, spec: Any, kwargs: dict[str, Any], run_dir
     model = spec.cls.load(path if path.exists() else run_dir / "final_model.zip", device=cfg.train.device)
     seeds = list(range(FINAL_SEED0, FINAL_SEED0 + n))
     note = f"Training wall time this invocation: {train_s:.0f} s."
-    return compare_model(model, spec, kwargs, dict(cfg.env.params), seeds, cfg.algo.name, run_dir, "final_eval", note)
+    return compare_model(model, spec, kwargs, dict(cfg.env.params), seeds, cfg.algo.name, run_dir, "final_eval", note, baselines(cfg))
 
 
-def compare_model(model: Any, spec: Any, kwargs: dict[str, Any], params: dict[str, Any], seeds: list[int], label: str, out_dir: Path, stem: str, note: str = "") -> dict[str, float]:
+def baselines(cfg: DictConfig) -> tuple[str, ...]:
+    """The eleven published heuristics, plus the behaviour-cloning teacher if it is an extension."""
+    teacher = cfg.algo.get("bc_teacher")
+    return POLICY_NAMES + ((teacher,) if teacher and teacher not in POLICY_NAMES else ())
+
+
+def compare_model(model: Any, spec: Any, kwargs: dict[str, Any], params: dict[str, Any], seeds: list[int], label: str, out_dir: Path, stem: str, note: str = "", names: tuple[str, ...] = POLICY_NAMES) -> dict[str, float]:
     """Evaluate ``model`` and the heuristics on ``seeds`` and write the comparison.
 
     Writes ``<stem>.{csv,md,png}``, ``<stem>_per_seed.csv`` and ``<stem>_tests.csv`` into
@@ -193,7 +199,7 @@ def compare_model(model: Any, spec: Any, kwargs: dict[str, Any], params: dict[st
     """
     day = kwargs["day"]
     learned = evaluate_model(model, kwargs, seeds, spec.masked_env).assign(seed=seeds)
-    heur = heuristic_runs(POLICY_NAMES, seeds, day, params)
+    heur = heuristic_runs(names, seeds, day, params)
     table, tests = comparison(learned, heur, label=label)
     atomic_write_table(out_dir / f"{stem}_per_seed.csv", pd.concat([learned.assign(policy=label), heur], ignore_index=True))
     atomic_write_table(out_dir / f"{stem}.csv", table.reset_index())
