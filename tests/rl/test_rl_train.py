@@ -115,3 +115,16 @@ def test_reward_normalisation_saves_its_statistics_with_checkpoints(tmp_path):
     run = tmp_path / "run"
     tr.train(cfg_for(run, "algo=ppo", *ALGO_TINY["ppo"], "train.normalize_reward=true", "train.final_eval_seeds=0"))
     assert sorted(p.name for p in (run / "checkpoints").glob("*.pkl")) == ["model_vecnormalize_128_steps.pkl", "model_vecnormalize_256_steps.pkl"]
+
+
+def test_cloning_run_reports_its_teacher(tmp_path):
+    import json
+
+    run = tmp_path / "run"
+    tr.train(cfg_for(run, "algo=ppo", *ALGO_TINY["ppo"], "algo.bc_teacher=edf_defer_low", "algo.bc_episodes=2", "algo.bc_epochs=2"))
+    bc = json.loads((run / "bc.json").read_text())
+    assert bc["teacher"] == "edf_defer_low" and 0.0 <= bc["bc_accuracy"] <= 1.0
+    assert (run / "tb" / "heuristic_edf_defer_low").is_dir()
+    assert "edf_defer_low" in (run / "final_eval.md").read_text()
+    learned = scalar_tags(run / "tb" / "learned_1")
+    assert "eval/miss_pct" in learned  # evaluated before the first RL update as well
