@@ -38,7 +38,7 @@ _CKPT = re.compile(r"model_(\d+)_steps\.zip$")
 
 def validate(cfg: DictConfig) -> dict[str, Any]:
     """Check what the schemas cannot (ranges, names, env kwargs); return the env kwargs."""
-    spec = get_algo(cfg.algo.name)
+    get_algo(cfg.algo.name)  # raises ConfigError for an unknown algorithm
     teacher = cfg.algo.get("bc_teacher")
     if teacher:
         if cfg.algo.name != "ppo":
@@ -57,7 +57,6 @@ def validate(cfg: DictConfig) -> dict[str, Any]:
     from gpu_sched_env.cgrsp.env import CGRSPEnv
 
     CGRSPEnv(**kwargs).close()  # raises ConfigError naming a bad env key or simulator parameter
-    del spec
     return kwargs
 
 
