@@ -40,32 +40,32 @@ class EdgeScheduler:
         raise NotImplementedError
 
 
-class MemBatchILP(EdgeScheduler):
+class _ILPScheduler(EdgeScheduler):
+    """Schedulers that plan in CP-SAT rounds with ``plan_fn(tasks, cluster, solver, split)``."""
+
+    plan_fn = staticmethod(membatch_schedule)
+
+    def __init__(self, solver: SolverConfig | None = None, split_threshold_gb: float | None = None) -> None:
+        self.solver = solver or SolverConfig()
+        self.split_threshold_gb = split_threshold_gb
+
+    def decide(self, problem: EdgeProblem) -> Plan:
+        """Plan every task of ``problem`` with this scheduler's ILP rounds."""
+        return self.plan_fn(problem.tasks, problem.cluster, self.solver, self.split_threshold_gb)
+
+
+class MemBatchILP(_ILPScheduler):
     """MemBatch: memory-aware batching, task splitting, per-batch makespan ILP rounds."""
 
     name = "membatch"
-
-    def __init__(self, solver: SolverConfig | None = None, split_threshold_gb: float | None = None) -> None:
-        self.solver = solver or SolverConfig()
-        self.split_threshold_gb = split_threshold_gb
-
-    def decide(self, problem: EdgeProblem) -> Plan:
-        """Plan with :func:`~gpu_sched_env.edge.ilp.membatch_schedule`."""
-        return membatch_schedule(problem.tasks, problem.cluster, self.solver, self.split_threshold_gb)
+    plan_fn = staticmethod(membatch_schedule)
 
 
-class BaselineILP(EdgeScheduler):
+class BaselineILP(_ILPScheduler):
     """Baseline ILP: rounds minimising total computation time (no batching, no splitting)."""
 
     name = "baseline_ilp"
-
-    def __init__(self, solver: SolverConfig | None = None, split_threshold_gb: float | None = None) -> None:
-        self.solver = solver or SolverConfig()
-        self.split_threshold_gb = split_threshold_gb
-
-    def decide(self, problem: EdgeProblem) -> Plan:
-        """Plan with :func:`~gpu_sched_env.edge.ilp.baseline_ilp_schedule`."""
-        return baseline_ilp_schedule(problem.tasks, problem.cluster, self.solver, self.split_threshold_gb)
+    plan_fn = staticmethod(baseline_ilp_schedule)
 
 
 class FcfsLLF(EdgeScheduler):

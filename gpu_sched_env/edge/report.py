@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from gpu_sched_env.core.plotting import gantt, plt, save
+from gpu_sched_env.edge.sim import step_function
 
 COLORS = {"membatch": "#2ca02c", "baseline_ilp": "#d62728", "fcfs_llf": "#1f77b4",
           "baseline_ilp+split": "#ff9896", "fcfs_llf+split": "#aec7e8"}
@@ -32,18 +33,7 @@ def md_table(df: pd.DataFrame, floatfmt: str = ".2f") -> str:
 def utilisation_steps(schedule: pd.DataFrame, device: int, gpu_cap: float = 100.0) -> tuple[np.ndarray, np.ndarray]:
     """Step function of GPU share in use on ``device`` from a schedule table: (times [s], fraction)."""
     sub = schedule[schedule.device == device]
-    if sub.empty:
-        return np.array([0.0]), np.array([0.0])
-    delta: dict[float, float] = {}
-    for s, e, g in zip(sub.start_s, sub.end_s, sub.gpu_pct, strict=True):
-        delta[s] = delta.get(s, 0.0) + g
-        delta[e] = delta.get(e, 0.0) - g
-    t = np.array(sorted(delta))
-    u = np.cumsum([delta[k] for k in t]) / gpu_cap
-    u[np.abs(u) < 1e-12] = 0.0
-    if t[0] > 0:
-        t, u = np.concatenate([[0.0], t]), np.concatenate([[0.0], u])
-    return t, u
+    return step_function(sub.start_s.tolist(), sub.end_s.tolist(), sub.gpu_pct.tolist(), gpu_cap)
 
 
 def plot_scaling(df: pd.DataFrame, y: str, ylabel: str, title: str, logy: bool = False,

@@ -13,6 +13,7 @@ task per step with it).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,8 +98,9 @@ class SimResult:
         return np.array(out)
 
 
-def _step_function(starts: list[float], ends: list[float], gpus: list[float], cap: float) -> tuple[np.ndarray, np.ndarray]:
-    if not starts:
+def step_function(starts: Sequence[float], ends: Sequence[float], gpus: Sequence[float], cap: float) -> tuple[np.ndarray, np.ndarray]:
+    """GPU share in use over time from task intervals: ``(times [s], fraction of cap)``."""
+    if len(starts) == 0:
         return np.array([0.0]), np.array([0.0])
     delta: dict[float, float] = {}
     for s, e, g in zip(starts, ends, gpus, strict=True):
@@ -145,7 +147,7 @@ def simulate(plan: Plan, cluster: Cluster) -> SimResult:
         "batch": list(plan.batch) if plan.batch else [0] * n,
         "round": list(plan.round) if plan.round else [0] * n,
     })
-    util = tuple(_step_function(ln.starts, ln.ends, ln.gpus, ln.gpu_cap) for ln in lines)
+    util = tuple(step_function(ln.starts, ln.ends, ln.gpus, ln.gpu_cap) for ln in lines)
     makespan = float(end.max()) if n else 0.0
     return SimResult(plan.name, makespan, float((end - start).sum()), plan.runtime_s, rows, util)
 
