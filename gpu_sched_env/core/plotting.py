@@ -77,6 +77,36 @@ def gantt(
     return fig
 
 
+def metric_bars(
+    df: pd.DataFrame,
+    panels: list[tuple[str, str]],
+    title: str,
+    *,
+    label: str = "policy",
+    colors: dict | None = None,
+    fmt: str = ".3g",
+    panel_width: float = 3.3,
+) -> plt.Figure:
+    """Bar panels of metrics per row (e.g. per policy), each bar annotated with its value.
+
+    ``panels`` lists ``(column, panel title)``; bars are labelled by column ``label`` and
+    coloured by ``colors[label value]``.
+    """
+    fig, axes = plt.subplots(1, len(panels), figsize=(panel_width * len(panels), 3.4))
+    axes = np.atleast_1d(axes)
+    bar_colors = [(colors or {}).get(p, "#2ca02c") for p in df[label]]
+    for ax, (col, lab) in zip(axes, panels):
+        vals = df[col].to_numpy(float)
+        ax.bar(df[label], vals, color=bar_colors)
+        for x, v in enumerate(vals):
+            ax.text(x, v, format(v, fmt), ha="center", va="bottom", fontsize=8)
+        ax.set_title(lab, fontsize=10)
+        ax.margins(y=0.15)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def save(fig: plt.Figure, path: str | os.PathLike, dpi: int = 120) -> Path:
     """Save atomically (temp file + rename) and close the figure."""
     path = Path(path)

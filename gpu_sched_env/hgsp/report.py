@@ -95,21 +95,8 @@ def _gantt(r: RunResult, first: int | None, path: Path) -> None:
 
 def comparison_figure(df: pd.DataFrame, path: str | os.PathLike, title: str) -> Path:
     """Bars per policy for WT, ACT, DMR and makespan (one task set x cluster)."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 4, figsize=(13, 3.4))
-    colors = [POLICY_COLORS.get(p, "#2ca02c") for p in df.policy]
-    for ax, (col, lab) in zip(axes, [("wt", "weighted tardiness WT"), ("act", "ACT (mean c - a)"),
-                                     ("dmr_pct", "deadline miss rate [%]"), ("makespan", "makespan")]):
-        vals = df[col].to_numpy(float)
-        ax.bar(df.policy, vals, color=colors)
-        for x, v in enumerate(vals):
-            ax.text(x, v, f"{v:.3g}", ha="center", va="bottom", fontsize=8)
-        ax.set_title(lab, fontsize=10)
-        ax.margins(y=0.15)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return plotting.save(fig, path)
+    panels = [("wt", "weighted tardiness WT"), ("act", "ACT (mean c - a)"), ("dmr_pct", "deadline miss rate [%]"), ("makespan", "makespan")]
+    return plotting.save(plotting.metric_bars(df, panels, title, colors=POLICY_COLORS, fmt=".3g", panel_width=3.25), path)
 
 
 def utilisation_figure(runs: dict[str, RunResult], path: str | os.PathLike, title: str) -> Path:

@@ -53,20 +53,8 @@ def gantt_figure(r: LLMResult, path: str | os.PathLike) -> Path:
 
 def comparison_figure(df: pd.DataFrame, path: str | os.PathLike, title: str) -> Path:
     """Bars per policy: weighted waiting, average waiting, makespan."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
-    for ax, (col, lab) in zip(axes, [("weighted_wait", "weighted waiting sum w(c-a) [s]"),
-                                     ("avg_wait", "average waiting (c-a) [s]"), ("makespan", "makespan [s]")]):
-        vals = df[col].to_numpy(float)
-        ax.bar(df.policy, vals, color=[POLICY_COLORS.get(p, "#2ca02c") for p in df.policy])
-        for x, v in enumerate(vals):
-            ax.text(x, v, f"{v:.4g}", ha="center", va="bottom", fontsize=8)
-        ax.set_title(lab, fontsize=10)
-        ax.margins(y=0.15)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return plotting.save(fig, path)
+    panels = [("weighted_wait", "weighted waiting sum w(c-a) [s]"), ("avg_wait", "average waiting (c-a) [s]"), ("makespan", "makespan [s]")]
+    return plotting.save(plotting.metric_bars(df, panels, title, colors=POLICY_COLORS, fmt=".4g", panel_width=3.67), path)
 
 
 def utilisation_figure(results: dict[str, LLMResult], path: str | os.PathLike, title: str) -> Path:
