@@ -25,11 +25,17 @@ class IllegalActionFallback(gym.Wrapper):
     def __init__(self, env: gym.Env, penalty: float = 0.01) -> None:
         super().__init__(env)
         self.penalty = float(penalty)
+        self.n_illegal = 0  # illegal actions replaced since the last reset
+
+    def reset(self, **kwargs: Any):
+        self.n_illegal = 0
+        return self.env.reset(**kwargs)
 
     def step(self, action: Any):
         mask = self.env.unwrapped.action_masks()
         a = int(action)
         illegal = not (0 <= a < mask.size and mask[a])
+        self.n_illegal += illegal
         if illegal:
             wait = mask.size - 1
             a = wait if mask[wait] else int(np.flatnonzero(mask)[0])

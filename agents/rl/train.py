@@ -88,23 +88,19 @@ def resolve_run_dir(cfg: DictConfig) -> tuple[Path, Path | None]:
 
 
 def evaluate_model(model: Any, kwargs: dict[str, Any], seeds: list[int], masked: bool) -> pd.DataFrame:
-    """Per-seed summaries of a trained model (deterministic actions)."""
+    """Per-seed summaries of a trained model (deterministic actions).
+
+    A model that cannot mask runs behind :class:`IllegalActionFallback`; its replaced
+    actions are counted in ``illegal_actions``.
+    """
     from gpu_sched_env.cgrsp.env import CGRSPEnv
-    from gpu_sched_env.cgrsp.evaluation import evaluate
+    from gpu_sched_env.cgrsp.evaluation import evaluate, run_episode
 
     if masked:
         return evaluate(model, kwargs, seeds)
     env = IllegalActionFallback(CGRSPEnv(**kwargs))
-    rows = []
-    for s in seeds:
-        obs, _ = env.reset(seed=int(s))
-        done, illegal = False, 0
-        while not done:
-            action, _ = model.predict(obs, deterministic=True)
-            obs, _, term, trunc, info = env.step(action)
-            illegal += info["illegal_action"]
-            done = term or trunc
-        rows.append({**info["summary"], "illegal_actions": illegal})
+    rows = [{**run_episode(model, env, s), "illegal_actions": env.n_illegal} for s in seeds]
+    env.close()
     return pd.DataFrame(rows)
 
 

@@ -21,15 +21,20 @@ def _label(agent: Any) -> str:
     return str(getattr(agent, "name", None) or type(agent).__name__)
 
 
-def run_episode(agent: Any, env: CGRSPEnv, seed: int, deterministic: bool = True) -> dict[str, Any]:
-    """Run one day with ``agent`` on ``env`` (reset with ``seed``); return the summary row."""
+def run_episode(agent: Any, env: Any, seed: int, deterministic: bool = True) -> dict[str, Any]:
+    """Run one day with ``agent`` on ``env`` (reset with ``seed``); return the summary row.
+
+    ``env`` is a :class:`CGRSPEnv` or a wrapper of one (masks and settings are read from
+    ``env.unwrapped``).
+    """
+    base: CGRSPEnv = env.unwrapped
     wants_mask = "action_masks" in inspect.signature(agent.predict).parameters  # MaskablePPO
     obs, _ = env.reset(seed=int(seed))
     state, start = None, True
     ret, steps, done = 0.0, 0, False
     info: dict[str, Any] = {}
     while not done:
-        kw = {"action_masks": env.action_masks()} if wants_mask else {}
+        kw = {"action_masks": base.action_masks()} if wants_mask else {}
         action, state = agent.predict(obs, state=state, episode_start=start, deterministic=deterministic, **kw)
         start = False
         obs, reward, done, truncated, info = env.step(action)
@@ -41,8 +46,8 @@ def run_episode(agent: Any, env: CGRSPEnv, seed: int, deterministic: bool = True
         policy=_label(agent),
         episode_return=ret,
         steps=steps,
-        window=env.window,
-        order=env.order,
+        window=base.window,
+        order=base.order,
         **{f"raw_{k}": float(info["episode_raw"][k]) for k in REWARD_PARTS},
     )
     return row

@@ -41,7 +41,9 @@ def test_invariants(policy, day, seed):
     assert s["miss_pct"] == pytest.approx(100 * (~j.met).mean())
     assert s["mean_wait_min"] == pytest.approx(j.wait.mean() / 60)
     assert s["mean_tardiness_min"] == pytest.approx(j.tardiness.mean() / 60)
-    assert s["tight_miss_pct"] == pytest.approx(100 * (~j.met[j.tight]).mean()) if j.tight.any() else True
+    assert j.tight.any() and (~j.tight).any()  # every fixture day has both kinds
+    assert s["tight_miss_pct"] == pytest.approx(100 * (~j.met[j.tight]).mean())
+    assert s["loose_miss_pct"] == pytest.approx(100 * (~j.met[~j.tight]).mean())
 
 
 @pytest.mark.parametrize("policy", POLICY_NAMES)
