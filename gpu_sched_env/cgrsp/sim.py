@@ -106,7 +106,11 @@ class Simulator:
         self.n_decisions = 0
         self._events = EventQueue()
         self._stock_u = _Uniforms(stream(self.seed, "cgrsp/stock"))
-        self._prov_u = _Uniforms(stream(self.seed, "cgrsp/provisioning"))
+        # One provisioning quantile per job (not per dispatch in order): the delay of a job
+        # does not depend on the order in which a decision point's assignments are made, so
+        # an env that offers slots one at a time replays simulate() exactly, and every policy
+        # gives the same job the same quantile of its stock level's delay range (CRN).
+        self._prov_q: list[float] = stream(self.seed, "cgrsp/provisioning").random(self.n_jobs).tolist()
 
     # ------------------------------------------------------------------ public view
     @property
@@ -194,7 +198,7 @@ class Simulator:
         g = fl.slot_type[slot]
         lvl = self.stock[g]
         t = self.t
-        start = t + fl.delay_lo[lvl] + self._prov_u.take1() * fl.delay_span[lvl]
+        start = t + fl.delay_lo[lvl] + self._prov_q[job] * fl.delay_span[lvl]
         self.dispatch[job] = t
         self._start[job] = start
         self.job_slot[job] = slot
