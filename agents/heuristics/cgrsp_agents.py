@@ -1,11 +1,11 @@
-"""The eleven CGRSP heuristics as fixed agents on :class:`~gpu_sched_env.cgrsp.env.CGRSPEnv`.
+"""The CGRSP heuristics as fixed agents on :class:`~gpu_sched_env.cgrsp.env.CGRSPEnv`.
 
 :class:`HeuristicAgent` has the Stable-Baselines3 ``predict`` signature, so one evaluation
 path (:func:`gpu_sched_env.cgrsp.evaluation.evaluate`) serves heuristics and trained models.
-The agent asks the env for the named policy's action (``CGRSPEnv.heuristic_action``): the
-policy's plan for the current decision point, one assignment per step, then *wait*. With a
-window at least as large as the queue this reproduces ``simulate(name, day, seed)`` job for
-job; with a smaller window see ``CGRSPEnv.heuristic_action`` for the rule.
+The agent drives the named policy itself (the env has no scheduling logic): at each decision
+point it asks the policy for its plan (``policy.decide(sim)``, once per decision point) and
+emits it one assignment per step, then the no-op. With a window at least as large as the
+queue this reproduces ``simulate(name, day, seed)`` job for job, in either action mode.
 """
 
 from __future__ import annotations
@@ -16,41 +16,104 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agents.heuristics.cgrsp import ALL_POLICY_NAMES, POLICY_NAMES
-from gpu_sched_env.core.errors import check_choice
+from agents.heuristics.cgrsp import ALL_POLICY_NAMES, POLICY_NAMES, make_policy
+from gpu_sched_env.core.errors import ConfigError, check_choice
+from gpu_sched_env.core.rng import stream
+
+FALLBACKS = ("substitute", "wait")
+
+
+class _Driver:
+    """One policy instance bound to one env's current episode."""
+
+    def __init__(self, name: str, env: Any) -> None:
+        self.sim = env.sim
+        self.policy = make_policy(name, env.params)
+        self.policy.reset(env.sim, stream(env.run_seed, "cgrsp/policy"))  # as in simulate()
+        self.decision = -1
+        self.plan: list[tuple[int, int]] = []
+
+    def plan_now(self) -> list[tuple[int, int]]:
+        """The policy's remaining plan at this decision point (stale entries dropped)."""
+        sim = self.sim
+        if self.decision != sim.n_decisions:
+            self.decision, self.plan = sim.n_decisions, list(self.policy.decide(sim))
+        waiting, slot_job = sim.waiting, sim.slot_job
+        self.plan = [(j, s) for j, s in self.plan if j in waiting and slot_job[s] < 0]
+        return self.plan
 
 
 class HeuristicAgent:
     """A named CGRSP heuristic behind ``predict(obs, state, episode_start, deterministic)``.
 
     Args:
-        name: one of :data:`agents.heuristics.cgrsp.POLICY_NAMES`.
-        env: a CGRSP env (possibly wrapped), a Gymnasium ``VectorEnv`` or an SB3 ``VecEnv``
-            of them; may be given later with :meth:`bind`.
+        name: a published heuristic (:data:`agents.heuristics.cgrsp.POLICY_NAMES`) or an
+            extension (``edf_defer_low``).
+        env: a CGRSP env (possibly wrapped), or a vector of them that lives in this process
+            (Gymnasium ``SyncVectorEnv``, SB3 ``DummyVecEnv``); may be given later with
+            :meth:`bind`.
         fallback: what to do when the window is smaller than the queue and no planned job
             is in it: ``"substitute"`` (the window's first job on the planned slot) or
-            ``"wait"`` (see ``CGRSPEnv.heuristic_action``).
+            ``"wait"`` (the no-op). See :meth:`action`.
     """
 
     def __init__(self, name: str, env: Any = None, fallback: str = "substitute") -> None:
-        from gpu_sched_env.cgrsp.env import HEURISTIC_FALLBACKS
-
         self.name = check_choice("policy", name, ALL_POLICY_NAMES)
-        self.fallback = check_choice("fallback", fallback, HEURISTIC_FALLBACKS)
-        self.env = env
+        self.fallback = check_choice("fallback", fallback, FALLBACKS)
+        self._drivers: dict[int, _Driver] = {}
+        self.env = None
+        if env is not None:
+            self.bind(env)
 
     def bind(self, env: Any) -> HeuristicAgent:
         """Drive ``env`` from now on; returns ``self``."""
+        if hasattr(env, "env_method") and not hasattr(env, "envs"):
+            raise ConfigError(f"HeuristicAgent({self.name!r}) needs in-process envs (DummyVecEnv, SyncVectorEnv); got {type(env).__name__}")
         self.env = env
+        self._drivers = {}
         return self
 
-    def predict(
-        self,
-        observation: Any = None,
-        state: Any = None,
-        episode_start: Any = None,
-        deterministic: bool = True,
-    ) -> tuple[Any, Any]:
+    def action(self, env: Any) -> int:
+        """The heuristic's action on one CGRSP env now.
+
+        The plan is emitted one assignment per step, then the no-op. ``joint`` mode: the
+        first planned ``(job, slot)`` whose job is in the window. ``slot`` mode: the planned
+        job for the offered slot, else leave it idle. When the planned job is beyond the
+        window, ``fallback="substitute"`` puts the window's first job on that slot (the
+        heuristic's decision to fill the slot now is kept); ``"wait"`` takes the no-op.
+        When the no-op is illegal, the lowest legal action. After the end: the no-op.
+        """
+        base = env.unwrapped
+        if base.sim is None or base.action_masks().sum() == 0:
+            return base.wait_action
+        plan, win = self.plan(base), base.window_jobs
+        if base.action_mode == "slot":
+            plan = [(j, s) for j, s in plan if s == base.offered_slot]
+        a = next((base.encode(j, s) for j, s in plan if j in win), None)
+        if a is None and plan and self.fallback == "substitute":
+            a = base.encode(int(win[0]), plan[0][1])
+        mask = base.action_masks()
+        if a is None:
+            a = base.wait_action if mask[base.wait_action] else int(np.flatnonzero(mask)[0])
+        return a
+
+    def plan(self, env: Any) -> list[tuple[int, int]]:
+        """The policy's remaining ``(job, slot)`` plan for ``env``'s current decision point.
+
+        ``policy.decide(sim)`` is called once per decision point; entries whose job has left
+        the queue or whose slot is taken are dropped. The policy instance lives for the
+        episode, reset with the run's ``cgrsp/policy`` stream as in ``simulate``; a new
+        episode (or an unpickled env) gets a fresh one.
+        """
+        base = env.unwrapped
+        if base.sim is None:
+            return []
+        drv = self._drivers.get(id(base))
+        if drv is None or drv.sim is not base.sim:
+            drv = self._drivers[id(base)] = _Driver(self.name, base)
+        return list(drv.plan_now())
+
+    def predict(self, observation: Any = None, state: Any = None, episode_start: Any = None, deterministic: bool = True) -> tuple[Any, Any]:
         """The heuristic's action for the env's current state (the observation is not needed).
 
         Returns ``(action, state)``: an ``np.int64`` for a single env, an ``int64`` array of
@@ -59,11 +122,9 @@ class HeuristicAgent:
         env = self.env
         if env is None:
             raise RuntimeError(f"HeuristicAgent({self.name!r}) has no env: pass env= or call bind(env)")
-        if hasattr(env, "env_method"):  # SB3 VecEnv
-            return np.asarray(env.env_method("heuristic_action", self.name, self.fallback), np.int64), state
-        if hasattr(env, "num_envs") and hasattr(env, "call"):  # Gymnasium VectorEnv
-            return np.asarray(env.call("heuristic_action", self.name, self.fallback), np.int64), state
-        return np.int64(env.unwrapped.heuristic_action(self.name, self.fallback)), state
+        if hasattr(env, "envs"):  # SB3 DummyVecEnv or Gymnasium SyncVectorEnv
+            return np.asarray([self.action(e) for e in env.envs], np.int64), state
+        return np.int64(self.action(env)), state
 
     def __repr__(self) -> str:
         return f"HeuristicAgent({self.name!r}, fallback={self.fallback!r})"
@@ -91,4 +152,4 @@ def evaluate_heuristics(
     return pd.concat([evaluate(HeuristicAgent(n, fallback=fallback), kw, seeds) for n in names], ignore_index=True)
 
 
-__all__ = ["HeuristicAgent", "evaluate_heuristics"]
+__all__ = ["FALLBACKS", "HeuristicAgent", "evaluate_heuristics"]

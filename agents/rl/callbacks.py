@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import HParam
 
-from gpu_sched_env.core.io import atomic_write_json
+from gpu_sched_env.core.io import atomic_write_json, atomic_write_table
 
-EVAL_METRICS = ("miss_pct", "mean_wait_min", "mean_tardiness_min", "cost_usd", "tight_miss_pct", "qos_objective")
+SUMMARY_METRICS = ("miss_pct", "mean_wait_min", "mean_tardiness_min", "cost_usd", "tight_miss_pct")
+EVAL_METRICS = (*SUMMARY_METRICS, "objective")
+SELECT_ON = "objective"  # the env's reward objective (its preset's weights), lower is better
 
 
 class EpisodeMetricsCallback(BaseCallback):
@@ -36,7 +39,7 @@ class EpisodeMetricsCallback(BaseCallback):
             self._illegal += bool(info.get("illegal_action", False))
             if done and "summary" in info:
                 s = info["summary"]
-                for m in EVAL_METRICS:
+                for m in SUMMARY_METRICS:
                     self.logger.record_mean(f"episode/{m}", float(s[m]))
                 for k, v in self._parts[i].items():
                     self.logger.record_mean(f"reward_parts/{k}", v)
@@ -48,8 +51,10 @@ class EpisodeMetricsCallback(BaseCallback):
 class EvalCallback(BaseCallback):
     """Every ``eval_freq`` steps: evaluate on fixed held-out seeds, log ``eval/``, keep the best.
 
-    The best model minimises the mean QoS objective (α1·Σwait + α2·misses, the reward's
-    main parts) over the evaluation seeds.
+    The best model minimises the mean of the env's own objective (Σ_k weight_k · part_k with
+    the weights the agent is trained on) over the selection seeds. Each evaluation is also
+    appended to ``learning_curve.csv`` and drawn in ``learning_curve.png`` (miss % and mean
+    wait against steps, the heuristics' levels on the same seeds as horizontal lines).
     """
 
     def __init__(self, evaluate_fn: Any, eval_freq: int, run_dir: Path, heuristics: dict[str, dict[str, float]], total_timesteps: int, hparams: dict[str, Any], eval_at_start: bool = False) -> None:
@@ -63,7 +68,9 @@ class EvalCallback(BaseCallback):
         self.hparams = hparams
         self._next = 0
         best = self.run_dir / "best.json"
-        self.best = json.loads(best.read_text())["qos_objective"] if best.exists() else float("inf")
+        self.best = json.loads(best.read_text()).get(SELECT_ON, float("inf")) if best.exists() else float("inf")
+        curve = self.run_dir / "learning_curve.csv"
+        self.curve = pd.read_csv(curve).to_dict("records") if curve.exists() else []
 
     def _on_training_start(self) -> None:
         self._next = (self.num_timesteps // self.eval_freq + 1) * self.eval_freq
@@ -102,11 +109,40 @@ class EvalCallback(BaseCallback):
         for m, v in means.items():
             self.logger.record(f"eval/{m}", v)
         self.logger.dump(self.num_timesteps)
-        if means["qos_objective"] < self.best:
-            self.best = means["qos_objective"]
+        if means[SELECT_ON] < self.best:
+            self.best = means[SELECT_ON]
             self.model.save(self.run_dir / "best_model")
             atomic_write_json(self.run_dir / "best.json", {"timesteps": int(self.num_timesteps), **means})
+        self.curve = [r for r in self.curve if r["timesteps"] != self.num_timesteps] + [{"timesteps": int(self.num_timesteps), **means}]
+        atomic_write_table(self.run_dir / "learning_curve.csv", pd.DataFrame(self.curve))
+        learning_curve_figure(pd.DataFrame(self.curve), self.heuristics, self.run_dir / "learning_curve.png")
         return means
+
+
+def learning_curve_figure(curve: pd.DataFrame, heuristics: dict[str, dict[str, float]], path: Path) -> Path:
+    """Held-out miss % and mean wait against steps, heuristics as horizontal lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    cmap = plt.get_cmap("tab20")
+    for ax, (m, label) in zip(axes, (("miss_pct", "miss [%]"), ("mean_wait_min", "mean wait [min]"))):
+        for i, (name, means) in enumerate(sorted(heuristics.items())):
+            ax.axhline(means[m], color=cmap(i % 20), lw=1, ls="--", label=name)
+        ax.plot(curve.timesteps, curve[m], "k-o", lw=2, ms=4, label="learned")
+        ax.set_xlabel("training steps")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes[1].legend(fontsize=7, ncol=2, loc="upper right")
+    fig.suptitle("held-out selection seeds: learned policy (deterministic) vs heuristics")
+    fig.tight_layout()
+    tmp = path.with_name(path.stem + ".tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(path)
+    return path
 
 
 def flat_hparams(cfg: Any) -> dict[str, Any]:

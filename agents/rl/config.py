@@ -30,6 +30,8 @@ class PPOConfig:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     net_arch: list[int] = field(default_factory=lambda: [128, 128])
+    # semi-MDP: discount by simulated time, γ_t = 0.5 ** (dt / time_halflife_s); None = per-step gamma
+    time_halflife_s: float | None = None
     # behaviour-cloning warm start (MaskablePPO only): heuristic name, or None for none
     bc_teacher: str | None = None
     bc_episodes: int = 10
@@ -66,12 +68,20 @@ class DayConfig:
 
 @dataclass
 class EnvConfig:
-    """``CGRSPEnv`` settings; ``params`` holds any simulator parameter override."""
+    """``CGRSPEnv`` settings; ``params`` holds any simulator parameter override.
+
+    The reward's weights come from the env (preset ``reward`` applied to ``params``: one
+    source of truth, so ``+env.params.alpha2=50`` changes what the agent is trained on);
+    ``reward_weights`` only overrides single parts explicitly.
+    """
 
     window: int = 16
     order: str = "deadline"
+    action_mode: str = "joint"
+    reward: str = "study"
+    reward_weights: dict[str, float] = field(default_factory=dict)
+    shaping: str = "none"
     reward_scale: float = 1.0 / 3600.0
-    reward_weights: dict[str, float] = field(default_factory=lambda: {"wait": 1.0, "miss": 10.0, "cost": 1.0})
     params: dict[str, Any] = field(default_factory=dict)
 
 

@@ -44,41 +44,70 @@ class IllegalActionFallback(gym.Wrapper):
         return obs, reward - (self.penalty if illegal else 0.0), terminated, truncated, info
 
 
+# Seed spaces of a run, disjoint by construction (a day's seed is its simulator run seed):
+SELECTION_SEEDS = range(10_000, 20_000)  # train.eval_seeds (model selection) must lie here
+TEST_SEED0 = 20_000  # final evaluation: 20 000 … 20 000 + train.final_eval_seeds − 1 (< 30 000)
+TEST_SEEDS = range(TEST_SEED0, 30_000)
+TRAIN_SEEDS = range(1 << 20, (1 << 31) - 1)  # training days: drawn here, above every held-out seed
+_TRAIN_KEY = 0x7E41  # spawn key of the training-day stream (other purposes use other keys)
+
+
+def training_seeds(seed: int, n: int, env_index: int = 0) -> list[int]:
+    """The first ``n`` day seeds that training env ``env_index`` of a run with ``seed`` plays.
+
+    Each env draws its days from its own ``numpy.random.SeedSequence(seed, spawn_key=(key,
+    env_index))`` stream inside :data:`TRAIN_SEEDS`, so training days never coincide with a
+    selection or test seed, for any ``seed``.
+    """
+    ss = np.random.SeedSequence(int(seed), spawn_key=(_TRAIN_KEY, int(env_index)))
+    return np.random.default_rng(ss).integers(TRAIN_SEEDS.start, TRAIN_SEEDS.stop, size=int(n)).tolist()
+
+
+class TrainingDays(gym.Wrapper):
+    """Resets without a seed play the next day of :func:`training_seeds` (``env_index``'s stream)."""
+
+    def __init__(self, env: gym.Env, seed: int, env_index: int) -> None:
+        super().__init__(env)
+        ss = np.random.SeedSequence(int(seed), spawn_key=(_TRAIN_KEY, int(env_index)))
+        self._rng = np.random.default_rng(ss)
+        self.days_played = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if seed is None:
+            seed = int(self._rng.integers(TRAIN_SEEDS.start, TRAIN_SEEDS.stop))
+            self.days_played += 1
+        return self.env.reset(seed=seed, options=options)
+
+
 def env_kwargs(cfg: Any) -> dict[str, Any]:
-    """``CGRSPEnv`` keyword arguments from the Hydra config."""
+    """``CGRSPEnv`` keyword arguments from the Hydra config (the env derives the weights)."""
     return {
         "day": cfg.day.name,
         "window": int(cfg.env.window),
         "order": str(cfg.env.order),
+        "action_mode": str(cfg.env.action_mode),
+        "reward": str(cfg.env.reward),
+        "reward_weights": {k: float(v) for k, v in cfg.env.reward_weights.items()} or None,
+        "shaping": str(cfg.env.shaping),
         "reward_scale": float(cfg.env.reward_scale),
-        "reward_weights": {k: float(v) for k, v in cfg.env.reward_weights.items()},
         **dict(cfg.env.params),
     }
 
 
-def _make(kwargs: dict[str, Any], seed: int, masked: bool):
+def _make(kwargs: dict[str, Any], seed: int, env_index: int, masked: bool):
     def thunk() -> gym.Env:
         from gpu_sched_env.cgrsp.env import CGRSPEnv
 
-        env: gym.Env = CGRSPEnv(**kwargs)
+        env: gym.Env = TrainingDays(CGRSPEnv(**kwargs), seed, env_index)
         if not masked:
             env = IllegalActionFallback(env)
-        env = Monitor(env, info_keywords=())
-        env.reset(seed=seed)
-        return env
+        return Monitor(env, info_keywords=())
 
     return thunk
 
 
 def make_vec_env(kwargs: dict[str, Any], n_envs: int, seed: int, kind: str = "dummy", masked: bool = True) -> VecEnv:
-    """``n_envs`` training envs (SB3 ``VecEnv``).
-
-    Env i's first day uses seed ``seed·1000 + i``; later days draw their seeds from the env's
-    own ``np_random`` (disjoint from the evaluation seeds ≥ 10 000 with overwhelming
-    probability).
-    """
+    """``n_envs`` training envs (SB3 ``VecEnv``); env i plays ``training_seeds(seed, ·, i)``."""
     check_choice("train.vec_env", kind, VEC_ENVS)
-    fns = [_make(kwargs, seed * 1000 + i, masked) for i in range(n_envs)]
-    venv = VEC_ENVS[kind](fns)
-    venv.seed(seed * 1000)
-    return venv
+    fns = [_make(kwargs, seed, i, masked) for i in range(n_envs)]
+    return VEC_ENVS[kind](fns) if kind == "dummy" else SubprocVecEnv(fns, start_method="forkserver")

@@ -6,32 +6,29 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from omegaconf import DictConfig, OmegaConf
 from sb3_contrib import MaskablePPO
 from stable_baselines3 import PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
 
 from agents.rl.masked_dqn import MaskedDQN, MaskedDQNPolicy
+from agents.rl.policies import FactoredMaskablePolicy
+from agents.rl.smdp import TimeDiscountedBuffer
 from gpu_sched_env.core.errors import check_choice
 
-
-def _ppo_kwargs(a: Any) -> dict[str, Any]:
-    return dict(
-        learning_rate=a.learning_rate, n_steps=a.n_steps, batch_size=a.batch_size, n_epochs=a.n_epochs,
-        gamma=a.gamma, gae_lambda=a.gae_lambda, clip_range=a.clip_range, ent_coef=a.ent_coef,
-        vf_coef=a.vf_coef, max_grad_norm=a.max_grad_norm,
-        policy_kwargs={"net_arch": list(a.net_arch)},
-    )
+# Config fields that are not keyword arguments of the SB3 constructor.
+_NOT_SB3 = {"name", "net_arch", "bc_teacher", "bc_episodes", "bc_epochs", "time_halflife_s"}
 
 
-def _dqn_kwargs(a: Any) -> dict[str, Any]:
-    return dict(
-        learning_rate=a.learning_rate, buffer_size=a.buffer_size, learning_starts=a.learning_starts,
-        batch_size=a.batch_size, gamma=a.gamma, tau=a.tau, train_freq=a.train_freq,
-        gradient_steps=a.gradient_steps, target_update_interval=a.target_update_interval,
-        exploration_fraction=a.exploration_fraction, exploration_initial_eps=a.exploration_initial_eps,
-        exploration_final_eps=a.exploration_final_eps, max_grad_norm=a.max_grad_norm,
-        policy_kwargs={"net_arch": list(a.net_arch)},
-    )
+def _sb3_kwargs(a: Any) -> dict[str, Any]:
+    """Constructor kwargs from an algorithm config (every field but the project's own)."""
+    cfg = OmegaConf.to_container(a, resolve=True) if isinstance(a, DictConfig) else dict(vars(a))
+    out = {k: v for k, v in cfg.items() if k not in _NOT_SB3}
+    out["policy_kwargs"] = {"net_arch": list(cfg["net_arch"])}
+    if cfg.get("time_halflife_s"):  # semi-MDP discounting (agents.rl.smdp), PPO only
+        out["rollout_buffer_class"] = TimeDiscountedBuffer
+        out["rollout_buffer_kwargs"] = {"halflife_s": float(cfg["time_halflife_s"])}
+    return out
 
 
 @dataclass(frozen=True)
@@ -46,9 +43,9 @@ class AlgoSpec:
 
 
 ALGOS: dict[str, AlgoSpec] = {
-    "ppo": AlgoSpec(MaskablePPO, "MultiInputPolicy", _ppo_kwargs, masked_env=True),
-    "ppo_unmasked": AlgoSpec(PPO, "MultiInputPolicy", _ppo_kwargs, masked_env=False),
-    "dqn": AlgoSpec(MaskedDQN, MaskedDQNPolicy, _dqn_kwargs, masked_env=True, save_replay_buffer=True),
+    "ppo": AlgoSpec(MaskablePPO, FactoredMaskablePolicy, _sb3_kwargs, masked_env=True),
+    "ppo_unmasked": AlgoSpec(PPO, "MultiInputPolicy", _sb3_kwargs, masked_env=False),
+    "dqn": AlgoSpec(MaskedDQN, MaskedDQNPolicy, _sb3_kwargs, masked_env=True, save_replay_buffer=True),
 }
 
 

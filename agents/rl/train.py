@@ -26,13 +26,22 @@ from stable_baselines3.common.vec_env import VecNormalize
 from agents.heuristics.cgrsp import ALL_POLICY_NAMES
 from agents.rl.callbacks import EVAL_METRICS, EpisodeMetricsCallback, EvalCallback, flat_hparams
 from agents.rl.compare import comparison, figure, format_table, heuristic_runs
-from agents.rl.envs import IllegalActionFallback, env_kwargs, make_vec_env
+from agents.rl.envs import (
+    SELECTION_SEEDS,
+    TEST_SEED0,
+    TEST_SEEDS,
+    VEC_ENVS,
+    IllegalActionFallback,
+    env_kwargs,
+    make_vec_env,
+)
 from agents.rl.registry import get_algo
+from agents.rl.smdp import StepDurations
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
-FINAL_SEED0 = 20_000  # final evaluation seeds: 20 000 … (training and eval seeds never reach them)
+FINAL_SEED0 = TEST_SEED0  # final evaluation seeds: 20 000 … (disjoint from training and selection days)
 _CKPT = re.compile(r"model_(\d+)_steps\.zip$")
 
 
@@ -46,18 +55,35 @@ def validate(cfg: DictConfig) -> dict[str, Any]:
         check_choice("algo.bc_teacher", teacher, ALL_POLICY_NAMES)
         check_number("algo.bc_episodes", cfg.algo.bc_episodes, lo=1, integer=True)
         check_number("algo.bc_epochs", cfg.algo.bc_epochs, lo=1, integer=True)
+    halflife = cfg.algo.get("time_halflife_s")
+    if halflife is not None:
+        if cfg.algo.name != "ppo":
+            raise ConfigError(f"algo.time_halflife_s = {halflife!r}: semi-MDP discounting is implemented for algo=ppo only (got algo={cfg.algo.name})")
+        check_number("algo.time_halflife_s", halflife, lo=0.0, lo_open=True)
     check_number("train.total_timesteps", cfg.train.total_timesteps, lo=1, integer=True)
     check_number("train.n_envs", cfg.train.n_envs, lo=1, integer=True)
     check_number("train.eval_freq", cfg.train.eval_freq, lo=1, integer=True)
     check_number("train.checkpoint_freq", cfg.train.checkpoint_freq, lo=1, integer=True)
-    check_number("train.final_eval_seeds", cfg.train.final_eval_seeds, lo=0, integer=True)
+    check_number("train.final_eval_seeds", cfg.train.final_eval_seeds, lo=0, hi=len(TEST_SEEDS), integer=True)
+    check_choice("train.vec_env", cfg.train.vec_env, VEC_ENVS)
     if not cfg.train.eval_seeds:
         raise ConfigError("train.eval_seeds = []: give at least one held-out seed")
+    for s in cfg.train.eval_seeds:
+        check_number("train.eval_seeds[]", s, lo=SELECTION_SEEDS.start, hi=SELECTION_SEEDS.stop - 1, integer=True)
     kwargs = env_kwargs(cfg)
     from gpu_sched_env.cgrsp.env import CGRSPEnv
 
     CGRSPEnv(**kwargs).close()  # raises ConfigError naming a bad env key or simulator parameter
     return kwargs
+
+
+def with_objective(runs: pd.DataFrame, kwargs: dict[str, Any]) -> pd.DataFrame:
+    """``runs`` (simulate summaries) with the env's objective column, as evaluation rows have it."""
+    from gpu_sched_env.cgrsp.env import CGRSPEnv
+    from gpu_sched_env.cgrsp.rewards import summary_objective
+
+    w = CGRSPEnv(**kwargs).reward_weights
+    return runs.assign(objective=[summary_objective(r, w) for r in runs.to_dict("records")])
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
@@ -144,11 +170,12 @@ def train(cfg: DictConfig) -> dict[str, float]:
 
     day, params = cfg.day.name, dict(cfg.env.params)
     eval_seeds = [int(s) for s in cfg.train.eval_seeds]
-    heur = heuristic_runs(baselines(cfg), eval_seeds, day, params)
+    heur = with_objective(heuristic_runs(baselines(cfg), eval_seeds, day, params), kwargs)
     heur_means = {name: {m: float(g[m].mean()) for m in EVAL_METRICS} for name, g in heur.groupby("policy")}
     total = int(cfg.train.total_timesteps)
     callbacks = [
         EpisodeMetricsCallback(),
+        *([StepDurations()] if cfg.algo.get("time_halflife_s") else []),  # info["dt"] → semi-MDP buffer
         CheckpointCallback(save_freq=max(1, int(cfg.train.checkpoint_freq) // int(cfg.train.n_envs)), save_path=str(run_dir / "checkpoints"), name_prefix="model", save_replay_buffer=spec.save_replay_buffer, save_vecnormalize=bool(cfg.train.normalize_reward)),
         EvalCallback(lambda m: evaluate_model(m, kwargs, eval_seeds, spec.masked_env), int(cfg.train.eval_freq), run_dir, heur_means, total, flat_hparams(cfg), eval_at_start=ckpt is None and bool(cfg.algo.get("bc_teacher"))),
         *_extra_callbacks(),

@@ -14,25 +14,17 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gpu_sched_env.cgrsp.obs import ORDERS, ObsEncoder
+from gpu_sched_env.cgrsp.obs import ACTION_MODES, ORDERS, ObsEncoder
 from gpu_sched_env.cgrsp.params import DAY_TYPES, make_params
 from gpu_sched_env.cgrsp.result import SimResult
+from gpu_sched_env.cgrsp.rewards import REWARD_PARTS, SHAPINGS, QueuePotential
+from gpu_sched_env.cgrsp.rewards import reward_weights as reward_weights_for
 from gpu_sched_env.cgrsp.sim import Simulator
-from gpu_sched_env.core.errors import (
-    ConfigError,
-    InvalidActionError,
-    check_choice,
-    check_keys,
-    check_number,
-)
-from gpu_sched_env.core.rng import stream
+from gpu_sched_env.core.errors import InvalidActionError, check_choice, check_keys, check_number
 from gpu_sched_env.core.spaces import MaskedDiscrete
 
-REWARD_PARTS = ("wait", "miss", "cost")
 DEFAULT_REWARD_SCALE = 1.0 / 3600.0  # reward unit: one job-hour of waiting
-DEFAULT_COST_WEIGHT = 1.0  # per $: one dollar weighs like one second of waiting (tie-breaker)
 RENDER_MODES = ("ansi", "rgb_array")
-HEURISTIC_FALLBACKS = ("substitute", "wait")
 
 
 class CGRSPEnv(gym.Env):
@@ -51,13 +43,22 @@ class CGRSPEnv(gym.Env):
     env advances on its own to the next decision point.
 
     ## Action space
-    ``Discrete(K * C_max + 1)`` (:class:`MaskedDiscrete`: ``sample()`` draws legal actions).
-    ``a = i * C_max + s`` (``i < K``) dispatches the job at window position ``i`` to slot
-    ``s``; ``a = K * C_max`` is *wait*. Legal: ``i`` below the window's fill and slot ``s``
-    idle; *wait* only while a future event exists, so an episode never stalls. The mask is
-    :meth:`action_masks` (for sb3-contrib ``MaskablePPO``), ``info["action_mask"]`` and
-    ``obs["action_mask"]``. An illegal action raises
-    :class:`~gpu_sched_env.core.errors.InvalidActionError`; it is never replaced.
+    ``action_mode="joint"`` (default): ``Discrete(K * C_max + 1)``; ``a = i * C_max + s``
+    (``i < K``) dispatches the job at window position ``i`` to slot ``s``; ``a = K * C_max``
+    is *wait*. Legal: ``i`` below the window's fill and slot ``s`` idle; *wait* only while a
+    future event exists, so an episode never stalls.
+
+    ``action_mode="slot"``: ``Discrete(K + 1)``; the env offers the idle slots of a decision
+    point one at a time (lowest index first, ``offered_slot``, ``obs["offer"]``);
+    ``a = i`` dispatches window position ``i`` to the offered slot, ``a = K`` leaves it idle
+    until the next decision point. When no idle slot is left to offer (or no job waits) the
+    env advances to the next decision point. Leaving the last offered slot idle is legal only
+    while a future event exists.
+
+    In both modes the last action is the no-op. The space is a :class:`MaskedDiscrete`
+    (``sample()`` draws legal actions); the mask is :meth:`action_masks` (sb3-contrib
+    ``MaskablePPO``), ``info["action_mask"]`` and ``obs["action_mask"]``. An illegal action
+    raises :class:`~gpu_sched_env.core.errors.InvalidActionError`; it is never replaced.
 
     ## Observation space
     ``Dict`` (float32 ``Box`` entries; T = number of GPU types in the table, 4 by default;
@@ -68,17 +69,18 @@ class CGRSPEnv(gym.Env):
     |---|---|---|
     | ``jobs`` | (K, 7 + 2T) | present {0,1}; tight {0,1}; complexity one-hot (3); critical ratio (d − t)/e_j clipped to [0, 10] and divided by 10 (e_j = fastest W̄ in the fleet); wait so far [h] in [0, 24]; laxity per type d − t − W̄(κ, g) [h] in ±L (L = longest deadline window, 8 h); W̄(κ, g)/max W̄ in (0, 1] |
     | ``beyond`` | (12,) | jobs waiting beyond the window: count log1p(n)/log1p(N); tight fraction; complexity fractions (3); fractions in laxity bins (d − t − e_j) < 0, 0–¼, ¼–1, 1–2, 2–4, ≥ 4 h (6); mean wait [h] in [0, 24] |
-    | ``slots`` | (C_max, T + 7) | GPU type one-hot (T); busy; provisioning (dispatched, not yet started); time until the expected free time [h] in [0, (max mean delay + max W̄)/3600] (idle 0; running: start + W̄; provisioning: dispatch + mean delay of its stock level + W̄); price/max price; stock one-hot of its type (3) |
+    | ``slots`` | (C_max, T + 7) | GPU type one-hot (T); busy; provisioning (dispatched, not yet started); time until the expected free time [h] in [0, (max mean delay + max W̄)/3600] (idle 0; running: start + W̄; provisioning: dispatch + mean delay of its stock level + W̄); price/max price; stock one-hot of its type (3); offered {0,1} (``slot`` mode) |
+    | ``offer`` | (T + 8,) | ``slot`` mode: the offered slot's row of ``slots`` (zeros in ``joint`` mode) |
     | ``stock`` | (T, 3) | stock status one-hot (High, Medium, Low) per GPU type |
     | ``globals`` | (8,) | sin, cos of the UTC hour; queue length log1p(q)/log1p(N); arrived fraction; completed fraction; idle-slot fraction; offered load ρ/(1 + ρ), ρ = λ·W̄_mean/C_max; backlog Σ_waiting e_j /(C_max·3600) [h per slot] in [0, 24] |
-    | ``action_mask`` | (K·C_max + 1,) | MultiBinary: the legal actions |
+    | ``action_mask`` | (n actions,) | MultiBinary: the legal actions |
 
     Clipping happens only at the documented bounds (waits and backlog beyond 24 h, laxity
     below −L, critical ratios outside [0, 10]). Realised run times and provisioning delays
     are never observed before they happen.
 
     ## Rewards
-    ``reward = −reward_scale · Σ_k reward_weights[k] · raw_k`` over the parts
+    ``reward = −reward_scale · Σ_k w_k · raw_k`` (+ the shaping term) over the parts
 
     * ``wait`` [s]: the queue-length integral over the time advanced in this step (every
       waiting job accrues its waiting seconds as time passes), plus, at a dispatch, the
@@ -89,12 +91,19 @@ class CGRSPEnv(gym.Env):
     * ``cost`` [$]: the realised run cost (run time × price of the slot's type), credited
       at dispatch. The episode sum is the day's rental cost.
 
-    Default weights are the model's objective: ``wait`` = α1 (``alpha1``, 1 per second),
-    ``miss`` = α2 (``alpha2``, 10 per miss), ``cost`` = 1 per dollar (a tie-breaker: a
-    hectic day costs about $6 against ~10^7 waiting seconds). ``reward_scale`` defaults to
-    1/3600, so one unit of reward is one job-hour of waiting (a hectic-day step is O(1)).
-    ``info["reward_parts"]`` holds each part's signed, weighted, scaled contribution (they
-    sum to the reward), ``info["reward_raw"]`` the unweighted quantities.
+    The weights w come from the ``reward`` preset applied to the simulator's parameters
+    (:mod:`gpu_sched_env.cgrsp.rewards`, one source of truth): ``study`` (default) is the
+    model's objective, ``wait`` = α1 (``alpha1``), ``miss`` = α2 (``alpha2``); ``deadline``
+    weighs a miss like one job-hour of waiting (``miss`` = 3600·α1). ``cost`` = 1 per dollar
+    in both (a tie-breaker). ``reward_weights`` overrides single parts. ``shaping="queue"``
+    adds the potential-based term ``reward_scale · w_wait · (Φ(s') − Φ(s))``, Φ the negative
+    fluid estimate of the queue's remaining wait; it sums to zero over an episode, so the
+    return still equals the objective, but a dispatch that commits a slot for an hour (Low
+    stock) is charged in its own step. ``reward_scale`` defaults to 1/3600 (one unit = one
+    job-hour of waiting). ``info["reward_parts"]`` holds each part's signed, weighted,
+    scaled contribution (they sum to the reward; ``shaping`` included when on),
+    ``info["reward_raw"]`` the unweighted quantities and ``info["dt"]`` the simulated
+    seconds the step advanced (for semi-MDP discounting).
 
     ## Starting state
     ``reset(seed=s)`` simulates the same day as ``simulate(policy, day, seed=s)`` (jobs,
@@ -104,8 +113,8 @@ class CGRSPEnv(gym.Env):
     ## Episode end
     Terminated when every job has completed (``info["summary"]`` then holds the run's metrics
     and ``info["episode_raw"]`` the summed raw parts). Never truncated: each step dispatches a
-    job (N in all) or processes at least one event (2N in all), so an episode takes at most 3N
-    steps.
+    job (N in all), processes at least one event (2N in all) or, in ``slot`` mode, leaves one
+    of at most C_max idle slots idle before an event, so an episode is finite.
 
     ## Arguments
     * ``day``: ``quiet``, ``normal``, ``hectic`` (default) or ``surge``.
@@ -113,7 +122,10 @@ class CGRSPEnv(gym.Env):
     * ``order``: canonical window order, ``deadline`` (default; ties by submit time),
       ``submit``, ``spt`` (nominal W̄ on the RTX 3090, then deadline, submit) or ``laxity``
       (d − e_j, then submit).
-    * ``reward_weights``: mapping with keys ``wait``, ``miss``, ``cost`` (non-negative).
+    * ``action_mode``: ``joint`` (default) or ``slot`` (see *Action space*).
+    * ``reward``: ``study`` (default) or ``deadline`` (see *Rewards*).
+    * ``reward_weights``: mapping overriding some of ``wait``, ``miss``, ``cost`` (non-negative).
+    * ``shaping``: ``none`` (default) or ``queue``.
     * ``reward_scale`` (> 0, default 1/3600).
     * ``render_mode``: ``None``, ``"ansi"`` (text snapshot) or ``"rgb_array"`` (Gantt chart
       of the day so far).
@@ -121,7 +133,10 @@ class CGRSPEnv(gym.Env):
       ``n_jobs``, ``tight_fraction`` …); unknown keys raise ``ConfigError`` naming them.
 
     ## Version history
-    * v0: initial version.
+    * v0: initial version. Since 2026-11: ``action_mode``, ``reward`` presets (weights derived
+      from ``alpha1``/``alpha2`` only), ``shaping``, ``info["dt"]``, the ``offer`` key and the
+      ``offered`` slot column; heuristics are driven by ``HeuristicAgent``, not the env; one
+      provisioning quantile per job (delays independent of assignment order).
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
@@ -131,7 +146,10 @@ class CGRSPEnv(gym.Env):
         day: str = "hectic",
         window: int = 16,
         order: str = "deadline",
+        action_mode: str = "joint",
+        reward: str = "study",
         reward_weights: Mapping[str, float] | None = None,
+        shaping: str = "none",
         reward_scale: float = DEFAULT_REWARD_SCALE,
         render_mode: str | None = None,
         **params: Any,
@@ -139,24 +157,22 @@ class CGRSPEnv(gym.Env):
         check_choice("day", day, DAY_TYPES)
         check_number("window", window, lo=1, integer=True)
         check_choice("order", order, ORDERS)
+        check_choice("action_mode", action_mode, ACTION_MODES)
+        check_choice("shaping", shaping, SHAPINGS)
         check_number("reward_scale", reward_scale, lo=0.0, lo_open=True)
         if render_mode is not None:
             check_choice("render_mode", render_mode, RENDER_MODES)
         self.params = make_params(day, **params)
-        weights = {"wait": float(self.params.alpha1), "miss": float(self.params.alpha2), "cost": DEFAULT_COST_WEIGHT}
-        if reward_weights is not None:
-            if not isinstance(reward_weights, Mapping):
-                raise ConfigError(f"reward_weights = {reward_weights!r} must be a mapping with keys {', '.join(REWARD_PARTS)}")
-            check_keys(reward_weights, REWARD_PARTS, section="reward_weights")
-            for k, v in reward_weights.items():
-                weights[k] = float(check_number(f"reward_weights.{k}", v, lo=0.0))
         self.day = day
         self.window = int(window)
         self.order = order
-        self.reward_weights = weights
+        self.action_mode = action_mode
+        self.reward = reward
+        self.reward_weights = reward_weights_for(self.params, reward, reward_weights)
+        self.shaping = shaping
         self.reward_scale = float(reward_scale)
         self.render_mode = render_mode
-        self._enc = ObsEncoder(self.params, self.window, order)
+        self._enc = ObsEncoder(self.params, self.window, order, action_mode)
         self.observation_space = self._enc.space()
         self.action_space = MaskedDiscrete(self._enc.n_actions, self.action_masks)
         self.sim: Simulator | None = None
@@ -164,8 +180,8 @@ class CGRSPEnv(gym.Env):
         self._done = True
         self._mask = np.zeros(self._enc.n_actions, bool)
         self._win = np.zeros(0, np.int64)
-        self._heur: dict[str, Any] = {}
-        self._plans: dict[str, tuple[int, list]] = {}
+        self._offered: int | None = None
+        self._declined: set[int] = set()
 
     @property
     def config(self) -> dict[str, Any]:
@@ -174,9 +190,27 @@ class CGRSPEnv(gym.Env):
             "day": self.day,
             "window": self.window,
             "order": self.order,
+            "action_mode": self.action_mode,
+            "reward": self.reward,
             "reward_weights": dict(self.reward_weights),
+            "shaping": self.shaping,
             "reward_scale": self.reward_scale,
         }
+
+    @property
+    def wait_action(self) -> int:
+        """The no-op: *wait* (``joint``) or *leave the offered slot idle* (``slot``)."""
+        return self._enc.wait_action
+
+    @property
+    def window_jobs(self) -> np.ndarray:
+        """Job ids at the window positions now (canonical order)."""
+        return self._win.copy()
+
+    @property
+    def offered_slot(self) -> int | None:
+        """The slot offered now in ``slot`` mode (None in ``joint`` mode or after the end)."""
+        return self._offered
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
@@ -195,40 +229,29 @@ class CGRSPEnv(gym.Env):
         self._dl_ptr = 0
         self._next_deadline = float(self._dl_sorted[0])  # [s] earliest deadline not yet settled
         self._price = sim.fleet.price_per_s
+        self._potential = QueuePotential(self.params, sim.fleet.wbar, sim.fleet.slot_type) if self.shaping == "queue" else None
         self._raw = dict.fromkeys(REWARD_PARTS, 0.0)  # booked, not yet returned
         self._episode_raw = dict.fromkeys(REWARD_PARTS, 0.0)
-        self._heur, self._plans = {}, {}
         self._done = False
         self._advance()  # to the first decision point (first arrival: no wait accrues)
+        self._raw = dict.fromkeys(REWARD_PARTS, 0.0)
+        self._phi = self._phi_now()
         obs = self._observe()
         return obs, {"action_mask": self._mask.copy(), "t": sim.t, "seed": self.run_seed}
 
     def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
-        """Apply one assignment or *wait*; see the class docstring."""
+        """Apply one assignment or the no-op; see the class docstring."""
         if self.sim is None or self._done:
             raise RuntimeError("the episode has ended (or never started): call reset() first")
         a = self._check_action(action)
-        sim = self.sim
-        if a == self._enc.wait_action:
-            self._advance()
+        t0 = self.sim.t
+        if self.action_mode == "joint":
+            self._step_joint(a)
         else:
-            i, s = divmod(a, self._enc.C)
-            job = int(self._win[i])
-            sim.assign(job, s)
-            self._enc.remove(job)
-            g = sim.fleet.slot_type[s]
-            self._raw["wait"] += sim._start[job] - sim.t  # realised provisioning delay
-            self._raw["cost"] += sim._rt[job][g] * self._price[g]  # realised run cost
-            if not (sim.n_idle and sim.waiting):
-                self._advance()
+            self._step_slot(a)
         obs = self._observe()
-        raw, self._raw = self._raw, dict.fromkeys(REWARD_PARTS, 0.0)
-        for k, v in raw.items():
-            self._episode_raw[k] += v
-        scale, w = self.reward_scale, self.reward_weights
-        parts = {k: -scale * w[k] * v for k, v in raw.items()}
-        reward = float(sum(parts.values()))
-        info = {"action_mask": self._mask.copy(), "reward_parts": parts, "reward_raw": raw, "t": sim.t}
+        reward, info = self._reward()
+        info.update(action_mask=self._mask.copy(), t=self.sim.t, dt=self.sim.t - t0)
         if self._done:
             info["summary"] = self.result().summary()
             info["episode_raw"] = dict(self._episode_raw)
@@ -260,104 +283,65 @@ class CGRSPEnv(gym.Env):
         return self.sim.result(policy=policy, day=self.day)
 
     def decode(self, action: int) -> tuple[int, int] | None:
-        """``(job id, slot)`` for an assignment action, ``None`` for *wait*."""
+        """``(job id, slot)`` for an assignment action, ``None`` for the no-op."""
         a = self._check_action(action)
-        if a == self._enc.wait_action:
+        if a == self.wait_action:
             return None
-        i, s = divmod(a, self._enc.C)
-        return int(self._win[i]), s
+        return self._pair(a)
 
     def encode(self, job: int, slot: int) -> int:
-        """The action dispatching ``job`` to ``slot`` (InvalidActionError if not in the window)."""
+        """The action dispatching ``job`` to ``slot`` (InvalidActionError if not expressible now)."""
         pos = np.flatnonzero(self._win == job)
         if pos.size == 0:
             raise InvalidActionError(f"job {job!r} is not in the window (first {self.window} waiting jobs in {self.order} order)")
         if not 0 <= slot < self._enc.C:
             raise InvalidActionError(f"slot {slot!r} is out of range 0..{self._enc.C - 1}")
+        if self.action_mode == "slot":
+            if slot != self._offered:
+                raise InvalidActionError(f"slot {slot} is not the offered slot ({self._offered}); in slot mode an action only fills the offered slot")
+            return int(pos[0])
         return int(pos[0]) * self._enc.C + int(slot)
 
-    def heuristic_plan(self, name: str) -> list[tuple[int, int]]:
-        """The named heuristic's remaining ``(job, slot)`` plan for the current decision point.
+    def _pair(self, a: int) -> tuple[int, int]:
+        if self.action_mode == "slot":
+            return int(self._win[a]), int(self._offered)  # type: ignore[arg-type]
+        i, s = divmod(a, self._enc.C)
+        return int(self._win[i]), s
 
-        The plan is ``policy.decide(sim)`` (``agents.heuristics.cgrsp``), computed once per
-        decision point (``sim.n_decisions``); entries whose job has left the queue or whose
-        slot is taken are dropped. The policy instance lives for the episode (reset with the
-        run's ``cgrsp/policy`` stream, as in ``simulate``).
-        """
-        if self._done or self.sim is None:
-            return []
+    # ------------------------------------------------------------------ transitions
+    def _step_joint(self, a: int) -> None:
+        if a == self.wait_action:
+            self._advance()
+            return
+        self._dispatch(*self._pair(a))
+        if not (self.sim.n_idle and self.sim.waiting):
+            self._advance()
+
+    def _step_slot(self, a: int) -> None:
+        if a == self.wait_action:
+            self._declined.add(self._offered)  # type: ignore[arg-type]
+        else:
+            self._dispatch(*self._pair(a))
+        self._offer_next()
+
+    def _offer_next(self) -> None:
+        """Offer the next idle, not yet declined slot; advance when none is left."""
         sim = self.sim
-        pol = self._heur.get(name)
-        if pol is None:
-            from agents.heuristics.cgrsp import make_policy  # heuristics live outside the package
+        while not self._done:
+            nxt = next((s for s in range(self._enc.C) if sim.slot_job[s] < 0 and s not in self._declined), None) if sim.waiting else None
+            if nxt is not None:
+                self._offered = nxt
+                return
+            self._advance()
+        self._offered = None
 
-            pol = make_policy(name, self.params)
-            pol.reset(sim, stream(self.run_seed, "cgrsp/policy"))
-            self._heur[name] = pol
-        nd, plan = self._plans.get(name, (-1, []))
-        if nd != sim.n_decisions:
-            plan = list(pol.decide(sim))
-        waiting, slot_job = sim.waiting, sim.slot_job
-        plan = [(j, s) for j, s in plan if j in waiting and slot_job[s] < 0]
-        self._plans[name] = (sim.n_decisions, plan)
-        return list(plan)
-
-    def heuristic_action(self, name: str, fallback: str = "substitute") -> int:
-        """The action the named heuristic takes now (see :meth:`heuristic_plan`).
-
-        The plan is emitted one assignment per step, then *wait*: with a window at least as
-        large as the queue this replays ``simulate(name, day, seed)`` exactly. With a
-        smaller window the rule is:
-
-        1. the first planned ``(job, slot)`` whose job is in the window;
-        2. else, if planned assignments remain (their jobs are all beyond the window):
-           ``fallback="substitute"`` (default) puts the window's first job on the first
-           planned slot (the heuristic's slot choice and its decision to fill that slot now
-           are kept); ``fallback="wait"`` skips to rule 3;
-        3. else *wait* when legal, else the lowest legal action.
-
-        Calling it twice without stepping returns the same action. After the episode
-        ends it returns *wait*.
-        """
-        check_choice("fallback", fallback, HEURISTIC_FALLBACKS)
-        C = self._enc.C
-        plan = self.heuristic_plan(name)
-        for j, s in plan:
-            pos = np.flatnonzero(self._win == j)
-            if pos.size:
-                return int(pos[0]) * C + int(s)
-        if plan and fallback == "substitute":
-            return int(plan[0][1])  # window position 0 on the first planned slot
-        if self._done or self._mask[-1]:
-            return self._enc.wait_action
-        return int(np.flatnonzero(self._mask)[0])
-
-    def _check_action(self, action: Any) -> int:
-        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-            a = int(action)
-        else:
-            arr = np.asarray(action)
-            if arr.size != 1 or arr.dtype.kind not in "iu":
-                raise InvalidActionError(f"action {action!r} must be one integer in [0, {self._enc.n_actions - 1}]")
-            a = int(arr.reshape(()))
-        n = self._enc.n_actions
-        if 0 <= a < n and self._mask[a]:
-            return a
-        legal = np.flatnonzero(self._mask)
-        if not 0 <= a < n:
-            why = f"out of range 0..{n - 1}"
-        elif a == self._enc.wait_action:
-            why = "wait is illegal: nothing is left to happen, so waiting would stall the day"
-        else:
-            i, s = divmod(a, self._enc.C)
-            if i >= self._win.size:
-                why = f"window position {i} is empty (the window holds {self._win.size} jobs)"
-            else:
-                why = f"slot {s} is busy with job {self.sim.slot_job[s]}"
-        raise InvalidActionError(
-            f"action {a} (= window position × {self._enc.C} + slot, wait = {self._enc.wait_action}) is illegal: {why}; "
-            f"legal actions: {legal.tolist()}"
-        )
+    def _dispatch(self, job: int, slot: int) -> None:
+        sim = self.sim
+        sim.assign(job, slot)
+        self._enc.remove(job)
+        start, run = sim.realised(job)
+        self._raw["wait"] += start - sim.t  # realised provisioning delay
+        self._raw["cost"] += run * self._price[sim.fleet.slot_type[slot]]  # realised run cost
 
     def _advance(self) -> None:
         """Advance the simulator to the next decision point and book the wait and miss parts."""
@@ -376,17 +360,66 @@ class CGRSPEnv(gym.Env):
             self._dl_ptr = k
             self._next_deadline = float(dls[k]) if k < len(dls) else float("inf")
         self._done = not alive
+        self._declined = set()
+        if self.action_mode == "slot" and alive:
+            self._offered = next(s for s in range(self._enc.C) if sim.slot_job[s] < 0)
+
+    # ------------------------------------------------------------------ reward (one place)
+    def _phi_now(self) -> float:
+        return 0.0 if self._potential is None or self._done else self._potential(self.sim)
+
+    def _reward(self) -> tuple[float, dict[str, Any]]:
+        """The step's reward from the parts booked since the last step, and its info entries."""
+        raw, self._raw = self._raw, dict.fromkeys(REWARD_PARTS, 0.0)
+        for k, v in raw.items():
+            self._episode_raw[k] += v
+        scale, w = self.reward_scale, self.reward_weights
+        parts = {k: -scale * w[k] * v for k, v in raw.items()}
+        if self._potential is not None:
+            phi = self._phi_now()
+            parts["shaping"] = scale * w["wait"] * (phi - self._phi)
+            self._phi = phi
+        return float(sum(parts.values())), {"reward_parts": parts, "reward_raw": raw}
+
+    # ------------------------------------------------------------------ actions and observations
+    def _check_action(self, action: Any) -> int:
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+            a = int(action)
+        else:
+            arr = np.asarray(action)
+            if arr.size != 1 or arr.dtype.kind not in "iu":
+                raise InvalidActionError(f"action {action!r} must be one integer in [0, {self._enc.n_actions - 1}]")
+            a = int(arr.reshape(()))
+        n = self._enc.n_actions
+        if 0 <= a < n and self._mask[a]:
+            return a
+        legal = np.flatnonzero(self._mask)
+        if not 0 <= a < n:
+            why = f"out of range 0..{n - 1}"
+        elif a == self.wait_action:
+            noop = "wait" if self.action_mode == "joint" else "leaving the offered slot idle"
+            why = f"{noop} is illegal: nothing is left to happen, so it would stall the day"
+        elif self.action_mode == "slot":
+            why = f"window position {a} is empty (the window holds {self._win.size} jobs)"
+        else:
+            i, s = divmod(a, self._enc.C)
+            if i >= self._win.size:
+                why = f"window position {i} is empty (the window holds {self._win.size} jobs)"
+            else:
+                why = f"slot {s} is busy with job {self.sim.slot_job[s]}"
+        layout = f"window position × {self._enc.C} + slot" if self.action_mode == "joint" else f"window position on offered slot {self._offered}"
+        raise InvalidActionError(
+            f"action {a} (= {layout}, no-op = {self.wait_action}) is illegal: {why}; legal actions: {legal.tolist()}"
+        )
 
     def _observe(self) -> dict[str, np.ndarray]:
-        obs, self._win, self._mask = self._enc.encode(self.sim)
+        if self.action_mode == "slot" and not self._done:
+            sim = self.sim
+            others = sum(1 for s in range(self._enc.C) if sim.slot_job[s] < 0 and s not in self._declined) > 1
+            obs, self._win, self._mask = self._enc.encode(sim, self._offered, others or sim.has_future_event())
+        else:
+            obs, self._win, self._mask = self._enc.encode(self.sim)
         return obs
 
-    def __getstate__(self) -> dict[str, Any]:
-        # Heuristic policy instances hold closures (not picklable); they are rebuilt on the
-        # next heuristic_action() call, which replays exactly except for "random".
-        state = self.__dict__.copy()
-        state["_heur"], state["_plans"] = {}, {}
-        return state
 
-
-__all__ = ["HEURISTIC_FALLBACKS", "REWARD_PARTS", "CGRSPEnv", "MaskedDiscrete"]
+__all__ = ["ACTION_MODES", "REWARD_PARTS", "CGRSPEnv", "MaskedDiscrete"]

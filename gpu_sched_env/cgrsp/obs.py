@@ -6,8 +6,10 @@ It reads only what a scheduler may know (never realised run times or provisionin
 Every entry is scaled to O(1) and clipped to the documented bounds of the space, so
 ``observation_space.contains(obs)`` always holds.
 
-Actions: ``a = i * C + s`` puts the job at window position ``i`` on slot ``s``
-(``C = c_max``); ``a = K * C`` is *wait*.
+Actions (``action_mode``): ``joint``: ``a = i * C + s`` puts the job at window position
+``i`` on slot ``s`` (``C = c_max``), ``a = K * C`` is *wait*; ``slot``: the env offers one
+idle slot at a time, ``a = i`` puts window position ``i`` on it, ``a = K`` leaves it idle.
+The last action is always the no-op (*wait* / *leave idle*).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from gpu_sched_env.cgrsp.sim import Simulator
 from gpu_sched_env.core.errors import check_choice
 
 ORDERS = ("deadline", "submit", "spt", "laxity")
+ACTION_MODES = ("joint", "slot")
 HOUR = 3600.0  # [s] time unit of the observation
 WAIT_CLIP = 24.0  # [h] waits (and the backlog per slot) are clipped here
 CR_CLIP = 10.0  # critical ratios are clipped to [0, CR_CLIP] and divided by it
@@ -33,6 +36,7 @@ BEYOND_COLS = (
     + tuple(f"lax_bin{i}_frac" for i in range(len(LAX_BINS) + 1))
     + ("mean_wait_h",)
 )
+SLOT_COLS = ("busy", "provisioning", "time_to_free_h", "price_rel", "stock_high", "stock_medium", "stock_low", "offered")
 GLOBAL_COLS = (
     "tod_sin",
     "tod_cos",
@@ -48,14 +52,15 @@ GLOBAL_COLS = (
 class ObsEncoder:
     """Builds the observation space and encodes simulator states for one parameter set."""
 
-    def __init__(self, params: CGRSPParams, window: int, order: str = "deadline") -> None:
+    def __init__(self, params: CGRSPParams, window: int, order: str = "deadline", action_mode: str = "joint") -> None:
         check_choice("order", order, ORDERS)
-        self.params, self.K, self.order = params, int(window), order
+        check_choice("action_mode", action_mode, ACTION_MODES)
+        self.params, self.K, self.order, self.action_mode = params, int(window), order, action_mode
         p = params
         self.C = p.c_max
         self.T = len(p.gpu_types)
-        self.n_actions = self.K * self.C + 1
-        self.wait_action = self.K * self.C
+        self.n_actions = self.K * (self.C if action_mode == "joint" else 1) + 1
+        self.wait_action = self.n_actions - 1
         type_idx = {n: i for i, n in enumerate(p.type_names)}
         self.slot_type = np.array([type_idx[n] for n in p.resolved_slot_types()], np.int64)
         self.wbar = np.array([g.mean_runtime_s for g in p.gpu_types], float).T  # (3, T) [s]
@@ -81,9 +86,12 @@ class ObsEncoder:
         self.job_lo = np.concatenate([np.zeros(len(JOB_COLS)), np.full(t, -self.lax_h), np.zeros(t)])
         self.job_hi = np.concatenate([np.ones(len(JOB_COLS) - 1), [WAIT_CLIP], np.full(t, self.lax_h), np.ones(t)])
         self.job_cols = JOB_COLS + tuple(f"laxity_h[{n}]" for n in p.type_names) + tuple(f"wbar_rel[{n}]" for n in p.type_names)
-        self.slot_cols = tuple(f"type[{n}]" for n in p.type_names) + ("busy", "provisioning", "time_to_free_h", "price_rel", "stock_high", "stock_medium", "stock_low")
+        self.slot_cols = tuple(f"type[{n}]" for n in p.type_names) + SLOT_COLS
+        sc = {c: i for i, c in enumerate(self.slot_cols)}  # column indices, from the table
+        self._busy, self._prov, self._ttf, self._offered = sc["busy"], sc["provisioning"], sc["time_to_free_h"], sc["offered"]
+        self._stock_cols = slice(sc["stock_high"], sc["stock_low"] + 1)
         slot_hi = np.ones(len(self.slot_cols))
-        slot_hi[t + 2] = self.ttf_h
+        slot_hi[self._ttf] = self.ttf_h
         self.slot_hi = slot_hi
         self.beyond_hi = np.ones(len(BEYOND_COLS))
         self.beyond_hi[-1] = WAIT_CLIP
@@ -94,7 +102,7 @@ class ObsEncoder:
         self._rank: np.ndarray | None = None
         static = np.zeros((self.C, len(self.slot_cols)), np.float32)
         static[:, :t] = self.slot_onehot
-        static[:, t + 3] = self.slot_price_rel
+        static[:, sc["price_rel"]] = self.slot_price_rel
         self._slot_static = static
 
     # ------------------------------------------------------------------ spaces
@@ -109,6 +117,7 @@ class ObsEncoder:
                 "slots": spaces.Box(np.zeros((c, len(self.slot_cols)), f32), np.tile(self.slot_hi, (c, 1)).astype(f32), dtype=f32),
                 "stock": spaces.Box(0.0, 1.0, (t, 3), dtype=f32),
                 "globals": spaces.Box(self.global_lo.astype(f32), self.global_hi.astype(f32), dtype=f32),
+                "offer": spaces.Box(np.zeros(len(self.slot_cols), f32), self.slot_hi.astype(f32), dtype=f32),
                 "action_mask": spaces.MultiBinary(self.n_actions),
             }
         )
@@ -128,14 +137,16 @@ class ObsEncoder:
         self._e, self._sub = e, sub
         F = len(self.job_cols)
         ab = np.zeros((n, 2 * F))  # [a | b]
-        ab[:, 0] = 1.0
-        ab[:, 1] = tight
-        ab[:, 2:5] = self._eye3[cx]
-        ab[:, 5], ab[:, F + 5] = d / (e * CR_CLIP), -1.0 / (e * CR_CLIP)
-        ab[:, 6], ab[:, F + 6] = -sub / HOUR, 1.0 / HOUR
-        ab[:, 7 : 7 + T] = (d[:, None] - self.wbar[cx]) / HOUR
-        ab[:, F + 7 : F + 7 + T] = -1.0 / HOUR
-        ab[:, 7 + T : F] = self.wbar_rel[cx]
+        col = {c: i for i, c in enumerate(JOB_COLS)}
+        cr, wt, lax = col["critical_ratio"], col["wait_h"], len(JOB_COLS)  # laxity columns follow JOB_COLS
+        ab[:, col["present"]] = 1.0
+        ab[:, col["tight"]] = tight
+        ab[:, col["cx_low"] : col["cx_high"] + 1] = self._eye3[cx]
+        ab[:, cr], ab[:, F + cr] = d / (e * CR_CLIP), -1.0 / (e * CR_CLIP)
+        ab[:, wt], ab[:, F + wt] = -sub / HOUR, 1.0 / HOUR
+        ab[:, lax : lax + T] = (d[:, None] - self.wbar[cx]) / HOUR
+        ab[:, F + lax : F + lax + T] = -1.0 / HOUR
+        ab[:, lax + T : F] = self.wbar_rel[cx]
         self._ab = ab
         # jobs beyond the window: one bincount over codes (tight, complexity, laxity bin)
         self._x = d - e  # laxity d − t − e_j is x − t
@@ -180,12 +191,16 @@ class ObsEncoder:
         return ids[: self.K], ids[self.K :]
 
     # ------------------------------------------------------------------ encoding
-    def encode(self, sim: Simulator) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
-        """Observation dict, window job ids, boolean action mask."""
+    def encode(self, sim: Simulator, offered: int | None = None, wait_legal: bool | None = None) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        """Observation dict, window job ids, boolean action mask.
+
+        ``offered``: the slot offered in ``slot`` mode (None in ``joint`` mode).
+        ``wait_legal``: whether the no-op is legal (default: a future event exists).
+        """
         t = sim.t
         win, beyond = self.window(sim)
         k, nb = win.size, beyond.size
-        C, T, F = self.C, self.T, len(self.job_cols)
+        C, F = self.C, len(self.job_cols)
         # --- window jobs: a + t·b, clipped to the documented bounds
         jobs = np.zeros((self.K, F), np.float32)
         if k:
@@ -210,13 +225,17 @@ class ObsEncoder:
         # --- slots and stock
         stock = self._eye3[sim.stock]
         slots = self._slot_static.copy()
-        slots[:, T + 4 :] = stock[self.slot_type]
+        slots[:, self._stock_cols] = stock[self.slot_type]
         slot_job = sim.slot_job
         for s in range(C):
             if slot_job[s] >= 0:
-                slots[s, T] = 1.0
-                slots[s, T + 1] = 0.0 if sim.started(s) else 1.0
-                slots[s, T + 2] = min(self.ttf_h, (sim.expected_free(s) - t) / HOUR)
+                slots[s, self._busy] = 1.0
+                slots[s, self._prov] = 0.0 if sim.started(s) else 1.0
+                slots[s, self._ttf] = min(self.ttf_h, (sim.expected_free(s) - t) / HOUR)
+        offer = np.zeros(len(self.slot_cols), np.float32)
+        if offered is not None:
+            slots[offered, self._offered] = 1.0
+            offer[:] = slots[offered]
         # --- globals
         hour = (self.params.start_hour_utc + t / HOUR) % 24.0
         n = sim.n_jobs
@@ -236,17 +255,21 @@ class ObsEncoder:
         # --- mask
         mask = np.zeros(self.n_actions, bool)
         if k and sim.n_idle:
-            mask[: k * C].reshape(k, C)[:] = np.array(slot_job) < 0
-            mask[-1] = sim.has_future_event()
+            if self.action_mode == "joint":
+                mask[: k * C].reshape(k, C)[:] = np.array(slot_job) < 0
+            elif offered is not None:
+                mask[:k] = True
+            mask[-1] = sim.has_future_event() if wait_legal is None else wait_legal
         obs = {
             "jobs": jobs,
             "beyond": bey,
             "slots": slots,
             "stock": stock.astype(np.float32),
             "globals": glob,
+            "offer": offer,
             "action_mask": mask.view(np.int8).copy(),
         }
         return obs, win, mask
 
 
-__all__ = ["BEYOND_COLS", "GLOBAL_COLS", "JOB_COLS", "ORDERS", "ObsEncoder"]
+__all__ = ["ACTION_MODES", "BEYOND_COLS", "GLOBAL_COLS", "JOB_COLS", "ORDERS", "SLOT_COLS", "ObsEncoder"]

@@ -149,6 +149,14 @@ class Simulator:
             f = max(t, self.slot_dispatch[slot] + self.fleet.delay_mean[self.slot_level[slot]]) + w
         return f if f > t else t
 
+    def realised(self, job: int) -> tuple[float, float]:
+        """``(start time [s], run time [s])`` of a dispatched ``job``, as drawn.
+
+        For accounting after the fact (the env's reward books the provisioning delay and the
+        run cost at dispatch); never for a policy's decisions.
+        """
+        return self._start[job], self._rt[job][self.fleet.slot_type[self.job_slot[job]]]
+
     def has_future_event(self) -> bool:
         """Whether anything is still to happen (an arrival or a completion)."""
         return self.n_arrived < self.n_jobs or bool(self._events)

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import gpu_sched_env  # noqa: F401  (registers the ids)
-from agents.heuristics.cgrsp import POLICY_NAMES
+from agents.heuristics.cgrsp import ALL_POLICY_NAMES, POLICY_NAMES
 from agents.heuristics.cgrsp_agents import HeuristicAgent, evaluate_heuristics
 from gpu_sched_env.cgrsp import simulate
 from gpu_sched_env.cgrsp.env import CGRSPEnv
@@ -29,9 +29,9 @@ def same_summary(a, b):
     return a.keys() == b.keys() and all(a[k] == b[k] or (a[k] != a[k] and b[k] != b[k]) for k in a)
 
 
-def assert_same_jobs(policy, day, seed, **params):
+def assert_same_jobs(policy, day, seed, action_mode="joint", **params):
     ref = simulate(policy, day=day, seed=seed, **params)
-    env = CGRSPEnv(day=day, window=params.get("n_jobs", 1000), **params)
+    env = CGRSPEnv(day=day, window=params.get("n_jobs", 1000), action_mode=action_mode, **params)
     info, steps = drive(env, HeuristicAgent(policy, env), seed)
     got = env.result(policy)
     pd.testing.assert_frame_equal(ref.jobs, got.jobs, check_exact=True)
@@ -41,19 +41,21 @@ def assert_same_jobs(policy, day, seed, **params):
 
 
 # ----------------------------------------------------------------------------- exact replay
-@pytest.mark.parametrize("policy", POLICY_NAMES)
-def test_heuristic_agent_reproduces_simulate_exactly(policy):
+@pytest.mark.parametrize("action_mode", ["joint", "slot"])
+@pytest.mark.parametrize("policy", ALL_POLICY_NAMES)
+def test_heuristic_agent_reproduces_simulate_exactly(policy, action_mode):
     for seed in (0, 1, 2):
-        assert_same_jobs(policy, "quiet", seed)
+        assert_same_jobs(policy, "quiet", seed, action_mode)
     for seed in (0, 1):
-        assert_same_jobs(policy, "normal", seed)
-    assert_same_jobs(policy, "hectic", 3, n_jobs=250)
-    assert_same_jobs(policy, "surge", 4, n_jobs=300, c_max=3, rho_res=1)
+        assert_same_jobs(policy, "normal", seed, action_mode)
+    assert_same_jobs(policy, "hectic", 3, action_mode, n_jobs=250)
+    assert_same_jobs(policy, "surge", 4, action_mode, n_jobs=300, c_max=3, rho_res=1)
 
 
+@pytest.mark.parametrize("action_mode", ["joint", "slot"])
 @pytest.mark.parametrize("policy", ["fifo", "rh", "cadr"])
-def test_heuristic_agent_reproduces_a_full_hectic_day(policy):
-    steps = assert_same_jobs(policy, "hectic", 42)
+def test_heuristic_agent_reproduces_a_full_hectic_day(policy, action_mode):
+    steps = assert_same_jobs(policy, "hectic", 42, action_mode)
     assert steps >= 950
 
 
@@ -72,21 +74,22 @@ def test_small_window_rule(policy, fallback):
     """1. first planned job in the window; 2. substitute (window job 0 on the first planned
     slot) or skip; 3. wait if legal, else the lowest legal action."""
     env = CGRSPEnv(day="hectic", n_jobs=150, window=2)
+    agent = HeuristicAgent(policy, env, fallback)
     env.reset(seed=5)
     seen = dict.fromkeys(["plan", "substitute", "wait", "forced"], 0)
     done = False
     while not done:
-        plan = env.heuristic_plan(policy)
-        a = env.heuristic_action(policy, fallback)
-        assert env.heuristic_action(policy, fallback) == a  # idempotent without a step
+        plan = agent.plan(env)
+        a = agent.action(env)
+        assert agent.action(env) == a  # idempotent without a step
         mask = env.action_masks()
         assert mask[a]
-        in_window = [(j, s) for j, s in plan if j in env._win]
+        in_window = [(j, s) for j, s in plan if j in env.window_jobs]
         if in_window:
             assert env.decode(a) == in_window[0]
             seen["plan"] += 1
         elif plan and fallback == "substitute":
-            assert env.decode(a) == (env._win[0], plan[0][1])
+            assert env.decode(a) == (env.window_jobs[0], plan[0][1])
             seen["substitute"] += 1
         elif mask[-1]:
             assert a == env.action_space.n - 1
@@ -113,30 +116,32 @@ def test_small_window_agents_can_deviate_from_simulate_but_finish():
 
 def test_heuristic_action_after_the_end_is_wait_and_unknown_name_raises():
     env = CGRSPEnv(day="quiet")
-    drive(env, HeuristicAgent("edf", env), 0)
-    assert env.heuristic_action("edf") == env.action_space.n - 1
-    env.reset(seed=0)
-    with pytest.raises(ConfigError, match="lifo"):
-        env.heuristic_action("lifo")
+    agent = HeuristicAgent("edf", env)
+    drive(env, agent, 0)
+    assert agent.action(env) == env.wait_action == env.action_space.n - 1
     with pytest.raises(ConfigError, match="lifo"):
         HeuristicAgent("lifo")
     with pytest.raises(RuntimeError, match="bind"):
         HeuristicAgent("edf").predict(None)
     with pytest.raises(ConfigError, match="fallback"):
         HeuristicAgent("edf", fallback="guess")
-    with pytest.raises(ConfigError, match="fallback"):
-        env.heuristic_action("edf", "guess")
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    with pytest.raises(ConfigError, match="in-process"):
+        HeuristicAgent("edf").bind(type("FakeSubproc", (SubprocVecEnv,), {"__init__": lambda self: None})())
 
 
 def test_pickling_mid_episode_keeps_heuristic_replay_exact():
     env = CGRSPEnv(day="hectic", n_jobs=200, window=200)
+    agent = HeuristicAgent("cadr", env)
     env.reset(seed=8)
     for _ in range(60):
-        env.step(env.heuristic_action("cadr"))
-    clone = pickle.loads(pickle.dumps(env))  # the policy is rebuilt lazily in the clone
+        env.step(agent.action(env))
+    clone = pickle.loads(pickle.dumps(env))
+    fresh = HeuristicAgent("cadr", clone)  # a new policy instance, reset on the clone's day
     done = False
     while not done:
-        _, _, done, _, _ = clone.step(clone.heuristic_action("cadr"))
+        _, _, done, _, _ = clone.step(fresh.action(clone))
     pd.testing.assert_frame_equal(clone.result().jobs, simulate("cadr", "hectic", 8, n_jobs=200).jobs, check_exact=True)
 
 

@@ -98,7 +98,7 @@ def test_spaces_follow_window_and_fleet():
     assert env.action_space.n == 7 * 3 + 1
     sp = env.observation_space
     assert sp["jobs"].shape == (7, 7 + 2 * 4)
-    assert sp["slots"].shape == (3, 4 + 7)
+    assert sp["slots"].shape == (3, 4 + 8)  # type one-hot, 7 state columns, offered
     assert sp["stock"].shape == (4, 3)
     assert sp["action_mask"].n == 22
     # documented bounds: laxity ±8 h, wait ≤ 24 h, time-to-free ≤ (3900 + 100.9)/3600 h
