@@ -160,8 +160,8 @@ def test_sagreedy_neighbour_moves_top_tardy_to_front():
     df = pd.DataFrame({"task_id": [0, 1, 2], "workload": [57.0, 57.0, 57.0], "memory": [1, 1, 1],
                        "deadline": [1.0, 1.0, 1.0], "weight": [1, 5, 10], "arrival": [0.0, 0.0, 0.0]})
     pol = SAGreedy(iters=1)
-    pol.reset(np.random.default_rng(0))
     pr = Problem(resolve_tasks(df), make_cluster({"A100": 1}))
+    pol.reset(pr, np.random.default_rng(0))
     # greedy: ends 1, 2, 3 -> WT = 5*1 + 10*2 = 25; neighbour 2,0,1: ends 2,3,1 -> 1 + 10 = 11
     best = pol.order(pr)
     assert best.tolist() == [2, 0, 1]
