@@ -67,6 +67,42 @@ def test_no_gpu_sched_env_source_imports_agents_even_lazily():
     assert [o for o in offenders if not o.startswith("gpu_sched_env/cgrsp/env.py:")] == []
 
 
+def _module_import_graph():
+    mods = {".".join(p.relative_to(ROOT).with_suffix("").parts): p
+            for p in (ROOT / "gpu_sched_env").rglob("*.py") if p.name != "__init__.py"}
+    edges = {m: set() for m in mods}
+    for m, path in mods.items():
+        for node in ast.walk(ast.parse(path.read_text())):  # lazy imports count too
+            if isinstance(node, ast.ImportFrom) and node.module:
+                cands = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                cands = [a.name for a in node.names]
+            else:
+                continue
+            edges[m] |= {c for c in cands if c in mods and c != m}
+    return edges
+
+
+def test_no_import_cycle_between_gpu_sched_env_modules():
+    edges = _module_import_graph()
+    assert "gpu_sched_env.cgrsp.result" in edges["gpu_sched_env.cgrsp.sim"]  # the graph is real
+    state, cycles = {}, []
+
+    def visit(u, path):
+        state[u] = "open"
+        for v in sorted(edges[u]):
+            if state.get(v) == "open":
+                cycles.append(path[path.index(v):] + [v])
+            elif v not in state:
+                visit(v, path + [v])
+        state[u] = "done"
+
+    for m in sorted(edges):
+        if m not in state:
+            visit(m, [m])
+    assert cycles == []
+
+
 def test_simulators_run_policy_objects_without_agents():
     r = _run("""
         import numpy as np
