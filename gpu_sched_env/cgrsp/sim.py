@@ -23,8 +23,6 @@ and are never shown to a policy before they happen.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from gpu_sched_env.cgrsp.fleet import Fleet
@@ -33,6 +31,7 @@ from gpu_sched_env.cgrsp.result import SimResult
 from gpu_sched_env.cgrsp.workload import Workload, generate
 from gpu_sched_env.core.errors import InvalidActionError
 from gpu_sched_env.core.events import EventQueue
+from gpu_sched_env.core.policy import Policy
 from gpu_sched_env.core.rng import ChunkedUniforms, stream
 
 _INF = float("inf")
@@ -192,8 +191,8 @@ class Simulator:
         return SimResult.from_sim(self, policy=policy, day=day)
 
 
-def run(sim: Simulator, policy: Any) -> Simulator:
-    """Drive ``sim`` to the end of the day with ``policy`` (an object with ``decide(sim)``)."""
+def run(sim: Simulator, policy: Policy) -> Simulator:
+    """Drive ``sim`` to the end of the day with ``policy`` (already ``reset(sim, rng)``)."""
     decide = policy.decide
     assign = sim.assign
     while sim.advance():
