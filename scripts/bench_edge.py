@@ -42,7 +42,7 @@ def main() -> int:
     for name, s in scheds.items():
         times, plan = [], None
         for _ in range(args.repeats):
-            s.reset(stream(args.seed, LLF_STREAM))
+            s.reset(problem, stream(args.seed, LLF_STREAM))
             t0 = time.perf_counter()
             plan = s.decide(problem)
             times.append(time.perf_counter() - t0)

@@ -86,8 +86,9 @@ def make(name: str, args, cluster):
 
 def run_point(name, tasks, cluster, seed, args):
     sched = make(name, args, cluster)
-    sched.reset(stream(seed, LLF_STREAM))
-    plan = sched.decide(EdgeProblem(tuple(tasks), cluster))
+    problem = EdgeProblem(tuple(tasks), cluster)
+    sched.reset(problem, stream(seed, LLF_STREAM))
+    plan = sched.decide(problem)
     sim = simulate(plan, cluster)
     reps = plan.reports
     util = sim.mean_utilisation()

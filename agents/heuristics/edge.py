@@ -1,12 +1,15 @@
 """Edge cluster schedulers (whole-workload planners) and fixed agents for ``EdgeBatch-v0``.
 
-Schedulers share one protocol: ``reset(rng)`` once per run with the run's policy stream,
-``decide(problem) -> Plan`` for an :class:`~gpu_sched_env.edge.model.EdgeProblem`. They see
-the tasks' profiles (known from profiling), never realised run times.
+Schedulers follow :class:`gpu_sched_env.core.policy.Policy`: ``reset(problem, rng)`` once per
+run with the run's policy stream, ``decide(problem) -> Plan`` for an
+:class:`~gpu_sched_env.edge.model.EdgeProblem` (see :mod:`gpu_sched_env.edge.policies`). They
+see the tasks' profiles (known from profiling), never realised run times. Importing this
+module registers them.
 
-Env agents share SB3's ``predict(obs, state=None, episode_start=None, deterministic=True)``.
-``FcfsLlfAgent`` uses the same choice function as ``FcfsLLF``; driven through the env with
-the same seed it reproduces the scheduler's assignment (tested).
+Env agents: ``HeuristicAgent(name, env, seed=0, **knobs)`` with SB3's ``predict(obs,
+state=None, episode_start=None, deterministic=True)``, choosing from the observation. The
+``fcfs_llf`` agent uses the same choice function and random stream as ``FcfsLLF``; driven
+through the env with the same seed it reproduces the scheduler's assignment (tested).
 """
 
 from __future__ import annotations
@@ -15,13 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from gpu_sched_env.core.errors import check_choice
+from agents.heuristics.env_agent import EnvAgent
+from gpu_sched_env.core.errors import check_choice, check_keys
 from gpu_sched_env.core.rng import stream
 from gpu_sched_env.edge.env import obs_slices
 from gpu_sched_env.edge.ilp import SolverConfig, baseline_ilp_schedule, membatch_schedule
 from gpu_sched_env.edge.llf import TOP_K_FRACTION, TOP_K_MIN, fcfs_llf_schedule, llf_pick, top_k
 from gpu_sched_env.edge.model import EdgeProblem
 from gpu_sched_env.edge.plan import Plan
+from gpu_sched_env.edge.policies import POLICIES as REGISTRY
 
 LLF_STREAM = "fcfs_llf"  # name of the policy RNG stream: stream(seed, LLF_STREAM)
 
@@ -31,7 +36,7 @@ class EdgeScheduler:
 
     name = "base"
 
-    def reset(self, rng: np.random.Generator | None) -> None:
+    def reset(self, problem: EdgeProblem, rng: np.random.Generator) -> None:
         """Start a new run with the policy's random stream."""
         self.rng = rng
 
@@ -84,64 +89,80 @@ class FcfsLLF(EdgeScheduler):
     def decide(self, problem: EdgeProblem) -> Plan:
         """Plan with :func:`~gpu_sched_env.edge.llf.fcfs_llf_schedule` (needs ``reset(rng)`` first)."""
         if self.rng is None:
-            raise RuntimeError("FcfsLLF.decide: call reset(rng) first (e.g. stream(seed, 'fcfs_llf'))")
+            raise RuntimeError("FcfsLLF.decide: call reset(problem, rng) first (rng e.g. stream(seed, 'fcfs_llf'))")
         return fcfs_llf_schedule(problem.tasks, problem.cluster, self.rng, self.fraction, self.minimum,
                                  self.split_threshold_gb)
 
 
 SCHEDULERS: dict[str, type[EdgeScheduler]] = {c.name: c for c in (MemBatchILP, BaselineILP, FcfsLLF)}
+for _name, _cls in SCHEDULERS.items():
+    REGISTRY.register(_name, _cls)
 
 
 def make_scheduler(name: str, **kwargs: Any) -> EdgeScheduler:
     """Instantiate a registered scheduler by name."""
-    check_choice("scheduler", name, SCHEDULERS)
-    return SCHEDULERS[name](**kwargs)
+    return REGISTRY.make(name, **kwargs)
 
 
 # ---- env agents ----------------------------------------------------------------------------
-class _EnvAgent:
-    def __init__(self, n_devices: int, seed: int = 0) -> None:
-        self.n_devices = int(n_devices)
-        self.slices = obs_slices(self.n_devices)
-        self.reset(seed)
+def _llf_choice(obs: np.ndarray, s: dict[str, slice], k: int, rng: np.random.Generator) -> int:
+    return llf_pick(obs[s["load_h"]], obs[s["local"]] > 0.5, obs[s["fits"]] > 0.5, k, rng)
 
-    def reset(self, seed: int) -> None:
-        """Re-seed the agent's random stream."""
+
+def _random_choice(obs: np.ndarray, s: dict[str, slice], k: int, rng: np.random.Generator) -> int:
+    legal = np.flatnonzero(obs[s["fits"]] > 0.5)  # the mask, read from the observation
+    return int(legal[rng.integers(len(legal))])
+
+
+# name -> (choice function, the knobs it takes)
+AGENTS: dict[str, tuple[Any, tuple[str, ...]]] = {
+    "fcfs_llf": (_llf_choice, ("fraction", "minimum")),  # FCFS-LLF, as FcfsLLF plans it
+    "random": (_random_choice, ()),  # uniform over the devices with room
+}
+
+
+class HeuristicAgent(EnvAgent):
+    """A fixed ``EdgeBatch-v0`` agent: ``HeuristicAgent(name, env, seed=0, **knobs)``.
+
+    Args:
+        name: ``fcfs_llf`` or ``random`` (:data:`AGENTS`).
+        env: the env it drives (single, or vectorised with identical clusters); gives the
+            number of devices, hence the observation layout.
+        seed: seeds the agent's random stream ``stream(seed, LLF_STREAM)``; give the seed
+            of the env's ``reset`` to replay ``FcfsLLF`` with that seed. Re-seed between
+            episodes with :meth:`set_random_seed` (as on an SB3 model).
+        **knobs: ``fraction``, ``minimum`` for ``fcfs_llf`` (top-k candidates).
+    """
+
+    def __init__(self, name: str, env: Any = None, seed: int = 0, **knobs: Any) -> None:
+        super().__init__(check_choice("agent", name, AGENTS), env)
+        self._choose, allowed = AGENTS[name]
+        check_keys(knobs, allowed, section=f"{name} agent parameters")
+        self.fraction = knobs.get("fraction", TOP_K_FRACTION)
+        self.minimum = knobs.get("minimum", TOP_K_MIN)
+        top_k(1, self.fraction, self.minimum)  # validates
+        self.set_random_seed(seed)
+        self._layout: tuple[int, dict[str, slice], int] | None = None  # (n_devices, slices, k)
+
+    def set_random_seed(self, seed: int) -> None:
+        """Restart the agent's random stream from ``seed``."""
         self.rng = stream(seed, LLF_STREAM)
 
-    def _act(self, obs: np.ndarray) -> int:
-        raise NotImplementedError
+    def _slices(self) -> tuple[dict[str, slice], int]:
+        if self._layout is None:
+            env = self._bound_env()
+            if hasattr(env, "get_attr"):  # SB3 VecEnv or Gymnasium VectorEnv
+                n = env.get_attr("cluster")[0].n
+            else:
+                n = env.unwrapped.cluster.n
+            self._layout = (n, obs_slices(n), top_k(n, self.fraction, self.minimum))
+        return self._layout[1], self._layout[2]
 
-    def predict(self, obs, state=None, episode_start=None, deterministic: bool = True):
+    def predict(self, observation: Any, state: Any = None, episode_start: Any = None,
+                deterministic: bool = True) -> tuple[Any, Any]:
         """SB3-style: one action per observation (a single obs or a batch of them)."""
-        obs = np.asarray(obs, dtype=np.float32)
+        s, k = self._slices()
+        obs = np.asarray(observation, dtype=np.float32)
         if obs.ndim == 1:
-            return np.int64(self._act(obs)), state
-        return np.array([self._act(o) for o in obs], dtype=np.int64), state
-
-
-class FcfsLlfAgent(_EnvAgent):
-    """FCFS-LLF as an ``EdgeBatch-v0`` agent (same choice function and RNG stream as ``FcfsLLF``)."""
-
-    name = "fcfs_llf"
-
-    def __init__(self, n_devices: int, seed: int = 0, fraction: float = TOP_K_FRACTION, minimum: int = TOP_K_MIN) -> None:
-        self.k = top_k(n_devices, fraction, minimum)
-        super().__init__(n_devices, seed)
-
-    def _act(self, obs: np.ndarray) -> int:
-        s = self.slices
-        return llf_pick(obs[s["load_h"]], obs[s["local"]] > 0.5, obs[s["fits"]] > 0.5, self.k, self.rng)
-
-
-class RandomAgent(_EnvAgent):
-    """Uniform over the devices with room (reads the mask from the observation)."""
-
-    name = "random"
-
-    def _act(self, obs: np.ndarray) -> int:
-        legal = np.flatnonzero(obs[self.slices["fits"]] > 0.5)
-        return int(legal[self.rng.integers(len(legal))])
-
-
-AGENTS: dict[str, type[_EnvAgent]] = {"fcfs_llf": FcfsLlfAgent, "random": RandomAgent}
+            return np.int64(self._choose(obs, s, k, self.rng)), state
+        return np.array([self._choose(o, s, k, self.rng) for o in obs], dtype=np.int64), state

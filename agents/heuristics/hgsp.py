@@ -1,10 +1,11 @@
-"""HGSP heuristics: FIFO, Greedy (earliest finish time) and SAGreedy, plus env agents.
+"""HGSP heuristics: FIFO, Greedy (earliest finish time) and SAGreedy, plus the env agent.
 
-Every policy has the same methods: ``reset(rng)``, ``order(problem)`` (the priority list the
-simulator decodes; ``None`` = arrival order) and ``decide(decision)`` (the GPU for one task).
+Every policy follows :class:`gpu_sched_env.core.policy.Policy` (``reset(problem, rng)``,
+``decide(decision)`` -> the GPU for one task) and HGSP's ``order(problem)`` hook (the priority
+list the simulator decodes; ``None`` = arrival order); see :mod:`gpu_sched_env.hgsp.policies`.
 HGSP is an offline problem (the whole task set is given up front, as in the source study),
 so SAGreedy may look at every task; FIFO and Greedy only look at the current task and the
-GPUs' availability.
+GPUs' availability. Importing this module registers the policies by name.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from agents.heuristics.env_agent import DecisionAgent
 from gpu_sched_env.core.errors import check_number
+from gpu_sched_env.hgsp.policies import POLICIES as REGISTRY
 from gpu_sched_env.hgsp.sim import (
     Decision,
     Problem,
@@ -29,9 +32,17 @@ class FIFO:
     """Tasks by arrival; the GPU with enough memory that can start the task earliest."""
 
     name = "fifo"
-    rule = "fifo"
+    # Declares that decide() is exactly the simulator's built-in "fifo" placement rule, so
+    # hgsp.run may decode without Decision objects. A subclass that overrides decide() and
+    # does not declare its own decode_rule gets None (see __init_subclass__).
+    decode_rule: str | None = "fifo"
 
-    def reset(self, rng: Any = None) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "decide" in cls.__dict__ and "decode_rule" not in cls.__dict__:
+            cls.decode_rule = None
+
+    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
         """Nothing to reset (deterministic)."""
 
     def order(self, problem: Problem) -> np.ndarray | None:
@@ -47,7 +58,7 @@ class Greedy(FIFO):
     """Tasks by arrival; the GPU that finishes the task earliest (EFT)."""
 
     name = "greedy"
-    rule = "eft"
+    decode_rule = "eft"
 
     def decide(self, d: Decision) -> int:
         """Earliest finish ``max(a, avail_j) + L / v_j``; ties -> lowest GPU index."""
@@ -79,8 +90,8 @@ class SAGreedy(Greedy):
         self.rng = np.random.default_rng(0)
         self.trace: list[dict[str, float]] = []  # one row per iteration (for plots/tests)
 
-    def reset(self, rng: Any = None) -> None:
-        """Use ``rng`` (a numpy Generator) for the acceptance draws."""
+    def reset(self, problem: Problem, rng: np.random.Generator) -> None:
+        """Use ``rng`` (the run's policy stream) for the acceptance draws."""
         self.rng = rng if rng is not None else np.random.default_rng(0)
 
     def order(self, problem: Problem) -> np.ndarray:
@@ -119,35 +130,23 @@ class SAGreedy(Greedy):
         return best
 
 
-POLICIES: dict[str, type] = {"fifo": FIFO, "greedy": Greedy, "sagreedy": SAGreedy}
+POLICIES: dict[str, type[FIFO]] = {c.name: c for c in (FIFO, Greedy, SAGreedy)}
+for _name, _cls in POLICIES.items():
+    REGISTRY.register(_name, _cls)
 
 
 def make_policy(name: str, **params: Any) -> FIFO:
-    """Instantiate a registered policy by name."""
-    from gpu_sched_env.core.errors import check_choice, check_keys
-
-    check_choice("policy", name, POLICIES)
-    if name != "sagreedy":
-        check_keys(params, [], section=f"{name} parameters")
-        return POLICIES[name]()
-    check_keys(params, ["iters", "t0", "alpha", "t_min", "serial"], section="sagreedy parameters")
-    return SAGreedy(**params)
+    """Instantiate a registered policy by name (knobs as keyword arguments)."""
+    return REGISTRY.make(name, **params)
 
 
-class HGSPAgent:
-    """A placement policy as an SB3-style agent on ``HGSP-v0``.
+class HeuristicAgent(DecisionAgent):
+    """A placement policy as an SB3-style agent on ``HGSP-v0``: ``HeuristicAgent(name, env, **knobs)``.
 
-    Bound to one env: ``predict`` reads the exact decision the env is waiting on (the
-    observation is scaled float32 and could blur ties), so the agent reproduces
-    :func:`gpu_sched_env.hgsp.run` exactly. Greedy's agent is SAGreedy's decoder: run the env
-    with ``order=SAGreedy().order(problem)`` to replay SAGreedy's schedule.
+    ``predict`` reads the exact decision the env is waiting on (the observation is scaled
+    float32 and could blur ties), so the agent reproduces :func:`gpu_sched_env.hgsp.run`
+    exactly. Greedy's agent is SAGreedy's decoder: run the env with
+    ``order=SAGreedy().order(problem)`` to replay SAGreedy's schedule.
     """
 
-    def __init__(self, env: Any, policy: str | FIFO = "greedy") -> None:
-        self.env = env
-        self.policy = make_policy(policy) if isinstance(policy, str) else policy
-
-    def predict(self, obs: Any, state: Any = None, episode_start: Any = None,
-                deterministic: bool = True) -> tuple[int, Any]:
-        """The policy's GPU for the env's current task."""
-        return int(self.policy.decide(self.env.unwrapped.decision())), state
+    registry = REGISTRY

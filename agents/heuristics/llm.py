@@ -1,18 +1,18 @@
-"""LLM-serving heuristics: FIFO and WSRPT, plus env agents.
+"""LLM-serving heuristics: FIFO and WSRPT, plus the env agent.
 
-Every policy has ``reset(rng)`` and ``decide(decision) -> request index`` and picks among
+Every policy follows :class:`gpu_sched_env.core.policy.Policy` (``reset(sim, rng)``,
+``decide(decision) -> request index``, see :mod:`gpu_sched_env.llm.policies`) and picks among
 ``decision.candidates`` (the queued requests whose GPUs are free now). Policies use only
-estimated run times (``p_est``), never realised ones.
+estimated run times (``p_est``), never realised ones. Importing this module registers them.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from gpu_sched_env.core.errors import check_choice
-from gpu_sched_env.llm.sim import LLMDecision
+from agents.heuristics.env_agent import DecisionAgent
+from gpu_sched_env.llm.policies import POLICIES as REGISTRY
+from gpu_sched_env.llm.sim import LLMDecision, LLMSim
 
 
 class FIFO:
@@ -20,7 +20,7 @@ class FIFO:
 
     name = "fifo"
 
-    def reset(self, rng: Any = None) -> None:
+    def reset(self, sim: LLMSim, rng: np.random.Generator) -> None:
         """Nothing to reset (deterministic)."""
 
     def decide(self, d: LLMDecision) -> int:
@@ -46,23 +46,20 @@ class WSRPT(FIFO):
         return int(c[np.lexsort((c, d.arrival[c], -prio))[0]])
 
 
-POLICIES: dict[str, type] = {"fifo": FIFO, "wsrpt": WSRPT}
+POLICIES: dict[str, type[FIFO]] = {c.name: c for c in (FIFO, WSRPT)}
+for _name, _cls in POLICIES.items():
+    REGISTRY.register(_name, _cls)
 
 
 def make_policy(name: str) -> FIFO:
     """Instantiate a registered policy by name."""
-    check_choice("policy", name, POLICIES)
-    return POLICIES[name]()
+    return REGISTRY.make(name)
 
 
-class LLMAgent:
-    """A policy as an SB3-style agent on ``LLMServe-v0`` (bound to one env, reads its decision)."""
+class HeuristicAgent(DecisionAgent):
+    """A policy as an SB3-style agent on ``LLMServe-v0``: ``HeuristicAgent(name, env)``.
 
-    def __init__(self, env: Any, policy: str | FIFO = "wsrpt") -> None:
-        self.env = env
-        self.policy = make_policy(policy) if isinstance(policy, str) else policy
+    Reads the env's exact decision, so it replays :func:`gpu_sched_env.llm.simulate`.
+    """
 
-    def predict(self, obs: Any, state: Any = None, episode_start: Any = None,
-                deterministic: bool = True) -> tuple[int, Any]:
-        """The policy's request for the env's current decision."""
-        return int(self.policy.decide(self.env.unwrapped.decision())), state
+    registry = REGISTRY

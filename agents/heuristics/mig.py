@@ -1,17 +1,19 @@
-"""MIG placement heuristics (one protocol: ``reset(rng)``, ``decide(state)``, ``predict``).
+"""MIG placement heuristics and their env agent.
 
-``decide`` gets a :class:`gpu_sched_env.mig.sim.PlacementState` (the simulator path);
-``predict`` gets the env's observation and reads the decision from the env it was built
-with (``info``-free SB3 signature), so the same rule runs in both paths.
+Policies follow :class:`gpu_sched_env.core.policy.Policy`: ``reset(sim, rng)``, then
+``decide(state)`` for a :class:`gpu_sched_env.mig.sim.PlacementState` (see
+:mod:`gpu_sched_env.mig.policies`). :class:`HeuristicAgent` drives ``MIG-v0`` with the same
+rule by reading the env's decision, so both paths give the same schedule. Importing this
+module registers the policies.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from gpu_sched_env.mig.sim import PlacementState
+from agents.heuristics.env_agent import DecisionAgent
+from gpu_sched_env.mig.policies import POLICIES as REGISTRY
+from gpu_sched_env.mig.sim import PlacementSim, PlacementState
 
 
 class _Placement:
@@ -19,11 +21,10 @@ class _Placement:
 
     name = "base"
 
-    def __init__(self, env: Any = None) -> None:
-        self.env = env
+    def __init__(self) -> None:
         self.rng = np.random.default_rng(0)
 
-    def reset(self, rng: Any) -> None:
+    def reset(self, sim: PlacementSim, rng: np.random.Generator) -> None:
         """Start a new run."""
         self.rng = rng
 
@@ -37,13 +38,6 @@ class _Placement:
         if not fits:
             raise ValueError(f"job {st.job.id} (peak {st.job.peak} MB) fits no instance")
         return min(fits, key=lambda i: self.key(st, i))
-
-    def predict(self, obs: Any, state: Any = None, episode_start: Any = None, deterministic: bool = True):
-        """SB3-style: decide on the env's current decision (needs ``env`` at construction)."""
-        if self.env is None:
-            raise ValueError(f"{type(self).__name__}.predict needs the env: {type(self).__name__}(env)")
-        base = getattr(self.env, "unwrapped", self.env)
-        return np.int64(self.decide(base.decision_state())), state
 
 
 class BestFit(_Placement):
@@ -77,3 +71,12 @@ class EarliestStart(_Placement):
 
 
 POLICIES: dict[str, type[_Placement]] = {p.name: p for p in (BestFit, FirstFit, EarliestStart)}
+for _name, _cls in POLICIES.items():
+    REGISTRY.register(_name, _cls)
+
+
+class HeuristicAgent(DecisionAgent):
+    """A placement policy as an SB3-style agent on ``MIG-v0``: ``HeuristicAgent(name, env)``."""
+
+    registry = REGISTRY
+    view_method = "decision_state"

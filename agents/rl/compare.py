@@ -11,7 +11,7 @@ import pandas as pd
 from agents.heuristics.cgrsp import EXTENSIONS
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp.batch import run_grid, summarise
-from gpu_sched_env.core.stats import holm, paired_compare
+from gpu_sched_env.core.stats import compare_pairs
 
 TABLE_METRICS = ("mean_wait_min", "miss_pct", "mean_tardiness_min", "cost_usd")
 TEST_METRICS = ("miss_pct", "mean_wait_min")
@@ -33,19 +33,28 @@ def comparison(learned: pd.DataFrame, heuristics: pd.DataFrame, label: str = "le
     learned = learned.assign(policy=label)
     both = pd.concat([learned, heuristics], ignore_index=True)
     table = summarise(both, TABLE_METRICS)
-    rows = []
     ref = learned.set_index("seed").sort_index()
+    values: dict[str, Any] = {}
+    pairs: list[tuple[str, str]] = []
+    keys: list[tuple[str, str]] = []
     for name, g in heuristics.groupby("policy", sort=False):
         g = g.set_index("seed").sort_index()
         common = ref.index.intersection(g.index)
-        for m in TEST_METRICS:
-            c = paired_compare(ref.loc[common, m].to_numpy(), g.loc[common, m].to_numpy())
-            rows.append({"vs": name, "metric": m, "n": c.n, "mean_diff": c.mean_diff, "t_p": c.t_p, "wilcoxon_p": c.w_p, "cohens_d": c.cohens_d})
-    tests = pd.DataFrame(rows)
-    if len(tests):
-        tests["t_p_holm"] = holm(tests.t_p.to_numpy())[1]
-        tests["wilcoxon_p_holm"] = holm(tests.wilcoxon_p.to_numpy())[1]
-        tests["better"] = (tests.mean_diff < 0) & (tests.t_p < 0.05)
+        for m in TEST_METRICS:  # one family: every heuristic x metric, on its matched seeds
+            a, b = f"{label}|{name}|{m}", f"{name}|{m}"
+            values[a], values[b] = ref.loc[common, m].to_numpy(), g.loc[common, m].to_numpy()
+            pairs.append((a, b))
+            keys.append((name, m))
+    if not pairs:
+        return table, pd.DataFrame()
+    rows = compare_pairs(values, pairs)
+    tests = pd.DataFrame({
+        "vs": [k[0] for k in keys], "metric": [k[1] for k in keys],
+        **{out: [r[col] for r in rows] for out, col in (
+            ("n", "n"), ("mean_diff", "mean_diff"), ("t_p", "t_p"), ("wilcoxon_p", "w_p"), ("cohens_d", "cohens_d"),
+            ("t_p_holm", "t_p_holm"), ("wilcoxon_p_holm", "w_p_holm"))},
+    })
+    tests["better"] = (tests.mean_diff < 0) & (tests.t_p < 0.05)
     return table, tests
 
 

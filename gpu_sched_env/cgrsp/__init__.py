@@ -2,20 +2,32 @@
 
 from gpu_sched_env.cgrsp.api import simulate
 from gpu_sched_env.cgrsp.params import DAY_TYPES, PARAM_NAMES, CGRSPParams, make_params
+from gpu_sched_env.cgrsp.policies import POLICIES, policy_names
 from gpu_sched_env.cgrsp.result import SimResult
 from gpu_sched_env.cgrsp.sim import PolicyStalledError, Simulator, run
 
-POLICY_NAMES = ("fifo", "spt", "edf", "lcf", "balanced", "random", "spt_rescue", "adaptive", "rh", "cadr", "cadr_oo")
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    """``POLICY_NAMES``: the published policies, read from the registry (PEP 562, lazily).
+
+    Lazy because the heuristics that fill the registry import this package themselves.
+    """
+    if name == "POLICY_NAMES":
+        return policy_names(published_only=True)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DAY_TYPES",
     "PARAM_NAMES",
+    "POLICIES",
     "POLICY_NAMES",
     "CGRSPParams",
     "PolicyStalledError",
     "SimResult",
     "Simulator",
     "make_params",
+    "policy_names",
     "run",
     "simulate",
 ]

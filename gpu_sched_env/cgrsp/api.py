@@ -5,23 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_sched_env.cgrsp.params import CGRSPParams, make_params
+from gpu_sched_env.cgrsp.policies import POLICIES
 from gpu_sched_env.cgrsp.result import SimResult
 from gpu_sched_env.cgrsp.sim import Simulator, run
+from gpu_sched_env.core.policy import Policy, check_policy
 from gpu_sched_env.core.rng import stream
 
 
-def build_policy(policy: Any, params: CGRSPParams) -> Any:
-    """A policy instance from a registry name, or ``policy`` itself if it has ``decide``."""
+def build_policy(policy: str | Policy, params: CGRSPParams) -> Policy:
+    """A policy instance from a registry name, or ``policy`` itself if it follows the protocol."""
     if isinstance(policy, str):
-        from agents.heuristics.cgrsp import make_policy  # heuristics live outside the core package
-
-        return make_policy(policy, params)
-    if not hasattr(policy, "decide"):
-        raise TypeError(f"policy must be a name or an object with decide(sim); got {policy!r}")
-    return policy
+        return POLICIES.make(policy, params)
+    return check_policy(policy)
 
 
-def simulate(policy: Any, day: str = "hectic", seed: int = 0, **params: Any) -> SimResult:
+def simulate(policy: str | Policy, day: str = "hectic", seed: int = 0, **params: Any) -> SimResult:
     """Simulate one day of CGRSP.
 
     Args:

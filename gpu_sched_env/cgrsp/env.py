@@ -229,7 +229,7 @@ class CGRSPEnv(gym.Env):
         self._dl_ptr = 0
         self._next_deadline = float(self._dl_sorted[0])  # [s] earliest deadline not yet settled
         self._price = sim.fleet.price_per_s
-        self._potential = QueuePotential(self.params, sim.fleet.wbar, sim.fleet.slot_type) if self.shaping == "queue" else None
+        self._potential = QueuePotential(sim.fleet) if self.shaping == "queue" else None
         self._raw = dict.fromkeys(REWARD_PARTS, 0.0)  # booked, not yet returned
         self._episode_raw = dict.fromkeys(REWARD_PARTS, 0.0)
         self._done = False

@@ -11,9 +11,11 @@ import math
 from bisect import bisect_right
 from dataclasses import dataclass
 
+import numpy as np
+
 from gpu_sched_env.cgrsp.params import CGRSPParams
 
-HIGH, MEDIUM, LOW = 0, 1, 2
+HIGH, MEDIUM, LOW = 0, 1, 2  # stock levels (indices of delay_lo/delay_span/delay_mean)
 
 
 @dataclass
@@ -33,6 +35,9 @@ class Fleet:
     delay_mean: list[float]  # [s] by stock level
     start_offset: float  # [s] UTC second of day at simulated time 0
     nominal_type: int  # type whose W̄ is SPT's nominal estimate (RTX 3090, else type 0)
+    fastest_wbar: list[float]  # [s] e_κ by complexity: the least W̄ over the fleet's slot types
+    mean_wbar: float  # [s] W̄_mean: mean over the slots of the complexity-weighted W̄ of their type
+    offered_load: float  # ρ = λ·W̄_mean/C_max
 
     @classmethod
     def from_params(cls, p: CGRSPParams) -> Fleet:
@@ -47,12 +52,16 @@ class Fleet:
             p_h.append(ph)
             p_hm.append([a + b for a, b in zip(ph, pm)])
         delays = (p.delay_high, p.delay_medium, p.delay_low)
+        slot_type = [idx[n] for n in p.resolved_slot_types()]
+        fleet_types = set(slot_type)
+        probs = p.complexity_probs
+        w_mean = float(np.mean([sum(probs[k] * wbar[k][g] for k in range(3)) for g in slot_type]))  # [s]
         return cls(
             type_names=names,
             price_per_s=[g.price_per_h / 3600.0 for g in p.gpu_types],
             price_per_h=[g.price_per_h for g in p.gpu_types],
             wbar=wbar,
-            slot_type=[idx[n] for n in p.resolved_slot_types()],
+            slot_type=slot_type,
             p_high=p_h,
             p_high_medium=p_hm,
             band_starts=[h * 3600.0 for h, _ in p.tod_bands],
@@ -61,6 +70,9 @@ class Fleet:
             delay_mean=[(d[0] + d[1]) / 2.0 for d in delays],
             start_offset=p.start_hour_utc * 3600.0,
             nominal_type=idx.get("RTX 3090", 0),
+            fastest_wbar=[min(wbar[k][g] for g in fleet_types) for k in range(3)],
+            mean_wbar=w_mean,
+            offered_load=p.arrival_rate * w_mean / p.c_max,
         )
 
     @property

@@ -19,6 +19,7 @@ import math
 import numpy as np
 from gymnasium import spaces
 
+from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.sim import Simulator
 from gpu_sched_env.core.errors import check_choice
@@ -64,8 +65,8 @@ class ObsEncoder:
         type_idx = {n: i for i, n in enumerate(p.type_names)}
         self.slot_type = np.array([type_idx[n] for n in p.resolved_slot_types()], np.int64)
         self.wbar = np.array([g.mean_runtime_s for g in p.gpu_types], float).T  # (3, T) [s]
-        fleet_types = np.unique(self.slot_type)
-        self.e_k = self.wbar[:, fleet_types].min(axis=1)  # (3,) fastest W̄ in the fleet [s]
+        fleet = Fleet.from_params(p)  # e_κ, ρ and the nominal type are computed there, once
+        self.e_k = np.asarray(fleet.fastest_wbar)  # (3,) fastest W̄ in the fleet [s]
         self.wbar_rel = self.wbar / self.wbar.max()
         price = np.array([g.price_per_h for g in p.gpu_types], float)
         self.slot_price_rel = price[self.slot_type] / max(price.max(), 1e-12)
@@ -73,12 +74,9 @@ class ObsEncoder:
         self.lax_h = max(p.tight_window, p.loose_window) / HOUR  # laxity bound [h]
         delay_mean = max((lo + hi) / 2.0 for lo, hi in (p.delay_high, p.delay_medium, p.delay_low))
         self.ttf_h = (delay_mean + self.wbar.max()) / HOUR  # bound of time-until-free [h]
-        nominal = type_idx.get("RTX 3090", 0)
-        probs = np.asarray(p.complexity_probs)
-        w_mean = float(np.mean([probs @ self.wbar[:, g] for g in self.slot_type]))
-        rho = p.arrival_rate * w_mean / p.c_max
-        self.rho, self.rho_feat = rho, rho / (1.0 + rho)
-        self._nominal = self.wbar[:, nominal]
+        self.rho = fleet.offered_load
+        self.rho_feat = self.rho / (1.0 + self.rho)
+        self._nominal = self.wbar[:, fleet.nominal_type]
         self._log_n = math.log1p(p.n_jobs)
         self._eye3 = np.eye(3)
         self._lax_bins = np.asarray(LAX_BINS)

@@ -63,7 +63,7 @@ def gantt_frame(sim: Simulator) -> pd.DataFrame:
     t = sim.t
     disp = np.asarray(sim.dispatch)
     ids = np.flatnonzero(np.isfinite(disp))
-    start = np.minimum(np.asarray(sim._start)[ids], t)  # realised start, once it has happened
+    start = np.minimum(sim.realised_starts()[ids], t)  # realised start, once it has happened
     comp = np.asarray(sim.completion)[ids]
     end = np.minimum(comp, t)
     d = np.asarray(sim.deadline)[ids]

@@ -3,15 +3,34 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
 from gpu_sched_env.cgrsp.params import COMPLEXITIES, STOCK_LEVELS, CGRSPParams
 
-if TYPE_CHECKING:
-    from gpu_sched_env.cgrsp.sim import Simulator
+
+class SimRecords(Protocol):
+    """What :meth:`SimResult.from_sim` reads: the simulator's public records (no import of it)."""
+
+    params: CGRSPParams
+    seed: int
+    n_jobs: int
+    n_decisions: int
+    fleet: Any
+    workload: Any
+    submit: list[float]
+    dispatch: list[float]
+    completion: list[float]
+    deadline: list[float]
+    complexity: list[int]
+    tight: list[bool]
+    job_slot: list[int]
+    job_stock: list[int]
+    slot_busy_time: list[float]
+
+    def realised_starts(self) -> np.ndarray: ...
 
 
 @dataclass
@@ -40,7 +59,7 @@ class SimResult:
     _jobs: pd.DataFrame | None = field(default=None, repr=False)
 
     @classmethod
-    def from_sim(cls, sim: Simulator, policy: str = "", day: str = "") -> SimResult:
+    def from_sim(cls, sim: SimRecords, policy: str = "", day: str = "") -> SimResult:
         """Collect a finished simulator's records."""
         slot = np.asarray(sim.job_slot, dtype=np.int64)
         fl = sim.fleet
@@ -55,7 +74,7 @@ class SimResult:
             seed=sim.seed,
             submit=np.asarray(sim.submit),
             dispatch=np.asarray(sim.dispatch),
-            start=np.asarray(sim._start),
+            start=sim.realised_starts(),
             completion=np.asarray(sim.completion),
             deadline=np.asarray(sim.deadline),
             slot=slot,

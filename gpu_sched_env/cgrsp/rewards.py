@@ -33,8 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-import numpy as np
-
+from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
 
@@ -73,11 +72,9 @@ def summary_objective(summary: Mapping[str, float], weights: Mapping[str, float]
 class QueuePotential:
     """Φ of the module docstring for one parameter set (O(C) per evaluation)."""
 
-    def __init__(self, params: CGRSPParams, fleet_wbar: list[list[float]], slot_type: list[int]) -> None:
-        probs = np.asarray(params.complexity_probs)
-        wbar = np.asarray(fleet_wbar)  # (3, T)
-        self.w_mean = float(np.mean([probs @ wbar[:, g] for g in slot_type]))  # [s]
-        self.C = len(slot_type)
+    def __init__(self, fleet: Fleet) -> None:
+        self.w_mean = fleet.mean_wbar  # [s]
+        self.C = len(fleet.slot_type)
 
     def __call__(self, sim) -> float:
         """Φ(sim's state) in job-seconds (≤ 0), before weighting."""

@@ -23,53 +23,22 @@ and are never shown to a policy before they happen.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 import numpy as np
 
 from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.params import CGRSPParams
+from gpu_sched_env.cgrsp.result import SimResult
 from gpu_sched_env.cgrsp.workload import Workload, generate
 from gpu_sched_env.core.errors import InvalidActionError
 from gpu_sched_env.core.events import EventQueue
-from gpu_sched_env.core.rng import stream
-
-if TYPE_CHECKING:
-    from gpu_sched_env.cgrsp.result import SimResult
+from gpu_sched_env.core.policy import Policy
+from gpu_sched_env.core.rng import ChunkedUniforms, stream
 
 _INF = float("inf")
-_CHUNK = 4096
 
 
 class PolicyStalledError(RuntimeError):
     """A policy left jobs waiting at idle slots with no future event to wake it."""
-
-
-class _Uniforms:
-    """Uniform draws from one named stream, fetched in chunks (same sequence as one big draw)."""
-
-    __slots__ = ("_gen", "_buf", "_i")
-
-    def __init__(self, gen: np.random.Generator) -> None:
-        self._gen = gen
-        self._buf: list[float] = []
-        self._i = 0
-
-    def take(self, k: int) -> list[float]:
-        if self._i + k > len(self._buf):
-            self._buf = self._buf[self._i :] + self._gen.random(_CHUNK).tolist()
-            self._i = 0
-        out = self._buf[self._i : self._i + k]
-        self._i += k
-        return out
-
-    def take1(self) -> float:
-        """One draw (same sequence as ``take(1)[0]``, without a list)."""
-        if self._i >= len(self._buf):
-            self._buf = self._gen.random(_CHUNK).tolist()
-            self._i = 0
-        self._i += 1
-        return self._buf[self._i - 1]
 
 
 class Simulator:
@@ -105,7 +74,7 @@ class Simulator:
         self.stock: list[int] = [0] * self.fleet.n_types
         self.n_decisions = 0
         self._events = EventQueue()
-        self._stock_u = _Uniforms(stream(self.seed, "cgrsp/stock"))
+        self._stock_u = ChunkedUniforms(stream(self.seed, "cgrsp/stock"))
         # One provisioning quantile per job (not per dispatch in order): the delay of a job
         # does not depend on the order in which a decision point's assignments are made, so
         # an env that offers slots one at a time replays simulate() exactly, and every policy
@@ -156,6 +125,14 @@ class Simulator:
         run cost at dispatch); never for a policy's decisions.
         """
         return self._start[job], self._rt[job][self.fleet.slot_type[self.job_slot[job]]]
+
+    def realised_starts(self) -> np.ndarray:
+        """Realised start [s] of every job (``inf``: not dispatched yet), as a new array.
+
+        For records and renderers, not for policies: a start later than :attr:`t` is a
+        provisioning delay that has not happened yet (a policy uses :meth:`started`).
+        """
+        return np.asarray(self._start)
 
     def has_future_event(self) -> bool:
         """Whether anything is still to happen (an arrival or a completion)."""
@@ -219,13 +196,11 @@ class Simulator:
 
     def result(self, policy: str = "", day: str = "") -> SimResult:
         """Per-job records and metrics (only meaningful once :attr:`done`)."""
-        from gpu_sched_env.cgrsp.result import SimResult
-
         return SimResult.from_sim(self, policy=policy, day=day)
 
 
-def run(sim: Simulator, policy: Any) -> Simulator:
-    """Drive ``sim`` to the end of the day with ``policy`` (an object with ``decide(sim)``)."""
+def run(sim: Simulator, policy: Policy) -> Simulator:
+    """Drive ``sim`` to the end of the day with ``policy`` (already ``reset(sim, rng)``)."""
     decide = policy.decide
     assign = sim.assign
     while sim.advance():

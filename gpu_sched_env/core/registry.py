@@ -2,39 +2,81 @@
 
 Dependencies point down (``core`` <- simulators <- envs; ``agents`` use the simulators), so
 a simulator cannot import the heuristics to turn ``"rh"`` into a policy. Instead each
-scenario owns a :class:`PolicyRegistry`, and the package that implements the policies
-registers them. Registration is discovered through the ``gpu_sched_env.policies`` entry-point
-group (declared in ``pyproject.toml``), the standard plug-in mechanism of Python packaging:
-the first lookup of an unknown name loads every entry point of the group once. A third-party
-package can add its own policies the same way, or call :meth:`PolicyRegistry.register`.
+scenario owns a :class:`PolicyRegistry` (``gpu_sched_env.<scenario>.policies.POLICIES``), and
+the package that implements the policies registers them when it is imported.
+
+Discovery uses the ``gpu_sched_env.policies`` entry-point group (declared in
+``pyproject.toml``), the standard plug-in mechanism of Python packaging. An entry point named
+``<scenario>`` or ``<scenario>.<anything>`` names a module that registers policies of that
+scenario; the first lookup in a scenario's registry imports its plug-ins once. A third-party
+package adds policies the same way, or calls :meth:`PolicyRegistry.register` directly.
+
+Entry points are metadata of the *installed* distribution: an editable install made before
+a plug-in was declared, or a source checkout on ``PYTHONPATH``, does not list it. So the
+project's own plug-in modules are also listed in :data:`BUILTIN_PLUGINS` (the one place
+besides ``pyproject.toml``; a test keeps the two equal) and imported when the installed
+metadata does not name them.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
-from gpu_sched_env.core.errors import ConfigError
+from gpu_sched_env.core.errors import ConfigError, check_keys
 
 ENTRY_POINT_GROUP = "gpu_sched_env.policies"
-_loaded = False
+
+# scenario -> this project's plug-in module; must equal the entry points of pyproject.toml
+BUILTIN_PLUGINS: dict[str, str] = {
+    "cgrsp": "agents.heuristics.cgrsp",
+    "hgsp": "agents.heuristics.hgsp",
+    "llm": "agents.heuristics.llm",
+    "mig": "agents.heuristics.mig",
+    "edge": "agents.heuristics.edge",
+}
+
+_loaded: set[str] = set()
+# module -> why it could not be imported (shown when a name is unknown, never dropped)
+_failed: dict[str, str] = {}
 
 
-def load_plugins() -> None:
-    """Import every registered plug-in module once (each registers its policies)."""
-    global _loaded
-    if _loaded:
+def plugin_modules(scenario: str) -> list[str]:
+    """Modules that register ``scenario``'s policies: entry points first, then the built-in."""
+    mods = [
+        ep.value.split(":")[0]
+        for ep in entry_points(group=ENTRY_POINT_GROUP)
+        if ep.name == scenario or ep.name.startswith(scenario + ".")
+    ]
+    builtin = BUILTIN_PLUGINS.get(scenario)
+    if builtin is not None and builtin not in mods:
+        mods.append(builtin)
+    return mods
+
+
+def load_plugins(scenario: str) -> None:
+    """Import ``scenario``'s plug-in modules once (each registers its policies).
+
+    A module that cannot be imported (e.g. ``agents`` is not installed) is recorded, and
+    :meth:`PolicyRegistry.entry` names it when a policy is then not found.
+    """
+    if scenario in _loaded:
         return
-    _loaded = True
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        ep.load()
+    _loaded.add(scenario)  # before importing: a plug-in may itself consult the registry
+    for mod in plugin_modules(scenario):
+        try:
+            importlib.import_module(mod)
+        except ImportError as e:
+            _failed[mod] = f"{type(e).__name__}: {e}"
 
 
 @dataclass(frozen=True)
 class PolicyEntry:
-    """One registered policy: ``factory(params, **knobs)`` builds an instance."""
+    """One registered policy: ``factory(*args, **knobs)`` builds an instance."""
 
     name: str
     factory: Callable[..., Any]
@@ -53,30 +95,45 @@ class PolicyRegistry:
         self._entries[name] = PolicyEntry(name, factory, published)
 
     def _ensure(self) -> None:
-        if not self._entries:
-            load_plugins()
+        load_plugins(self.scenario)
 
     def names(self, published_only: bool = False) -> tuple[str, ...]:
-        """Registered names in registration order."""
+        """Registered names in registration order (``published_only``: without extensions)."""
         self._ensure()
         return tuple(n for n, e in self._entries.items() if e.published or not published_only)
 
     def entry(self, name: str) -> PolicyEntry:
         """The entry for ``name``; ConfigError listing the known names otherwise."""
+        self._ensure()
         if name not in self._entries:
-            load_plugins()
-        if name not in self._entries:
-            known = ", ".join(self._entries) or "none (is the gpu_sched_env distribution installed?)"
-            raise ConfigError(f"policy = {name!r} is not a known {self.scenario} policy; allowed: {known}")
+            known = ", ".join(self._entries) or "none"
+            why = "".join(f"; plug-in {m} failed to import ({e})" for m, e in _failed.items()
+                          if m in plugin_modules(self.scenario))
+            raise ConfigError(f"policy = {name!r} is not known; allowed: {known} ({self.scenario} policies){why}")
         return self._entries[name]
 
-    def make(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """A fresh instance of ``name``."""
-        return self.entry(name).factory(*args, **kwargs)
+    def make(self, name: str, *args: Any, **knobs: Any) -> Any:
+        """A fresh instance of ``name``; a knob the factory does not take is a ConfigError."""
+        factory = self.entry(name).factory
+        sig = inspect.signature(factory)
+        kinds = {p.kind for p in sig.parameters.values()}
+        if inspect.Parameter.VAR_KEYWORD not in kinds:
+            named = [n for n, p in sig.parameters.items()
+                     if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)][len(args):]
+            check_keys(knobs, named, section=f"{name} parameters")
+        try:
+            sig.bind(*args, **knobs)
+        except TypeError as e:
+            raise ConfigError(f"{self.scenario} policy {name!r}: {e}") from None
+        return factory(*args, **knobs)
 
     def __contains__(self, name: object) -> bool:
         self._ensure()
         return name in self._entries
 
+    def __iter__(self):
+        """Iterate over the registered names."""
+        return iter(self.names())
 
-__all__ = ["ENTRY_POINT_GROUP", "PolicyEntry", "PolicyRegistry", "load_plugins"]
+
+__all__ = ["BUILTIN_PLUGINS", "ENTRY_POINT_GROUP", "PolicyEntry", "PolicyRegistry", "load_plugins", "plugin_modules"]

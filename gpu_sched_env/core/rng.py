@@ -22,6 +22,37 @@ def stream(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([int(seed), key]))
 
 
+CHUNK = 4096  # draws fetched at once by ChunkedUniforms
+
+
+class ChunkedUniforms:
+    """Uniform draws from one named stream, fetched in chunks (same sequence as one big draw)."""
+
+    __slots__ = ("_gen", "_buf", "_i")
+
+    def __init__(self, gen: np.random.Generator) -> None:
+        self._gen = gen
+        self._buf: list[float] = []
+        self._i = 0
+
+    def take(self, k: int) -> list[float]:
+        """The next ``k`` draws."""
+        if self._i + k > len(self._buf):
+            self._buf = self._buf[self._i :] + self._gen.random(CHUNK).tolist()
+            self._i = 0
+        out = self._buf[self._i : self._i + k]
+        self._i += k
+        return out
+
+    def take1(self) -> float:
+        """One draw (same sequence as ``take(1)[0]``, without a list)."""
+        if self._i >= len(self._buf):
+            self._buf = self._gen.random(CHUNK).tolist()
+            self._i = 0
+        self._i += 1
+        return self._buf[self._i - 1]
+
+
 def make_streams(seed: int, names: Iterable[str]) -> dict[str, np.random.Generator]:
     """Independent generators, one per name."""
     return {n: stream(seed, n) for n in names}

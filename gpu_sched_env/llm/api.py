@@ -6,12 +6,13 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 
+from gpu_sched_env.core.policy import Policy, check_policy
 from gpu_sched_env.core.rng import stream
 from gpu_sched_env.llm.model import Workload, resolve_workload
+from gpu_sched_env.llm.policies import POLICIES
 from gpu_sched_env.llm.sim import LLMSim
 
 
@@ -36,7 +37,7 @@ class LLMResult:
 
 
 def simulate(
-    policy: Any,
+    policy: str | Policy,
     workload: str | Workload | pd.DataFrame = "discriminating",
     dt: float = 0.01,
     engine: str = "discrete",
@@ -50,13 +51,11 @@ def simulate(
     T_max for the completion count; ``seed`` draws the ``mixed`` preset; ``cluster`` gives
     ``{GPU type: count}`` for a request table.
     """
-    from agents.heuristics.llm import make_policy  # lazy: agents import this package
-
-    pol = make_policy(policy) if isinstance(policy, str) else policy
+    pol = POLICIES.make(policy) if isinstance(policy, str) else check_policy(policy)
     wl = resolve_workload(workload, seed, cluster)
     t0 = time.perf_counter()
     sim = LLMSim(wl, dt, engine)
-    pol.reset(stream(seed, "llm.policy"))
+    pol.reset(sim, stream(seed, "llm.policy"))
     while sim.advance():
         sim.start(pol.decide(sim.decision()))
     return LLMResult(pol.name, wl.name, engine, sim, horizon, time.perf_counter() - t0)

@@ -23,6 +23,8 @@ import numpy as np
 import pandas as pd
 
 from gpu_sched_env.core.errors import InvalidActionError
+from gpu_sched_env.core.policy import Policy, check_policy
+from gpu_sched_env.core.rng import stream
 from gpu_sched_env.mig.model import (
     DEFAULT_CAPACITIES,
     Job,
@@ -33,6 +35,7 @@ from gpu_sched_env.mig.model import (
     release_time,
     schedule_frame,
 )
+from gpu_sched_env.mig.policies import POLICIES
 
 
 @dataclass(frozen=True)
@@ -167,12 +170,18 @@ class PlacementSim:
 
 
 def run_policy(
-    jobs: Sequence[Job], policy, capacities: Sequence[int] = DEFAULT_CAPACITIES,
+    jobs: Sequence[Job], policy: str | Policy, capacities: Sequence[int] = DEFAULT_CAPACITIES,
     poll_interval: int = 1, seed: int = 0,
 ) -> RunResult:
-    """Run a placement policy (``reset(rng)``, ``decide(state) -> action``) over the polling loop."""
+    """Run a placement policy (registered name or object) over the polling loop.
+
+    The policy follows :class:`~gpu_sched_env.core.policy.Policy`: ``reset(sim, rng)`` with
+    the run's policy stream, then ``decide(state) -> action`` (see
+    :mod:`gpu_sched_env.mig.policies`).
+    """
+    policy = POLICIES.make(policy) if isinstance(policy, str) else check_policy(policy)
     sim = PlacementSim(jobs, capacities, poll_interval)
-    policy.reset(np.random.default_rng(seed))
+    policy.reset(sim, stream(seed, "mig.policy"))
     st = sim.reset()
     spent = 0.0
     while st is not None:

@@ -67,5 +67,5 @@ def test_gantt_frame_never_shows_the_future():
     assert set(busy) <= set(fr.job)
     # a job still provisioning is drawn up to now, not to its (private) realised start
     for j in busy:
-        if env.sim._start[j] > t:
+        if env.sim.realised_starts()[j] > t:
             assert prov[prov.job == j].end.item() == t

@@ -161,7 +161,7 @@ def test_reward_parts_are_credited_when_documented():
         t = sim.t
         sub = np.asarray(sim.submit[: sim.n_arrived])
         disp = np.asarray(sim.dispatch[: sim.n_arrived])
-        start = np.asarray(sim._start[: sim.n_arrived])
+        start = sim.realised_starts()[: sim.n_arrived]
         dispatched = np.isfinite(disp)
         expect_wait = np.where(dispatched, start, t) - sub  # queue time so far + realised delays
         assert cum_wait == pytest.approx(expect_wait.sum(), rel=1e-9, abs=1e-6)

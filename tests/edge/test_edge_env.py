@@ -12,8 +12,7 @@ from agents.heuristics.edge import (
     AGENTS,
     LLF_STREAM,
     FcfsLLF,
-    FcfsLlfAgent,
-    RandomAgent,
+    HeuristicAgent,
     make_scheduler,
 )
 from gpu_sched_env.core.errors import ConfigError, InvalidActionError
@@ -49,18 +48,17 @@ def test_env_checker_passes_without_warnings():
 
 def test_same_seed_same_rollout_and_different_seed_differs():
     env = gym.make("EdgeBatch-v0", n_tasks=15)
-    n = env.unwrapped.cluster.n
-    a = _rollout(env, RandomAgent(n, seed=7), seed=3)
-    b = _rollout(env, RandomAgent(n, seed=7), seed=3)
+    a = _rollout(env, HeuristicAgent("random", env, seed=7), seed=3)
+    b = _rollout(env, HeuristicAgent("random", env, seed=7), seed=3)
     assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
-    c = _rollout(env, RandomAgent(n, seed=7), seed=4)
+    c = _rollout(env, HeuristicAgent("random", env, seed=7), seed=4)
     assert a[0].shape != c[0].shape or not np.array_equal(a[0], c[0])
 
 
 def test_rewards_sum_to_minus_makespan_and_match_simulator():
     env = gym.make("EdgeBatch-v0", n_tasks=20)
     u = env.unwrapped
-    _, rewards, info = _rollout(env, RandomAgent(u.cluster.n, seed=1), seed=5)
+    _, rewards, info = _rollout(env, HeuristicAgent("random", env, seed=1), seed=5)
     sim = simulate(u.plan(), u.cluster)
     assert len(rewards) == len(u.tasks)  # one step per (sub-)task, then terminated
     assert rewards.sum() == pytest.approx(-sim.makespan_s / 3600)
@@ -73,10 +71,11 @@ def test_rewards_sum_to_minus_makespan_and_match_simulator():
 def test_llf_agent_through_env_reproduces_the_scheduler(seed):
     env = gym.make("EdgeBatch-v0", n_tasks=40)
     u = env.unwrapped
-    _rollout(env, FcfsLlfAgent(u.cluster.n, seed=seed), seed=seed)
+    _rollout(env, HeuristicAgent("fcfs_llf", env, seed=seed), seed=seed)
     sched = FcfsLLF(split_threshold_gb=u.threshold)
-    sched.reset(stream(seed, LLF_STREAM))
-    plan = sched.decide(EdgeProblem(tuple(u.source_tasks), u.cluster))
+    problem = EdgeProblem(tuple(u.source_tasks), u.cluster)
+    sched.reset(problem, stream(seed, LLF_STREAM))
+    plan = sched.decide(problem)
     assert [t.id for t in plan.tasks] == [t.id for t in u.tasks]
     assert plan.device == u.plan().device
     direct = fcfs_llf_schedule(u.source_tasks, u.cluster, stream(seed, LLF_STREAM), split_threshold_gb=u.threshold)
@@ -139,13 +138,28 @@ def test_registries():
     assert set(AGENTS) == {"fcfs_llf", "random"}
     for name in ("membatch", "baseline_ilp", "fcfs_llf"):
         assert make_scheduler(name).name == name
-    with pytest.raises(ConfigError, match="scheduler"):
+    with pytest.raises(ConfigError, match="policy = 'round_robin'"):
         make_scheduler("round_robin")
-    agent = FcfsLlfAgent(7, seed=0)
-    batch = np.zeros((3, 7 * 7 + 2), dtype=np.float32)
-    batch[:, :7] = 1.0
+    with pytest.raises(ConfigError, match="unknown fcfs_llf parameters: k"):
+        make_scheduler("fcfs_llf", k=3)
+    env = gym.make("EdgeBatch-v0")
+    n = env.unwrapped.cluster.n
+    agent = HeuristicAgent("fcfs_llf", env, seed=0)
+    batch = np.zeros((3, *env.observation_space.shape), dtype=np.float32)
+    batch[:, :n] = 1.0  # the "fits" block: every device has room
     acts, _ = agent.predict(batch)
-    assert acts.shape == (3,)
+    assert acts.shape == (3,) and ((0 <= acts) & (acts < n)).all()
+    with pytest.raises(ConfigError, match="unknown random agent parameters: fraction"):
+        HeuristicAgent("random", env, fraction=0.5)
+    with pytest.raises(ConfigError, match="agent = 'llf'"):
+        HeuristicAgent("llf", env)
+    with pytest.raises(RuntimeError, match="no env"):
+        HeuristicAgent("random").predict(batch[0])
+    # set_random_seed restarts the stream: same seed, same draws
+    agent.set_random_seed(4)
+    first = agent.predict(batch)[0]
+    agent.set_random_seed(4)
+    assert np.array_equal(agent.predict(batch)[0], first)
 
 
 def test_env_checker_with_masked_actions():

@@ -7,7 +7,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import gpu_sched_env  # noqa: F401  (registers the ids)
-from agents.heuristics.hgsp import HGSPAgent, SAGreedy
+from agents.heuristics.hgsp import HeuristicAgent, SAGreedy
 from gpu_sched_env.core.errors import ConfigError, InvalidActionError
 from gpu_sched_env.hgsp import Problem, generate_tasks, make_cluster, run
 
@@ -97,7 +97,7 @@ def test_mask_equals_legal_actions_and_forbidden_raises():
 def test_agents_reproduce_run_exactly(policy, cluster):
     df = generate_tasks("tasks1", 4, n=400).to_frame()
     env = gym.make("HGSP-v0", tasks=df, cluster=cluster)
-    agent = HGSPAgent(env, policy)
+    agent = HeuristicAgent(policy, env)
     obs, info = env.reset(seed=0)
     done, ret = False, 0.0
     while not done:
@@ -116,11 +116,12 @@ def test_sagreedy_decoder_agent_replays_sagreedy():
     ts = generate_tasks("tasks1", 0, n=300)
     ref = run("sagreedy", ts, "small", 0, iters=20)
     pol = SAGreedy(iters=20)
-    pol.reset(__import__("gpu_sched_env.core.rng", fromlist=["stream"]).stream(0, "hgsp.policy"))
-    order = pol.order(Problem(ts, make_cluster("small")))
+    problem = Problem(ts, make_cluster("small"))
+    pol.reset(problem, __import__("gpu_sched_env.core.rng", fromlist=["stream"]).stream(0, "hgsp.policy"))
+    order = pol.order(problem)
     np.testing.assert_array_equal(order, ref.order)
     env = gym.make("HGSP-v0", tasks=ts, order=order)
-    agent = HGSPAgent(env, "greedy")  # SAGreedy's decoder is the EFT rule
+    agent = HeuristicAgent("greedy", env)  # SAGreedy's decoder is the EFT rule
     obs, _ = env.reset()
     done = False
     while not done:

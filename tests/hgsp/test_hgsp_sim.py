@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 
 from agents.heuristics.hgsp import SAGreedy
+from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.hgsp import Problem, decode, generate_tasks, make_cluster, resolve_tasks, run
 from gpu_sched_env.hgsp.sim import ListScheduler
 
@@ -160,8 +161,8 @@ def test_sagreedy_neighbour_moves_top_tardy_to_front():
     df = pd.DataFrame({"task_id": [0, 1, 2], "workload": [57.0, 57.0, 57.0], "memory": [1, 1, 1],
                        "deadline": [1.0, 1.0, 1.0], "weight": [1, 5, 10], "arrival": [0.0, 0.0, 0.0]})
     pol = SAGreedy(iters=1)
-    pol.reset(np.random.default_rng(0))
     pr = Problem(resolve_tasks(df), make_cluster({"A100": 1}))
+    pol.reset(pr, np.random.default_rng(0))
     # greedy: ends 1, 2, 3 -> WT = 5*1 + 10*2 = 25; neighbour 2,0,1: ends 2,3,1 -> 1 + 10 = 11
     best = pol.order(pr)
     assert best.tolist() == [2, 0, 1]
@@ -177,3 +178,35 @@ def test_run_accepts_csv_path_and_dataframe(tmp_path):
     b = run("greedy", ts.to_frame()).summary()
     c = run("greedy", ts).summary()
     assert a == b == c
+
+
+def test_fast_path_is_chosen_by_the_declared_decode_rule():
+    from agents.heuristics.hgsp import Greedy
+
+    class Counting(Greedy):  # overrides decide without declaring a rule: the per-task path
+        calls = 0
+
+        def decide(self, d):
+            Counting.calls += 1
+            return super().decide(d)
+
+    class Declared(Counting):  # declares that decide is exactly EFT: the fast decoder
+        decode_rule = "eft"
+
+    assert Greedy.decode_rule == "eft" and Counting.decode_rule is None
+    ref = run("greedy", "tasks1", "small", 3)
+    slow = run(Counting(), "tasks1", "small", 3)
+    assert Counting.calls == int(ref.schedule.scheduled.sum()) > 0
+    np.testing.assert_array_equal(slow.schedule.end, ref.schedule.end)
+    Counting.calls = 0
+    fast = run(Declared(), "tasks1", "small", 3)
+    assert Counting.calls == 0
+    np.testing.assert_array_equal(fast.schedule.end, ref.schedule.end)
+
+    class Bad(Greedy):
+        decode_rule = "lpt"
+
+    with pytest.raises(ConfigError, match="decode_rule = 'lpt' is not known; allowed: fifo, eft"):
+        run(Bad(), "tasks1", "small", 3)
+    with pytest.raises(ConfigError, match="need a policy name"):
+        run(Greedy(), "tasks1", "small", 3, iters=5)

@@ -6,7 +6,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import gpu_sched_env  # noqa: F401
-from agents.heuristics.llm import LLMAgent
+from agents.heuristics.llm import HeuristicAgent
 from gpu_sched_env.core.errors import ConfigError, InvalidActionError
 from gpu_sched_env.llm import simulate
 
@@ -22,7 +22,7 @@ def test_env_checker(engine):
 @pytest.mark.parametrize("workload", ["discriminating", "mixed"])
 def test_agents_reproduce_simulate(policy, workload):
     env = gym.make("LLMServe-v0", workload=workload, n_requests=200) if workload == "mixed" else gym.make("LLMServe-v0")
-    agent = LLMAgent(env, policy)
+    agent = HeuristicAgent(policy, env)
     obs, info = env.reset(seed=0)
     done, ret = False, 0.0
     while not done:

@@ -7,7 +7,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import gpu_sched_env  # noqa: F401  (registers MIG-v0)
-from agents.heuristics.mig import BestFit
+from agents.heuristics.mig import BestFit, HeuristicAgent
 from gpu_sched_env.core.errors import InvalidActionError
 from gpu_sched_env.mig.env import MIGEnv
 from gpu_sched_env.mig.sim import run_policy
@@ -69,7 +69,7 @@ def test_best_fit_through_env_reproduces_simulator_exactly():
     for seed in (2, 3, 5):
         jobs = mig_dataset(seed)
         env = MIGEnv(jobs=jobs)
-        _, total, info = rollout(env, 0, BestFit(env))
+        _, total, info = rollout(env, 0, HeuristicAgent("best_fit", env))
         sim = run_policy(jobs, BestFit())
         assert env.sim.result("best_fit").schedule.equals(sim.schedule)
         assert -total == sim.metrics.makespan == info["planned_makespan"]

@@ -1,7 +1,10 @@
 """The CGRSP heuristics (spec §3): ten published policies plus the CADR-OO ablation.
 
-``POLICIES`` maps each public name to its class; :func:`make_policy` builds one with a
-clear error for an unknown name.
+Importing this package registers every policy in
+:data:`gpu_sched_env.cgrsp.policies.POLICIES` (the ``cgrsp`` entry point of the
+``gpu_sched_env.policies`` group), where the simulator resolves names. ``POLICIES`` maps each
+public name to its class; :func:`make_policy` builds one with a clear error for an unknown
+name.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from agents.heuristics.cgrsp.extensions import EDFDeferLow
 from agents.heuristics.cgrsp.ordering import EDF, FIFO, LCF, SPT, Balanced, Random
 from agents.heuristics.cgrsp.rh import RH
 from gpu_sched_env.cgrsp.params import CGRSPParams
-from gpu_sched_env.core.errors import check_choice
+from gpu_sched_env.cgrsp.policies import POLICIES as REGISTRY
 
 POLICIES: dict[str, type[CGRSPPolicy]] = {
     cls.name: cls
@@ -23,11 +26,15 @@ POLICY_NAMES: tuple[str, ...] = tuple(POLICIES)  # the published ten + CADR-OO
 EXTENSIONS: dict[str, type[CGRSPPolicy]] = {cls.name: cls for cls in (EDFDeferLow,)}
 ALL_POLICY_NAMES: tuple[str, ...] = POLICY_NAMES + tuple(EXTENSIONS)
 
+for _name, _cls in POLICIES.items():
+    REGISTRY.register(_name, _cls)
+for _name, _cls in EXTENSIONS.items():
+    REGISTRY.register(_name, _cls, published=False)
+
 
 def make_policy(name: str, params: CGRSPParams) -> CGRSPPolicy:
     """A fresh policy instance by name (published or extension)."""
-    check_choice("policy", name, ALL_POLICY_NAMES)
-    return {**POLICIES, **EXTENSIONS}[name](params)
+    return REGISTRY.make(name, params)
 
 
 __all__ = ["ALL_POLICY_NAMES", "EXTENSIONS", "POLICIES", "POLICY_NAMES", "CGRSPPolicy", "make_policy"]

@@ -12,6 +12,7 @@ import heapq
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from gpu_sched_env.cgrsp.fleet import LOW
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.sim import Simulator
 
@@ -106,7 +107,7 @@ def slot_cadr(sim: Simulator, job: int, idle: list[int]) -> int:
     fl = sim.fleet
     w_row = fl.wbar[sim.complexity[job]]
     stock = sim.stock
-    cand = [s for s in idle if stock[fl.slot_type[s]] != 2] or idle
+    cand = [s for s in idle if stock[fl.slot_type[s]] != LOW] or idle
     slack = sim.deadline[job] - sim.t
     feasible = [s for s in cand if w_row[fl.slot_type[s]] <= slack]
     if feasible:

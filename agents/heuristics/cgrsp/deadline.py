@@ -24,7 +24,7 @@ from agents.heuristics.cgrsp.base import (
 from gpu_sched_env.cgrsp.sim import Simulator
 
 
-class _QueueArrays(CGRSPPolicy):
+class QueueArrays(CGRSPPolicy):
     """Vectorised view of the waiting queue (deadline, complexity, submit, SPT estimate)."""
 
     def reset(self, sim: Simulator, rng: Any = None) -> None:
@@ -60,7 +60,7 @@ class _QueueArrays(CGRSPPolicy):
         return ids[order[:k]].tolist()
 
 
-class SPTRescue(_QueueArrays):
+class SPTRescue(QueueArrays):
     """7. SPT+Rescue: urgent tier (laxity < θ) by deadline first, the rest in SPT order; SPT slot."""
 
     name = "spt_rescue"
@@ -75,7 +75,7 @@ class SPTRescue(_QueueArrays):
         return place_in_order(sim, order, slot_spt)
 
 
-class Adaptive(_QueueArrays):
+class Adaptive(QueueArrays):
     """8. Adaptive: θ_eff = θ_pressure when the queue exceeds P, else θ.
 
     Tiers: critical (0 ≤ L < θ_eff) by deadline → fastest reliable slot (best stock tier,
@@ -112,9 +112,7 @@ class CADR(CGRSPPolicy):
     slot_rule = staticmethod(slot_cadr)
 
     def reset(self, sim: Simulator, rng: Any = None) -> None:
-        fl = sim.fleet
-        fleet_types = set(fl.slot_type)
-        self._e = [min(fl.wbar[k][g] for g in fleet_types) for k in range(3)]
+        self._e = list(sim.fleet.fastest_wbar)
         self._seen = 0
         self._y: list[tuple[float, int]] = []  # safe jobs keyed by y = d − CR*·e
         self._safe: list[tuple[float, float, float, int]] = []  # (e, d, submit, j)

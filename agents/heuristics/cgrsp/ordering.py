@@ -15,7 +15,8 @@ from agents.heuristics.cgrsp.base import (
     slot_lcf,
     slot_spt,
 )
-from gpu_sched_env.cgrsp.sim import Simulator, _Uniforms
+from gpu_sched_env.cgrsp.sim import Simulator
+from gpu_sched_env.core.rng import ChunkedUniforms
 
 
 class _KeyOrder(CGRSPPolicy):
@@ -82,7 +83,7 @@ class Random(CGRSPPolicy):
     def reset(self, sim: Simulator, rng: Any = None) -> None:
         if rng is None:
             raise ValueError("Random policy needs the run's policy stream (rng)")
-        self._u = _Uniforms(rng)
+        self._u = ChunkedUniforms(rng)
 
     def decide(self, sim: Simulator) -> list[Assignment]:
         jobs = list(sim.waiting)

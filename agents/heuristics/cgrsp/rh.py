@@ -41,11 +41,12 @@ from typing import Any
 import numpy as np
 
 from agents.heuristics.cgrsp.base import Assignment
-from agents.heuristics.cgrsp.deadline import _QueueArrays
+from agents.heuristics.cgrsp.deadline import QueueArrays
+from gpu_sched_env.cgrsp.fleet import HIGH, LOW, MEDIUM
 from gpu_sched_env.cgrsp.sim import Simulator
 
 
-class RH(_QueueArrays):
+class RH(QueueArrays):
     """9. Rolling horizon with load-gated reservation for tight jobs."""
 
     name = "rh"
@@ -53,8 +54,7 @@ class RH(_QueueArrays):
     def reset(self, sim: Simulator, rng: Any = None) -> None:
         super().reset(sim, rng)
         p, fl = self.params, sim.fleet
-        fleet_types = set(fl.slot_type)
-        e_k = np.array([min(fl.wbar[k][g] for g in fleet_types) for k in range(3)])
+        e_k = np.array(fl.fastest_wbar)
         self._e_min = float(e_k.min())
         self._e = e_k[self._cx]
         self._x = self._d - self._e
@@ -63,9 +63,7 @@ class RH(_QueueArrays):
         self._rank = rank_k[self._cx]
         self._d_scale = 1.0 / (float(self._d.max(initial=0.0)) + 1.0)
         self._tight = sim.workload.tight
-        probs = p.complexity_probs
-        w_mean = float(np.mean([sum(probs[k] * fl.wbar[k][g] for k in range(3)) for g in fl.slot_type]))
-        self.rho = p.arrival_rate * w_mean / p.c_max
+        self.rho = fl.offered_load
         self.reserve = int(p.rho_res) if self.rho < p.rho_gate else 0
         wq, wc = p.rh_weights
         self._wq_a1, self._wq_a2 = wq * p.alpha1, wq * p.alpha2
@@ -75,7 +73,7 @@ class RH(_QueueArrays):
         # expected delay of a slot's type at a future time, per band (stock model expectation)
         dm = fl.delay_mean
         self._band_delay = [
-            [ph[g] * dm[0] + (phm[g] - ph[g]) * dm[1] + (1.0 - phm[g]) * dm[2] for g in range(fl.n_types)]
+            [ph[g] * dm[HIGH] + (phm[g] - ph[g]) * dm[MEDIUM] + (1.0 - phm[g]) * dm[LOW] for g in range(fl.n_types)]
             for ph, phm in zip(fl.p_high, fl.p_high_medium)
         ]
 
@@ -130,7 +128,7 @@ class RH(_QueueArrays):
         t_next = min(t_free, t + 1.0 / self.params.arrival_rate)
         mode = self.params.rh_defer
         for s in idle:
-            if mode == "never" or (mode == "low" and stock[slot_type[s]] != 2):
+            if mode == "never" or (mode == "low" and stock[slot_type[s]] != LOW):
                 free[s] = True
             elif busy_avail and t_next + self._busy_delay(fl, t_next, slot_type[s]) < t + idle_delay[s]:
                 avail[s] = t_next  # defer: re-plan at the next event with a fresh stock draw

@@ -1,0 +1,15 @@
+"""The MIG placement-policy registry; ``agents.heuristics.mig`` fills it (plug-in group).
+
+Policies follow :class:`gpu_sched_env.core.policy.Policy` with ``reset(sim, rng)`` (the
+:class:`~gpu_sched_env.mig.sim.PlacementSim`) and ``decide(state) -> action`` for one
+:class:`~gpu_sched_env.mig.sim.PlacementState`: an instance index, or
+``state.defer_action``.
+"""
+
+from __future__ import annotations
+
+from gpu_sched_env.core.registry import PolicyRegistry
+
+POLICIES = PolicyRegistry("mig")
+
+__all__ = ["POLICIES"]
