@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -136,6 +137,10 @@ class EdgeBatchEnv(gym.Env):
         self.split = bool(split)
         self.threshold = self.cluster.min_mem_gb if split_threshold_gb is None else float(
             check_number("split_threshold_gb", split_threshold_gb, lo=0.0, lo_open=True))
+        if profiles is not None and not isinstance(profiles, (str, os.PathLike, ProfileTable)):
+            raise ConfigError(f"profiles = {profiles!r} must be None, a CSV/YAML path or a ProfileTable")
+        if mix is not None and not isinstance(mix, Mapping):
+            raise ConfigError(f"mix = {mix!r} must be None or a mapping {{workload name: weight}}")
         self.table = profiles if isinstance(profiles, ProfileTable) else (
             default_profiles() if profiles is None else load_profiles(profiles))
         self.mix = None if mix is None else dict(mix)
@@ -162,7 +167,7 @@ class EdgeBatchEnv(gym.Env):
         options = check_options(options, ("workloads",))
         if "workloads" in options:
             names = options["workloads"]
-            if isinstance(names, (str, bytes)) or not all(isinstance(n, str) for n in names):
+            if not isinstance(names, Sequence) or isinstance(names, (str, bytes)) or not all(isinstance(n, str) for n in names):
                 raise ConfigError(f"reset options.workloads = {names!r} must be a list of workload names")
             names = list(names)
             if not names:

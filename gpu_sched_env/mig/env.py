@@ -108,9 +108,12 @@ class MIGEnv(gym.Env):
         check_kwargs(unknown, ("jobs", "config", "n_jobs", "capacities", "poll_interval", "reward_weights",
                                "render_mode"), "MIG-v0")
         self.render_mode = check_render_mode(render_mode)
+        if isinstance(capacities, (str, bytes)) or not isinstance(capacities, Sequence):
+            raise ConfigError(f"capacities = {capacities!r} must be a sequence of instance memories [MB]")
         self.capacities = check_capacities(capacities)
         self.poll_interval = check_poll(poll_interval)
-        if jobs is not None and (isinstance(jobs, (str, bytes, Mapping)) or not all(isinstance(j, Job) for j in jobs)):
+        if jobs is not None and (not isinstance(jobs, Sequence) or isinstance(jobs, (str, bytes))
+                                 or not all(isinstance(j, Job) for j in jobs)):
             raise ConfigError(f"jobs = {jobs!r} must be a sequence of gpu_sched_env.mig.model.Job")
         self.fixed_jobs = list(jobs) if jobs is not None else None
         if config is not None and not isinstance(config, Mapping):
