@@ -12,7 +12,7 @@ import pytest
 import gpu_sched_env  # noqa: F401
 from gpu_sched_env.core.spaces import MaskedDiscrete
 
-SMALL = {"CGRSP-normal-v0": {"window": 4, "n_jobs": 30}, "HGSP-v0": {"n_tasks": 30}}
+SMALL = {"CGRSP-v0": {"window": 4, "n_jobs": 30}, "HGSP-v0": {"n_tasks": 30}}
 
 
 def started(env_id, seed=0):

@@ -52,6 +52,7 @@ class MaskedDiscrete(spaces.Discrete):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
+        self._mask_fn = getattr(self, "_mask_fn", None)  # a plain Discrete's state has none
         owner = getattr(self._mask_fn, "__self__", None)
         # Unpickling (and deepcopy) restore an object's attributes only after everything they
         # reference. Copied with its env, the env is still empty here (its attributes, this
