@@ -3,11 +3,19 @@
 A *cell* is a picklable mapping of keyword arguments for a top-level function. Results come
 back in cell order whatever the executor, and each cell derives all its randomness from its
 own seed, so every executor gives identical numbers.
+
+Local worker processes are started with ``forkserver`` (``spawn`` where that is missing),
+never ``fork``: forking a process that runs threads (tqdm's monitor, BLAS pools, Ray) can
+deadlock, Python 3.12+ warns about it and 3.14 no longer forks by default on Linux. Each
+worker runs a watchdog thread that ends it within ``WATCHDOG_S`` of its parent's death, so
+a run killed with SIGKILL leaves no orphaned workers behind.
 """
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
@@ -15,6 +23,43 @@ from typing import Any
 from gpu_sched_env.core.errors import check_choice
 
 EXECUTORS = ("serial", "process", "ray")
+WATCHDOG_S = 0.5  # [s] how often a worker checks that its parent is alive
+
+
+def start_method() -> str:
+    """``forkserver`` where available (Linux, macOS), else ``spawn``; never ``fork``."""
+    return "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+
+
+def _parent_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - pid reused by another user's process
+        return False
+    try:  # a killed parent not yet reaped by its own parent is a zombie: dead too
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:  # no /proc (macOS): os.kill is all we have
+        return True
+
+
+def _watch_parent(pid: int) -> None:
+    """Worker initializer: exit this process as soon as process ``pid`` is gone."""
+
+    def watch() -> None:
+        while _parent_alive(pid):
+            threading.Event().wait(WATCHDOG_S)
+        os._exit(1)  # no cleanup: the parent that would collect our results is dead
+
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+
+
+def process_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of ``workers`` processes (safe start method; workers die with this process)."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context(start_method()),
+                               initializer=_watch_parent, initargs=(os.getpid(),))
 
 
 def default_workers() -> int:
@@ -61,7 +106,7 @@ def iter_cells(
                 bar.update()
         elif executor == "process":
             n = min(workers or default_workers(), len(cells))
-            pool = ProcessPoolExecutor(max_workers=n)
+            pool = process_pool(n)
             try:
                 futs = {pool.submit(fn, **c): i for i, c in enumerate(cells)}
                 for f in as_completed(futs):

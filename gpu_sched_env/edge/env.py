@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -9,7 +10,16 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gpu_sched_env.core.errors import ConfigError, InvalidActionError, check_keys, check_number
+from gpu_sched_env.core.errors import (
+    ConfigError,
+    ResetNeededError,
+    check_action,
+    check_keys,
+    check_kwargs,
+    check_number,
+    check_options,
+)
+from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb
 from gpu_sched_env.core.spaces import MaskedDiscrete
 from gpu_sched_env.edge.llf import load_increment_h
 from gpu_sched_env.edge.model import Task, check_placeable, jetson_cluster, task_arrays
@@ -54,8 +64,9 @@ class EdgeBatchEnv(gym.Env):
     ## Action Space
     ``Discrete(n_devices)``: the device for the current task. Legal: devices with room for
     the task (its memory and GPU share on that device type fit the device's capacity).
-    ``action_masks()`` and ``info["action_mask"]`` give the mask; an illegal action raises
-    ``InvalidActionError``.
+    ``action_masks()`` and ``info["action_mask"]`` give the mask; an illegal action, and any
+    action that is not one integer (a float, string, bool or multi-element array), raises
+    ``InvalidActionError`` and leaves the state unchanged.
 
     ## Observation Space
     ``Box(0, high, (7 * D + 2,), float32)`` with ``D`` devices (blocks in ``obs_slices``):
@@ -73,10 +84,11 @@ class EdgeBatchEnv(gym.Env):
     | makespan_h | 1 | makespan of the tasks placed so far [h] |
 
     ## Rewards
-    Named parts, each weighted by ``reward_weights[name]`` and returned in
-    ``info["reward_parts"]``: ``makespan`` = -(increase of the makespan of the tasks placed
-    so far) / ``reward_scale_s``. Undiscounted, the episode's rewards sum to
-    ``-makespan / reward_scale_s``.
+    ``reward = -Σ_k reward_weights[k] · raw_k`` over the part ``makespan`` = increase of the
+    makespan of the tasks placed so far / ``reward_scale_s``. Undiscounted (default weight
+    1), the episode's rewards sum to ``-makespan / reward_scale_s``. ``info["reward_parts"]``
+    holds each part's signed, weighted contribution (they sum to the reward),
+    ``info["reward_raw"]`` the unweighted quantities.
 
     ## Starting State
     A new workload from ``self.np_random`` (or ``options["workloads"]``, a list of workload
@@ -84,18 +96,22 @@ class EdgeBatchEnv(gym.Env):
 
     ## Episode End
     Terminates when every task is placed; never truncated (episodes have a fixed length).
+    ``step()`` before ``reset()`` or after the end raises
+    :class:`~gpu_sched_env.core.errors.ResetNeededError`.
 
     ## Arguments
     ``n_tasks`` (20), ``include_head`` (False: the head Orin NX only schedules),
     ``split`` (True), ``split_threshold_gb`` (None: smallest device memory), ``profiles``
     (None: default table; or a CSV/YAML path or a ``ProfileTable``), ``mix`` (workload
-    weights; None: uniform), ``reward_scale_s`` (3600), ``reward_weights`` ({"makespan": 1}).
+    weights; None: uniform), ``reward_scale_s`` (3600), ``reward_weights`` ({"makespan": 1},
+    non-negative), ``render_mode`` (``None``, ``"ansi"`` text or ``"rgb_array"`` Gantt chart
+    of the devices). Unknown arguments raise ``ConfigError``.
 
     ## Version History
     * v0: initial version.
     """
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
     def __init__(
         self,
@@ -107,19 +123,33 @@ class EdgeBatchEnv(gym.Env):
         mix: Mapping[str, float] | None = None,
         reward_scale_s: float = 3600.0,
         reward_weights: Mapping[str, float] | None = None,
+        render_mode: str | None = None,
+        **unknown: Any,
     ) -> None:
+        check_kwargs(unknown, ("n_tasks", "include_head", "split", "split_threshold_gb", "profiles", "mix",
+                               "reward_scale_s", "reward_weights", "render_mode"), "EdgeBatch-v0")
+        self.render_mode = check_render_mode(render_mode)
         self.n_tasks = check_number("n_tasks", n_tasks, lo=1, integer=True)
+        for name, flag in (("include_head", include_head), ("split", split)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise ConfigError(f"{name} = {flag!r} must be True or False")
         self.cluster = jetson_cluster(include_head=bool(include_head))
         self.split = bool(split)
         self.threshold = self.cluster.min_mem_gb if split_threshold_gb is None else float(
             check_number("split_threshold_gb", split_threshold_gb, lo=0.0, lo_open=True))
+        if profiles is not None and not isinstance(profiles, (str, os.PathLike, ProfileTable)):
+            raise ConfigError(f"profiles = {profiles!r} must be None, a CSV/YAML path or a ProfileTable")
+        if mix is not None and not isinstance(mix, Mapping):
+            raise ConfigError(f"mix = {mix!r} must be None or a mapping {{workload name: weight}}")
         self.table = profiles if isinstance(profiles, ProfileTable) else (
             default_profiles() if profiles is None else load_profiles(profiles))
         self.mix = None if mix is None else dict(mix)
         self.reward_scale_s = float(check_number("reward_scale_s", reward_scale_s, lo=0.0, lo_open=True))
-        weights = {"makespan": 1.0} if reward_weights is None else dict(reward_weights)
+        if reward_weights is not None and not isinstance(reward_weights, Mapping):
+            raise ConfigError(f"reward_weights = {reward_weights!r} must be a mapping with keys {', '.join(REWARD_PARTS)}")
+        weights = {"makespan": 1.0, **dict(reward_weights or {})}
         check_keys(weights, REWARD_PARTS, "reward_weights")
-        self.reward_weights = {k: float(check_number(k, v, section="reward_weights")) for k, v in weights.items()}
+        self.reward_weights = {k: float(check_number(k, v, lo=0.0, section="reward_weights")) for k, v in weights.items()}
         d = self.cluster.n
         self.action_space = MaskedDiscrete(d, self.action_masks)  # sample() draws legal actions
         high = np.full(len(OBS_BLOCKS) * d + 2, HOURS_HIGH, dtype=np.float32)
@@ -134,16 +164,20 @@ class EdgeBatchEnv(gym.Env):
     # ---- episode -----------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Draw a workload, batch and split it, and empty the devices."""
-        super().reset(seed=seed)
-        options = dict(options or {})
-        check_keys(options, ("workloads",), "reset options")
+        options = check_options(options, ("workloads",))
         if "workloads" in options:
-            names = list(options["workloads"])
+            names = options["workloads"]
+            if not isinstance(names, Sequence) or isinstance(names, (str, bytes)) or not all(isinstance(n, str) for n in names):
+                raise ConfigError(f"reset options.workloads = {names!r} must be a list of workload names")
+            names = list(names)
             if not names:
                 raise ConfigError("reset options.workloads is empty; give at least one workload name")
-        else:
-            names = random_workloads(self.n_tasks, self.np_random, self.mix)
-        self.source_tasks = tasks_from_workloads(names, self.table, self.cluster)
+            source = tasks_from_workloads(names, self.table, self.cluster)  # raises before any change
+        super().reset(seed=seed)
+        if "workloads" not in options:
+            source = tasks_from_workloads(random_workloads(self.n_tasks, self.np_random, self.mix), self.table,
+                                          self.cluster)
+        self.source_tasks = source
         self.tasks, self.batch_of = [], []
         for b, batch in enumerate(memory_batches(self.source_tasks, self.cluster.total_mem_gb)):
             work = split_tasks(batch, self.threshold) if self.split else list(batch)
@@ -161,8 +195,8 @@ class EdgeBatchEnv(gym.Env):
     def step(self, action):
         """Place the current task on device ``action``."""
         if self._i >= len(self.tasks):
-            raise InvalidActionError("episode has ended; call reset()")
-        j = self._check_action(action)
+            raise ResetNeededError("EdgeBatch-v0: no task to place (before reset() or after the episode ended); call reset()")
+        j = check_action(action, self.cluster.n, self._fits[self._i], self._why_illegal)
         i = self._i
         before = self._makespan()
         self._lines[j].add(self._t[i, j], self._m[i, j], self._g[i, j])
@@ -170,10 +204,13 @@ class EdgeBatchEnv(gym.Env):
         self._seen[j].add(self.tasks[i].workload)
         self._device.append(j)
         self._i += 1
-        parts = {"makespan": -(self._makespan() - before) / self.reward_scale_s}
-        reward = float(sum(self.reward_weights.get(k, 0.0) * v for k, v in parts.items()))
+        raw = {"makespan": (self._makespan() - before) / self.reward_scale_s}
+        parts = {k: -self.reward_weights[k] * v for k, v in raw.items()}
+        reward = float(sum(parts.values()))
         terminated = self._i == len(self.tasks)
-        return self._obs(), reward, terminated, False, self._info(parts)
+        info = self._info(parts)
+        info["reward_raw"] = raw
+        return self._obs(), reward, terminated, False, info
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of legal devices for the current task (all False after the end)."""
@@ -186,24 +223,29 @@ class EdgeBatchEnv(gym.Env):
         n = len(self._device)
         return Plan("env", tuple(self.tasks[:n]), tuple(self._device), tuple(range(n)), tuple(self.batch_of[:n]), (0,) * n)
 
+    def render(self) -> str | np.ndarray | None:
+        """Text snapshot (``ansi``) or Gantt chart of the devices' tasks (``rgb_array``)."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+            return None
+        if not self.tasks:
+            raise ResetNeededError("call reset() before render()")
+        if self.render_mode == "rgb_array":
+            bars = [(d, s, e, k) for d, ln in enumerate(self._lines) for k, (s, e) in enumerate(zip(ln.starts, ln.ends))]
+            return gantt_rgb(self.cluster.n, bars, max(self._makespan(), 1.0))
+        lines = [f"EdgeBatch-v0: {self._i}/{len(self.tasks)} tasks placed, makespan {self._makespan() / 3600:.2f} h"]
+        if self._i < len(self.tasks):
+            t = self.tasks[self._i]
+            lines.append(f"task {t.id} ({t.workload}), batch {self.batch_of[self._i]}")
+        lines += [f"  device {d} {dv.name}: {len(ln.ends)} tasks, busy until {ln.finish / 3600:.2f} h"
+                  for d, (dv, ln) in enumerate(zip(self.cluster.devices, self._lines))]
+        return "\n".join(lines)
+
     # ---- hooks -------------------------------------------------------------------------
-    def _check_action(self, action) -> int:
-        try:
-            j = int(np.asarray(action).item())
-        except (TypeError, ValueError):
-            raise InvalidActionError(f"action {action!r} is not an integer device index") from None
-        d = self.cluster.n
-        if not 0 <= j < d:
-            raise InvalidActionError(f"action {j} is out of range; allowed 0..{d - 1}")
-        mask = self.action_masks()
-        if not mask[j]:
-            task = self.tasks[self._i]
-            legal = [int(k) for k in np.flatnonzero(mask)]
-            raise InvalidActionError(
-                f"action {j} ({self.cluster.devices[j].name}) has no room for task {task.id!r} "
-                f"({self._m[self._i, j]:.2f} GB, {self._g[self._i, j]:.0f} % GPU); legal devices: {legal}"
-            )
-        return j
+    def _why_illegal(self, j: int) -> str:
+        i = self._i
+        return (f"device {j} ({self.cluster.devices[j].name}) has no room for task {self.tasks[i].id!r} "
+                f"({self._m[i, j]:.2f} GB, {self._g[i, j]:.0f} % GPU)")
 
     def _makespan(self) -> float:
         return max(ln.finish for ln in self._lines)

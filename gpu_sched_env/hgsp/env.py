@@ -11,7 +11,16 @@ import numpy as np
 import pandas as pd
 from gymnasium import spaces
 
-from gpu_sched_env.core.errors import ConfigError, InvalidActionError, check_keys, check_number
+from gpu_sched_env.core.errors import (
+    ConfigError,
+    ResetNeededError,
+    check_action,
+    check_keys,
+    check_kwargs,
+    check_number,
+    check_options,
+)
+from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb
 from gpu_sched_env.core.spaces import MaskedDiscrete
 from gpu_sched_env.hgsp.metrics import summarize
 from gpu_sched_env.hgsp.model import Cluster, TaskSet, make_cluster
@@ -35,7 +44,9 @@ class HGSPEnv(gym.Env):
     ## Action space
     ``Discrete(m)``: the GPU index (cluster order, e.g. small = A100, A30, L40). Only GPUs
     with ``memory >= task memory`` are legal (``action_masks()``, ``info["action_mask"]``);
-    any other action raises :class:`~gpu_sched_env.core.errors.InvalidActionError`.
+    any other action, and any action that is not one integer (a float, string, bool or
+    multi-element array), raises :class:`~gpu_sched_env.core.errors.InvalidActionError`
+    and leaves the state unchanged.
 
     ## Observation space
     ``Box(5 + 4m,)`` float32; times in units of ``T_ref`` = mean workload / fastest speed,
@@ -56,7 +67,9 @@ class HGSPEnv(gym.Env):
     ## Rewards
     ``-(tardiness_w * w (c - d)^+ + flow_w * w (c - a)) / T_ref`` for the placed task, with
     the weights of ``reward_weights`` (default tardiness 1, flow 0): the undiscounted return
-    is ``-WT / T_ref``. The parts are in ``info["reward_parts"]``.
+    is ``-WT / T_ref``. ``info["reward_parts"]`` holds each part's signed, weighted contribution
+    (they sum to the reward), ``info["reward_raw"]`` the unweighted ``w (c - d)^+ / T_ref`` and
+    ``w (c - a) / T_ref``.
 
     ## Starting state
     All GPUs idle; the first task in arrival order waits for its GPU. For a preset name
@@ -65,19 +78,23 @@ class HGSPEnv(gym.Env):
 
     ## Episode end
     Terminated when every schedulable task is placed (``info["summary"]`` holds the metrics
-    of :func:`gpu_sched_env.hgsp.summarize`). No truncation.
+    of :func:`gpu_sched_env.hgsp.summarize`). No truncation. ``step()`` before ``reset()`` or
+    after the end raises :class:`~gpu_sched_env.core.errors.ResetNeededError`.
 
     ## Arguments
     ``tasks`` (preset name, CSV path, DataFrame or TaskSet; default ``"tasks1"``),
     ``cluster`` (``"small"``, ``"medium"``, ``"large"`` or ``{model: count}``), ``n_tasks``
     (preset size override, e.g. 100 for short episodes), ``order`` (priority list for a fixed
-    task set; default arrival order), ``reward_weights`` (mapping with keys tardiness, flow).
+    task set; default arrival order), ``reward_weights`` (mapping with keys tardiness, flow,
+    non-negative), ``render_mode`` (``None``, ``"ansi"`` text or ``"rgb_array"`` Gantt chart
+    of the placed tasks per GPU). Unknown arguments raise ``ConfigError``; ``reset()`` takes
+    no options.
 
     ## Version history
     * v0: initial version.
     """
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
     def __init__(
         self,
@@ -86,7 +103,11 @@ class HGSPEnv(gym.Env):
         n_tasks: int | None = None,
         order: Sequence[int] | None = None,
         reward_weights: Mapping[str, float] | None = None,
+        render_mode: str | None = None,
+        **unknown: Any,
     ) -> None:
+        check_kwargs(unknown, ("tasks", "cluster", "n_tasks", "order", "reward_weights", "render_mode"), "HGSP-v0")
+        self.render_mode = check_render_mode(render_mode)
         self._preset = tasks if isinstance(tasks, str) and tasks in PRESETS else None
         if n_tasks is not None:
             if self._preset is None:
@@ -96,13 +117,15 @@ class HGSPEnv(gym.Env):
         self._fixed = None if self._preset else resolve_tasks(tasks)
         if order is not None and self._fixed is None:
             raise ConfigError("order: only allowed with a fixed task set (CSV, DataFrame or TaskSet)")
-        self._order = None if order is None else np.asarray(order, int)
+        self._order = None if order is None else self._check_order(order)
         self.cluster = make_cluster(cluster)
         weights = dict(tardiness=1.0, flow=0.0)
         if reward_weights is not None:
+            if not isinstance(reward_weights, Mapping):
+                raise ConfigError(f"reward_weights = {reward_weights!r} must be a mapping with keys {', '.join(REWARD_PARTS)}")
             check_keys(reward_weights, REWARD_PARTS, section="reward_weights")
             for k, v in reward_weights.items():
-                weights[k] = float(check_number(f"reward_weights.{k}", v))
+                weights[k] = float(check_number(f"reward_weights.{k}", v, lo=0.0))
         self.reward_weights = weights
         m = self.cluster.m
         self._vmax = float(self.cluster.speed.max())
@@ -121,6 +144,7 @@ class HGSPEnv(gym.Env):
     # -- gym API ---------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         """Start a new episode (a new task set for a preset)."""
+        check_options(options)
         super().reset(seed=seed)
         if self._fixed is not None:
             ts = self._fixed
@@ -140,26 +164,21 @@ class HGSPEnv(gym.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         """Place the current task on GPU ``action``."""
         if self._ls is None or self._task is None:
-            raise RuntimeError("call reset() before step() (the episode has ended)")
-        j = int(action)
+            raise ResetNeededError("HGSP-v0: no task to place (before reset() or after the episode ended); call reset()")
         i = self._task
         pr = self.problem
-        if not (0 <= j < pr.m) or not pr.fit[i, j]:
-            legal = np.flatnonzero(self.action_masks()).tolist()
-            raise InvalidActionError(
-                f"action {action!r}: task {pr.tasks.task_id[i]!r} needs {pr.tasks.memory[i]:g} GB; "
-                f"legal GPUs (memory large enough): {legal}"
-            )
+        j = check_action(action, pr.m, pr.fit[i], self._why_illegal)
         c = self._ls.place(i, j)
         t = pr.tasks
-        parts = {
+        raw = {
             "tardiness": float(t.weight[i] * max(0.0, c - t.deadline[i])) / self._tref,
             "flow": float(t.weight[i] * (c - t.arrival[i])) / self._tref,
         }
-        reward = -sum(self.reward_weights[k] * v for k, v in parts.items())
+        parts = {k: -self.reward_weights[k] * v for k, v in raw.items()}
+        reward = sum(parts.values())
         self._task = self._ls.next_task()
         terminated = self._task is None
-        info = self._info({"reward_parts": parts, "placed_task": i, "gpu": j, "end": c})
+        info = self._info({"reward_parts": parts, "reward_raw": raw, "placed_task": i, "gpu": j, "end": c})
         if terminated:
             info["summary"] = summarize(self._ls.result())
         return self._obs(), float(reward), terminated, False, info
@@ -170,16 +189,52 @@ class HGSPEnv(gym.Env):
             return np.zeros(self.cluster.m, bool)
         return self.problem.fit[self._task].copy()
 
+    def render(self) -> str | np.ndarray | None:
+        """Text snapshot (``ansi``) or Gantt chart of the placed tasks per GPU (``rgb_array``)."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+            return None
+        if self._ls is None:
+            raise ResetNeededError("call reset() before render()")
+        sch, cl = self._ls, self.cluster
+        if self.render_mode == "rgb_array":
+            placed = [int(i) for i in sch.sequence]
+            bars = [(int(sch.gpu[i]), float(sch.start[i]), float(sch.end[i]), i) for i in placed]
+            t_end = max([b[2] for b in bars], default=1.0)
+            return gantt_rgb(cl.m, bars, t_end)
+        t = self.problem.tasks
+        lines = [f"HGSP-v0: {len(sch.sequence)}/{len(self.problem.arrival_order)} tasks placed"]
+        if self._task is not None:
+            i = self._task
+            lines.append(f"task {t.task_id[i]}: arrival {t.arrival[i]:g}, deadline {t.deadline[i]:g}, "
+                         f"memory {t.memory[i]:g} GB, weight {t.weight[i]:g}")
+        for j, name in enumerate(cl.names):
+            free = sch.avail[j]
+            lines.append(f"  GPU {j} {name:>10}: {cl.memory[j]:g} GB, free at {'-' if free == -np.inf else f'{free:g}'}")
+        return "\n".join(lines)
+
     # -- helpers ---------------------------------------------------------------------------
     def decision(self) -> Decision:
         """The exact decision the env waits on (for heuristic agents)."""
         if self._task is None:
-            raise RuntimeError("no pending decision (reset first, or the episode has ended)")
+            raise ResetNeededError("no pending decision (reset first, or the episode has ended)")
         return decision(self._ls, self._task)
 
     def schedule(self):
         """The schedule built so far (:class:`gpu_sched_env.hgsp.Schedule`)."""
         return self._ls.result()
+
+    @staticmethod
+    def _check_order(order: Any) -> np.ndarray:
+        arr = np.asarray(order)
+        if arr.ndim != 1 or arr.dtype.kind not in "iu":
+            raise ConfigError(f"order = {order!r} must be a sequence of task indices (integers)")
+        return arr.astype(int)
+
+    def _why_illegal(self, j: int) -> str:
+        pr, i = self.problem, self._task
+        return (f"GPU {j} ({self.cluster.names[j]}, {self.cluster.memory[j]:g} GB) cannot hold task "
+                f"{pr.tasks.task_id[i]} ({pr.tasks.memory[i]:g} GB)")
 
     def _obs(self) -> np.ndarray:
         m = self.cluster.m

@@ -10,7 +10,15 @@ import numpy as np
 import pandas as pd
 from gymnasium import spaces
 
-from gpu_sched_env.core.errors import ConfigError, InvalidActionError, check_number
+from gpu_sched_env.core.errors import (
+    ConfigError,
+    ResetNeededError,
+    check_action,
+    check_kwargs,
+    check_number,
+    check_options,
+)
+from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb
 from gpu_sched_env.core.spaces import MaskedDiscrete
 from gpu_sched_env.llm.model import Workload, mixed, resolve_workload
 from gpu_sched_env.llm.sim import LLMDecision, LLMSim
@@ -32,8 +40,9 @@ class LLMServeEnv(gym.Env):
     ## Action space
     ``Discrete(N)`` with N the number of requests: the request index. Legal: queued requests
     whose tau GPUs (with memory >= m / tau) are free (``action_masks()``,
-    ``info["action_mask"]``); anything else raises
-    :class:`~gpu_sched_env.core.errors.InvalidActionError`.
+    ``info["action_mask"]``); anything else, and any action that is not one integer (a
+    float, string, bool or multi-element array), raises
+    :class:`~gpu_sched_env.core.errors.InvalidActionError` and leaves the state unchanged.
 
     ## Observation space
     ``Box(2 + 7N,)`` float32; times in units of ``p_ref`` = mean estimated run time.
@@ -53,29 +62,41 @@ class LLMServeEnv(gym.Env):
     ## Rewards
     ``-(Phi(t') - Phi(t)) / p_ref`` between decisions, with ``Phi(t)`` the weighted time
     arrived requests have spent in the system by ``t``; the return is
-    ``-weighted_wait / p_ref``. ``info["reward_parts"]["weighted_wait"]`` holds the part.
+    ``-weighted_wait / p_ref``. ``info["reward_parts"]["weighted_wait"]`` holds the part's
+    signed contribution (it equals the reward), ``info["reward_raw"]["weighted_wait"]`` the
+    unsigned ``(Phi(t') - Phi(t)) / p_ref``.
 
     ## Starting state
-    Time 0 advanced to the first decision. ``workload="mixed"`` draws a new request set from
-    ``np_random`` at each reset; other workloads are fixed.
+    Time 0 advanced to the first decision. The default ``workload="mixed"`` draws a new
+    request set from ``np_random`` at each reset, so different seeds give different episodes.
+    ``"discriminating"`` (the spec's 20-request reference), a Workload or a request table
+    is the same every episode whatever the seed (the seed then changes nothing).
 
     ## Episode end
     Terminated when every feasible request has completed (``info["summary"]`` holds
     ``weighted_wait``, ``avg_wait``, ``makespan``, ``completed``...). No truncation.
+    ``step()`` before ``reset()`` or after the end raises
+    :class:`~gpu_sched_env.core.errors.ResetNeededError`.
 
     ## Arguments
-    ``workload`` ("discriminating", "mixed", a Workload or a request DataFrame), ``engine``
-    ("discrete" or "event"), ``dt`` [s], ``n_requests`` (size of "mixed"), ``cluster``
-    ({type: count}, request tables only).
+    ``workload`` ("mixed" (default), "discriminating", a Workload or a request DataFrame),
+    ``engine`` ("discrete" or "event"), ``dt`` [s], ``n_requests`` (size of "mixed", default
+    50), ``cluster`` ({type: count}, request tables only), ``render_mode`` (``None``,
+    ``"ansi"`` text or ``"rgb_array"`` Gantt chart of the requests). Unknown arguments raise
+    ``ConfigError``; ``reset()`` takes no options.
 
     ## Version history
-    * v0: initial version.
+    * v0: initial version (the default workload was "discriminating", the same every
+      episode, until the env contract of issue 15; now "mixed").
     """
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
-    def __init__(self, workload: str | Workload | pd.DataFrame = "discriminating", engine: str = "discrete",
-                 dt: float = 0.01, n_requests: int = 50, cluster: Mapping[str, int] | None = None) -> None:
+    def __init__(self, workload: str | Workload | pd.DataFrame = "mixed", engine: str = "discrete",
+                 dt: float = 0.01, n_requests: int = 50, cluster: Mapping[str, int] | None = None,
+                 render_mode: str | None = None, **unknown: Any) -> None:
+        check_kwargs(unknown, ("workload", "engine", "dt", "n_requests", "cluster", "render_mode"), "LLMServe-v0")
+        self.render_mode = check_render_mode(render_mode)
         self._random = isinstance(workload, str) and workload == "mixed"
         self._n = int(check_number("n_requests", n_requests, lo=1, integer=True))
         if not self._random and n_requests != 50:
@@ -95,6 +116,7 @@ class LLMServeEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         """Start a new episode."""
+        check_options(options)
         super().reset(seed=seed)
         wl = mixed(int(self.np_random.integers(2**31 - 1)), self._n) if self._random else self._fixed
         self.sim = LLMSim(wl, self.dt, self.engine)
@@ -111,20 +133,16 @@ class LLMServeEnv(gym.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         """Start request ``action`` now, then run to the next decision."""
         if self.sim is None or not self._pending:
-            raise RuntimeError("call reset() before step() (the episode has ended)")
-        i = int(action)
-        mask = self.action_masks()
-        if not (0 <= i < len(mask)) or not mask[i]:
-            raise InvalidActionError(
-                f"action {action!r} at t = {self.sim.time:.2f} s: not a queued request whose GPUs are "
-                f"free; legal: {np.flatnonzero(mask).tolist()}"
-            )
+            raise ResetNeededError("LLMServe-v0: no pending decision (before reset() or after the episode ended); call reset()")
+        i = check_action(action, self.action_space.n, self.action_masks(),
+                         lambda a: f"at t = {self.sim.time:.2f} s request {a} is not queued with its GPUs free")
         self.sim.start(i)
         self._pending = self.sim.advance()
         phi = self.sim.weighted_in_system(self.sim.time)
         part = (phi - self._phi) / self._pref
         self._phi = phi
-        info = {"action_mask": self.action_masks(), "reward_parts": {"weighted_wait": part}}
+        info = {"action_mask": self.action_masks(), "reward_parts": {"weighted_wait": -part},
+                "reward_raw": {"weighted_wait": part}}
         if not self._pending:
             info["summary"] = self.sim.summary()
         return self._obs(), -part, not self._pending, False, info
@@ -136,10 +154,27 @@ class LLMServeEnv(gym.Env):
             mask[self.sim.candidates()] = True
         return mask
 
+    def render(self) -> str | np.ndarray | None:
+        """Text snapshot (``ansi``) or Gantt chart of the started requests (``rgb_array``)."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+            return None
+        if self.sim is None:
+            raise ResetNeededError("call reset() before render()")
+        s = self.sim
+        started = np.flatnonzero(~np.isnan(s.start_t))
+        if self.render_mode == "rgb_array":
+            bars = [(int(i), float(s.start_t[i]), float(s.end_t[i]), int(i)) for i in started]
+            t_end = max([b[2] for b in bars] + [s.time, 1e-9])
+            return gantt_rgb(s.n, bars, t_end, now=s.time)
+        done = int(np.sum(s.end_t[started] <= s.time + 1e-9))
+        return (f"LLMServe-v0 t = {s.time:.2f} s: {int(s.free.sum())}/{s.m} GPUs free; "
+                f"queued {list(map(int, s.queue))}; running {len(started) - done}; done {done}/{s.n}")
+
     def decision(self) -> LLMDecision:
         """The exact decision the env waits on (for heuristic agents)."""
         if self.sim is None or not self._pending:
-            raise RuntimeError("no pending decision (reset first, or the episode has ended)")
+            raise ResetNeededError("no pending decision (reset first, or the episode has ended)")
         return self.sim.decision()
 
     def _obs(self) -> np.ndarray:

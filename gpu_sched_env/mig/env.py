@@ -9,7 +9,16 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gpu_sched_env.core.errors import ConfigError, InvalidActionError, check_keys
+from gpu_sched_env.core.errors import (
+    ConfigError,
+    ResetNeededError,
+    check_action,
+    check_keys,
+    check_kwargs,
+    check_number,
+    check_options,
+)
+from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb
 from gpu_sched_env.core.spaces import MaskedDiscrete
 from gpu_sched_env.mig.generator import generate, load_config
 from gpu_sched_env.mig.model import DEFAULT_CAPACITIES, Job, check_capacities, check_poll
@@ -35,8 +44,9 @@ class MIGEnv(gym.Env):
     ## Action Space
     ``Discrete(m + 1)`` (its ``sample()`` draws legal actions only): ``i < m`` = instance ``i``; ``m`` = defer. Legal actions are in
     ``info["action_mask"]`` and :meth:`action_masks`: instances whose memory holds the job's
-    peak, and defer while more jobs are still to come. A forbidden action raises
-    :class:`~gpu_sched_env.core.errors.InvalidActionError`.
+    peak, and defer while more jobs are still to come. A forbidden action, and any action
+    that is not one integer (a float, string, bool or multi-element array), raises
+    :class:`~gpu_sched_env.core.errors.InvalidActionError` and leaves the state unchanged.
 
     ## Observation Space
     ``Box(-1, 1e6, (8 + 2m,), float32)``:
@@ -55,10 +65,12 @@ class MIGEnv(gym.Env):
     | 7+2m | defer allowed (0/1) | — |
 
     ## Rewards
-    Named parts, weighted by ``reward_weights`` and returned in ``info["reward_parts"]``:
-    ``makespan`` = −(increase of the planned makespan max(free) by this action) [min]
-    (the episode's sum is −makespan); ``deadline`` = −1 when the placed job will finish
-    after its deadline. Defaults ``{"makespan": 1.0, "deadline": 0.0}``.
+    ``reward = −Σ_k reward_weights[k] · raw_k`` over the parts ``makespan`` = increase of the
+    planned makespan max(free) by this action [min] (the episode's sum is the makespan) and
+    ``deadline`` = 1 when the placed job will finish after its deadline.
+    ``info["reward_parts"]`` holds each part's signed, weighted contribution (they sum to
+    the reward), ``info["reward_raw"]`` the unweighted quantities. Defaults
+    ``{"makespan": 1.0, "deadline": 0.0}``.
 
     ## Starting State
     A new data set (seeded from ``np_random``) or the fixed ``jobs``; the first decision is
@@ -66,18 +78,21 @@ class MIGEnv(gym.Env):
 
     ## Episode End
     Terminates when the last job is placed (defer is forbidden once no job is still to
-    come, so every episode ends). No truncation.
+    come, so every episode ends). No truncation. ``step()`` before ``reset()`` or after the
+    end raises :class:`~gpu_sched_env.core.errors.ResetNeededError`.
 
     ## Arguments
     ``jobs`` (fixed list of :class:`Job`, optional), ``config`` (generator config mapping,
     default Part B), ``n_jobs`` (override its numberOfJobs), ``capacities``,
-    ``poll_interval`` [min], ``reward_weights``.
+    ``poll_interval`` [min], ``reward_weights`` (non-negative), ``render_mode`` (``None``,
+    ``"ansi"`` text or ``"rgb_array"`` Gantt chart of the instances' plans). Unknown
+    arguments raise ``ConfigError``; ``reset()`` takes no options.
 
     ## Version History
     * v0: initial version.
     """
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
     def __init__(
         self,
@@ -87,15 +102,29 @@ class MIGEnv(gym.Env):
         capacities: Sequence[int] = DEFAULT_CAPACITIES,
         poll_interval: int = 1,
         reward_weights: Mapping[str, float] | None = None,
+        render_mode: str | None = None,
+        **unknown: Any,
     ) -> None:
+        check_kwargs(unknown, ("jobs", "config", "n_jobs", "capacities", "poll_interval", "reward_weights",
+                               "render_mode"), "MIG-v0")
+        self.render_mode = check_render_mode(render_mode)
+        if isinstance(capacities, (str, bytes)) or not isinstance(capacities, Sequence):
+            raise ConfigError(f"capacities = {capacities!r} must be a sequence of instance memories [MB]")
         self.capacities = check_capacities(capacities)
         self.poll_interval = check_poll(poll_interval)
+        if jobs is not None and (not isinstance(jobs, Sequence) or isinstance(jobs, (str, bytes))
+                                 or not all(isinstance(j, Job) for j in jobs)):
+            raise ConfigError(f"jobs = {jobs!r} must be a sequence of gpu_sched_env.mig.model.Job")
         self.fixed_jobs = list(jobs) if jobs is not None else None
+        if config is not None and not isinstance(config, Mapping):
+            raise ConfigError(f"config = {config!r} must be a generator config mapping")
         self.gen_config = load_config(dict(config or MIG_EXPERIMENT_CONFIG))
-        self.n_jobs = n_jobs
+        self.n_jobs = None if n_jobs is None else int(check_number("n_jobs", n_jobs, lo=1, integer=True))
+        if reward_weights is not None and not isinstance(reward_weights, Mapping):
+            raise ConfigError(f"reward_weights = {reward_weights!r} must be a mapping with keys {', '.join(REWARD_PARTS)}")
         weights = {"makespan": 1.0, "deadline": 0.0, **dict(reward_weights or {})}
         check_keys(weights, REWARD_PARTS, section="reward_weights keys")
-        self.reward_weights = {k: float(v) for k, v in weights.items()}
+        self.reward_weights = {k: float(check_number(k, v, lo=0.0, section="reward_weights")) for k, v in weights.items()}
         m = len(self.capacities)
         self.action_space = MaskedDiscrete(m + 1, self.action_masks)
         self.observation_space = spaces.Box(-1.0, OBS_HIGH, shape=(8 + 2 * m,), dtype=np.float32)
@@ -124,14 +153,15 @@ class MIGEnv(gym.Env):
     def decision_state(self) -> PlacementState:
         """The simulator's current decision (what baseline agents read)."""
         if self._state is None:
-            raise InvalidActionError("no decision pending: call reset()")
+            raise ResetNeededError("no decision pending: call reset()")
         return self._state
 
-    def _info(self, parts: Mapping[str, float] | None = None) -> dict[str, Any]:
+    def _info(self, parts: Mapping[str, float] | None = None, raw: Mapping[str, float] | None = None) -> dict[str, Any]:
         assert self.sim is not None
         return {
             "action_mask": self.action_masks(),
             "reward_parts": dict(parts or {}),
+            "reward_raw": dict(raw or {}),
             "time": self.sim.t,
             "planned_makespan": max(self.sim.free),
             "skipped": list(self.sim.skipped),
@@ -139,6 +169,7 @@ class MIGEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Draw a data set (or take the fixed jobs) and return the first decision."""
+        check_options(options)
         super().reset(seed=seed)
         if seed is not None:
             self.action_space.seed(int(self.np_random.integers(0, 2**31 - 1)))
@@ -156,14 +187,44 @@ class MIGEnv(gym.Env):
     def step(self, action: Any):
         """Apply one placement or deferral."""
         if self.sim is None or self._state is None:
-            raise InvalidActionError("episode is over or not started: call reset()")
-        job = self._state.job
+            raise ResetNeededError("MIG-v0: no job to place (before reset() or after the episode ended); call reset()")
+        st = self._state
+        a = check_action(action, self.action_space.n, st.mask(), self._why_illegal)
+        job = st.job
         before = max(self.sim.free)
-        self._state = self.sim.step(int(action))
-        parts = {"makespan": -float(max(self.sim.free) - before), "deadline": 0.0}
+        self._state = self.sim.step(a)
+        raw = {"makespan": float(max(self.sim.free) - before), "deadline": 0.0}
         if job.id in self.sim.placed and job.deadline >= 0:
             _, start = self.sim.placed[job.id]
-            parts["deadline"] = -1.0 if start + job.length > job.deadline else 0.0
-        reward = sum(self.reward_weights[k] * v for k, v in parts.items())
+            raw["deadline"] = 1.0 if start + job.length > job.deadline else 0.0
+        parts = {k: -self.reward_weights[k] * v for k, v in raw.items()}
+        reward = sum(parts.values())
         terminated = self._state is None
-        return self._obs(), float(reward), terminated, False, self._info(parts)
+        return self._obs(), float(reward), terminated, False, self._info(parts, raw)
+
+    def render(self) -> str | np.ndarray | None:
+        """Text snapshot (``ansi``) or Gantt chart of each instance's plan (``rgb_array``)."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+            return None
+        if self.sim is None:
+            raise ResetNeededError("call reset() before render()")
+        sim, m = self.sim, len(self.capacities)
+        if self.render_mode == "rgb_array":
+            length = {j.id: j.length for j in sim.jobs}
+            bars = [(inst, start, start + length[jid], jid) for jid, (inst, start) in sim.placed.items()]
+            t_end = max([b[2] for b in bars] + [sim.t, 1])
+            return gantt_rgb(m, bars, t_end, now=sim.t)
+        lines = [f"MIG-v0 t = {sim.t} min: {len(sim.placed)} jobs placed, {len(sim.skipped)} skipped"]
+        st = self._state
+        if st is not None:
+            lines.append(f"job {st.job.id}: length {st.job.length} min, peak {st.job.peak} MB, deadline {st.job.deadline}; "
+                         f"{len(st.waiting)} more waiting; defer {'allowed' if st.can_defer else 'not allowed'}")
+        lines += [f"  instance {i}: {c} MB, free at {sim.free[i]} min" for i, c in enumerate(self.capacities)]
+        return "\n".join(lines)
+
+    def _why_illegal(self, a: int) -> str:
+        st = self._state
+        if a == st.defer_action:
+            return "defer is only allowed while more jobs are to come"
+        return f"instance {a} has {self.capacities[a]} MB < job {st.job.id}'s peak {st.job.peak} MB"

@@ -98,7 +98,7 @@ def test_sync_vector_env_random_masked_rollout():
 def test_sb3_subproc_vec_env_random_masked_rollout():
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
-    vec = SubprocVecEnv([lambda: gym.make("gpu_sched_env:CGRSP-quiet-v0", window=4) for _ in range(2)], start_method="fork")
+    vec = SubprocVecEnv([lambda: gym.make("gpu_sched_env:CGRSP-quiet-v0", window=4) for _ in range(2)], start_method="forkserver")
     vec.seed(0)
     obs = vec.reset()
     rng = np.random.default_rng(0)

@@ -15,7 +15,7 @@ from agents.heuristics.edge import (
     HeuristicAgent,
     make_scheduler,
 )
-from gpu_sched_env.core.errors import ConfigError, InvalidActionError
+from gpu_sched_env.core.errors import ConfigError, InvalidActionError, ResetNeededError
 from gpu_sched_env.core.rng import stream
 from gpu_sched_env.edge.llf import fcfs_llf_schedule
 from gpu_sched_env.edge.model import EdgeProblem
@@ -102,7 +102,7 @@ def test_mask_equals_legal_actions_and_forbidden_raises():
         obs, _, done, _, info = env.step(int(np.flatnonzero(mask)[-1]))
     assert saw_forbidden  # unsplit heavy tasks do not fit a Nano
     assert not env.action_masks().any()
-    with pytest.raises(InvalidActionError, match="ended"):
+    with pytest.raises(ResetNeededError, match="ended"):
         env.step(0)
     env.reset(seed=0)
     with pytest.raises(InvalidActionError, match="out of range"):

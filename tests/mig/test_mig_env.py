@@ -8,7 +8,7 @@ from gymnasium.utils.env_checker import check_env
 
 import gpu_sched_env  # noqa: F401  (registers MIG-v0)
 from agents.heuristics.mig import BestFit, HeuristicAgent
-from gpu_sched_env.core.errors import InvalidActionError
+from gpu_sched_env.core.errors import InvalidActionError, ResetNeededError
 from gpu_sched_env.mig.env import MIGEnv
 from gpu_sched_env.mig.sim import run_policy
 from gpu_sched_env.mig.workload import mig_dataset
@@ -61,7 +61,7 @@ def test_mask_equals_legal_actions_and_forbidden_raises():
                     probe.step(a)
         obs, _, done, _, info = env.step(int(np.flatnonzero(mask)[0]))
     assert not env.action_masks().any()
-    with pytest.raises(InvalidActionError, match="reset"):
+    with pytest.raises(ResetNeededError, match="reset"):
         env.step(0)
 
 
@@ -81,7 +81,9 @@ def test_reward_parts_and_weights():
     env.reset()
     _, r, _, _, info = env.step(env.decision_state().mask().argmax())
     assert set(info["reward_parts"]) == {"makespan", "deadline"}
-    assert r == 2.0 * info["reward_parts"]["deadline"]
+    assert info["reward_parts"]["deadline"] == -2.0 * info["reward_raw"]["deadline"]
+    assert info["reward_parts"]["makespan"] == 0.0  # weight 0
+    assert r == sum(info["reward_parts"].values())
     from gpu_sched_env.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="unknown reward_weights keys: speed"):

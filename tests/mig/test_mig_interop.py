@@ -105,3 +105,19 @@ def test_cgrsp_no_deadline_uses_loose_window():
     assert (~cg["tight"]).all() and (cg["complexity"] == "high").all()
     hg = to_hgsp(js)
     assert np.isinf(hg["deadline"]).all() and hg["memory"].eq(0.5).all()
+
+
+def test_skip_reason_is_shown_when_the_reference_files_are_missing(tmp_path):
+    """Run without the shared folder: every interop test is SKIPPED with a reason saying what is needed."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "GPU_SCHED_ENV_SHARED": str(tmp_path / "no-shared")}
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", "not skip_reason"],
+        env=env, capture_output=True, text=True, timeout=300,
+    ).stdout
+    assert "7 skipped" in out
+    assert "SKIPPED" in out and "MIG interop: needs the Java job generator's reference files" in out
+    assert str(tmp_path / "no-shared" / "data" / "job-generator") in out
