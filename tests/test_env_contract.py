@@ -51,12 +51,6 @@ def make(env_id, **kw):
     return gym.make(env_id, **{**SMALL[FAMILY[env_id]], **kw}).unwrapped
 
 
-def xfail_cgrsp(request, env_id, reason):
-    """CGRSP-v0's env.py is being rewritten by the lead: its known gaps are strict xfails."""
-    if FAMILY[env_id] == "CGRSP":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
-
-
 def snapshot(env) -> bytes:
     return pickle.dumps(env)
 
@@ -199,8 +193,6 @@ def test_any_argument_value_is_accepted_or_a_config_error(env_id):
                 pass
 
 
-@pytest.mark.xfail(strict=True, reason="gpu_sched_env/cgrsp/params.py iterates slot_types / slot_pattern before "
-                                       "checking their type: TypeError, not ConfigError")
 @pytest.mark.parametrize("kw", [{"slot_types": 1}, {"slot_pattern": None}], ids=["slot_types", "slot_pattern"])
 def test_cgrsp_non_sequence_slot_arguments_are_config_errors(kw):
     with pytest.raises(ConfigError, match=next(iter(kw))):
@@ -209,9 +201,7 @@ def test_cgrsp_non_sequence_slot_arguments_are_config_errors(kw):
 
 @pytest.mark.parametrize("env_id", IDS)
 @pytest.mark.parametrize("options", [{"bogus": 1}, [1], "x"], ids=["unknown-key", "list", "str"])
-def test_bad_reset_options_raise_and_change_nothing(request, env_id, options):
-    if isinstance(options, list):
-        xfail_cgrsp(request, env_id, "CGRSPEnv.reset passes non-mapping options to check_keys: [1] is a TypeError")
+def test_bad_reset_options_raise_and_change_nothing(env_id, options):
     env = started(env_id)
     before = snapshot(env)
     with pytest.raises(ConfigError, match="reset options"):
@@ -230,8 +220,7 @@ def test_edge_bad_workloads_option_raises_and_changes_nothing(workloads):
 
 # ----------------------------------------------------------------------------- episode order
 @pytest.mark.parametrize("env_id", IDS)
-def test_step_before_reset_and_after_the_end_raise_reset_needed(request, env_id):
-    xfail_cgrsp(request, env_id, "CGRSPEnv.step raises a plain RuntimeError; the contract is core.errors.ResetNeededError")
+def test_step_before_reset_and_after_the_end_raise_reset_needed(env_id):
     env = make(env_id)
     with pytest.raises(ResetNeededError, match="reset"):
         env.step(0)

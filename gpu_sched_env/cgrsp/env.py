@@ -20,11 +20,18 @@ from gpu_sched_env.cgrsp.result import SimResult
 from gpu_sched_env.cgrsp.rewards import REWARD_PARTS, SHAPINGS, QueuePotential
 from gpu_sched_env.cgrsp.rewards import reward_weights as reward_weights_for
 from gpu_sched_env.cgrsp.sim import Simulator
-from gpu_sched_env.core.errors import InvalidActionError, check_choice, check_keys, check_number
+from gpu_sched_env.core.errors import (
+    InvalidActionError,
+    ResetNeededError,
+    check_action,
+    check_choice,
+    check_number,
+    check_options,
+)
+from gpu_sched_env.core.render import RENDER_MODES, check_render_mode
 from gpu_sched_env.core.spaces import MaskedDiscrete
 
 DEFAULT_REWARD_SCALE = 1.0 / 3600.0  # reward unit: one job-hour of waiting
-RENDER_MODES = ("ansi", "rgb_array")
 
 
 class CGRSPEnv(gym.Env):
@@ -160,8 +167,7 @@ class CGRSPEnv(gym.Env):
         check_choice("action_mode", action_mode, ACTION_MODES)
         check_choice("shaping", shaping, SHAPINGS)
         check_number("reward_scale", reward_scale, lo=0.0, lo_open=True)
-        if render_mode is not None:
-            check_choice("render_mode", render_mode, RENDER_MODES)
+        check_render_mode(render_mode)
         self.params = make_params(day, **params)
         self.day = day
         self.window = int(window)
@@ -215,9 +221,8 @@ class CGRSPEnv(gym.Env):
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         """Start a day; ``seed`` is the simulator's run seed (see *Starting state*)."""
+        check_options(options)  # before anything changes: a bad option leaves the env as it was
         super().reset(seed=seed)
-        if options:
-            check_keys(options, (), section="reset options")
         self.run_seed = int(seed) if seed is not None else int(self.np_random.integers(2**31 - 1))
         self.action_space.seed(int(self.np_random.integers(2**31 - 1)))
         sim = self.sim = Simulator(self.params, self.run_seed)
@@ -242,7 +247,7 @@ class CGRSPEnv(gym.Env):
     def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
         """Apply one assignment or the no-op; see the class docstring."""
         if self.sim is None or self._done:
-            raise RuntimeError("the episode has ended (or never started): call reset() first")
+            raise ResetNeededError("the episode has ended (or never started): call reset() first")
         a = self._check_action(action)
         t0 = self.sim.t
         if self.action_mode == "joint":
@@ -383,20 +388,12 @@ class CGRSPEnv(gym.Env):
 
     # ------------------------------------------------------------------ actions and observations
     def _check_action(self, action: Any) -> int:
-        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-            a = int(action)
-        else:
-            arr = np.asarray(action)
-            if arr.size != 1 or arr.dtype.kind not in "iu":
-                raise InvalidActionError(f"action {action!r} must be one integer in [0, {self._enc.n_actions - 1}]")
-            a = int(arr.reshape(()))
-        n = self._enc.n_actions
-        if 0 <= a < n and self._mask[a]:
-            return a
-        legal = np.flatnonzero(self._mask)
-        if not 0 <= a < n:
-            why = f"out of range 0..{n - 1}"
-        elif a == self.wait_action:
+        return check_action(action, self._enc.n_actions, self._mask, self._why_illegal)
+
+    def _why_illegal(self, a: int) -> str:
+        """Why the in-range action ``a`` is illegal now (for the error message)."""
+        layout = f"window position × {self._enc.C} + slot" if self.action_mode == "joint" else f"window position on offered slot {self._offered}"
+        if a == self.wait_action:
             noop = "wait" if self.action_mode == "joint" else "leaving the offered slot idle"
             why = f"{noop} is illegal: nothing is left to happen, so it would stall the day"
         elif self.action_mode == "slot":
@@ -407,10 +404,7 @@ class CGRSPEnv(gym.Env):
                 why = f"window position {i} is empty (the window holds {self._win.size} jobs)"
             else:
                 why = f"slot {s} is busy with job {self.sim.slot_job[s]}"
-        layout = f"window position × {self._enc.C} + slot" if self.action_mode == "joint" else f"window position on offered slot {self._offered}"
-        raise InvalidActionError(
-            f"action {a} (= {layout}, no-op = {self.wait_action}) is illegal: {why}; legal actions: {legal.tolist()}"
-        )
+        return f"{why} (action = {layout}, no-op = {self.wait_action})"
 
     def _observe(self) -> dict[str, np.ndarray]:
         if self.action_mode == "slot" and not self._done:

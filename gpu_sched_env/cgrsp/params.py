@@ -142,6 +142,11 @@ def _validate(p: CGRSPParams) -> None:
             raise ConfigError(f"gpu_types[{g.name}].mean_runtime_s = {g.mean_runtime_s!r}: need 3 values (low, medium, high)")
         for k, w in zip(COMPLEXITIES, g.mean_runtime_s):
             check_number(f"mean_runtime_s[{k}]", w, lo=0.0, lo_open=True, section=f"gpu_types[{g.name}]")
+    for name in ("slot_pattern", "slot_types"):
+        v = getattr(p, name)
+        if not (v is None and name == "slot_types") and (isinstance(v, str) or not isinstance(v, (tuple, list))):
+            allowed = "a sequence of GPU type names" + (" or None (round-robin pattern)" if name == "slot_types" else "")
+            raise ConfigError(f"{name} = {v!r} is not allowed; allowed: {allowed} from {names!r}")
     for n in p.slot_pattern:
         check_choice("slot_pattern", n, names)
     if p.slot_types is not None:
