@@ -9,7 +9,8 @@ a bare heapq loop).
 Control is inverted so the same simulator serves batch runs and the Gymnasium env:
 
 * :meth:`Simulator.advance` processes events until a *decision point* (a slot is idle and
-  a job waits), draws the stock status of every type afresh, and returns ``True``; it
+  a job waits), reads every type's stock status from the stock process (drawn afresh by
+  default, see :mod:`gpu_sched_env.cgrsp.stock`), and returns ``True``; it
   returns ``False`` once every job has completed.
 * :meth:`Simulator.assign` dispatches one waiting job to one idle slot at the current time.
 * :func:`run` loops ``advance`` → ``policy.decide`` → ``assign``.
@@ -25,10 +26,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.params import CGRSPParams
+from gpu_sched_env.cgrsp.stock import Uniforms as _Uniforms  # noqa: F401  (re-exported for policies)
+from gpu_sched_env.cgrsp.stock import make_stock_process
 from gpu_sched_env.cgrsp.workload import Workload, generate
 from gpu_sched_env.core.errors import InvalidActionError
 from gpu_sched_env.core.events import EventQueue
@@ -38,38 +39,10 @@ if TYPE_CHECKING:
     from gpu_sched_env.cgrsp.result import SimResult
 
 _INF = float("inf")
-_CHUNK = 4096
 
 
 class PolicyStalledError(RuntimeError):
     """A policy left jobs waiting at idle slots with no future event to wake it."""
-
-
-class _Uniforms:
-    """Uniform draws from one named stream, fetched in chunks (same sequence as one big draw)."""
-
-    __slots__ = ("_gen", "_buf", "_i")
-
-    def __init__(self, gen: np.random.Generator) -> None:
-        self._gen = gen
-        self._buf: list[float] = []
-        self._i = 0
-
-    def take(self, k: int) -> list[float]:
-        if self._i + k > len(self._buf):
-            self._buf = self._buf[self._i :] + self._gen.random(_CHUNK).tolist()
-            self._i = 0
-        out = self._buf[self._i : self._i + k]
-        self._i += k
-        return out
-
-    def take1(self) -> float:
-        """One draw (same sequence as ``take(1)[0]``, without a list)."""
-        if self._i >= len(self._buf):
-            self._buf = self._gen.random(_CHUNK).tolist()
-            self._i = 0
-        self._i += 1
-        return self._buf[self._i - 1]
 
 
 class Simulator:
@@ -105,7 +78,7 @@ class Simulator:
         self.stock: list[int] = [0] * self.fleet.n_types
         self.n_decisions = 0
         self._events = EventQueue()
-        self._stock_u = _Uniforms(stream(self.seed, "cgrsp/stock"))
+        self._stock = make_stock_process(params, self.fleet, self.seed)  # fresh or markov (stock.py)
         # One provisioning quantile per job (not per dispatch in order): the delay of a job
         # does not depend on the order in which a decision point's assignments are made, so
         # an env that offers slots one at a time replays simulate() exactly, and every policy
@@ -176,7 +149,7 @@ class Simulator:
                 self.n_arrived += 1
             self.t = t
             if self.n_idle and waiting:
-                self.stock = self.fleet.stock_levels(t, self._stock_u.take(self.fleet.n_types))
+                self.stock = self._stock.levels(t)
                 self.n_decisions += 1
                 return True
 
