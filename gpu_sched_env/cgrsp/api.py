@@ -7,6 +7,7 @@ from typing import Any
 from gpu_sched_env.cgrsp.params import CGRSPParams, make_params
 from gpu_sched_env.cgrsp.result import SimResult
 from gpu_sched_env.cgrsp.sim import Simulator, run
+from gpu_sched_env.cgrsp.trace import Trace, TraceSource
 from gpu_sched_env.core.rng import stream
 
 
@@ -21,7 +22,7 @@ def build_policy(policy: Any, params: CGRSPParams) -> Any:
     return policy
 
 
-def simulate(policy: Any, day: str = "hectic", seed: int = 0, **params: Any) -> SimResult:
+def simulate(policy: Any, day: str = "hectic", seed: int = 0, trace: TraceSource | Trace | None = None, **params: Any) -> SimResult:
     """Simulate one day of CGRSP.
 
     Args:
@@ -31,18 +32,25 @@ def simulate(policy: Any, day: str = "hectic", seed: int = 0, **params: Any) -> 
             ``n_jobs`` unless overridden).
         seed: run seed; every policy on the same seed sees the same jobs, run times and
             stock-draw sequence.
+        trace: a job log (CSV or Parquet path, or DataFrame; see :mod:`gpu_sched_env.cgrsp.trace`)
+            that replaces the day's generated jobs; run times, stock and delays still come
+            from the model and ``seed``. ``day`` and ``params`` still set everything else
+            (e.g. the λ that RH and the env's load feature assume: pass ``arrival_rate``).
         **params: any field of :class:`~gpu_sched_env.cgrsp.params.CGRSPParams`
-            (e.g. ``c_max``, ``tight_fraction``, ``theta``, ``cr_star``, ``rho_res``).
+            (e.g. ``c_max``, ``tight_fraction``, ``stock_process``, ``stock_dwell_s``).
 
     Returns:
         :class:`SimResult` with ``summary()`` (dict of metrics) and ``jobs`` (DataFrame).
 
     Raises:
-        ConfigError: unknown policy, day or parameter, or an invalid value.
+        ConfigError: unknown policy, day or parameter, an invalid value, or a malformed trace.
     """
     p = params.pop("_params", None) or make_params(day, **params)
+    tr = None if trace is None else Trace.load(trace, p)
+    if tr is not None:
+        p = tr.params(p)
     pol = build_policy(policy, p)
-    sim = Simulator(p, seed)
+    sim = Simulator(p, seed, workload=None if tr is None else tr.workload(p, seed))
     pol.reset(sim, stream(seed, "cgrsp/policy"))
     run(sim, pol)
     return sim.result(policy=getattr(pol, "name", str(policy)), day=day)

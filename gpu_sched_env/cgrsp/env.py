@@ -18,6 +18,7 @@ from gpu_sched_env.cgrsp.obs import ORDERS, ObsEncoder
 from gpu_sched_env.cgrsp.params import DAY_TYPES, make_params
 from gpu_sched_env.cgrsp.result import SimResult
 from gpu_sched_env.cgrsp.sim import Simulator
+from gpu_sched_env.cgrsp.trace import Trace
 from gpu_sched_env.core.errors import (
     ConfigError,
     InvalidActionError,
@@ -117,6 +118,8 @@ class CGRSPEnv(gym.Env):
     * ``reward_scale`` (> 0, default 1/3600).
     * ``render_mode``: ``None``, ``"ansi"`` (text snapshot) or ``"rgb_array"`` (Gantt chart
       of the day so far).
+    * ``trace``: a job log (path or DataFrame, :mod:`gpu_sched_env.cgrsp.trace`); an episode
+      replays the whole trace (``n_jobs`` becomes its length) with the reset seed's run times.
     * any :class:`~gpu_sched_env.cgrsp.params.CGRSPParams` field as a keyword (``c_max``,
       ``n_jobs``, ``tight_fraction`` …); unknown keys raise ``ConfigError`` naming them.
 
@@ -134,6 +137,7 @@ class CGRSPEnv(gym.Env):
         reward_weights: Mapping[str, float] | None = None,
         reward_scale: float = DEFAULT_REWARD_SCALE,
         render_mode: str | None = None,
+        trace: Any = None,
         **params: Any,
     ) -> None:
         check_choice("day", day, DAY_TYPES)
@@ -143,6 +147,9 @@ class CGRSPEnv(gym.Env):
         if render_mode is not None:
             check_choice("render_mode", render_mode, RENDER_MODES)
         self.params = make_params(day, **params)
+        self._trace = None if trace is None else Trace.load(trace, self.params)  # a job log: one episode = the whole trace
+        if self._trace is not None:
+            self.params = self._trace.params(self.params)
         weights = {"wait": float(self.params.alpha1), "miss": float(self.params.alpha2), "cost": DEFAULT_COST_WEIGHT}
         if reward_weights is not None:
             if not isinstance(reward_weights, Mapping):
@@ -186,7 +193,7 @@ class CGRSPEnv(gym.Env):
             check_keys(options, (), section="reset options")
         self.run_seed = int(seed) if seed is not None else int(self.np_random.integers(2**31 - 1))
         self.action_space.seed(int(self.np_random.integers(2**31 - 1)))
-        sim = self.sim = Simulator(self.params, self.run_seed)
+        sim = self.sim = Simulator(self.params, self.run_seed, None if self._trace is None else self._trace.workload(self.params, self.run_seed))
         self._enc.reset(sim)
         wl = sim.workload
         self._cum_submit = np.concatenate([[0.0], np.cumsum(wl.submit)])
