@@ -105,9 +105,12 @@ class CGRSPParams:
     rho_res: int = 1  # RH slots held back from loose jobs when the gate is open
     rho_gate: float = 0.95  # RH reserves only while offered load ρ < gate
     rh_weights: tuple[float, float] = (0.5, 0.5)  # (QoS, cost) in RH's placement score
-    # RH may leave an idle slot for the next re-plan (fresh stock draw): "expected" when the
-    # stock model expects an earlier start that way, "low" only for Low-stock slots, "never"
-    rh_defer: str = "expected"
+    # RH may leave an idle slot for the next re-plan (fresh stock draw): "never" (default, the
+    # spec's literal RH: commit what starts now; keeps RH inside the pack on every day type
+    # and C_max), "expected" when the stock model expects an earlier start that way (lands
+    # the published hectic miss, but re-rolls stock and leaves the pack elsewhere), "low"
+    # only for Low-stock slots
+    rh_defer: str = "never"
 
     # ------------------------------------------------------------------------------------
     def __post_init__(self) -> None:
