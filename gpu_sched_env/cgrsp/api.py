@@ -8,6 +8,7 @@ from gpu_sched_env.cgrsp.params import CGRSPParams, make_params
 from gpu_sched_env.cgrsp.policies import POLICIES
 from gpu_sched_env.cgrsp.result import SimResult
 from gpu_sched_env.cgrsp.sim import Simulator, run
+from gpu_sched_env.cgrsp.trace import Trace, TraceSource
 from gpu_sched_env.core.policy import Policy, check_policy
 from gpu_sched_env.core.rng import stream
 
@@ -19,7 +20,7 @@ def build_policy(policy: str | Policy, params: CGRSPParams) -> Policy:
     return check_policy(policy)
 
 
-def simulate(policy: str | Policy, day: str = "hectic", seed: int = 0, **params: Any) -> SimResult:
+def simulate(policy: str | Policy, day: str = "hectic", seed: int = 0, trace: TraceSource | Trace | None = None, **params: Any) -> SimResult:
     """Simulate one day of CGRSP.
 
     Args:
@@ -29,18 +30,25 @@ def simulate(policy: str | Policy, day: str = "hectic", seed: int = 0, **params:
             ``n_jobs`` unless overridden).
         seed: run seed; every policy on the same seed sees the same jobs, run times and
             stock-draw sequence.
+        trace: a job log (CSV or Parquet path, or DataFrame; see :mod:`gpu_sched_env.cgrsp.trace`)
+            that replaces the day's generated jobs; run times, stock and delays still come
+            from the model and ``seed``. ``day`` and ``params`` still set everything else
+            (e.g. the λ that RH and the env's load feature assume: pass ``arrival_rate``).
         **params: any field of :class:`~gpu_sched_env.cgrsp.params.CGRSPParams`
-            (e.g. ``c_max``, ``tight_fraction``, ``theta``, ``cr_star``, ``rho_res``).
+            (e.g. ``c_max``, ``tight_fraction``, ``stock_process``, ``stock_dwell_s``).
 
     Returns:
         :class:`SimResult` with ``summary()`` (dict of metrics) and ``jobs`` (DataFrame).
 
     Raises:
-        ConfigError: unknown policy, day or parameter, or an invalid value.
+        ConfigError: unknown policy, day or parameter, an invalid value, or a malformed trace.
     """
     p = params.pop("_params", None) or make_params(day, **params)
+    tr = None if trace is None else Trace.load(trace, p)
+    if tr is not None:
+        p = tr.params(p)
     pol = build_policy(policy, p)
-    sim = Simulator(p, seed)
+    sim = Simulator(p, seed, workload=None if tr is None else tr.workload(p, seed))
     pol.reset(sim, stream(seed, "cgrsp/policy"))
     run(sim, pol)
     return sim.result(policy=getattr(pol, "name", str(policy)), day=day)

@@ -20,6 +20,7 @@ from gpu_sched_env.cgrsp.result import SimResult
 from gpu_sched_env.cgrsp.rewards import REWARD_PARTS, SHAPINGS, QueuePotential
 from gpu_sched_env.cgrsp.rewards import reward_weights as reward_weights_for
 from gpu_sched_env.cgrsp.sim import Simulator
+from gpu_sched_env.cgrsp.trace import Trace
 from gpu_sched_env.core.errors import (
     InvalidActionError,
     ResetNeededError,
@@ -136,6 +137,8 @@ class CGRSPEnv(gym.Env):
     * ``reward_scale`` (> 0, default 1/3600).
     * ``render_mode``: ``None``, ``"ansi"`` (text snapshot) or ``"rgb_array"`` (Gantt chart
       of the day so far).
+    * ``trace``: a job log (path or DataFrame, :mod:`gpu_sched_env.cgrsp.trace`); an episode
+      replays the whole trace (``n_jobs`` becomes its length) with the reset seed's run times.
     * any :class:`~gpu_sched_env.cgrsp.params.CGRSPParams` field as a keyword (``c_max``,
       ``n_jobs``, ``tight_fraction`` …); unknown keys raise ``ConfigError`` naming them.
 
@@ -159,6 +162,7 @@ class CGRSPEnv(gym.Env):
         shaping: str = "none",
         reward_scale: float = DEFAULT_REWARD_SCALE,
         render_mode: str | None = None,
+        trace: Any = None,
         **params: Any,
     ) -> None:
         check_choice("day", day, DAY_TYPES)
@@ -169,6 +173,9 @@ class CGRSPEnv(gym.Env):
         check_number("reward_scale", reward_scale, lo=0.0, lo_open=True)
         check_render_mode(render_mode)
         self.params = make_params(day, **params)
+        self._trace = None if trace is None else Trace.load(trace, self.params)  # a job log: one episode = the whole trace
+        if self._trace is not None:
+            self.params = self._trace.params(self.params)
         self.day = day
         self.window = int(window)
         self.order = order
@@ -225,7 +232,7 @@ class CGRSPEnv(gym.Env):
         super().reset(seed=seed)
         self.run_seed = int(seed) if seed is not None else int(self.np_random.integers(2**31 - 1))
         self.action_space.seed(int(self.np_random.integers(2**31 - 1)))
-        sim = self.sim = Simulator(self.params, self.run_seed)
+        sim = self.sim = Simulator(self.params, self.run_seed, None if self._trace is None else self._trace.workload(self.params, self.run_seed))
         self._enc.reset(sim)
         wl = sim.workload
         self._cum_submit = np.concatenate([[0.0], np.cumsum(wl.submit)])

@@ -16,6 +16,7 @@ from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, che
 COMPLEXITIES = ("low", "medium", "high")
 STOCK_LEVELS = ("High", "Medium", "Low")
 RH_DEFER_MODES = ("expected", "low", "never")
+STOCK_PROCESSES = ("fresh", "markov")
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,15 @@ class CGRSPParams:
     delay_high: tuple[float, float] = (0.0, 10.0)
     delay_medium: tuple[float, float] = (30.0, 120.0)
     delay_low: tuple[float, float] = (600.0, 7200.0)
+    # --- stock process (gpu_sched_env.cgrsp.stock) ---------------------------------------
+    # "fresh": every type's status is drawn afresh at every decision point (calibrated
+    # default; waiting for the next event re-rolls a Low status for free). "markov": per type
+    # a continuous-time Markov chain with the band's (p_H, p_M, p_L) as stationary law.
+    stock_process: str = "fresh"
+    # [s] markov only: mean time a status lasts. 15 min: far above the ~10-75 s between
+    # decision points and a job's run time (waiting out a Low status costs real time), far
+    # below the 3-9 h time-of-day bands (each band still sees its stationary mix).
+    stock_dwell_s: float = 900.0
     # --- workload ------------------------------------------------------------------------
     arrival_rate: float = 0.100  # λ [jobs/s]
     n_jobs: int = 950  # jobs per day (exactly)
@@ -95,9 +105,12 @@ class CGRSPParams:
     rho_res: int = 1  # RH slots held back from loose jobs when the gate is open
     rho_gate: float = 0.95  # RH reserves only while offered load ρ < gate
     rh_weights: tuple[float, float] = (0.5, 0.5)  # (QoS, cost) in RH's placement score
-    # RH may leave an idle slot for the next re-plan (fresh stock draw): "expected" when the
-    # stock model expects an earlier start that way, "low" only for Low-stock slots, "never"
-    rh_defer: str = "expected"
+    # RH may leave an idle slot for the next re-plan (fresh stock draw): "never" (default, the
+    # spec's literal RH: commit what starts now; keeps RH inside the pack on every day type
+    # and C_max), "expected" when the stock model expects an earlier start that way (lands
+    # the published hectic miss, but re-rolls stock and leaves the pack elsewhere), "low"
+    # only for Low-stock slots
+    rh_defer: str = "never"
 
     # ------------------------------------------------------------------------------------
     def __post_init__(self) -> None:
@@ -166,6 +179,8 @@ def _validate(p: CGRSPParams) -> None:
     check_number("p_medium_factor", p.p_medium_factor, lo=0.0)
     for name in ("delay_high", "delay_medium", "delay_low"):
         _pair(p, name)
+    check_choice("stock_process", p.stock_process, STOCK_PROCESSES)
+    check_number("stock_dwell_s", p.stock_dwell_s, lo=0.0, lo_open=True)
     check_number("arrival_rate", p.arrival_rate, lo=0.0, lo_open=True)
     check_number("n_jobs", p.n_jobs, lo=1, integer=True)
     if len(p.complexity_probs) != 3 or any(x < 0 for x in p.complexity_probs) or abs(sum(p.complexity_probs) - 1) > 1e-9:
@@ -233,6 +248,7 @@ __all__ = [
     "DEFAULT_GPU_TYPES",
     "PARAM_NAMES",
     "STOCK_LEVELS",
+    "STOCK_PROCESSES",
     "CGRSPParams",
     "GPUType",
     "make_params",

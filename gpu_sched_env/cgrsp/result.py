@@ -56,6 +56,7 @@ class SimResult:
     type_names: list[str]
     price_per_s: np.ndarray
     n_decisions: int
+    job_id: np.ndarray | None = None  # trace labels (None: row numbers)
     _jobs: pd.DataFrame | None = field(default=None, repr=False)
 
     @classmethod
@@ -87,6 +88,7 @@ class SimResult:
             type_names=list(fl.type_names),
             price_per_s=np.asarray(fl.price_per_s),
             n_decisions=sim.n_decisions,
+            job_id=sim.workload.job_id,
         )
 
     # ------------------------------------------------------------------ derived
@@ -151,7 +153,7 @@ class SimResult:
             levels = np.asarray(list(STOCK_LEVELS) + [""], dtype=object)
             self._jobs = pd.DataFrame(
                 {
-                    "job_id": np.arange(self.submit.size),
+                    "job_id": np.arange(self.submit.size) if self.job_id is None else self.job_id,
                     "submit": self.submit,
                     "dispatch": self.dispatch,
                     "start": self.start,

@@ -9,7 +9,8 @@ a bare heapq loop).
 Control is inverted so the same simulator serves batch runs and the Gymnasium env:
 
 * :meth:`Simulator.advance` processes events until a *decision point* (a slot is idle and
-  a job waits), draws the stock status of every type afresh, and returns ``True``; it
+  a job waits), reads every type's stock status from the stock process (drawn afresh by
+  default, see :mod:`gpu_sched_env.cgrsp.stock`), and returns ``True``; it
   returns ``False`` once every job has completed.
 * :meth:`Simulator.assign` dispatches one waiting job to one idle slot at the current time.
 * :func:`run` loops ``advance`` → ``policy.decide`` → ``assign``.
@@ -28,11 +29,12 @@ import numpy as np
 from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.result import SimResult
+from gpu_sched_env.cgrsp.stock import make_stock_process
 from gpu_sched_env.cgrsp.workload import Workload, generate
 from gpu_sched_env.core.errors import InvalidActionError
 from gpu_sched_env.core.events import EventQueue
 from gpu_sched_env.core.policy import Policy
-from gpu_sched_env.core.rng import ChunkedUniforms, stream
+from gpu_sched_env.core.rng import stream
 
 _INF = float("inf")
 
@@ -74,7 +76,7 @@ class Simulator:
         self.stock: list[int] = [0] * self.fleet.n_types
         self.n_decisions = 0
         self._events = EventQueue()
-        self._stock_u = ChunkedUniforms(stream(self.seed, "cgrsp/stock"))
+        self._stock = make_stock_process(params, self.fleet, self.seed)  # fresh or markov (stock.py)
         # One provisioning quantile per job (not per dispatch in order): the delay of a job
         # does not depend on the order in which a decision point's assignments are made, so
         # an env that offers slots one at a time replays simulate() exactly, and every policy
@@ -161,7 +163,7 @@ class Simulator:
                 self.n_arrived += 1
             self.t = t
             if self.n_idle and waiting:
-                self.stock = self.fleet.stock_levels(t, self._stock_u.take(self.fleet.n_types))
+                self.stock = self._stock.levels(t)
                 self.n_decisions += 1
                 return True
 

@@ -25,6 +25,7 @@ class Workload:
     tight: np.ndarray  # bool
     deadline: np.ndarray  # [s]
     runtime: np.ndarray  # [s] realised run time, shape (n_jobs, n_types); never shown to policies
+    job_id: np.ndarray | None = None  # labels from a trace (None: the row number)
 
     @property
     def n_jobs(self) -> int:
@@ -40,12 +41,16 @@ def generate(p: CGRSPParams, seed: int) -> Workload:
     cx = stream(seed, "cgrsp/complexity").choice(3, size=n, p=np.asarray(p.complexity_probs))
     tight = stream(seed, "cgrsp/tightness").random(n) < p.tight_fraction
     deadline = submit + np.where(tight, p.tight_window, p.loose_window)
+    return Workload(submit, cx.astype(np.int64), tight, deadline, draw_runtimes(p, seed, cx))
+
+
+def draw_runtimes(p: CGRSPParams, seed: int, cx: np.ndarray) -> np.ndarray:
+    """Realised run times [s], shape (jobs, GPU types), for complexities ``cx`` under run ``seed``."""
     wbar = np.array([g.mean_runtime_s for g in p.gpu_types]).T  # (3, n_types)
     sigma = p.runtime_sigma
     mu = np.log(wbar[cx]) - sigma * sigma / 2.0  # mean of the log-normal is exactly W̄
-    z = stream(seed, "cgrsp/runtimes").standard_normal((n, len(p.gpu_types)))
-    runtime = np.exp(mu + sigma * z)
-    return Workload(submit, cx.astype(np.int64), tight, deadline, runtime)
+    z = stream(seed, "cgrsp/runtimes").standard_normal((len(cx), len(p.gpu_types)))
+    return np.exp(mu + sigma * z)
 
 
 # Default month mix (spec §1): back-calculated counts, ≈ 7 800 jobs a month.

@@ -63,8 +63,7 @@ def test_no_gpu_sched_env_source_imports_agents_even_lazily():
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             if any(n == "agents" or n.startswith("agents.") for n in names):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    # cgrsp/env.py's heuristic driver moves to agents' HeuristicAgent (issue 15, lead's part)
-    assert [o for o in offenders if not o.startswith("gpu_sched_env/cgrsp/env.py:")] == []
+    assert offenders == []
 
 
 def _module_import_graph():

@@ -20,8 +20,11 @@ t_next + the stock model's expected delay. Where that beats dispatching now unde
 status seen now (typically a Low-stock slot), the slot is treated like a busy one that
 frees at t_next, and nothing is committed to it at this decision. Deferral is used only
 while some slot is busy, so a completion is sure to trigger the re-plan. ``rh_defer``
-selects the rule: ``expected`` (default, the comparison above), ``low`` (the comparison,
-for Low-stock slots only) or ``never`` (commit to idle slots whatever their status).
+selects the rule: ``never`` (default: no deferral; an idle slot is still left to a later
+candidate whose best placement it is, as the timeline dictates), ``expected`` (the
+comparison above; it relies on re-rolling the stock and lands the published hectic miss
+rate but takes RH out of the pack on other days and caps, see docs/results.md) or ``low``
+(the comparison, for Low-stock slots only).
 
 Tiers (e_j = min W̄ over the fleet's types; t_free = soonest expected free time of a busy
 slot, or t + min e if every slot is idle): hopeless (t + e_j > d) last, by deadline;

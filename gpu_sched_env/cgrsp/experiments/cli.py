@@ -25,6 +25,7 @@ from gpu_sched_env.cgrsp.experiments.grids import (
     EXPERIMENT_NAMES,
     EXPERIMENTS,
     Experiment,
+    all_policy_names,
     configure,
     parse_seeds,
 )
@@ -70,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"one of: {', '.join(EXPERIMENT_NAMES)}, all, report, list")
     ap.add_argument("--seeds", nargs="+", default=None, metavar="S",
                     help="run seeds (replication seeds for month): integers or ranges like 0-29")
-    ap.add_argument("--policies", nargs="+", default=None, choices=list(POLICY_NAMES), metavar="POLICY")
+    ap.add_argument("--policies", nargs="+", default=None, choices=list(all_policy_names()), metavar="POLICY",
+                    help="published policies or extension heuristics (edf_defer_low)")
     ap.add_argument("--days", nargs="+", default=None, choices=list(DAY_TYPES), metavar="DAY")
     ap.add_argument("--values", nargs="+", default=None, metavar="V", help="values of the swept parameter")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="fixed parameter override (repeatable)")
@@ -120,7 +122,7 @@ def _applicable(name: str, ov: dict[str, Any]) -> dict[str, Any]:
         drop |= {"seeds"}
     if name in ("daytype", "rho"):
         drop |= {"days"}
-    if e.kind == "sweep" and e.policies != POLICY_NAMES:  # policy-specific sweeps keep their policies
+    if e.kind == "sweep" and not set(POLICY_NAMES) <= set(e.policies):  # policy-specific sweeps keep their policies
         drop |= {"policies"}
     return {k: v for k, v in ov.items() if k not in drop}
 

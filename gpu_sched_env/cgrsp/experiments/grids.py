@@ -19,6 +19,10 @@ from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, che
 
 KINDS = ("policies", "sweep", "objective", "month")
 SEEDS_30 = tuple(range(30))
+STOCK_DWELLS = (60.0, 300.0, 900.0, 3600.0)  # [s] mean dwell of the persistent stock process
+# labels: "fresh", or the markov chain's mean dwell D in seconds ("60", "300", ...)
+STOCK_SETTINGS = (("fresh", (("stock_process", "fresh"),)),) + tuple(
+    (f"{d:g}", (("stock_process", "markov"), ("stock_dwell_s", d))) for d in STOCK_DWELLS)
 # Day d of month replication r is simulated with run seed MONTH_SEED_BASE + 1000·r + d, so
 # month days never reuse the worlds (seeds 0–29, 42) of the single-day experiments.
 MONTH_SEED_BASE = 1_000_000
@@ -42,6 +46,9 @@ class Experiment:
     mix: tuple[tuple[str, float], ...] = tuple(DEFAULT_MONTH_MIX.items())  # month day-type mix
     mix_mode: str = "counts"
     n_days: int = 30
+    # labelled parameter sets for a sweep whose values are labels, not values of one field
+    # (``param`` then names the label column): label -> ((field, value), ...)
+    settings: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
 
     @property
     def params(self) -> dict[str, Any]:
@@ -67,6 +74,12 @@ EXPERIMENTS: dict[str, Experiment] = {
              days=("surge", "hectic"), param="rho_res", values=(0, 1, 2, 3)),
         Experiment("rhdefer", "RH idle-slot deferral mode (hectic day; diagnostic)", "sweep", policies=("rh",),
              param="rh_defer", values=("expected", "low", "never")),
+        Experiment("stock", "Stock persistence: fresh draws vs a Markov chain with mean dwell D (hectic, surge)", "sweep",
+             policies=POLICY_NAMES + ("edf_defer_low",), days=("hectic", "surge"), param="stock",
+             values=tuple(label for label, _ in STOCK_SETTINGS), settings=STOCK_SETTINGS),
+        Experiment("stockrh", "RH with deferral (rh_defer=expected) under fresh and persistent stock (hectic, surge)", "sweep",
+             policies=("rh",), days=("hectic", "surge"), param="stock", values=tuple(label for label, _ in STOCK_SETTINGS),
+             settings=STOCK_SETTINGS, base_params=(("rh_defer", "expected"),)),
         Experiment("objective", "Objective-weight sensitivity and tardiness re-scoring (hectic day)", "objective",
              w_cost=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9), ratios=(1.0, 5.0, 10.0, 20.0, 50.0)),
         Experiment("month", "Monthly simulation: 30 days × 10 replications", "month", seeds=tuple(range(10))),
@@ -105,7 +118,7 @@ def validate(exp: Experiment) -> None:
         if not seq:
             raise ConfigError(f"experiment {exp.name!r}: {label} is empty")
     for p in exp.policies:
-        check_choice("policy", p, POLICY_NAMES)
+        check_choice("policy", p, all_policy_names())
     for s in exp.seeds:
         check_number("seed", s, lo=0, integer=True)
     for d in exp.days:
@@ -114,6 +127,9 @@ def validate(exp: Experiment) -> None:
     if exp.kind == "sweep" and exp.param is not None:
         if not exp.values:
             raise ConfigError(f"experiment {exp.name!r}: values of {exp.param} is empty")
+        if exp.settings:
+            for v in exp.values:
+                check_choice(exp.param, v, dict(exp.settings))
         if exp.param in exp.params:
             raise ConfigError(f"experiment {exp.name!r}: {exp.param} is swept; do not also fix it in base parameters")
     if exp.kind == "objective":
@@ -136,8 +152,18 @@ def validate(exp: Experiment) -> None:
 
 def _param_sets(exp: Experiment) -> list[dict[str, Any]]:
     if exp.kind == "sweep" and exp.param is not None:
+        if exp.settings:
+            named = dict(exp.settings)
+            return [{**exp.params, **dict(named[v])} for v in exp.values]
         return [{**exp.params, exp.param: v} for v in exp.values]
     return [exp.params]
+
+
+def all_policy_names() -> tuple[str, ...]:
+    """The published policies plus the extension heuristics (e.g. ``edf_defer_low``)."""
+    from gpu_sched_env.cgrsp.policies import policy_names
+
+    return policy_names(published_only=False)
 
 
 def build_cells(exp: Experiment) -> list[dict[str, Any]]:
@@ -160,10 +186,10 @@ def build_cells(exp: Experiment) -> list[dict[str, Any]]:
                     add(pol, day, seed, exp.params, {"cell": f"rep{rep}/day{d:02d}", "rep": int(rep), "day_index": d})
         return cells
     for day in exp.days:
-        for pset in _param_sets(exp):
+        for i, pset in enumerate(_param_sets(exp)):
             lab: dict[str, Any] = {"cell": day}
             if exp.kind == "sweep" and exp.param is not None:
-                v = pset[exp.param]
+                v = exp.values[i]
                 lab = {"cell": f"{day}/{exp.param}={v}", exp.param: v}
             for pol in exp.policies:
                 for s in exp.seeds:
@@ -200,6 +226,8 @@ __all__ = [
     "EXPERIMENT_NAMES",
     "KINDS",
     "MONTH_SEED_BASE",
+    "STOCK_SETTINGS",
+    "all_policy_names",
     "Experiment",
     "build_cells",
     "configure",

@@ -123,6 +123,27 @@ def _sweep_section(exp: Experiment, df: pd.DataFrame, fig: Figure) -> list[str]:
         best.append(f"{tag}: miss {_extreme(mm, ' %')}, wait {_extreme(ww, ' min', digits=1)}" if len(mm) > 1
                     else f"{tag}: {mm.iloc[0]:.2f} % miss, {ww.iloc[0]:.1f} min wait")
     L += ["Reading (lowest miss and lowest wait per cell): " + "; ".join(best) + ".", ""]
+    if exp.name in ("daytype", "cmax", "tight") and "rh" in set(df["policy"]) and df["policy"].nunique() > 2:
+        lo, hi = T.RH_PACK_BOUNDS
+        L += [f"RH's mean wait against the pack (spec §6: within {lo:g}–{hi:g}× the median of the other published "
+              "policies):", "", T.md_table(T.rh_in_pack(df, ["day"] if col == "day" else ["day", col])), ""]
+    return L
+
+
+def _stock_section(exp: Experiment, df: pd.DataFrame, fig: Figure) -> list[str]:
+    col = exp.param or "stock"
+    L = ["Columns: `fresh` (a new stock draw at every decision point, the calibrated default) and the persistent "
+         "Markov stock process (`stock_process=markov`) with mean dwell `stock_dwell_s` = D seconds.", ""]
+    for day in exp.days:
+        d = df[df["day"] == day]
+        for m in ("miss_pct", "mean_wait_min"):
+            L += [f"{T.LABELS[m]} on the {day} day:", "", T.md_table(T.sweep_table(d, col, m)), ""]
+        if d["policy"].nunique() > 2:
+            rel = T.relative_to_pack(d, col)
+            L += [f"Wait relative to the median of the published policies (RH included) on the {day} day "
+                  "(below 1: waits less than the typical policy):", "", T.md_table(rel), ""]
+    if df["policy"].nunique() > 1:
+        L += [fig(F.stock_lines(df, fig.dir / f"{exp.name}_lines.png", col).name), ""]
     return L
 
 
@@ -180,7 +201,8 @@ def render_section(exp: Experiment, df: pd.DataFrame, fig_dir: str | os.PathLike
     """Markdown for one experiment; its figures (and CSV side tables if ``save_data``) go to ``fig_dir``."""
     fig = _Fig(Path(fig_dir), link_prefix, save_data)
     fig.dir.mkdir(parents=True, exist_ok=True)
-    lines = _header(exp, df, level) + RENDERERS[exp.kind](exp, df, fig)
+    render = _stock_section if exp.param == "stock" else RENDERERS[exp.kind]
+    lines = _header(exp, df, level) + render(exp, df, fig)
     note = NOTES.get(exp.name)
     return "\n".join(lines + ([note, ""] if note else []))
 
@@ -192,33 +214,57 @@ def write_experiment_report(exp: Experiment, df: pd.DataFrame, out: str | os.Pat
 
 
 NOTES: dict[str, str] = {
-    "daytype": ("On the surge day (offered load ≈ 0.3) RH is the only policy that keeps every deadline with waits under "
-                "a minute: it defers idle slots rather than provisioning them on Low stock, which at this load costs "
-                "nothing, while every other policy's slots are held for up to 2 h by Low-stock provisioning in the "
-                "09–18 UTC band and the queue builds behind them. Quiet and normal days are easy for every policy "
-                "except FIFO and Random, whose slot rules ignore stock status and so provision onto Low stock even "
-                "when a better-stocked slot is idle."),
+    "daytype": ("On the surge day (offered load ≈ 0.3) every published policy waits 128–145 min: slots are held for up "
+                "to 2 h by Low-stock provisioning in the 09–18 UTC band and the queue builds behind them; EDF and "
+                "Adaptive keep the miss rate lowest by serving tight jobs first. Quiet and normal days are easy for "
+                "every policy except FIFO and Random, whose slot rules ignore stock status and so provision onto Low "
+                "stock even when a better-stocked slot is idle. RH (no deferral, the default) waits with the fastest "
+                "policies of the pack: within its range on every day type, at 0.75–0.96× the median policy's wait "
+                "(below the 0.9× bound on the quiet, normal and hectic days, where it ties EDF/Balanced or the SPT "
+                "family; the published hectic table itself puts RH at 128.83/153.94 = 0.84× the median)."),
     "tight": ("FIFO, LCF, Balanced and Random ignore deadlines, so their tight-job miss rate stays flat and the overall "
               "rate grows linearly with the tight share; the deadline-aware policies (EDF, Adaptive, SPT+Rescue, "
               "CADR) protect tight jobs while they are few and lose most of that protection once they are the "
-              "majority. RH's deferral keeps the surge day out of Low-stock provisioning altogether, so the tight "
-              "share does not matter to it."),
-    "cmax": ("At C_max = 3 the backlog lasts all day and RH's deferral wins on miss and wait; from C_max = 7 on, "
-             "deadline-aware orders reach zero misses while RH's conservative deferral keeps waiting for better "
-             "stock and ends with more waiting (and at C_max = 7 a few misses). Costs follow the share of "
-             "RTX 3090 slots (0.46 $/h against 0.25–0.27 $/h) in the round-robin fleet: 1/3, 2/5, 2/7, 3/10."),
+              "majority. RH holds slots back for tight jobs on the surge day (ρ ≈ 0.3 < gate) and waits like the "
+              "rest of the pack at every tight share."),
+    "cmax": ("RH waits with the fastest policies (SPT, SPT+Rescue, CADR) at every cap, 0.85–0.94× the median policy. "
+             "From C_max = 7 on, deadline-aware orders reach zero misses while SPT, RH and the deadline-blind "
+             "policies keep a few. Costs follow the share of RTX 3090 slots (0.46 $/h against 0.25–0.27 $/h) in "
+             "the round-robin fleet: 1/3, 2/5, 2/7, 3/10."),
     "theta": ("Adaptive's rows are identical: on the hectic day more than P = 10 jobs wait at every decision, so "
               "θ_eff = 28 800 s replaces θ. SPT+Rescue's miss rate moves by about its CI across θ."),
     "crstar": ("CADR and CADR-OO move together: with one idle slot per decision their slot rules rarely differ, so "
                "CR* acts through the job order only."),
     "rho": ("Note: RH reserves slots only while the offered load ρ = λ·W̄_mean/C_max is below the gate (0.95). "
             "On the hectic day ρ ≫ 1, so the reservation is off and ρ_res cannot change anything (identical rows). "
-            "On the surge day (ρ ≈ 0.3) the gate is open, but RH already keeps every deadline there, so holding "
-            "0–3 slots back from loose jobs changes only the mean wait, by a fraction of a minute. ρ_res must stay "
-            "below C_max (validated)."),
+            "On the surge day (ρ ≈ 0.3) the gate is open: holding one slot back from loose jobs cuts RH's miss rate "
+            "from 7.2 % to 4.5 % for about 2 min more mean wait; ρ_res = 2 and 3 give the same rows as 1 on every "
+            "seed. ρ_res must stay below C_max (validated)."),
     "rhdefer": ("RH may leave an idle slot for the next re-plan (a fresh stock draw) instead of provisioning it now: "
-                "`expected` (default) defers when the stock model expects an earlier start that way, `low` defers "
-                "only Low-stock slots, `never` disables it. This deferral is what gives RH the lowest miss rate."),
+                "`never` (default: no deferral), `expected` (defer when the stock model expects an earlier start "
+                "that way) or `low` (defer only Low-stock slots). Deferral is what gave RH the published 7.5 % miss "
+                "rate, but only by re-rolling the stock: it takes RH out of the pack on the surge day (0.9 min "
+                "against 128–145) and at C_max = 7 and 10 (2.4× and 11× the median wait), and under a persistent "
+                "stock process it leaves RH waiting for a re-roll that does not come (see `stockrh`)."),
+    "stock": ("Persistence helps every policy: a slot provisioning on Low stock is not dispatched again for 10–120 min, "
+              "while a slot on High stock is refilled every ~75 s, so with a persistent status most dispatches fall "
+              "into good-stock spells (at D = 900 s the hectic-day waits drop from 135–167 to 76–90 min, the surge "
+              "day's from 128–145 to 17–25 min). D = 60 s is close to fresh (hectic waits 4–10 % lower, surge unchanged within the CIs); the change happens between 60 and 900 s. "
+              "**Re-rolling**: `edf_defer_low`'s hectic-day lead was re-rolling: 0.56× the median wait under fresh "
+              "stock, 0.92× at D = 900 s and 0.98× at 3600 s, slower than the SPT family (SPT, SPT+Rescue, CADR, "
+              "RH: 0.81–0.87× at every D); its 0 % miss is matched by EDF, SPT+Rescue, Adaptive and CADR from "
+              "D = 900 s on. **Survives**: on the surge day its lead shrinks but holds (0.5 min against 128–145 "
+              "under fresh, 2.2 against 17–25 at D = 900 s, 1.8 against 4.5–5.3 at 3600 s): at offered load ≈ 0.3 "
+              "other slots serve the queue while a Low-stock slot waits, so leaving it idle pays even when the "
+              "status lasts. The published orderings survive at every D: FIFO, LCF, Balanced and Random have the "
+              "highest miss, the SPT family the lowest wait, and the deadline-aware orders (EDF, SPT+Rescue, "
+              "Adaptive, CADR, CADR-OO) reach ≈ 0 % miss from D = 900 s while SPT (4 %) and RH (3 %) keep some: "
+              "with the reservation off (ρ ≫ 1) RH's normal tier is ordered by run time, like SPT's."),
+    "stockrh": ("RH with `rh_defer=expected` (the deferral that landed the published hectic miss rate) against the "
+                "`stock` experiment: on the hectic day it keeps 140–151 min and 6.4–7.3 % miss at every D, while every "
+                "non-deferring policy falls to 76–90 min at D = 900 s and the deadline-aware ones to 0 % miss: it "
+                "waits for a fresh draw that a persistent market does not give. On the surge day it keeps most of "
+                "its lead (2.5 min at D = 900 s against 17–25), like `edf_defer_low`."),
 }
 
 
@@ -246,7 +292,7 @@ def departures_section(exp: Experiment, validation: pd.DataFrame, fig_seeds: int
          "**Slot rules rarely matter on the hectic day.** At a decision point the simulator asks the policy to fill "
          "the idle slots; in saturation a slot frees, is refilled at once, and the next decision again sees one idle "
          f"slot. Share of decision points by idle slots ({len(seeds)} seeds):", "", T.md_table(idle, floatfmt=".1f"), "",
-         "Except for RH, which leaves slots idle on purpose (below), the only choice at almost every decision is "
+         "The only choice at almost every decision is "
          "*which job*; the slot-scoring rules (SPT's, LCF's, Balanced's, CADR's cheapest-feasible non-Low slot) "
          f"almost never get a choice, and costs end up nearly equal: {cost.min():.2f}–{cost.max():.2f} $ "
          f"({100 * (cost.max() / cost.min() - 1):.1f} % spread, the highest being "
@@ -257,28 +303,38 @@ def departures_section(exp: Experiment, validation: pd.DataFrame, fig_seeds: int
          "dispatch onto a Low-stock slot holds that slot for 600–7200 s before the job starts. Slot time until the "
          "makespan, seed means:", "", T.md_table(brk, floatfmt=".1f"), "",
          "Every Low-stock dispatch falls in the 09–18 band (Low is unreachable elsewhere), and provisioning on Low stock "
-         "occupies a larger share of slot time than execution and doubles the makespan. RH avoids Low stock but pays "
-         "in Medium-stock provisioning and deliberately idle slots. Waits of ~2.5 h therefore come from the stock "
-         "model as much as from the backlog of ~75 s jobs (RH with `rh_defer=low`, which loses little slot time, "
-         "waits far less; see `rhdefer`), which is why the published waits are only reachable with the calibrated "
-         "05:00 UTC start that runs the backlog into the 09–18 band (spec §1).", "",
-         "**RH's deferral gives RH the lowest miss rate.** RH may leave an idle slot for the next re-plan (a fresh "
-         "stock draw) instead of provisioning it now (`rh_defer`, default `expected`; `low` and `never` are the "
-         "alternatives; the `rhdefer` experiment below measures all three). It is the only policy that never "
-         "provisions onto Low stock in the table above, which halves its makespan; with `never` it provisions like "
-         "the others and its miss rate rises to the EDF family's, while deferring only Low-stock slots (`low`) "
-         "beats the published RH on wait, miss and tardiness. The default `expected` defers more often than necessary, which "
-         "is why RH's mean wait is above SPT's and SPT+Rescue's (the one failed ordering check).", "",
-         "**CADR and Adaptive miss more than published.** "
+         "occupies a larger share of slot time than execution and doubles the makespan. Waits of ~2.5 h therefore "
+         "come from the stock model as much as from the backlog of ~75 s jobs (a policy that leaves Low-stock slots "
+         "idle for the next fresh draw, such as RH with `rh_defer=low`, waits far less; see `rhdefer` and, for what "
+         "that re-rolling is worth when the stock status persists, `stock`), which is why the published waits are "
+         "only reachable with the calibrated 05:00 UTC start that runs the backlog into the 09–18 band (spec §1).", "",
+         "**RH: faithful on the whole grid rather than on this table.** The published RH miss rate (7.54 %) is only "
+         "reachable if RH leaves idle slots for the next re-plan's fresh stock draw (`rh_defer=expected`: 7.26 %, "
+         "or `low`: 3.11 %, see `rhdefer`). That deferral re-rolls the stock: it takes RH out of the pack on the "
+         "surge day (0.9 min against 128–145 min for every other policy) and at C_max = 7 and 10 (2.4× and 11× "
+         "the median wait), and under a persistent stock process it fails (`stockrh`). The default is therefore "
+         "`never`, the spec's literal RH (commit only placements that start now on an idle slot): RH then waits "
+         "with the fastest policies on every day type, C_max, tight share and the month (tables in `daytype`, "
+         "`cmax`, `tight`), holds 'SPT and RH lowest wait', and misses like the deadline-aware pack on this "
+         f"table ({means.loc['rh', 'miss_pct']:.2f} %, outside ±3 pp; not below CADR's and Adaptive's): the two "
+         "contract checks that fail. Its wait is 0.85× the median policy's here, below the 0.9× bound of spec §6, "
+         "as is the published RH's own (128.83 against a median of 153.94: 0.84×).", "",
+         "**CADR and Adaptive miss more than published, within the tolerance.** "
          + ", ".join(f"{p}: {means.loc[p, 'miss_pct']:.2f} % vs {pub.loc[p, 'miss_pct']:.2f} % ({g:+.2f} pp)" for p, g in gap.items())
          + ". CADR's slot rule skips Low-stock slots only when another idle slot exists; with a single idle slot it "
          + (f"provisions onto Low stock as often as FIFO ({brk.loc['cadr', 'Low dispatches']:.1f} vs "
             f"{brk.loc['fifo', 'Low dispatches']:.1f} Low dispatches per run) " if {"cadr", "fifo"} <= set(brk.index) else "")
-         + "and its makespan is as long, so its deadline-tiered order alone lands it with SPT+Rescue and EDF rather "
-         "than with RH. Adaptive switches to θ_eff = 28 800 s whenever more than P = 10 jobs wait, which on the "
+         + "and its makespan is as long, so its deadline-tiered order alone lands it with SPT+Rescue and EDF. Adaptive switches to θ_eff = 28 800 s whenever more than P = 10 jobs wait, which on the "
          "hectic day is every decision (the `theta` sweep leaves it unchanged), so it is EDF with a hopeless tier: "
          + (f"{means.loc['adaptive', 'miss_pct']:.2f} % vs EDF's {means.loc['edf', 'miss_pct']:.2f} %. "
             if {"adaptive", "edf"} <= set(means.index) else "")
+         + "Both were just outside ±3 pp (+3.30 and +3.16 pp) before provisioning delays used one quantile per job "
+         "(commit b02d13c, which changes only which uniform draw a dispatch's delay uses): the 30-seed means moved by "
+         "−0.64 and −1.04 pp, inside their 95 % half-widths (±1.3 pp), so in or out of the contract is within draw "
+         "noise. Other readings of the model the spec allows do not help: a persistent stock process (`stock`) "
+         "removes nearly all misses of every deadline-aware policy but is no calibration of Table 5.2 (at D ≥ 300 s "
+         "every hectic-day wait falls by a third or more), and the spec's own notes rule out a 00:00 UTC start (~85 "
+         "min waits) and status holding or late slot occupation. We did not change CADR or Adaptive themselves. "
          + "Mean tardiness is reported but outside the contract (spec §6); it is above the published value for "
          + ", ".join(p for p in means.index if p in pub.index and means.loc[p, "mean_tardiness_min"] > pub.loc[p, "mean_tardiness_min"])
          + ".", ""]
@@ -302,7 +358,7 @@ def timing_section(timing: pd.DataFrame | None) -> list[str]:
     if len(total):
         L += [f"Whole programme: **{float(total['wall_s'].iloc[0]) / 60:.1f} min** wall (target ≤ 20 min), "
               f"{int(total['run now'].iloc[0])} simulated days, including the per-experiment reports and figures "
-              "(rendering this page, with its diagnostic re-simulations, takes a further ~15 s).", ""]
+              "(rendering this page, with its diagnostic re-simulations, takes a further ~35 s).", ""]
     return L
 
 

@@ -32,7 +32,7 @@ from gpu_sched_env.core.io import atomic_write_json, atomic_write_table
 SIM_SOURCES = (
     "gpu_sched_env/cgrsp/api.py", "gpu_sched_env/cgrsp/batch.py", "gpu_sched_env/cgrsp/fleet.py",
     "gpu_sched_env/cgrsp/params.py", "gpu_sched_env/cgrsp/result.py", "gpu_sched_env/cgrsp/sim.py",
-    "gpu_sched_env/cgrsp/workload.py", "gpu_sched_env/core/events.py", "gpu_sched_env/core/rng.py",
+    "gpu_sched_env/cgrsp/stock.py", "gpu_sched_env/cgrsp/trace.py", "gpu_sched_env/cgrsp/workload.py", "gpu_sched_env/core/events.py", "gpu_sched_env/core/rng.py",
     "agents/heuristics/cgrsp/*.py",
 )
 

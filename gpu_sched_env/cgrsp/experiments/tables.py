@@ -89,10 +89,49 @@ def sweep_table(df: pd.DataFrame, col: str, metric: str, digits: int = 2) -> pd.
     """Policy × swept value of ``col``: ``mean ± CI`` of ``metric``."""
     s = cell_means(df, ("policy", col), (metric,)).reset_index()
     s["v"] = [fmt_ci(a, b, digits) for a, b in zip(s[metric], s[f"{metric}_ci"])]
-    t = s.pivot(index="policy", columns=col, values="v")
+    t = s.pivot(index="policy", columns=col, values="v")[list(dict.fromkeys(s[col]))]  # the sweep's order
     t = t.loc[order_policies(list(t.index))]
     t.columns = [f"{col}={c}" for c in t.columns]
     return t
+
+
+# ---------------------------------------------------------------------------- RH in the pack
+RH_PACK_BOUNDS = (0.9, 2.0)  # spec §6: RH's mean wait within 0.9–2× the median policy's
+
+
+def rh_in_pack(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Per cell: RH's mean wait against the median (and range) of the other published policies'.
+
+    The pack is every policy in ``df`` except RH and the extension heuristics (names outside
+    the published table); ``holds`` is RH/median within :data:`RH_PACK_BOUNDS`.
+    """
+    from gpu_sched_env.cgrsp.reference import PUBLISHED_HECTIC
+
+    m = df.groupby([*by, "policy"], sort=False)["mean_wait_min"].mean().unstack("policy")
+    pack = [p for p in m.columns if p != "rh" and p in PUBLISHED_HECTIC.index]
+    lo, hi = RH_PACK_BOUNDS
+    out = pd.DataFrame({
+        "RH wait (min)": m["rh"],
+        "median of the other 10 (min)": m[pack].median(axis=1),
+        "range of the other 10 (min)": [f"{a:.2f}–{b:.2f}" for a, b in zip(m[pack].min(axis=1), m[pack].max(axis=1))],
+    })
+    out.insert(2, "RH / median", out["RH wait (min)"] / out["median of the other 10 (min)"])
+    out[f"within {lo:g}–{hi:g}×"] = out["RH / median"].between(lo, hi)
+    out["within the range"] = m["rh"].between(m[pack].min(axis=1), m[pack].max(axis=1))
+    return out
+
+
+def relative_to_pack(df: pd.DataFrame, col: str, metric: str = "mean_wait_min") -> pd.DataFrame:
+    """Policy × value of ``col``: the policy's mean ``metric`` / the median over the published policies."""
+    from gpu_sched_env.cgrsp.reference import PUBLISHED_HECTIC
+
+    m = df.groupby([col, "policy"], sort=False)[metric].mean().unstack("policy")
+    pub = [p for p in m.columns if p in PUBLISHED_HECTIC.index]
+    rel = m.div(m[pub].median(axis=1), axis=0).T
+    rel = rel.loc[order_policies(list(rel.index))]
+    rel.columns = [f"{col}={c}" for c in rel.columns]
+    rel.index.name = "policy"
+    return rel
 
 
 # ---------------------------------------------------------------------------- paired tests

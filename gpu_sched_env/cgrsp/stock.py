@@ -1,0 +1,148 @@
+"""Stock status processes: a fresh draw at every decision point, or a persistent Markov chain.
+
+Both give, at any instant in time-of-day band b, each GPU type the status High / Medium /
+Low with the spec's probabilities (p_H, p_M, p_L)_b (:class:`~gpu_sched_env.cgrsp.fleet.Fleet`
+holds them). They differ in how long a status lasts:
+
+* ``fresh`` (:class:`FreshStock`, the calibrated default): every decision point draws
+  every type's status anew from the ``cgrsp/stock`` stream. A status lasts until the next
+  decision point, so waiting a few seconds re-rolls a Low status for free.
+* ``markov`` (:class:`MarkovStock`): per type a latent *market quantile* U(t) ~ Uniform(0, 1)
+  that is redrawn at the events of a Poisson process; the status is U(t) read through
+  band b's thresholds (High if U < p_H, Medium if U < p_H + p_M, else Low). Within a band
+  the status is the continuous-time Markov chain with generator Q = (1·πᵀ − I)/τ_b ("at
+  rate 1/τ_b, jump to a fresh draw from π"), whose stationary law is exactly π = (p_H, p_M,
+  p_L)_b; since U(t) is uniform at every instant, the status is π-distributed at every
+  instant, with no transient after a band change (where the thresholds change and a Low
+  status may become Medium, the market recovering with the time of day). A run of one
+  status lasts τ_b/(1 − Σπ²) on average (runs weighted equally), so τ_b = D·(1 − Σπ²)
+  makes the mean dwell exactly D = ``stock_dwell_s`` in every band. Each type has its own
+  stream ``cgrsp/stock-markov/<type name>``, drawn in fixed chunks as far ahead in time as
+  a query needs, so the path depends on the seed alone, never on when or how often a
+  policy looks (common random numbers across policies). As D → 0 the status at successive
+  decision points becomes independent: the fresh model in distribution.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+import numpy as np
+
+from gpu_sched_env.cgrsp.fleet import Fleet
+from gpu_sched_env.cgrsp.params import CGRSPParams
+from gpu_sched_env.core.rng import ChunkedUniforms, stream
+
+_CHUNK = 4096
+_DAY = 86400.0  # [s]
+
+
+class FreshStock:
+    """Every type's status drawn afresh at each query (one query per decision point)."""
+
+    def __init__(self, fleet: Fleet, seed: int) -> None:
+        self.fleet = fleet
+        self._u = ChunkedUniforms(stream(seed, "cgrsp/stock"))
+
+    def levels(self, t: float) -> list[int]:
+        """Status per type at decision time ``t`` [s]."""
+        return self.fleet.stock_levels(t, self._u.take(self.fleet.n_types))
+
+
+def band_probs(fleet: Fleet, band: int, g: int) -> tuple[float, float, float]:
+    """Stationary (p_H, p_M, p_L) of type ``g`` in ``band`` (caps applied, summing to 1)."""
+    ph = min(1.0, fleet.p_high[band][g])
+    phm = min(1.0, fleet.p_high_medium[band][g])
+    return ph, phm - ph, 1.0 - phm
+
+
+class _Path:
+    """One type's redraw events: sim times and the quantile drawn at each (lazily extended)."""
+
+    __slots__ = ("gen", "times", "us", "lam_day", "lam_knots", "clock_knots", "offset", "last_lam")
+
+    def __init__(self, gen: np.random.Generator, rates: list[float], band_starts: list[float], offset: float) -> None:
+        self.gen = gen
+        self.offset = offset  # [s] UTC second of day at sim time 0
+        self.clock_knots = np.array([*band_starts, _DAY])
+        # cumulative hazard Λ over one UTC day: piecewise linear, slope = band's redraw rate
+        self.lam_knots = np.concatenate([[0.0], np.cumsum(np.asarray(rates) * np.diff(self.clock_knots))])
+        self.lam_day = float(self.lam_knots[-1])
+        self.last_lam = self._lam(offset)
+        self.times: list[float] = [0.0]
+        self.us: list[float] = [float(gen.random())]  # stationary start: U(0) is uniform
+
+    def _lam(self, clock: float) -> float:
+        k = np.floor(clock / _DAY)
+        return float(k * self.lam_day + np.interp(clock - k * _DAY, self.clock_knots, self.lam_knots))
+
+    def extend(self) -> None:
+        """Draw the next chunk of redraw events (the same chunk whenever it is asked for)."""
+        e = self.gen.exponential(1.0, _CHUNK)
+        u = self.gen.random(_CHUNK)
+        lam = self.last_lam + np.cumsum(e)
+        self.last_lam = float(lam[-1])
+        k = np.floor(lam / self.lam_day)
+        clock = k * _DAY + np.interp(lam - k * self.lam_day, self.lam_knots, self.clock_knots)
+        self.times += (clock - self.offset).tolist()
+        self.us += u.tolist()
+
+    def index(self, t: float) -> int:
+        """Index of the last redraw at or before sim time ``t``."""
+        while self.times[-1] <= t:
+            self.extend()
+        return bisect_right(self.times, t) - 1
+
+
+class MarkovStock:
+    """Persistent status: per type a Markov chain with the band's stationary law, mean dwell D."""
+
+    def __init__(self, fleet: Fleet, seed: int, dwell_s: float) -> None:
+        self.fleet = fleet
+        self.dwell_s = float(dwell_s)
+        self._paths: list[_Path] = []
+        for g, name in enumerate(fleet.type_names):
+            rates = []
+            for b in range(len(fleet.band_starts)):
+                gini = 1.0 - sum(x * x for x in band_probs(fleet, b, g))
+                # τ_b = D·(1 − Σπ²); a band with one certain status never changes, any rate will do
+                rates.append(1.0 / (self.dwell_s * gini) if gini > 1e-12 else 1.0 / self.dwell_s)
+            self._paths.append(_Path(stream(seed, f"cgrsp/stock-markov/{name}"), rates, fleet.band_starts, fleet.start_offset))
+
+    def levels(self, t: float) -> list[int]:
+        """Status per type at time ``t`` [s] (any order of queries gives the same path)."""
+        return self.fleet.stock_levels(t, [p.us[p.index(t)] for p in self._paths])
+
+    def path(self, g: int, t_end: float) -> tuple[np.ndarray, np.ndarray]:
+        """Type ``g``'s status path on [0, t_end): change-point times [s] and the status from each.
+
+        The points are the redraw events and the band boundaries; consecutive points may
+        carry the same status (a redraw that drew the same status).
+        """
+        p = self._paths[g]
+        p.index(t_end)
+        times = np.asarray(p.times)
+        us = np.asarray(p.us)
+        keep = times < t_end
+        times, us = times[keep], us[keep]
+        fl = self.fleet
+        bounds = np.array([k * _DAY + b for k in range(int(t_end // _DAY) + 2) for b in fl.band_starts]) - fl.start_offset
+        bounds = bounds[(bounds > 0) & (bounds < t_end)]
+        pts = np.sort(np.concatenate([times, bounds]))
+        u_at = us[np.searchsorted(times, pts, side="right") - 1]
+        clock = np.mod(fl.start_offset + pts, _DAY)
+        b = np.searchsorted(np.asarray(fl.band_starts), clock, side="right") - 1
+        ph = np.asarray(fl.p_high)[b, g]
+        phm = np.asarray(fl.p_high_medium)[b, g]
+        lv = np.where(u_at < ph, 0, np.where(u_at < phm, 1, 2))
+        return pts, lv
+
+
+def make_stock_process(params: CGRSPParams, fleet: Fleet, seed: int) -> FreshStock | MarkovStock:
+    """The stock process ``params.stock_process`` names, for run ``seed``."""
+    if params.stock_process == "markov":
+        return MarkovStock(fleet, seed, params.stock_dwell_s)
+    return FreshStock(fleet, seed)
+
+
+__all__ = ["FreshStock", "MarkovStock", "band_probs", "make_stock_process"]
