@@ -76,7 +76,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--profiles", default=None, help="profile table CSV/YAML (default: the built-in table)")
     ap.add_argument("--llf-top-k-fraction", type=float, default=0.2)
     ap.add_argument("--llf-top-k-min", type=int, default=2)
-    ap.add_argument("--no-ablation", action="store_true", help="skip the '+split' variants of the baselines")
+    ap.add_argument("--no-ablation", action="store_true", help="skip the no-splitting ablations of the baselines")
     ap.add_argument("--no-figures", action="store_true")
     ap.add_argument("--force", action="store_true", help="recompute finished points")
     args = ap.parse_args(argv)
