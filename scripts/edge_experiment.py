@@ -1,7 +1,12 @@
 """Edge cluster experiments: the five-task example and the 5 -> 100 task scaling study.
 
     .venv/bin/python scripts/edge_experiment.py                  # everything, into runs/edge
+    .venv/bin/python scripts/edge_experiment.py --update-docs    # ... and the tables into docs/edge.md
     .venv/bin/python scripts/edge_experiment.py --sizes 5,10 --seeds 1 --out runs/edge_small
+
+Each repetition s uses workload seed s (scaling), FCFS-LLF stream s and execution-noise
+stream s (lognormal run-time factors, --noise-sigma); tables give means and 95 % CIs over
+the repetitions (SciPy t-intervals, ``core.stats.mean_ci``).
 
 Resumable: each (scheduler, n_tasks, seed) point is one JSON file under <out>/points/,
 written atomically; a rerun skips finished points (``--force`` recomputes). The run's
@@ -21,8 +26,14 @@ from tqdm import tqdm
 
 from agents.heuristics.edge import LLF_STREAM, BaselineILP, FcfsLLF, MemBatchILP
 from gpu_sched_env.core.errors import ConfigError
-from gpu_sched_env.core.io import atomic_write_json, atomic_write_table, atomic_write_text
+from gpu_sched_env.core.io import (
+    atomic_write_json,
+    atomic_write_table,
+    atomic_write_text,
+    replace_doc_section,
+)
 from gpu_sched_env.core.rng import stream
+from gpu_sched_env.core.stats import mean_ci
 from gpu_sched_env.edge.ilp import FINISH, SolverConfig
 from gpu_sched_env.edge.model import EdgeProblem, jetson_cluster
 from gpu_sched_env.edge.profiles import default_profiles, load_profiles
@@ -34,11 +45,16 @@ from gpu_sched_env.edge.report import (
     plot_utilisation,
     save_fig,
 )
-from gpu_sched_env.edge.sim import simulate
+from gpu_sched_env.edge.sim import execution_noise, simulate
 from gpu_sched_env.edge.workload import five_task_example, random_workloads, tasks_from_workloads
 
 MAIN = ("membatch", "baseline_ilp", "fcfs_llf")
-ABLATION = ("baseline_ilp+split", "fcfs_llf+split")
+ABLATION = ("baseline_ilp-nosplit", "fcfs_llf-nosplit")
+NOISE_STREAM = "edge.noise"
+# the study's figures: five-task makespan and total computation [min]; makespan at 100 tasks [h]
+STUDY_FIVE = {"membatch": (115.0, 282.0), "baseline_ilp": (123.0, 221.0), "fcfs_llf": (155.0, 404.04)}
+STUDY_100 = {"membatch": 25.0, "baseline_ilp": 64.0, "fcfs_llf": 48.0}
+GAIN_TOLERANCE_PTS = 10.0  # documented tolerance on MemBatch's gains at 100 tasks [percentage points]
 POOL = 1000  # workloads drawn per seed; a run with n tasks uses the first n (nested sizes)
 DEFAULT_SIZES = "5,10,15,20,25,30,40,50,60,70,80,90,100"
 
@@ -47,7 +63,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="runs/edge", help="output folder (default runs/edge)")
     ap.add_argument("--sizes", default=DEFAULT_SIZES, help=f"comma-separated task counts (default {DEFAULT_SIZES})")
-    ap.add_argument("--seeds", type=int, default=3, help="workload seeds 0..N-1 per size (default 3)")
+    ap.add_argument("--seeds", type=int, default=10, help="repetitions 0..N-1 per size (default 10)")
+    ap.add_argument("--noise-sigma", type=float, default=0.05,
+                    help="log-sd of the lognormal run-time noise (default 0.05, ~5 %% run-to-run; 0 = none)")
+    ap.add_argument("--update-docs", nargs="?", const="docs/edge.md", default=None,
+                    help="write the result tables between the edge-results markers of this file")
     ap.add_argument("--time-limit", type=float, default=1.0,
                     help="CP-SAT limit per ILP solve, deterministic units ~ s (default 1.0)")
     ap.add_argument("--wall-time", action="store_true", help="treat --time-limit as wall seconds (not reproducible)")
@@ -56,7 +76,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--profiles", default=None, help="profile table CSV/YAML (default: the built-in table)")
     ap.add_argument("--llf-top-k-fraction", type=float, default=0.2)
     ap.add_argument("--llf-top-k-min", type=int, default=2)
-    ap.add_argument("--no-ablation", action="store_true", help="skip the '+split' variants of the baselines")
+    ap.add_argument("--no-ablation", action="store_true", help="skip the no-splitting ablations of the baselines")
     ap.add_argument("--no-figures", action="store_true")
     ap.add_argument("--force", action="store_true", help="recompute finished points")
     args = ap.parse_args(argv)
@@ -68,6 +88,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         raise ConfigError(f"--sizes = {args.sizes!r}: each size must be in [1, {POOL}]")
     if args.seeds < 1:
         raise ConfigError(f"--seeds = {args.seeds!r}: must be >= 1")
+    if not args.noise_sigma >= 0:
+        raise ConfigError(f"--noise-sigma = {args.noise_sigma!r}: must be >= 0")
     return args
 
 
@@ -75,11 +97,11 @@ def make(name: str, args, cluster):
     solver = SolverConfig(time_limit_s=args.time_limit, deterministic=not args.wall_time, finish=args.finish)
     thr = cluster.min_mem_gb
     table = {
-        "membatch": lambda: MemBatchILP(solver),
-        "baseline_ilp": lambda: BaselineILP(solver),
-        "fcfs_llf": lambda: FcfsLLF(args.llf_top_k_fraction, args.llf_top_k_min),
-        "baseline_ilp+split": lambda: BaselineILP(solver, split_threshold_gb=thr),
-        "fcfs_llf+split": lambda: FcfsLLF(args.llf_top_k_fraction, args.llf_top_k_min, split_threshold_gb=thr),
+        "membatch": lambda: MemBatchILP(solver, thr),
+        "baseline_ilp": lambda: BaselineILP(solver, thr),
+        "fcfs_llf": lambda: FcfsLLF(args.llf_top_k_fraction, args.llf_top_k_min, thr),
+        "baseline_ilp-nosplit": lambda: BaselineILP(solver, split=False),
+        "fcfs_llf-nosplit": lambda: FcfsLLF(args.llf_top_k_fraction, args.llf_top_k_min, split=False),
     }
     return table[name]()
 
@@ -89,13 +111,17 @@ def run_point(name, tasks, cluster, seed, args):
     problem = EdgeProblem(tuple(tasks), cluster)
     sched.reset(problem, stream(seed, LLF_STREAM))
     plan = sched.decide(problem)
-    sim = simulate(plan, cluster)
+    noise = execution_noise(plan.tasks, args.noise_sigma, stream(seed, NOISE_STREAM))
+    sim = simulate(plan, cluster, noise)
     reps = plan.reports
-    util = sim.mean_utilisation()
+    peak = sim.peak_utilisation()
     row = {
         "scheduler": name, "seed": seed, "n_tasks": len(tasks), "n_placed": len(plan.tasks),
-        "makespan_s": sim.makespan_s, "makespan_h": sim.makespan_s / 3600, "total_comp_h": sim.total_comp_s / 3600,
-        "runtime_s": plan.runtime_s, "mean_util": float(util.mean()),
+        "makespan_s": sim.makespan_s, "makespan_h": sim.makespan_s / 3600, "makespan_min": sim.makespan_s / 60,
+        "total_comp_h": sim.total_comp_s / 3600, "total_comp_min": sim.total_comp_s / 60,
+        "runtime_s": plan.runtime_s,
+        "peak_util_pct": 100 * float(peak.mean()), "peak_util_max_pct": 100 * float(peak.max()),
+        "mean_util_pct": 100 * float(sim.mean_utilisation().mean()),
         "n_solves": len(reps), "n_optimal": sum(r.status == "OPTIMAL" for r in reps),
         "n_feasible": sum(r.status == "FEASIBLE" for r in reps), "n_fallback": sum(r.fallback for r in reps),
         "max_gap": max((r.gap for r in reps if r.gap == r.gap), default=float("nan")),
@@ -112,21 +138,22 @@ def labels(cluster):
 def five_task(args, cluster, table, out: Path, names):
     tasks = five_task_example(table, cluster)
     rows, scheds, solves = [], {}, []
-    for name in names:
-        row, sim, sv = run_point(name, tasks, cluster, 0, args)
-        rows.append(row)
-        scheds[name] = sim.schedule
-        atomic_write_table(out / f"five_task_schedule_{name}.csv", sim.schedule)
-        if len(sv):
-            solves.append(sv.assign(scheduler=name))
+    for seed in range(args.seeds):
+        for name in names:
+            row, sim, sv = run_point(name, tasks, cluster, seed, args)
+            rows.append(row)
+            if seed == 0:
+                scheds[name] = sim.schedule
+                atomic_write_table(out / f"five_task_schedule_{name}.csv", sim.schedule)
+                if len(sv):
+                    solves.append(sv.assign(scheduler=name))
     df = pd.DataFrame(rows)
-    df["makespan_min"] = df.makespan_s / 60
     atomic_write_table(out / "five_task.csv", df)
     if solves:
         atomic_write_table(out / "five_task_solves.csv", pd.concat(solves))
     if not args.no_figures:
         for name in MAIN:
-            save_fig(plot_gantt(scheds[name], labels(cluster), f"Five-task example — {LABELS[name]}",
+            save_fig(plot_gantt(scheds[name], labels(cluster), f"Five-task example (rep 0) — {LABELS[name]}",
                                 time_unit=60, time_label="time [min]"), out / f"gantt_five_{name}.png")
         save_fig(plot_utilisation({k: scheds[k] for k in MAIN}, labels(cluster), "GPU utilisation — five-task example",
                                   time_unit=60, time_label="time [min]"), out / "utilisation_five.png")
@@ -168,30 +195,66 @@ def scaling(args, cluster, table, out: Path, names):
     return df
 
 
+def ci_cell(x, fmt: str = ".1f") -> str:
+    """``mean [lo, hi]`` (95 % t-interval) of a sample."""
+    c = mean_ci(list(x))
+    if c.n < 2:
+        return format(c.mean, fmt)
+    return f"{format(c.mean, fmt)} [{format(c.lo, fmt)}, {format(c.hi, fmt)}]"
+
+
+def five_table(five: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for name, g in five.groupby("scheduler", sort=False):
+        study = [f"{v:g}" for v in STUDY_FIVE[name]] if name in STUDY_FIVE else ["–", "–"]
+        rows.append({"scheduler": LABELS.get(name, name), "makespan [min]": ci_cell(g.makespan_min),
+                     "study": study[0], "total computation [min]": ci_cell(g.total_comp_min),
+                     "study total": study[1], "GPU util, study def. [%]": ci_cell(g.peak_util_pct),
+                     "GPU util, time average [%]": ci_cell(g.mean_util_pct), "sub-tasks": int(g.n_placed.iloc[0])})
+    return pd.DataFrame(rows)
+
+
+def gains(df: pd.DataFrame, n: int) -> pd.DataFrame:
+    """MemBatch's makespan change vs each baseline at ``n`` tasks, paired per repetition."""
+    last = df[df.n_tasks == n].pivot(index="seed", columns="scheduler", values="makespan_h")
+    rows = []
+    for other, study in (("baseline_ilp", -61.0), ("fcfs_llf", -48.0)):
+        if {"membatch", other} <= set(last.columns):
+            g = (last.membatch / last[other] - 1) * 100
+            c = mean_ci(g.to_list())
+            rows.append({"MemBatch vs": LABELS[other], "change [%]": ci_cell(g), "study [%]": f"{study:g}",
+                         "difference [points]": f"{c.mean - study:+.1f}",
+                         f"within ±{GAIN_TOLERANCE_PTS:g} points": abs(c.mean - study) <= GAIN_TOLERANCE_PTS})
+    return pd.DataFrame(rows)
+
+
 def summarise(five: pd.DataFrame, df: pd.DataFrame, args, out: Path) -> str:
     nmax = max(args.sizes)
-    g = df.groupby(["n_tasks", "scheduler"]).agg(makespan_h=("makespan_h", "mean"), runtime_s=("runtime_s", "mean"))
-    wide = g.unstack("scheduler")
-    mk = wide["makespan_h"].reset_index()
-    rt = wide["runtime_s"].reset_index()
-    last = df[df.n_tasks == nmax].pivot(index="seed", columns="scheduler", values="makespan_h")
-    lines = [f"# Edge experiment ({out})", "", "Command: `.venv/bin/python scripts/edge_experiment.py "
-             + " ".join(sys.argv[1:]) + "`", "", "## Five-task example (seed 0)", "",
-             md_table(five[["scheduler", "n_placed", "makespan_min", "total_comp_h", "runtime_s", "n_solves", "n_optimal"]]),
-             "", f"## Makespan [h], mean over {args.seeds} seed(s)", "", md_table(mk),
-             "", "## Scheduler runtime [s], mean over seeds", "", md_table(rt, ".3f"), ""]
-    if {"membatch", "baseline_ilp", "fcfs_llf"} <= set(last.columns):
-        vs_b = (last.membatch / last.baseline_ilp - 1) * 100
-        vs_l = (last.membatch / last.fcfs_llf - 1) * 100
-        lines += [f"## MemBatch at {nmax} tasks", "",
-                  f"- vs baseline ILP: {vs_b.mean():+.1f} % (per seed: {', '.join(f'{v:+.1f}' for v in vs_b)})",
-                  f"- vs FCFS-LLF: {vs_l.mean():+.1f} % (per seed: {', '.join(f'{v:+.1f}' for v in vs_l)})",
-                  "- study: -61 % vs baseline ILP, -48 % vs FCFS-LLF", ""]
-    st = df.groupby("scheduler")[["n_solves", "n_optimal", "n_feasible", "n_fallback"]].sum()
-    lines += ["## Solver status over all ILP solves", "", md_table(st.reset_index(), ".0f"),
-              f"\nLargest relative gap: {df.max_gap.max():.2e}" if df.max_gap.notna().any() else "", ""]
+    cmd = "`.venv/bin/python scripts/edge_experiment.py " + " ".join(sys.argv[1:]) + "`"
+    g = df.groupby(["n_tasks", "scheduler"]).makespan_h.mean().unstack("scheduler").reset_index()
+    rt = df.groupby(["n_tasks", "scheduler"]).runtime_s.mean().unstack("scheduler").reset_index()
+    big = df[df.n_tasks == nmax]
+    order = [k for k in (*MAIN, *ABLATION) if k in set(big.scheduler)]
+    at_n = pd.DataFrame([{"scheduler": LABELS.get(k, k), "makespan [h]": ci_cell(s.makespan_h),
+                          "study [h]": f"{STUDY_100[k]:g}" if k in STUDY_100 else "–",
+                          "GPU util, study def. [%]": ci_cell(s.peak_util_pct),
+                          "GPU util, time average [%]": ci_cell(s.mean_util_pct),
+                          "runtime [s]": ci_cell(s.runtime_s, ".3f")}
+                         for k, s in ((k, big[big.scheduler == k]) for k in order)])
+    st = df.groupby("scheduler")[["n_solves", "n_optimal", "n_feasible", "n_fallback"]].sum().reset_index()
+    lines = [f"Measured with {cmd}: {args.seeds} repetitions (rep s: workload seed s, FCFS-LLF stream s, "
+             f"run-time noise stream s, lognormal log-sd {args.noise_sigma:g}); mean [95 % CI].", "",
+             "**Five-task example** (one task per dataset)", "", md_table(five_table(five)), "",
+             f"**At {nmax} tasks**", "", md_table(at_n), "", md_table(gains(df, nmax)), "",
+             "**Mean makespan [h] per number of tasks**", "", md_table(g), "",
+             "**Mean scheduler runtime [s]**", "", md_table(rt, ".3f"), "",
+             "**Solver status over all ILP solves**", "", md_table(st, ".0f")]
+    if df.max_gap.notna().any():
+        lines += ["", f"Largest relative gap: {df.max_gap.max():.2e}"]
     text = "\n".join(lines)
-    atomic_write_text(out / "report.md", text)
+    atomic_write_text(out / "report.md", f"# Edge experiment ({out})\n\n" + text + "\n")
+    if args.update_docs:
+        replace_doc_section(args.update_docs, "edge-results", text)
     return text
 
 
@@ -201,7 +264,8 @@ def main(argv=None) -> int:
     cluster = jetson_cluster(include_head=args.include_head)
     table = default_profiles() if args.profiles is None else load_profiles(args.profiles)
     names = MAIN + (() if args.no_ablation else ABLATION)
-    cfg = {k: v for k, v in vars(args).items() if k not in ("out", "no_figures", "force", "seeds", "sizes")}
+    cfg = {k: v for k, v in vars(args).items()
+           if k not in ("out", "no_figures", "force", "seeds", "sizes", "update_docs")}
     cfg_path = out / "config.json"
     if cfg_path.exists() and not args.force:
         old = json.loads(cfg_path.read_text())

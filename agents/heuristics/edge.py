@@ -46,17 +46,23 @@ class EdgeScheduler:
 
 
 class _ILPScheduler(EdgeScheduler):
-    """Schedulers that plan in CP-SAT rounds with ``plan_fn(tasks, cluster, solver, split)``."""
+    """Schedulers that plan in CP-SAT rounds with ``plan_fn(tasks, cluster, solver, threshold, split)``.
+
+    All schedulers split tasks above the threshold (default: smallest device memory), as in
+    the study; ``split=False`` is an ablation.
+    """
 
     plan_fn = staticmethod(membatch_schedule)
 
-    def __init__(self, solver: SolverConfig | None = None, split_threshold_gb: float | None = None) -> None:
+    def __init__(self, solver: SolverConfig | None = None, split_threshold_gb: float | None = None,
+                 split: bool = True) -> None:
         self.solver = solver or SolverConfig()
         self.split_threshold_gb = split_threshold_gb
+        self.split = bool(split)
 
     def decide(self, problem: EdgeProblem) -> Plan:
         """Plan every task of ``problem`` with this scheduler's ILP rounds."""
-        return self.plan_fn(problem.tasks, problem.cluster, self.solver, self.split_threshold_gb)
+        return self.plan_fn(problem.tasks, problem.cluster, self.solver, self.split_threshold_gb, self.split)
 
 
 class MemBatchILP(_ILPScheduler):
@@ -67,7 +73,7 @@ class MemBatchILP(_ILPScheduler):
 
 
 class BaselineILP(_ILPScheduler):
-    """Baseline ILP: rounds minimising total computation time (no batching, no splitting)."""
+    """Baseline ILP: splitting, rounds minimising total computation time (no batching, no GPU-share sum)."""
 
     name = "baseline_ilp"
     plan_fn = staticmethod(baseline_ilp_schedule)
@@ -79,19 +85,21 @@ class FcfsLLF(EdgeScheduler):
     name = "fcfs_llf"
 
     def __init__(
-        self, fraction: float = TOP_K_FRACTION, minimum: int = TOP_K_MIN, split_threshold_gb: float | None = None
+        self, fraction: float = TOP_K_FRACTION, minimum: int = TOP_K_MIN, split_threshold_gb: float | None = None,
+        split: bool = True,
     ) -> None:
         top_k(1, fraction, minimum)  # validates
         self.fraction, self.minimum = fraction, minimum
         self.split_threshold_gb = split_threshold_gb
+        self.split = bool(split)
         self.rng = None
 
     def decide(self, problem: EdgeProblem) -> Plan:
-        """Plan with :func:`~gpu_sched_env.edge.llf.fcfs_llf_schedule` (needs ``reset(rng)`` first)."""
+        """Plan with :func:`~gpu_sched_env.edge.llf.fcfs_llf_schedule` (needs ``reset(problem, rng)`` first)."""
         if self.rng is None:
             raise RuntimeError("FcfsLLF.decide: call reset(problem, rng) first (rng e.g. stream(seed, 'fcfs_llf'))")
         return fcfs_llf_schedule(problem.tasks, problem.cluster, self.rng, self.fraction, self.minimum,
-                                 self.split_threshold_gb)
+                                 self.split_threshold_gb, self.split)
 
 
 SCHEDULERS: dict[str, type[EdgeScheduler]] = {c.name: c for c in (MemBatchILP, BaselineILP, FcfsLLF)}

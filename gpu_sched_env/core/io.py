@@ -51,3 +51,18 @@ def atomic_write_table(path: str | os.PathLike, df: pd.DataFrame) -> Path:
     if path.suffix == ".csv":
         return atomic_write_text(path, df.to_csv(index=False))
     raise ValueError(f"table path {str(path)!r}: suffix must be .csv or .parquet")
+
+
+def replace_doc_section(path: str | os.PathLike, key: str, body: str) -> Path:
+    """Atomically replace the text between ``<!-- key:start -->`` and ``<!-- key:end -->``.
+
+    Lets a script keep a generated table inside a hand-written Markdown file. Raises
+    ``ValueError`` naming the file and the key when either marker is missing.
+    """
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    start, end = f"<!-- {key}:start -->", f"<!-- {key}:end -->"
+    i, j = text.find(start), text.find(end)
+    if i < 0 or j < i:
+        raise ValueError(f"{path}: markers {start!r} ... {end!r} not found (in that order)")
+    return atomic_write_text(path, text[: i + len(start)] + "\n" + body.strip("\n") + "\n" + text[j:])

@@ -78,7 +78,7 @@ class EdgeBatchEnv(gym.Env):
     | gpu_frac | D | its GPU share on the device / 100 % (0 where it does not fit) |
     | mem_frac | D | its memory / device memory (0 where it does not fit) |
     | load_h | D | GPU-share-hours already committed to the device |
-    | local | D | 1 where a task of the same workload is already placed |
+    | local | D | 1 where a task with the same data (`Task.data_key`) is already placed |
     | finish_h | D | when the device's last placed task ends [h] |
     | remaining | 1 | fraction of the episode's tasks not yet placed |
     | makespan_h | 1 | makespan of the tasks placed so far [h] |
@@ -201,7 +201,7 @@ class EdgeBatchEnv(gym.Env):
         before = self._makespan()
         self._lines[j].add(self._t[i, j], self._m[i, j], self._g[i, j])
         self._load[j] += load_increment_h(self._t[i, j], self._g[i, j])
-        self._seen[j].add(self.tasks[i].workload)
+        self._seen[j].add(self.tasks[i].data_key)
         self._device.append(j)
         self._i += 1
         raw = {"makespan": (self._makespan() - before) / self.reward_scale_s}
@@ -261,7 +261,7 @@ class EdgeBatchEnv(gym.Env):
             obs[s["time_h"]] = np.where(fits, self._t[i] / 3600.0, 0.0)
             obs[s["gpu_frac"]] = np.where(fits, self._g[i] / 100.0, 0.0)
             obs[s["mem_frac"]] = np.where(fits, self._m[i] / caps, 0.0)
-            obs[s["local"]] = [self.tasks[i].workload in seen for seen in self._seen]
+            obs[s["local"]] = [self.tasks[i].data_key in seen for seen in self._seen]
         obs[s["load_h"]] = self._load.astype(np.float32)
         obs[s["finish_h"]] = [ln.finish / 3600.0 for ln in self._lines]
         obs[s["remaining"]] = (len(self.tasks) - self._i) / max(1, len(self.tasks))

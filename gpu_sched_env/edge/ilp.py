@@ -4,7 +4,10 @@ One round places a subset of the remaining tasks on devices so that every device
 all of them at once (memory and GPU share); tasks left out (``u_i = 1``) are re-solved in
 the next round, until all are placed. Variables: binary ``x_ij`` (task i on device j),
 binary ``u_i`` (left for later), integer makespan ``C``. ``sum_j x_ij + u_i = 1``;
-``sum_i mem_ij x_ij <= mem_j``; ``sum_i gpu_ij x_ij <= 100 %``.
+``sum_i mem_ij x_ij <= mem_j``; ``sum_i gpu_ij x_ij <= 100 %`` (MemBatch only: the baseline
+ILP, as in the study's five-task example, puts a second Chest X-ray sub-task on the Orin
+"although the first sub-task consumes 64 % of Orin's GPU capacity", i.e. it checks memory
+but not the GPU share already committed; ``gpu_constraint=False``).
 
 Device finish time (``finish``): ``"max"`` (default) — the tasks of one round on a device
 co-run, so the device is done when its longest task is: ``C >= t_ij x_ij``; ``"sum"`` — the
@@ -33,7 +36,7 @@ from ortools.sat.python import cp_model
 from gpu_sched_env.core.errors import check_choice, check_number
 from gpu_sched_env.edge.model import Cluster, Task, check_placeable, task_arrays
 from gpu_sched_env.edge.plan import Plan, SolveReport
-from gpu_sched_env.edge.workload import memory_batches, split_tasks
+from gpu_sched_env.edge.workload import memory_batches, split_tasks, split_threshold
 
 OBJECTIVES = ("makespan", "total")
 FINISH = ("max", "sum")
@@ -93,9 +96,13 @@ def _round_makespan(assign: np.ndarray, t: np.ndarray, finish: str) -> int:
 
 
 def solve_round(
-    tasks: Sequence[Task], cluster: Cluster, objective: str, cfg: SolverConfig, batch: int = 0, rnd: int = 0
+    tasks: Sequence[Task], cluster: Cluster, objective: str, cfg: SolverConfig, batch: int = 0, rnd: int = 0,
+    gpu_constraint: bool = True,
 ) -> tuple[np.ndarray, SolveReport]:
-    """Solve one round; return the device per task (-1 = left for the next round) and a report."""
+    """Solve one round; return the device per task (-1 = left for the next round) and a report.
+
+    ``gpu_constraint=False`` drops the per-device GPU-share sum (a task must still fit alone).
+    """
     check_choice("objective", objective, OBJECTIVES)
     tf, gf, mf, fits = task_arrays(tasks, cluster)
     n, d = tf.shape
@@ -104,6 +111,8 @@ def solve_round(
     m = np.ceil(mf * 1000 - 1e-9).astype(np.int64)  # [MB]
     mem_cap = np.array([math.floor(dev.mem_gb * 1000 + 1e-9) for dev in cluster.devices], dtype=np.int64)
     gpu_cap = np.array([math.floor(dev.gpu_cap * 10 + 1e-9) for dev in cluster.devices], dtype=np.int64)
+    if not gpu_constraint:  # the hint must not enforce what the model does not
+        gpu_cap = np.full_like(gpu_cap, np.iinfo(np.int32).max)
     tmax = np.where(fits, t, 0).max(axis=1)  # slowest allowed device per task
     c_ub = int(tmax.max()) if cfg.finish == "max" else int(tmax.sum())
 
@@ -118,7 +127,8 @@ def solve_round(
         if not on_j:
             continue
         mdl.Add(sum(int(m[i, j]) * x[i, j] for i in on_j) <= int(mem_cap[j]))
-        mdl.Add(sum(int(g[i, j]) * x[i, j] for i in on_j) <= int(gpu_cap[j]))
+        if gpu_constraint:
+            mdl.Add(sum(int(g[i, j]) * x[i, j] for i in on_j) <= int(gpu_cap[j]))
         if cfg.finish == "max":
             for i in on_j:
                 mdl.Add(cmax >= int(t[i, j]) * x[i, j])
@@ -182,10 +192,12 @@ def ilp_schedule(
     objective: str,
     cfg: SolverConfig | None = None,
     batching: bool = True,
+    split: bool = True,
     split_threshold_gb: float | None = None,
+    gpu_constraint: bool = True,
     name: str = "ilp",
 ) -> Plan:
-    """Batch (optional), split (optional), then solve rounds per batch until all are placed.
+    """Batch (optional), split, then solve rounds per batch until all are placed.
 
     Args:
         tasks: in arrival order.
@@ -193,10 +205,13 @@ def ilp_schedule(
         objective: ``"makespan"`` (MemBatch) or ``"total"`` (baseline ILP).
         cfg: solver settings.
         batching: memory-aware batching against the cluster's total memory.
-        split_threshold_gb: split tasks above this memory [GB]; None = no splitting.
+        split: split tasks above the threshold (the shared task model; False for ablations).
+        split_threshold_gb: threshold [GB]; None = the smallest device memory.
+        gpu_constraint: enforce the per-device GPU-share sum in each round.
         name: plan name.
     """
     cfg = cfg or SolverConfig()
+    thr = split_threshold(cluster, split, split_threshold_gb)
     t_start = time.perf_counter()
     batches = memory_batches(tasks, cluster.total_mem_gb) if batching else [list(tasks)]
     out_tasks: list[Task] = []
@@ -206,11 +221,12 @@ def ilp_schedule(
     reports: list[SolveReport] = []
     rnd = 0
     for b, batch in enumerate(batches):
-        work = split_tasks(batch, split_threshold_gb) if split_threshold_gb is not None else list(batch)
+        work = split_tasks(batch, thr) if thr is not None else list(batch)
         check_placeable(work, cluster)
         remaining = work
         while remaining:
-            assign, rep = solve_round(remaining, cluster, objective, cfg, batch=b, rnd=rnd)
+            assign, rep = solve_round(remaining, cluster, objective, cfg, batch=b, rnd=rnd,
+                                      gpu_constraint=gpu_constraint)
             reports.append(rep)
             left = []
             for task, j in zip(remaining, assign, strict=True):
@@ -229,23 +245,22 @@ def ilp_schedule(
 
 
 def membatch_schedule(
-    tasks: Sequence[Task], cluster: Cluster, cfg: SolverConfig | None = None, split_threshold_gb: float | None = None
+    tasks: Sequence[Task], cluster: Cluster, cfg: SolverConfig | None = None, split_threshold_gb: float | None = None,
+    split: bool = True,
 ) -> Plan:
-    """MemBatch ILP: memory-aware batching, splitting, per-batch makespan ILP rounds.
-
-    The default splitting threshold is the smallest device memory.
-    """
-    thr = cluster.min_mem_gb if split_threshold_gb is None else split_threshold_gb
-    return ilp_schedule(tasks, cluster, objective="makespan", cfg=cfg, batching=True, split_threshold_gb=thr,
-                        name="membatch")
+    """MemBatch ILP: memory-aware batching, splitting, per-batch makespan ILP rounds."""
+    return ilp_schedule(tasks, cluster, objective="makespan", cfg=cfg, batching=True, split=split,
+                        split_threshold_gb=split_threshold_gb, gpu_constraint=True, name="membatch")
 
 
 def baseline_ilp_schedule(
-    tasks: Sequence[Task], cluster: Cluster, cfg: SolverConfig | None = None, split_threshold_gb: float | None = None
+    tasks: Sequence[Task], cluster: Cluster, cfg: SolverConfig | None = None, split_threshold_gb: float | None = None,
+    split: bool = True,
 ) -> Plan:
-    """Baseline ILP: rounds minimising total computation time over the whole list.
+    """Baseline ILP: splitting, then rounds minimising total computation time over the whole list.
 
-    No batching; no splitting unless a threshold is given.
+    No batching; memory is checked per device, the GPU share already committed is not (the
+    study's five-task example), so it piles work on the fastest device.
     """
-    return ilp_schedule(tasks, cluster, objective="total", cfg=cfg, batching=False,
-                        split_threshold_gb=split_threshold_gb, name="baseline_ilp")
+    return ilp_schedule(tasks, cluster, objective="total", cfg=cfg, batching=False, split=split,
+                        split_threshold_gb=split_threshold_gb, gpu_constraint=False, name="baseline_ilp")

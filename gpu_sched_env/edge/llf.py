@@ -1,7 +1,8 @@
 """FCFS – Least Loaded First: Ray's default (hybrid) placement, as the study describes it.
 
 Tasks are placed in arrival order. Among the devices the task fits on, devices are ranked
-first by locality (a task of the same workload, hence its dataset, is already placed there),
+first by locality (a task with the same data, ``Task.data_key``: the same workload, or the
+same part of its dataset for a shard, is already placed there),
 then by lowest load, then by index; one of the top ``k = max(int(fraction * n_devices),
 minimum)`` is picked uniformly at random.
 
@@ -20,7 +21,7 @@ import numpy as np
 from gpu_sched_env.core.errors import check_number
 from gpu_sched_env.edge.model import Cluster, Task, check_placeable, task_arrays
 from gpu_sched_env.edge.plan import Plan
-from gpu_sched_env.edge.workload import split_tasks
+from gpu_sched_env.edge.workload import split_tasks, split_threshold
 
 # Ray's own defaults are top_k_fraction 0.2 and top_k_absolute 1; with 7 workers that makes
 # k = 1 (no randomness), so we use a minimum of 2 to exercise the random pick the study names.
@@ -61,10 +62,12 @@ def fcfs_llf_schedule(
     fraction: float = TOP_K_FRACTION,
     minimum: int = TOP_K_MIN,
     split_threshold_gb: float | None = None,
+    split: bool = True,
 ) -> Plan:
-    """Place every task in arrival order with :func:`llf_pick`; no splitting unless a threshold is given."""
+    """Split (the shared task model), then place every (sub-)task in arrival order with :func:`llf_pick`."""
     t_start = time.perf_counter()
-    work = split_tasks(tasks, split_threshold_gb) if split_threshold_gb is not None else list(tasks)
+    thr = split_threshold(cluster, split, split_threshold_gb)
+    work = split_tasks(tasks, thr) if thr is not None else list(tasks)
     check_placeable(work, cluster)
     k = top_k(cluster.n, fraction, minimum)
     t, g, _, fits = task_arrays(work, cluster)
@@ -72,11 +75,11 @@ def fcfs_llf_schedule(
     seen: list[set[str]] = [set() for _ in range(cluster.n)]
     dev = []
     for i, task in enumerate(work):
-        local = np.array([task.workload in s for s in seen])
+        local = np.array([task.data_key in s for s in seen])
         j = llf_pick(load, local, fits[i], k, rng)
         dev.append(j)
         load[j] += load_increment_h(t[i, j], g[i, j])
-        seen[j].add(task.workload)
+        seen[j].add(task.data_key)
     n = len(work)
     return Plan("fcfs_llf", tuple(work), tuple(dev), tuple(range(n)), (0,) * n, (0,) * n, (),
                 time.perf_counter() - t_start)

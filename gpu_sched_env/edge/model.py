@@ -135,6 +135,16 @@ class Task:
     profiled: bool = True
 
     @property
+    def data_key(self) -> str:
+        """What FCFS-LLF's locality matches: the dataset, or the dataset part of a shard.
+
+        Shard k of a split task holds part k of its dataset, so it is related to shard k of
+        another task of the same workload, not to its own siblings (which hold other parts);
+        the study's FCFS-LLF spreads Chest X-ray's two sub-tasks over the Nanos.
+        """
+        return self.workload if self.n_parts == 1 else f"{self.workload}#{self.part}/{self.n_parts}"
+
+    @property
     def mem_gb(self) -> float:
         """Nominal memory [GB]: the largest over device types (used for batching/splitting)."""
         return max(p.mem_gb for p in self.profile.values())

@@ -12,9 +12,9 @@ from gpu_sched_env.core.plotting import gantt, plt, save
 from gpu_sched_env.edge.sim import step_function
 
 COLORS = {"membatch": "#2ca02c", "baseline_ilp": "#d62728", "fcfs_llf": "#1f77b4",
-          "baseline_ilp+split": "#ff9896", "fcfs_llf+split": "#aec7e8"}
+          "baseline_ilp-nosplit": "#ff9896", "fcfs_llf-nosplit": "#aec7e8"}
 LABELS = {"membatch": "MemBatch ILP", "baseline_ilp": "Baseline ILP", "fcfs_llf": "FCFS-LLF",
-          "baseline_ilp+split": "Baseline ILP + splitting", "fcfs_llf+split": "FCFS-LLF + splitting"}
+          "baseline_ilp-nosplit": "Baseline ILP, no splitting", "fcfs_llf-nosplit": "FCFS-LLF, no splitting"}
 
 
 def md_table(df: pd.DataFrame, floatfmt: str = ".2f") -> str:

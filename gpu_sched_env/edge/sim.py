@@ -3,7 +3,8 @@
 A device starts the next task of its queue (strict FIFO, no overtaking) at the earliest time
 at or after the previous task's start when the task's memory and GPU share fit beside the
 tasks still running. Co-running tasks do not slow each other down (a task's GPU share is
-reserved for it), so a task runs exactly its profiled time. Devices are independent.
+reserved for it), so a task runs its profiled time times its execution-noise factor (1 when
+no noise is given; :func:`execution_noise`). Devices are independent.
 
 Because every earlier task started no later than the previous start, the usage on a device
 can only fall after that instant, so the first instant where the task fits is also free
@@ -19,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gpu_sched_env.core.errors import ConfigError
-from gpu_sched_env.edge.model import Cluster, task_arrays
+from gpu_sched_env.core.errors import ConfigError, check_number
+from gpu_sched_env.edge.model import Cluster, Task, task_arrays
 from gpu_sched_env.edge.plan import Plan
 
 EPS = 1e-9
@@ -87,6 +88,14 @@ class SimResult:
     schedule: pd.DataFrame
     utilisation: tuple[tuple[np.ndarray, np.ndarray], ...]
 
+    def peak_utilisation(self) -> np.ndarray:
+        """Per device: the study's GPU utilisation (0..1).
+
+        The largest share of the device's GPU capacity in use at any instant from the
+        beginning to the completion of task execution.
+        """
+        return np.array([float(u.max()) if len(u) else 0.0 for _, u in self.utilisation])
+
     def mean_utilisation(self) -> np.ndarray:
         """Per device: GPU share in use averaged over [0, makespan]."""
         out = []
@@ -115,13 +124,37 @@ def step_function(starts: Sequence[float], ends: Sequence[float], gpus: Sequence
     return times, level
 
 
-def simulate(plan: Plan, cluster: Cluster) -> SimResult:
-    """Run ``plan`` on ``cluster`` and measure it."""
+def execution_noise(tasks: Sequence[Task], sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """Run-to-run variation: a lognormal factor with mean 1 and log-sd ``sigma`` per task (0 = none).
+
+    Factors are drawn per task id in sorted order, so every scheduler's plan of the same
+    (split) tasks sees the same realised run times for the same ``rng`` seed (common random
+    numbers: the comparison between schedulers is paired).
+    """
+    check_number("noise_sigma", sigma, lo=0.0)
+    if sigma == 0:
+        return np.ones(len(tasks))
+    ids = sorted({t.id for t in tasks})
+    f = dict(zip(ids, rng.lognormal(-0.5 * sigma**2, sigma, len(ids)), strict=True))
+    return np.array([f[t.id] for t in tasks])
+
+
+def simulate(plan: Plan, cluster: Cluster, noise: np.ndarray | None = None) -> SimResult:
+    """Run ``plan`` on ``cluster`` and measure it.
+
+    ``noise``: one factor per plan task multiplying its profiled run time (the realised time;
+    schedulers plan with the profiles). None = run exactly the profiles.
+    """
     tasks = plan.tasks
     n = len(tasks)
     if len(plan.device) != n or sorted(plan.order) != list(range(n)):
         raise ConfigError(f"plan {plan.name!r}: needs one device per task and an order that is a permutation of 0..{n - 1}")
     t, g, m, fits = task_arrays(tasks, cluster)
+    if noise is not None:
+        noise = np.asarray(noise, float)
+        if noise.shape != (n,) or not np.all(np.isfinite(noise)) or (noise <= 0).any():
+            raise ConfigError(f"noise: need {n} finite factors > 0, got shape {noise.shape}")
+        t = t * noise[:, None]
     lines = [DeviceTimeline(d.mem_gb, d.gpu_cap) for d in cluster.devices]
     start = np.zeros(n)
     end = np.zeros(n)

@@ -52,25 +52,58 @@ def random_workloads(n: int, rng: np.random.Generator, mix: Mapping[str, float] 
     return [names[k] for k in idx]
 
 
-def split_task(task: Task, threshold_gb: float) -> list[Task]:
-    """Split a task whose memory exceeds ``threshold_gb`` into ``ceil(mem / threshold)`` shards.
+def shard_sizes(mem_gb: float, threshold_gb: float) -> list[float]:
+    """Memory of each shard [GB]: full shards of ``threshold_gb`` and the remainder last.
 
-    Each shard gets ``1/n`` of the memory and of the run time on every device type (a
-    data-parallel shard of the training set; no synchronisation overhead is modelled) and
-    the parent's GPU share. A task within the threshold is returned unchanged.
+    "Split into sub-tasks that fit": each sub-task is filled up to the threshold, so a 7.0 GB
+    task with a 4 GB threshold becomes 4.0 + 3.0 GB. A remainder below 1 MB is dropped into
+    the last full shard (float noise, not a shard).
+    """
+    n_full = math.floor(mem_gb / threshold_gb + 1e-9)
+    rest = mem_gb - n_full * threshold_gb
+    sizes = [threshold_gb] * n_full
+    if rest > 1e-3:
+        sizes.append(rest)
+    elif sizes:
+        sizes[-1] += max(rest, 0.0)
+    return sizes
+
+
+def split_task(task: Task, threshold_gb: float) -> list[Task]:
+    """Split a task whose memory exceeds ``threshold_gb`` into sub-tasks that fit (:func:`shard_sizes`).
+
+    A shard holding a fraction ``f`` of the parent's memory is a data-parallel shard of its
+    training set: it gets ``f`` of the parent's memory and run time on every device type (no
+    synchronisation overhead is modelled) and the parent's GPU share. A task within the
+    threshold is returned unchanged.
     """
     check_number("split_threshold_gb", threshold_gb, lo=0.0, lo_open=True)
     if task.n_parts != 1:
         raise ConfigError(f"task {task.id!r} is already a shard ({task.part}/{task.n_parts}); split it once")
     if task.mem_gb <= threshold_gb + 1e-9:
         return [task]
-    n = math.ceil(task.mem_gb / threshold_gb - 1e-9)
-    shard = {dt: Profile(p.time_s / n, p.gpu_pct, p.mem_gb / n) for dt, p in task.profile.items()}
-    return [
-        Task(f"{task.id}.{k}", task.workload, shard, arrival=task.arrival, parent=task.id, part=k,
-             n_parts=n, profiled=task.profiled)
-        for k in range(1, n + 1)
-    ]
+    sizes = shard_sizes(task.mem_gb, threshold_gb)
+    n = len(sizes)
+    out = []
+    for k, size in enumerate(sizes, start=1):
+        f = size / task.mem_gb
+        shard = {dt: Profile(p.time_s * f, p.gpu_pct, p.mem_gb * f) for dt, p in task.profile.items()}
+        out.append(Task(f"{task.id}.{k}", task.workload, shard, arrival=task.arrival, parent=task.id, part=k,
+                        n_parts=n, profiled=task.profiled))
+    return out
+
+
+def split_threshold(cluster: Cluster, split: bool = True, threshold_gb: float | None = None) -> float | None:
+    """The splitting threshold every scheduler uses [GB]: None when ``split`` is False.
+
+    Default: the smallest worker's memory (spec). Splitting is part of the shared task model:
+    MemBatch, the baseline ILP and FCFS-LLF all split, as in the study.
+    """
+    if not split:
+        return None
+    if threshold_gb is None:
+        return cluster.min_mem_gb
+    return float(check_number("split_threshold_gb", threshold_gb, lo=0.0, lo_open=True))
 
 
 def split_tasks(tasks: Sequence[Task], threshold_gb: float) -> list[Task]:

@@ -1,9 +1,10 @@
 """HGSP task sets: a CSV loader and a seeded generator with the presets tasks1-tasks4.
 
-The source study's task sets are not public; the presets below are calibrated so that FIFO
-on ``tasks1`` with the small cluster lands near the published indicators (see docs/hgsp.md,
-"Calibration"). Every draw comes from a named stream of :mod:`gpu_sched_env.core.rng`, so a
-seed fixes the task set exactly.
+The source study's task sets are not public. Each preset states the cluster it was published
+on and its arrival horizon; its load and deadline model are derived from the study's
+indicators and published policy orderings (see docs/hgsp.md, "Calibration"). Every draw
+comes from a named stream of :mod:`gpu_sched_env.core.rng`, so a seed fixes the task set
+exactly.
 """
 
 from __future__ import annotations
@@ -46,25 +47,38 @@ class TaskPreset:
     slack_lo: float
     slack_hi: float
     weight_max: int = 5
+    cluster: str = "small"  # the cluster the study published this set on
     description: str = ""
 
+    @property
+    def horizon(self) -> float:
+        """Expected arrival span [time]: ``(n - 1) * mean_gap`` (the makespan is a little more)."""
+        return (self.n - 1) * self.mean_gap
+
+
+# Deadline model: slack lo < A100/A30 speed ratio (57 / 30 = 1.9), so a task with a tight
+# deadline misses when it runs on the A30 and earliest-finish placement can save it. Loads
+# and slack ranges: docs/hgsp.md, "Calibration" (10 seeds each).
+SPEED_RATIO_A100_A30 = 57.0 / 30.0
 
 PRESETS: dict[str, TaskPreset] = {
     "tasks1": TaskPreset(
-        "tasks1", 1000, 2.47, 4.0, 306.0, 4.0, 2.4, 6.0,
-        description="medium load: FIFO on the small cluster ~86 % GPU utilisation, DMR ~6 %",
+        "tasks1", 1000, 2.47, 4.0, 220.0, 4.0, 1.5, 4.0, cluster="small",
+        description="medium load on the small cluster: FIFO DMR ~6 %, Greedy slightly better, SAGreedy best",
     ),
     "tasks2": TaskPreset(
-        "tasks2", 2000, 2.47, 4.0, 306.0, 4.0, 2.4, 6.0,
-        description="medium load, twice as many tasks as tasks1",
+        "tasks2", 2000, 1.235, 4.0, 220.0, 4.0, 1.5, 6.0, cluster="medium",
+        description="medium load on the medium cluster (same horizon as tasks1, twice the tasks): "
+                    "FIFO DMR ~2 %, Greedy and SAGreedy far fewer",
     ),
     "tasks3": TaskPreset(
-        "tasks3", 1000, 1.5, 4.0, 306.0, 4.0, 1.2, 3.0,
-        description="high load (arrival rate 1.65x tasks1, above the small cluster's capacity), tighter deadlines",
+        "tasks3", 1000, 1.2, 4.0, 220.0, 4.0, 1.2, 3.0, cluster="small",
+        description="high load (arrival rate 2.06x tasks1, beyond the small cluster's capacity), tighter deadlines",
     ),
     "tasks4": TaskPreset(
-        "tasks4", 2000, 1.0, 4.0, 306.0, 4.0, 1.0, 3.0,
-        description="extreme load (arrival rate 2.47x tasks1), very tight deadlines",
+        "tasks4", 2000, 0.3, 4.0, 220.0, 4.0, 1.0, 3.0, cluster="large",
+        description="extreme load on the large cluster (arrival rate 8.2x tasks1, 2.7x its capacity), "
+                    "very tight deadlines",
     ),
     # small bursty instances for the exact CP-SAT comparison (not one of the source's sets)
     "tiny": TaskPreset(

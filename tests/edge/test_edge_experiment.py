@@ -14,24 +14,28 @@ def _run(*args):
 
 def test_experiment_runs_resumes_and_refuses_other_config(tmp_path):
     out = tmp_path / "edge"
-    r = _run("--sizes", "5,10", "--seeds", "1", "--out", str(out), "--no-ablation")
+    r = _run("--sizes", "5,10", "--seeds", "1", "--out", str(out), "--no-ablation", "--noise-sigma", "0")
     assert r.returncode == 0, r.stderr
     df = pd.read_csv(out / "scaling.csv")
     assert set(df.scheduler) == {"membatch", "baseline_ilp", "fcfs_llf"} and set(df.n_tasks) == {5, 10}
     five = pd.read_csv(out / "five_task.csv").set_index("scheduler")
+    # without noise: the profiles' 115 < 122.5 min (with 5 % noise one repetition may flip them)
     assert five.loc["membatch", "makespan_min"] < five.loc["baseline_ilp", "makespan_min"]
     for png in ("makespan_vs_tasks.png", "runtime_vs_tasks.png", "utilisation_n10.png", "utilisation_five.png",
                 "gantt_five_membatch.png", "gantt_n10_fcfs_llf.png"):
         assert (out / png).stat().st_size > 1000
-    assert "MemBatch at 10 tasks" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "At 10 tasks" in report and "Five-task example" in report and "[" in report
     points = sorted((out / "points").glob("*.json"))
     assert len(points) == 6
     stamps = {p: p.stat().st_mtime_ns for p in points}
-    r2 = _run("--sizes", "5,10,15", "--seeds", "1", "--out", str(out), "--no-ablation", "--no-figures")
+    r2 = _run("--sizes", "5,10,15", "--seeds", "1", "--out", str(out), "--no-ablation", "--no-figures",
+              "--noise-sigma", "0")
     assert r2.returncode == 0, r2.stderr
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())  # finished points skipped
     assert len(list((out / "points").glob("*.json"))) == 9
-    r3 = _run("--sizes", "5", "--seeds", "1", "--out", str(out), "--no-ablation", "--time-limit", "2")
+    r3 = _run("--sizes", "5", "--seeds", "1", "--out", str(out), "--no-ablation", "--noise-sigma", "0",
+              "--time-limit", "2")
     assert r3.returncode != 0 and "different configuration" in r3.stderr
     r4 = _run("--sizes", "0", "--out", str(tmp_path / "x"))
     assert r4.returncode != 0 and "--sizes" in r4.stderr

@@ -4,7 +4,6 @@ from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.edge.model import jetson_cluster
 from gpu_sched_env.edge.profiles import default_profiles, load_profiles
 from gpu_sched_env.edge.workload import (
-    HEAVY,
     LIGHT,
     REFERENCE_WORKLOADS,
     make_task,
@@ -34,7 +33,7 @@ def test_cluster_bad_units():
         jetson_cluster(units={"nano": 2, "orin_nx": 0})
 
 
-def test_default_profiles_match_the_spec_facts():
+def test_default_profiles_match_the_spec_and_study_facts():
     tab = default_profiles()
     c = jetson_cluster()
     assert set(tab.workloads) == set(REFERENCE_WORKLOADS)
@@ -42,16 +41,22 @@ def test_default_profiles_match_the_spec_facts():
         r = {dt: tab.rows[(w, dt)] for dt in ("nano", "xavier_nx", "orin_nx")}
         assert r["orin_nx"].time_s < r["xavier_nx"].time_s < r["nano"].time_s
         assert r["orin_nx"].gpu_pct <= r["xavier_nx"].gpu_pct <= r["nano"].gpu_pct
-    for w in HEAVY:  # heavy tasks need far more memory than a Nano has
-        assert make_task("x", w, tab, c).mem_gb > 1.5 * 4.0
-    for w in LIGHT:
-        assert make_task("x", w, tab, c).mem_gb < 4.0
-    # A Chest X-ray shard (split in two) takes ~70 min on an Orin and ~115 min on a Xavier.
+    # Chest X-ray is the heaviest workload (time on every device, memory)
+    for dt in ("nano", "xavier_nx", "orin_nx"):
+        assert max(REFERENCE_WORKLOADS, key=lambda w: tab.rows[(w, dt)].time_s) == "chest_xray"
+    assert make_task("x", "chest_xray", tab, c).mem_gb > 1.5 * 4.0  # far more than a Nano has
+    # the study splits only Chest X-ray in the five-task example: everything else fits 4 GB
+    for w in (*LIGHT, "ham10000"):
+        assert make_task("x", w, tab, c).mem_gb <= c.min_mem_gb
+    # Chest X-ray in two sub-tasks: ~70 min on an Orin (the 4 GB one), ~115 min on a Xavier (the other)
     shards = split_task(make_task("cxr", "chest_xray", tab, c), c.min_mem_gb)
-    assert len(shards) == 2
+    assert [s.mem_gb for s in shards] == pytest.approx([4.0, 3.0])
     assert shards[0].profile["orin_nx"].time_s == pytest.approx(70 * 60)
-    assert shards[0].profile["xavier_nx"].time_s == pytest.approx(115 * 60)
-    assert tab.rows[("cifar10", "nano")].gpu_pct == 90 and tab.rows[("cifar10", "orin_nx")].gpu_pct == 60
+    assert shards[1].profile["xavier_nx"].time_s == pytest.approx(115 * 60, abs=1)  # table in 0.01 min
+    # ... and both on the Orin one after another (64 % GPU each): 122.5 min ~ the study's 123
+    assert shards[0].profile["orin_nx"].gpu_pct == 64
+    assert sum(s.profile["orin_nx"].time_s for s in shards) / 60 == pytest.approx(122.5)
+    assert tab.rows[("cifar10", "nano")].gpu_pct == 90
 
 
 def test_unprofiled_task_gets_the_average():
@@ -67,25 +72,27 @@ def test_unprofiled_task_gets_the_average():
 def test_splitting_rules():
     tab = default_profiles()
     c = jetson_cluster()
-    ham = make_task("ham", "ham10000", tab, c)
-    parts = split_task(ham, 4.0)
-    assert len(parts) == 3  # ceil(10.8 / 4)
-    assert all(p.mem_gb <= 4.0 for p in parts)
-    assert sum(p.mem_gb for p in parts) == pytest.approx(ham.mem_gb)
+    cxr = make_task("cxr", "chest_xray", tab, c)  # 7.0 GB
+    parts = split_task(cxr, 3.0)
+    assert [p.mem_gb for p in parts] == pytest.approx([3.0, 3.0, 1.0])  # filled up to the threshold
+    assert sum(p.mem_gb for p in parts) == pytest.approx(cxr.mem_gb)
     for dt in c.types:
-        assert sum(p.profile[dt].time_s for p in parts) == pytest.approx(ham.profile[dt].time_s)
-        assert all(p.profile[dt].gpu_pct == ham.profile[dt].gpu_pct for p in parts)
-    assert [p.part for p in parts] == [1, 2, 3] and {p.parent for p in parts} == {"ham"}
+        assert sum(p.profile[dt].time_s for p in parts) == pytest.approx(cxr.profile[dt].time_s)
+        assert parts[2].profile[dt].time_s == pytest.approx(cxr.profile[dt].time_s / 7)
+        assert all(p.profile[dt].gpu_pct == cxr.profile[dt].gpu_pct for p in parts)
+    assert [p.part for p in parts] == [1, 2, 3] and {p.parent for p in parts} == {"cxr"}
+    assert [p.data_key for p in parts] == ["chest_xray#1/3", "chest_xray#2/3", "chest_xray#3/3"]
+    assert len(split_task(cxr, 3.5)) == 2  # exact multiple: no empty remainder shard
     light = make_task("m", "mnist", tab, c)
-    assert split_task(light, 4.0) == [light]
-    assert split_task(ham, 10.8) == [ham]  # exactly at the threshold: not split
+    assert split_task(light, 4.0) == [light] and light.data_key == "mnist"
+    assert split_task(cxr, 7.0) == [cxr]  # exactly at the threshold: not split
     with pytest.raises(ConfigError, match="already a shard"):
         split_task(parts[0], 1.0)
     with pytest.raises(ConfigError, match="split_threshold_gb"):
-        split_task(ham, 0.0)
+        split_task(cxr, 0.0)
     # order kept: shards sit where their parent arrived
-    seq = split_tasks([light, ham, light], 4.0)
-    assert [t.id for t in seq] == ["m", "ham.1", "ham.2", "ham.3", "m"]
+    seq = split_tasks([light, cxr, light], 4.0)
+    assert [t.id for t in seq] == ["m", "cxr.1", "cxr.2", "m"]
 
 
 def _mem_task(i, mem):
