@@ -96,3 +96,44 @@ def test_ray_launcher_runs_trials_as_ray_tasks(tmp_path):
     pids = {i["pid"] for i in infos}
     assert None not in task_ids and len(task_ids) == 2
     assert len(pids) == 2 and proc.pid not in pids  # two Ray workers, not the driver
+
+
+def compose_hydra(*overrides):
+    from hydra import compose, initialize_config_dir
+
+    from agents.rl.config import register_configs
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
+
+
+def test_search_config_composes_and_validates():
+    from agents.rl.train import validate
+
+    cfg = compose_hydra("hparams_search=ppo_optuna", "run_dir=/tmp/x")
+    assert cfg.hydra.sweeper._target_.endswith("OptunaSweeper") and cfg.hydra.sweeper.direction == "minimize"
+    assert cfg.algo.name == "ppo" and cfg.train.final_eval_seeds == 0
+    validate(cfg)
+    assert compose_hydra("run_dir=/tmp/x").hydra.sweeper._target_.endswith("BasicSweeper")  # default unchanged
+
+
+def test_cluster_launcher_leaves_the_object_store_to_the_cluster():
+    pytest.importorskip("hydra_plugins.hydra_ray_launcher")
+    init = compose_hydra("hydra/launcher=ray_cluster", "hydra.launcher.ray.init.address=ray://head:10001").hydra.launcher.ray.init
+    assert init.address == "ray://head:10001" and "object_store_memory" in init and init.object_store_memory is None
+    assert compose_hydra().hydra.launcher._target_.endswith("BasicLauncher")
+
+
+def test_selection_objective_reads_best_json_and_follows_a_resume(tmp_path):
+    from agents.rl.sweep import run_dir_of, selection_objective
+
+    target, here = tmp_path / "first", tmp_path / "second"
+    target.mkdir()
+    here.mkdir()
+    with pytest.raises(FileNotFoundError, match="no held-out evaluation"):
+        selection_objective(target)
+    (target / "best.json").write_text(json.dumps({"timesteps": 10, "objective": 12.5, "miss_pct": 3.0}))
+    (here / "resumed_into.txt").write_text(f"{target}\n")
+    cfg = OmegaConf.create({"run_dir": str(here)})
+    assert run_dir_of(cfg) == target and selection_objective(run_dir_of(cfg)) == 12.5
