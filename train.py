@@ -3,15 +3,17 @@
 import hydra
 
 from agents.rl.config import register_configs
+from agents.rl.sweep import run_dir_of, selection_objective
 from agents.rl.train import train
 
 register_configs()
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
-def main(cfg) -> None:
-    """Hydra entry point."""
+def main(cfg) -> float:
+    """Hydra entry point; returns the run's best selection objective (what a sweeper minimises)."""
     train(cfg)
+    return selection_objective(run_dir_of(cfg))
 
 
 if __name__ == "__main__":
