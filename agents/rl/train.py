@@ -82,8 +82,20 @@ def with_objective(runs: pd.DataFrame, kwargs: dict[str, Any]) -> pd.DataFrame:
     from gpu_sched_env.cgrsp.env import CGRSPEnv
     from gpu_sched_env.cgrsp.rewards import summary_objective
 
-    w = CGRSPEnv(**kwargs).reward_weights
+    w = CGRSPEnv(**kwargs).objective_weights
     return runs.assign(objective=[summary_objective(r, w) for r in runs.to_dict("records")])
+
+
+def plain_action_space(space: Any) -> Any:
+    """A plain ``Discrete`` copy of the env's ``MaskedDiscrete`` for the model to keep.
+
+    ``MaskedDiscrete`` holds the env's ``action_masks`` method, so a model that kept it would
+    pickle the whole env into every checkpoint (and fail to load once the env's internals
+    change). Masks reach the learner through ``action_masks()`` and ``obs["action_mask"]``.
+    """
+    from gymnasium import spaces
+
+    return spaces.Discrete(int(space.n), start=int(space.start)) if isinstance(space, spaces.Discrete) else space
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
@@ -168,6 +180,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
             atomic_write_text(run_dir / "bc.json", json.dumps({"teacher": teacher, **bc}, indent=2) + "\n")
             print(f"behaviour cloning from {teacher}: {bc}")
 
+    model.action_space = plain_action_space(model.action_space)
     day, params = cfg.day.name, dict(cfg.env.params)
     eval_seeds = [int(s) for s in cfg.train.eval_seeds]
     heur = with_objective(heuristic_runs(baselines(cfg), eval_seeds, day, params), kwargs)

@@ -17,7 +17,7 @@ import numpy as np
 from gpu_sched_env.cgrsp.obs import ACTION_MODES, ORDERS, ObsEncoder
 from gpu_sched_env.cgrsp.params import DAY_TYPES, make_params
 from gpu_sched_env.cgrsp.result import SimResult
-from gpu_sched_env.cgrsp.rewards import REWARD_PARTS, SHAPINGS, QueuePotential
+from gpu_sched_env.cgrsp.rewards import OBJECTIVE_OF, REWARD_PARTS, SHAPINGS, QueuePotential
 from gpu_sched_env.cgrsp.rewards import reward_weights as reward_weights_for
 from gpu_sched_env.cgrsp.sim import Simulator
 from gpu_sched_env.cgrsp.trace import Trace
@@ -182,6 +182,7 @@ class CGRSPEnv(gym.Env):
         self.action_mode = action_mode
         self.reward = reward
         self.reward_weights = reward_weights_for(self.params, reward, reward_weights)
+        self.objective_weights = reward_weights_for(self.params, OBJECTIVE_OF[reward])  # what an episode is judged on
         self.shaping = shaping
         self.reward_scale = float(reward_scale)
         self.render_mode = render_mode
@@ -353,17 +354,21 @@ class CGRSPEnv(gym.Env):
         self._enc.remove(job)
         start, run = sim.realised(job)
         self._raw["wait"] += start - sim.t  # realised provisioning delay
+        # capacity lost to provisioning, at the queue's exchange rate q/C [job-s per slot-s]
+        self._raw["waste"] += (start - sim.t) * (len(sim.waiting) + 1) / self._enc.C
         self._raw["cost"] += run * self._price[sim.fleet.slot_type[slot]]  # realised run cost
 
     def _advance(self) -> None:
         """Advance the simulator to the next decision point and book the wait and miss parts."""
         sim = self.sim
-        t0, q0, n0 = sim.t, len(sim.waiting), sim.n_arrived
+        t0, q0, n0, idle0 = sim.t, len(sim.waiting), sim.n_arrived, sim.n_idle
         alive = sim.advance()
         t1, n1 = sim.t, sim.n_arrived
         cs = self._cum_submit
         # queue-length integral: old queue for the whole interval, arrivals from their submit
         self._raw["wait"] += q0 * (t1 - t0) + (n1 - n0) * t1 - float(cs[n1] - cs[n0])
+        if q0:  # idle slots while jobs waited: lost capacity, at the exchange rate q/C
+            self._raw["waste"] += idle0 * (t1 - t0) * q0 / self._enc.C
         if t1 >= self._next_deadline or not alive:  # some deadlines passed: settle them
             dls = self._dl_sorted
             k = int(np.searchsorted(dls, t1, side="right")) if alive else len(dls)

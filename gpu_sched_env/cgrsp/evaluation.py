@@ -49,8 +49,8 @@ def run_episode(agent: Any, env: Any, seed: int, deterministic: bool = True) -> 
         window=base.window,
         order=base.order,
         **{f"raw_{k}": float(info["episode_raw"][k]) for k in REWARD_PARTS},
-        # the env's own objective (the weights it trains on; shaping excluded, it sums to 0)
-        objective=float(sum(base.reward_weights[k] * info["episode_raw"][k] for k in REWARD_PARTS)),
+        # what the env's reward preset is judged on (shaping excluded: it sums to 0)
+        objective=float(sum(base.objective_weights[k] * info["episode_raw"][k] for k in REWARD_PARTS)),
     )
     return row
 

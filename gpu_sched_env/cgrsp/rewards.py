@@ -37,14 +37,18 @@ from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
 
-REWARD_PARTS = ("wait", "miss", "cost")
+REWARD_PARTS = ("wait", "miss", "cost", "waste")
 MISS_AS_WAIT_S = 3600.0  # [s] a miss under the deadline preset weighs like one job-hour of waiting
 COST_WEIGHT = 1.0  # per $: one dollar weighs like one second of waiting (tie-breaker)
 
 REWARD_PRESETS: dict[str, Callable[[CGRSPParams], dict[str, float]]] = {
-    "study": lambda p: {"wait": float(p.alpha1), "miss": float(p.alpha2), "cost": COST_WEIGHT},
-    "deadline": lambda p: {"wait": float(p.alpha1), "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT},
+    "study": lambda p: {"wait": float(p.alpha1), "miss": float(p.alpha2), "cost": COST_WEIGHT, "waste": 0.0},
+    "deadline": lambda p: {"wait": float(p.alpha1), "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT, "waste": 0.0},
+    "capacity": lambda p: {"wait": 0.0, "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT, "waste": float(p.alpha1)},
 }
+# What an episode is judged on (model selection, ``objective`` columns): the preset's own
+# weights, except for the learning proxy ``capacity``, which is judged on ``deadline``.
+OBJECTIVE_OF = {"study": "study", "deadline": "deadline", "capacity": "deadline"}
 SHAPINGS = ("none", "queue")
 
 
@@ -66,7 +70,7 @@ def summary_objective(summary: Mapping[str, float], weights: Mapping[str, float]
     n = summary["completed"]
     wait = summary["mean_wait_min"] * 60.0 * n  # [job-s] Σ_j w_j
     misses = summary["miss_pct"] / 100.0 * summary["n_jobs"]
-    return float(weights["wait"] * wait + weights["miss"] * misses + weights["cost"] * summary["cost_usd"])
+    return float(weights["wait"] * wait + weights["miss"] * misses + weights["cost"] * summary["cost_usd"])  # no waste: not in a summary
 
 
 class QueuePotential:
@@ -86,4 +90,4 @@ class QueuePotential:
         return -(q / self.C * committed + self.w_mean * q * (q - 1) / (2.0 * self.C))
 
 
-__all__ = ["COST_WEIGHT", "MISS_AS_WAIT_S", "REWARD_PARTS", "REWARD_PRESETS", "SHAPINGS", "QueuePotential", "reward_weights", "summary_objective"]
+__all__ = ["COST_WEIGHT", "MISS_AS_WAIT_S", "OBJECTIVE_OF", "REWARD_PARTS", "REWARD_PRESETS", "SHAPINGS", "QueuePotential", "reward_weights", "summary_objective"]

@@ -2,12 +2,15 @@
 
 from pathlib import Path
 
+import gymnasium as gym
+import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import agents.rl.train as tr
 from agents.rl.config import register_configs
+from agents.rl.registry import get_algo
 
 CONF = str(Path(__file__).resolve().parents[2] / "conf")
 register_configs()
@@ -39,8 +42,12 @@ def test_tiny_training_run_writes_everything(algo, tmp_path):
     run = tmp_path / "run"
     out = tr.train(cfg_for(run, f"algo={algo}", *ALGO_TINY[algo]))
     assert set(out) == {"miss_pct", "mean_wait_min", "mean_tardiness_min", "cost_usd"}
-    for f in ("config.yaml", "command.txt", "final_model.zip", "best_model.zip", "best.json", "final_eval.csv", "final_eval.md", "final_eval.png"):
+    for f in ("config.yaml", "command.txt", "final_model.zip", "best_model.zip", "best.json", "final_eval.csv", "final_eval.md", "final_eval.png", "learning_curve.csv", "learning_curve.png"):
         assert (run / f).exists(), f
+    curve = pd.read_csv(run / "learning_curve.csv")
+    assert curve.timesteps.tolist() == [128, 256] and {"miss_pct", "mean_wait_min", "objective"} <= set(curve.columns)
+    saved = get_algo(algo).cls.load(run / "final_model.zip", device="cpu")
+    assert type(saved.action_space) is gym.spaces.Discrete  # the env is not pickled into the model
     assert sorted(p.name for p in (run / "checkpoints").glob("model_*_steps.zip")) == ["model_128_steps.zip", "model_256_steps.zip"]
     learned = scalar_tags(run / "tb" / "learned_1")
     assert {"eval/miss_pct", "eval/mean_wait_min", "eval/mean_tardiness_min", "eval/cost_usd", "episode/miss_pct", "reward_parts/wait", "reward_parts/miss"} <= learned

@@ -1,0 +1,206 @@
+"""Issue 'learned schedulers that win': the pieces the learner rests on, each able to fail.
+
+Two-level deterministic mode, one source of truth for the reward weights, disjoint seed
+spaces, reward presets and shaping, semi-MDP discounting.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch as th
+from hydra import compose, initialize_config_dir
+
+from agents.heuristics.cgrsp_agents import HeuristicAgent
+from agents.rl.config import register_configs
+from agents.rl.envs import (
+    SELECTION_SEEDS,
+    TEST_SEEDS,
+    TRAIN_SEEDS,
+    TrainingDays,
+    env_kwargs,
+    training_seeds,
+)
+from agents.rl.policies import FactoredMaskableCategorical, FactoredMaskablePolicy, factored_mode
+from agents.rl.registry import get_algo
+from agents.rl.smdp import TimeDiscountedBuffer
+from agents.rl.train import validate
+from gpu_sched_env.cgrsp.env import CGRSPEnv
+from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S, summary_objective
+from gpu_sched_env.core.errors import ConfigError
+
+CONF = str(Path(__file__).resolve().parents[2] / "conf")
+register_configs()
+
+
+def cfg_for(*overrides):
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        return compose(config_name="config", overrides=["run_dir=/tmp/x", *overrides])
+
+
+# ----------------------------------------------------------------------------- two-level mode
+def test_factored_mode_dispatches_when_the_dispatch_mass_wins_although_wait_is_the_argmax():
+    probs = th.tensor([[0.05] * 14 + [0.3]])  # 14 dispatch actions hold 0.7, the no-op 0.3
+    assert int(th.argmax(probs)) == 14  # the flat argmax waits ...
+    assert int(factored_mode(probs)[0]) == 0  # ... the two-level mode dispatches (likeliest dispatch)
+    probs = th.tensor([[0.1, 0.2, 0.1, 0.6], [0.5, 0.1, 0.0, 0.4], [0.0, 0.0, 0.0, 1.0]])
+    assert factored_mode(probs).tolist() == [3, 0, 3]
+
+
+def test_ppo_uses_the_factored_policy():
+    spec = get_algo("ppo")
+    assert spec.policy is FactoredMaskablePolicy
+    env = CGRSPEnv(day="quiet", window=4, action_mode="slot")
+    model = spec.cls(spec.policy, env, n_steps=16, batch_size=16, seed=0, device="cpu")
+    assert isinstance(model.policy.action_dist, FactoredMaskableCategorical)
+    obs, _ = env.reset(seed=0)
+    a, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+    assert env.action_masks()[int(a)]
+
+
+# ----------------------------------------------------------------------------- one source of truth
+@pytest.mark.parametrize("alpha2", [10.0, 50.0])
+def test_alpha2_changes_what_the_agent_is_trained_on(alpha2):
+    cfg = cfg_for("env.reward=study", f"+env.params.alpha2={alpha2}", "env.shaping=none")
+    env = CGRSPEnv(**validate(cfg))
+    assert env.reward_weights["miss"] == alpha2 == env.objective_weights["miss"]
+    agent = HeuristicAgent("fifo", env)
+    obs, _ = env.reset(seed=3)
+    ret, done = 0.0, False
+    while not done:
+        obs, r, done, _, info = env.step(agent.predict(obs)[0])
+        ret += r
+    raw = info["episode_raw"]
+    assert raw["miss"] > 0
+    assert ret == pytest.approx(-(raw["wait"] + alpha2 * raw["miss"] + raw["cost"]) / 3600, rel=1e-9)
+    assert summary_objective(info["summary"], env.objective_weights) == pytest.approx(-ret * 3600, rel=1e-9)
+
+
+def test_the_config_holds_no_copy_of_the_weights():
+    cfg = cfg_for()
+    assert dict(cfg.env.reward_weights) == {}
+    kw = env_kwargs(cfg_for("+env.reward_weights.miss=7200"))
+    assert CGRSPEnv(**kw).reward_weights["miss"] == 7200.0
+
+
+def test_reward_presets():
+    p = CGRSPEnv(day="normal", alpha1=2.0, alpha2=30.0)
+    assert p.reward_weights == {"wait": 2.0, "miss": 30.0, "cost": 1.0, "waste": 0.0}
+    d = CGRSPEnv(day="normal", reward="deadline", alpha1=2.0)
+    assert d.reward_weights == {"wait": 2.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 0.0}
+    c = CGRSPEnv(day="normal", reward="capacity")
+    assert c.reward_weights["wait"] == 0.0 and c.reward_weights["waste"] == 1.0
+    assert c.objective_weights == CGRSPEnv(day="normal", reward="deadline").reward_weights
+    with pytest.raises(ConfigError, match="reward"):
+        CGRSPEnv(reward="fast")
+
+
+# ----------------------------------------------------------------------------- shaping and waste
+def _episode(env, policy="edf", seed=1):
+    agent = HeuristicAgent(policy, env)
+    obs, _ = env.reset(seed=seed)
+    parts, done = {}, False
+    while not done:
+        obs, r, done, _, info = env.step(agent.predict(obs)[0])
+        assert sum(info["reward_parts"].values()) == pytest.approx(r, abs=1e-9)
+        for k, v in info["reward_parts"].items():
+            parts[k] = parts.get(k, 0.0) + v
+    return parts, info
+
+
+@pytest.mark.parametrize("action_mode", ["joint", "slot"])
+def test_queue_shaping_telescopes_to_zero_and_leaves_the_other_parts_alone(action_mode):
+    kw = dict(day="hectic", n_jobs=150, window=150, action_mode=action_mode, reward="deadline")
+    shaped, info = _episode(CGRSPEnv(shaping="queue", **kw))
+    plain, _ = _episode(CGRSPEnv(shaping="none", **kw))
+    assert abs(shaped.pop("shaping")) < 1e-6 * sum(abs(v) for v in plain.values())
+    assert shaped == pytest.approx(plain, rel=1e-12)
+
+
+def test_a_low_stock_dispatch_is_charged_at_once_under_queue_shaping():
+    env = CGRSPEnv(day="hectic", action_mode="slot", reward="deadline", shaping="queue")
+    env.reset(seed=0)
+    seen = {}
+    for _ in range(3000):
+        sim = env.sim
+        level = sim.stock[sim.fleet.slot_type[env.offered_slot]]
+        mask = env.action_masks()
+        _, r, done, _, info = env.step(0 if mask[0] else env.wait_action)
+        if mask[0]:
+            seen.setdefault(level, []).append(info["reward_parts"]["shaping"])
+        if done or len(seen.get(2, [])) >= 5:
+            break
+    assert np.mean(seen[2]) < -10 * abs(np.mean(seen[0]))  # Low commits ~1 h of a slot: far costlier
+
+
+def test_waste_books_lost_capacity_at_the_queue_exchange_rate():
+    env = CGRSPEnv(day="hectic", n_jobs=200, reward="capacity", action_mode="slot")
+    obs, _ = env.reset(seed=2)
+    for _ in range(50):  # fill the slots with EDF's first job
+        mask = env.action_masks()
+        if not mask[0]:
+            break
+        q = len(env.sim.waiting)
+        slot = env.offered_slot
+        _, _, _, _, info = env.step(0)
+        job = env.sim.slot_job[slot]
+        start, _ = env.sim.realised(job)
+        if info["dt"] == 0:  # no time advanced: the waste is the provisioning delay alone
+            assert info["reward_raw"]["waste"] == pytest.approx((start - env.sim.t) * q / env.sim.params.c_max)
+
+
+# ----------------------------------------------------------------------------- seed spaces
+@pytest.mark.parametrize("seed", [0, 1, 10, 20, 30, 999, 20_000, 2**31 - 2])
+def test_training_days_never_coincide_with_selection_or_test_seeds(seed):
+    for i in range(3):
+        days = training_seeds(seed, 500, env_index=i)
+        assert all(TRAIN_SEEDS.start <= d < TRAIN_SEEDS.stop for d in days)
+        assert not set(days) & (set(SELECTION_SEEDS) | set(TEST_SEEDS))
+    assert training_seeds(seed, 20, 0) == training_seeds(seed, 20, 0)  # reproducible
+    assert training_seeds(seed, 20, 0) != training_seeds(seed, 20, 1)  # one stream per env
+
+
+def test_training_envs_play_exactly_the_training_days():
+    env = TrainingDays(CGRSPEnv(day="quiet", window=4), seed=7, env_index=1)
+    played = []
+    for _ in range(3):
+        env.reset()
+        played.append(env.unwrapped.run_seed)
+    assert played == training_seeds(7, 3, env_index=1)
+
+
+@pytest.mark.parametrize(
+    "override, pattern",
+    [
+        ("train.eval_seeds=[20000]", "train.eval_seeds"),
+        ("train.eval_seeds=[5]", "train.eval_seeds"),
+        ("train.final_eval_seeds=10001", "train.final_eval_seeds"),
+        ("train.vec_env=threads", "train.vec_env"),
+        ("env.action_mode=pairs", "action_mode"),
+        ("env.shaping=potential", "shaping"),
+        ("env.reward=fast", "reward"),
+    ],
+)
+def test_bad_seed_spaces_and_choices_fail_validation(override, pattern):
+    with pytest.raises(ConfigError, match=pattern):
+        validate(cfg_for(override))
+
+
+def test_time_discounting_is_ppo_only():
+    with pytest.raises(ConfigError, match="time_halflife_s"):
+        validate(cfg_for("algo=ppo_unmasked", "algo.time_halflife_s=60"))
+    validate(cfg_for("algo=ppo", "algo.time_halflife_s=60"))
+
+
+# ----------------------------------------------------------------------------- semi-MDP
+def test_time_discounted_gae_matches_a_hand_computation():
+    env = CGRSPEnv(day="quiet", window=2)
+    buf = TimeDiscountedBuffer(3, env.observation_space, env.action_space, device="cpu", gae_lambda=1.0, gamma=0.5, n_envs=1, halflife_s=10.0)
+    buf.reset()
+    buf.rewards[:, 0] = [1.0, 2.0, 4.0]
+    buf.values[:, 0] = 0.0
+    buf.episode_starts[:, 0] = 0.0
+    buf.dts[:, 0] = [0.0, 10.0, 20.0]  # discounts 1, 0.5, 0.25
+    buf.compute_returns_and_advantage(th.zeros(1), np.array([True]))
+    # returns: G2 = 4; G1 = 2 + 0.5·4 = 4; G0 = 1 + 1·4 = 5 (the constant gamma=0.5 is ignored)
+    assert buf.returns[:, 0].tolist() == pytest.approx([5.0, 4.0, 4.0])
