@@ -82,6 +82,7 @@ class EnvConfig:
     reward_weights: dict[str, float] = field(default_factory=dict)
     shaping: str = "none"
     reward_scale: float = 1.0 / 3600.0
+    slot_rows: int | None = None  # rows of the slot table (≥ c_max): lets one policy play other fleet sizes
     params: dict[str, Any] = field(default_factory=dict)
 
 

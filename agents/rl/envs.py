@@ -90,6 +90,7 @@ def env_kwargs(cfg: Any) -> dict[str, Any]:
         "reward_weights": {k: float(v) for k, v in cfg.env.reward_weights.items()} or None,
         "shaping": str(cfg.env.shaping),
         "reward_scale": float(cfg.env.reward_scale),
+        "slot_rows": None if cfg.env.get("slot_rows") is None else int(cfg.env.slot_rows),
         **dict(cfg.env.params),
     }
 

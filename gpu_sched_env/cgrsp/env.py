@@ -77,7 +77,7 @@ class CGRSPEnv(gym.Env):
     |---|---|---|
     | ``jobs`` | (K, 7 + 2T) | present {0,1}; tight {0,1}; complexity one-hot (3); critical ratio (d − t)/e_j clipped to [0, 10] and divided by 10 (e_j = fastest W̄ in the fleet); wait so far [h] in [0, 24]; laxity per type d − t − W̄(κ, g) [h] in ±L (L = longest deadline window, 8 h); W̄(κ, g)/max W̄ in (0, 1] |
     | ``beyond`` | (12,) | jobs waiting beyond the window: count log1p(n)/log1p(N); tight fraction; complexity fractions (3); fractions in laxity bins (d − t − e_j) < 0, 0–¼, ¼–1, 1–2, 2–4, ≥ 4 h (6); mean wait [h] in [0, 24] |
-    | ``slots`` | (C_max, T + 7) | GPU type one-hot (T); busy; provisioning (dispatched, not yet started); time until the expected free time [h] in [0, (max mean delay + max W̄)/3600] (idle 0; running: start + W̄; provisioning: dispatch + mean delay of its stock level + W̄); price/max price; stock one-hot of its type (3); offered {0,1} (``slot`` mode) |
+    | ``slots`` | (slot_rows, T + 8) | GPU type one-hot (T); busy; provisioning (dispatched, not yet started); time until the expected free time [h] in [0, (max mean delay + max W̄)/3600] (idle 0; running: start + W̄; provisioning: dispatch + mean delay of its stock level + W̄); price/max price; stock one-hot of its type (3); offered {0,1} (``slot`` mode) |
     | ``offer`` | (T + 8,) | ``slot`` mode: the offered slot's row of ``slots`` (zeros in ``joint`` mode) |
     | ``stock`` | (T, 3) | stock status one-hot (High, Medium, Low) per GPU type |
     | ``globals`` | (8,) | sin, cos of the UTC hour; queue length log1p(q)/log1p(N); arrived fraction; completed fraction; idle-slot fraction; offered load ρ/(1 + ρ), ρ = λ·W̄_mean/C_max; backlog Σ_waiting e_j /(C_max·3600) [h per slot] in [0, 24] |
@@ -135,6 +135,9 @@ class CGRSPEnv(gym.Env):
     * ``reward_weights``: mapping overriding some of ``wait``, ``miss``, ``cost`` (non-negative).
     * ``shaping``: ``none`` (default) or ``queue``.
     * ``reward_scale`` (> 0, default 1/3600).
+    * ``slot_rows`` (≥ ``c_max``, default ``c_max``): rows of the ``slots`` table; the rows
+      beyond ``c_max`` stay zero, so in ``slot`` mode (whose action space does not depend on
+      ``c_max``) one policy can be played on fleets of any size up to ``slot_rows``.
     * ``render_mode``: ``None``, ``"ansi"`` (text snapshot) or ``"rgb_array"`` (Gantt chart
       of the day so far).
     * ``trace``: a job log (path or DataFrame, :mod:`gpu_sched_env.cgrsp.trace`); an episode
@@ -161,6 +164,7 @@ class CGRSPEnv(gym.Env):
         reward_weights: Mapping[str, float] | None = None,
         shaping: str = "none",
         reward_scale: float = DEFAULT_REWARD_SCALE,
+        slot_rows: int | None = None,
         render_mode: str | None = None,
         trace: Any = None,
         **params: Any,
@@ -186,7 +190,8 @@ class CGRSPEnv(gym.Env):
         self.shaping = shaping
         self.reward_scale = float(reward_scale)
         self.render_mode = render_mode
-        self._enc = ObsEncoder(self.params, self.window, order, action_mode)
+        self._enc = ObsEncoder(self.params, self.window, order, action_mode, slot_rows)
+        self.slot_rows = self._enc.R
         self.observation_space = self._enc.space()
         self.action_space = MaskedDiscrete(self._enc.n_actions, self.action_masks)
         self.sim: Simulator | None = None
@@ -209,6 +214,7 @@ class CGRSPEnv(gym.Env):
             "reward_weights": dict(self.reward_weights),
             "shaping": self.shaping,
             "reward_scale": self.reward_scale,
+            "slot_rows": self.slot_rows,
         }
 
     @property

@@ -22,7 +22,7 @@ from gymnasium import spaces
 from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.sim import Simulator
-from gpu_sched_env.core.errors import check_choice
+from gpu_sched_env.core.errors import check_choice, check_number
 
 ORDERS = ("deadline", "submit", "spt", "laxity")
 ACTION_MODES = ("joint", "slot")
@@ -53,12 +53,15 @@ GLOBAL_COLS = (
 class ObsEncoder:
     """Builds the observation space and encodes simulator states for one parameter set."""
 
-    def __init__(self, params: CGRSPParams, window: int, order: str = "deadline", action_mode: str = "joint") -> None:
+    def __init__(self, params: CGRSPParams, window: int, order: str = "deadline", action_mode: str = "joint", slot_rows: int | None = None) -> None:
         check_choice("order", order, ORDERS)
         check_choice("action_mode", action_mode, ACTION_MODES)
         self.params, self.K, self.order, self.action_mode = params, int(window), order, action_mode
         p = params
         self.C = p.c_max
+        if slot_rows is not None:
+            check_number("slot_rows", slot_rows, lo=p.c_max, integer=True)
+        self.R = self.C if slot_rows is None else int(slot_rows)  # rows of the slot table (≥ C; extra rows stay 0)
         self.T = len(p.gpu_types)
         self.n_actions = self.K * (self.C if action_mode == "joint" else 1) + 1
         self.wait_action = self.n_actions - 1
@@ -98,16 +101,16 @@ class ObsEncoder:
         self.global_hi = np.ones(len(GLOBAL_COLS))
         self.global_hi[-1] = WAIT_CLIP
         self._rank: np.ndarray | None = None
-        static = np.zeros((self.C, len(self.slot_cols)), np.float32)
-        static[:, :t] = self.slot_onehot
-        static[:, sc["price_rel"]] = self.slot_price_rel
+        static = np.zeros((self.R, len(self.slot_cols)), np.float32)
+        static[: self.C, :t] = self.slot_onehot
+        static[: self.C, sc["price_rel"]] = self.slot_price_rel
         self._slot_static = static
 
     # ------------------------------------------------------------------ spaces
     def space(self) -> spaces.Dict:
         """The observation space (bounds as documented in :class:`CGRSPEnv`)."""
         f32 = np.float32
-        k, c, t = self.K, self.C, self.T
+        k, c, t = self.K, self.R, self.T
         return spaces.Dict(
             {
                 "jobs": spaces.Box(np.tile(self.job_lo, (k, 1)).astype(f32), np.tile(self.job_hi, (k, 1)).astype(f32), dtype=f32),
@@ -223,7 +226,7 @@ class ObsEncoder:
         # --- slots and stock
         stock = self._eye3[sim.stock]
         slots = self._slot_static.copy()
-        slots[:, self._stock_cols] = stock[self.slot_type]
+        slots[: self.C, self._stock_cols] = stock[self.slot_type]
         slot_job = sim.slot_job
         for s in range(C):
             if slot_job[s] >= 0:
