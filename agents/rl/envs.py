@@ -79,10 +79,44 @@ class TrainingDays(gym.Wrapper):
         return self.env.reset(seed=seed, options=options)
 
 
+MIXED = "mixed"  # day=mixed: train on the month's day mix, select and test on the hectic day
+MIXED_EVAL_DAY = "hectic"
+
+
+class MixedDays(gym.Wrapper):
+    """Each training day's type drawn from the month mix, its seed from :class:`TrainingDays`.
+
+    The mix is ``DEFAULT_MONTH_MIX`` (4 hectic, 3 surge, 18 normal, 5 quiet days of 30). One ``CGRSPEnv`` per day type; their spaces are identical (they differ in ``n_jobs``
+    and the arrival rate only), so the learner sees one env.
+    """
+
+    def __init__(self, kwargs: dict[str, Any], seed: int, env_index: int) -> None:
+        from gpu_sched_env.cgrsp.env import CGRSPEnv
+        from gpu_sched_env.cgrsp.workload import DEFAULT_MONTH_MIX
+
+        self._envs = {d: CGRSPEnv(**{**kwargs, "day": d}) for d in DEFAULT_MONTH_MIX}
+        counts = np.asarray(list(DEFAULT_MONTH_MIX.values()), float)
+        self._days, self._p = list(DEFAULT_MONTH_MIX), counts / counts.sum()
+        super().__init__(self._envs[MIXED_EVAL_DAY])
+        ss = np.random.SeedSequence(int(seed), spawn_key=(_TRAIN_KEY + 1, int(env_index)))
+        self._rng = np.random.default_rng(ss)  # day types: their own stream, beside the day seeds
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        self.env = self._envs[self._days[int(self._rng.choice(len(self._days), p=self._p))]]
+        return self.env.reset(seed=seed, options=options)
+
+    def action_masks(self) -> np.ndarray:
+        return self.env.unwrapped.action_masks()
+
+
 def env_kwargs(cfg: Any) -> dict[str, Any]:
-    """``CGRSPEnv`` keyword arguments from the Hydra config (the env derives the weights)."""
+    """``CGRSPEnv`` keyword arguments from the Hydra config (the env derives the weights).
+
+    For ``day=mixed`` these are the evaluation env's (the hectic day); training envs mix
+    the day types (:class:`MixedDays`).
+    """
     return {
-        "day": cfg.day.name,
+        "day": MIXED_EVAL_DAY if cfg.day.name == MIXED else cfg.day.name,
         "window": int(cfg.env.window),
         "order": str(cfg.env.order),
         "action_mode": str(cfg.env.action_mode),
@@ -95,11 +129,12 @@ def env_kwargs(cfg: Any) -> dict[str, Any]:
     }
 
 
-def _make(kwargs: dict[str, Any], seed: int, env_index: int, masked: bool):
+def _make(kwargs: dict[str, Any], seed: int, env_index: int, masked: bool, mixed: bool = False):
     def thunk() -> gym.Env:
         from gpu_sched_env.cgrsp.env import CGRSPEnv
 
-        env: gym.Env = TrainingDays(CGRSPEnv(**kwargs), seed, env_index)
+        base = MixedDays(kwargs, seed, env_index) if mixed else CGRSPEnv(**kwargs)
+        env: gym.Env = TrainingDays(base, seed, env_index)
         if not masked:
             env = IllegalActionFallback(env)
         return Monitor(env, info_keywords=())
@@ -107,8 +142,11 @@ def _make(kwargs: dict[str, Any], seed: int, env_index: int, masked: bool):
     return thunk
 
 
-def make_vec_env(kwargs: dict[str, Any], n_envs: int, seed: int, kind: str = "dummy", masked: bool = True) -> VecEnv:
-    """``n_envs`` training envs (SB3 ``VecEnv``); env i plays ``training_seeds(seed, ·, i)``."""
+def make_vec_env(kwargs: dict[str, Any], n_envs: int, seed: int, kind: str = "dummy", masked: bool = True, mixed: bool = False) -> VecEnv:
+    """``n_envs`` training envs (SB3 ``VecEnv``); env i plays ``training_seeds(seed, ·, i)``.
+
+    ``mixed``: each day's type is drawn from the month mix (:class:`MixedDays`).
+    """
     check_choice("train.vec_env", kind, VEC_ENVS)
-    fns = [_make(kwargs, seed, i, masked) for i in range(n_envs)]
+    fns = [_make(kwargs, seed, i, masked, mixed) for i in range(n_envs)]
     return VEC_ENVS[kind](fns) if kind == "dummy" else SubprocVecEnv(fns, start_method="forkserver")

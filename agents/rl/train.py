@@ -27,6 +27,7 @@ from agents.heuristics.cgrsp import ALL_POLICY_NAMES
 from agents.rl.callbacks import EVAL_METRICS, EpisodeMetricsCallback, EvalCallback, flat_hparams
 from agents.rl.compare import comparison, figure, format_table, heuristic_runs
 from agents.rl.envs import (
+    MIXED,
     SELECTION_SEEDS,
     TEST_SEED0,
     TEST_SEEDS,
@@ -157,7 +158,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
     atomic_write_text(run_dir / "command.txt", prev + cmd + ("  # resumed from " + ckpt.name if ckpt else "") + "\n")
     th.set_num_threads(int(cfg.train.torch_threads))
 
-    venv = make_vec_env(kwargs, int(cfg.train.n_envs), int(cfg.seed), str(cfg.train.vec_env), masked=spec.masked_env)
+    venv = make_vec_env(kwargs, int(cfg.train.n_envs), int(cfg.seed), str(cfg.train.vec_env), masked=spec.masked_env, mixed=cfg.day.name == MIXED)
     if cfg.train.normalize_reward:
         stats = ckpt.with_name(ckpt.name.replace("model_", "model_vecnormalize_").replace(".zip", ".pkl")) if ckpt else None
         if stats is not None and stats.exists():
@@ -181,7 +182,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
             print(f"behaviour cloning from {teacher}: {bc}")
 
     model.action_space = plain_action_space(model.action_space)
-    day, params = cfg.day.name, dict(cfg.env.params)
+    day, params = kwargs["day"], dict(cfg.env.params)
     eval_seeds = [int(s) for s in cfg.train.eval_seeds]
     heur = with_objective(heuristic_runs(baselines(cfg), eval_seeds, day, params), kwargs)
     heur_means = {name: {m: float(g[m].mean()) for m in EVAL_METRICS} for name, g in heur.groupby("policy")}

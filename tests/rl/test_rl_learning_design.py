@@ -204,3 +204,41 @@ def test_time_discounted_gae_matches_a_hand_computation():
     buf.compute_returns_and_advantage(th.zeros(1), np.array([True]))
     # returns: G2 = 4; G1 = 2 + 0.5·4 = 4; G0 = 1 + 1·4 = 5 (the constant gamma=0.5 is ignored)
     assert buf.returns[:, 0].tolist() == pytest.approx([5.0, 4.0, 4.0])
+
+
+# ----------------------------------------------------------------------------- mixed days, generalisation
+def test_mixed_days_follow_the_month_mix():
+    from agents.rl.envs import MixedDays
+    from gpu_sched_env.cgrsp.workload import DEFAULT_MONTH_MIX
+
+    env = MixedDays({"window": 1, "action_mode": "slot", "slot_rows": 10}, seed=0, env_index=0)
+    n = 600
+    days = []
+    for s in range(n):
+        env.reset(seed=s)
+        days.append(env.unwrapped.day)
+    total = sum(DEFAULT_MONTH_MIX.values())
+    for day, k in DEFAULT_MONTH_MIX.items():
+        p = k / total
+        assert abs(days.count(day) / n - p) < 4 * np.sqrt(p * (1 - p) / n), day
+
+
+def test_a_mixed_day_run_trains_and_is_judged_on_the_hectic_day_and_generalises(tmp_path):
+    import subprocess
+    import sys
+
+    import agents.rl.train as tr
+
+    run = tmp_path / "run"
+    cfg = cfg_for("day=mixed", "train.total_timesteps=128", "train.eval_freq=128", "train.checkpoint_freq=128",
+                  "train.eval_seeds=[10000]", "train.final_eval_seeds=2", "train.progress_bar=false",
+                  "algo.n_steps=64", "algo.batch_size=64", "algo.n_epochs=1", "algo.net_arch=[16]", f"run_dir={run}")
+    tr.train(cfg)
+    assert "hectic day" in (run / "final_eval.md").read_text()
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, str(root / "scripts" / "generalise.py"), str(run), "--seeds", "2",
+                          "--settings", "normal", "hectic_cmax7"], cwd=root, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    text = (run / "generalisation.md").read_text()
+    assert "hectic_cmax7" in text and "normal" in text
+    assert (run / "gen_hectic_cmax7.csv").exists()
