@@ -1,48 +1,46 @@
-"""Public entry point: ``simulate(policy, day, seed, **params)``."""
+"""Public entry point: ``simulate(policy, day, seed, **params_and_knobs)``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from gpu_sched_env.cgrsp.params import CGRSPParams, make_params
+from gpu_sched_env.cgrsp.params import make_params
+from gpu_sched_env.cgrsp.policies import build_policy, split_kwargs
 from gpu_sched_env.cgrsp.result import SimResult
 from gpu_sched_env.cgrsp.sim import Simulator, run
 from gpu_sched_env.core.rng import stream
 
 
-def build_policy(policy: Any, params: CGRSPParams) -> Any:
-    """A policy instance from a registry name, or ``policy`` itself if it has ``decide``."""
-    if isinstance(policy, str):
-        from agents.heuristics.cgrsp import make_policy  # heuristics live outside the core package
-
-        return make_policy(policy, params)
-    if not hasattr(policy, "decide"):
-        raise TypeError(f"policy must be a name or an object with decide(sim); got {policy!r}")
-    return policy
-
-
-def simulate(policy: Any, day: str = "hectic", seed: int = 0, **params: Any) -> SimResult:
+def simulate(policy: Any, day: str = "hectic", seed: int = 0, **kwargs: Any) -> SimResult:
     """Simulate one day of CGRSP.
 
     Args:
         policy: one of ``fifo spt edf lcf balanced random spt_rescue adaptive rh cadr
-            cadr_oo``, or a policy object with ``reset(sim, rng)`` and ``decide(sim)``.
+            cadr_oo`` (or a registered extension), or a policy object with
+            ``reset(sim, rng)`` and ``decide(sim)``.
         day: ``quiet``, ``normal``, ``hectic`` or ``surge`` (sets ``arrival_rate`` and
             ``n_jobs`` unless overridden).
         seed: run seed; every policy on the same seed sees the same jobs, run times and
             stock-draw sequence.
-        **params: any field of :class:`~gpu_sched_env.cgrsp.params.CGRSPParams`
-            (e.g. ``c_max``, ``tight_fraction``, ``theta``, ``cr_star``, ``rho_res``).
+        **kwargs: any field of :class:`~gpu_sched_env.cgrsp.params.CGRSPParams` (``c_max``,
+            ``tight_fraction`` ...) and any knob of the named policy's config (``theta`` for
+            SPT+Rescue and Adaptive, ``cr_star`` for CADR, ``rho_res`` / ``rh_defer`` for
+            RH, see ``agents.heuristics.cgrsp.config``).
 
     Returns:
         :class:`SimResult` with ``summary()`` (dict of metrics) and ``jobs`` (DataFrame).
 
     Raises:
-        ConfigError: unknown policy, day or parameter, or an invalid value.
+        ConfigError: unknown policy, day, parameter or knob (a knob of another policy
+            included), or an invalid value.
     """
-    p = params.pop("_params", None) or make_params(day, **params)
-    pol = build_policy(policy, p)
+    params, knobs = split_kwargs(kwargs, [policy])
+    p = make_params(day, **params)
+    pol = build_policy(policy, p, **knobs.get(policy, {}) if isinstance(policy, str) else {})
     sim = Simulator(p, seed)
     pol.reset(sim, stream(seed, "cgrsp/policy"))
     run(sim, pol)
     return sim.result(policy=getattr(pol, "name", str(policy)), day=day)
+
+
+__all__ = ["build_policy", "simulate"]

@@ -48,7 +48,7 @@ def test_heuristic_agent_reproduces_simulate_exactly(policy):
     for seed in (0, 1):
         assert_same_jobs(policy, "normal", seed)
     assert_same_jobs(policy, "hectic", 3, n_jobs=250)
-    assert_same_jobs(policy, "surge", 4, n_jobs=300, c_max=3, rho_res=1)
+    assert_same_jobs(policy, "surge", 4, n_jobs=300, c_max=3)
 
 
 @pytest.mark.parametrize("policy", ["fifo", "rh", "cadr"])

@@ -1,10 +1,14 @@
 """The CGRSP heuristics (spec §3): ten published policies plus the CADR-OO ablation.
 
-``POLICIES`` maps each public name to its class; :func:`make_policy` builds one with a
-clear error for an unknown name.
+Importing this package registers every policy, with its knob names, in
+:data:`gpu_sched_env.cgrsp.policies.CGRSP_POLICIES` (the ``cgrsp`` entry point of the
+``gpu_sched_env.policies`` group), where the simulator looks names up. ``POLICIES`` maps
+each published name to its class; :func:`make_policy` builds one with its knobs.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from agents.heuristics.cgrsp.base import CGRSPPolicy
 from agents.heuristics.cgrsp.deadline import CADR, CADROO, Adaptive, SPTRescue
@@ -12,7 +16,7 @@ from agents.heuristics.cgrsp.extensions import EDFDeferLow
 from agents.heuristics.cgrsp.ordering import EDF, FIFO, LCF, SPT, Balanced, Random
 from agents.heuristics.cgrsp.rh import RH
 from gpu_sched_env.cgrsp.params import CGRSPParams
-from gpu_sched_env.core.errors import check_choice
+from gpu_sched_env.cgrsp.policies import CGRSP_POLICIES
 
 POLICIES: dict[str, type[CGRSPPolicy]] = {
     cls.name: cls
@@ -23,11 +27,20 @@ POLICY_NAMES: tuple[str, ...] = tuple(POLICIES)  # the published ten + CADR-OO
 EXTENSIONS: dict[str, type[CGRSPPolicy]] = {cls.name: cls for cls in (EDFDeferLow,)}
 ALL_POLICY_NAMES: tuple[str, ...] = POLICY_NAMES + tuple(EXTENSIONS)
 
+for _cls in POLICIES.values():
+    CGRSP_POLICIES.register(_cls.name, _cls, knobs=_cls.Config.defaults())
+for _cls in EXTENSIONS.values():
+    CGRSP_POLICIES.register(_cls.name, _cls, published=False, knobs=_cls.Config.defaults())
 
-def make_policy(name: str, params: CGRSPParams) -> CGRSPPolicy:
-    """A fresh policy instance by name (published or extension)."""
-    check_choice("policy", name, ALL_POLICY_NAMES)
-    return {**POLICIES, **EXTENSIONS}[name](params)
+
+def make_policy(name: str, params: CGRSPParams, **knobs: Any) -> CGRSPPolicy:
+    """A fresh policy instance by name (published or extension) with its knobs.
+
+    Raises:
+        ConfigError: unknown name, a knob the policy does not have (naming its knobs), an
+            invalid knob value, or one the world rejects (RH's ``rho_res`` ≥ ``c_max``).
+    """
+    return CGRSP_POLICIES.make(name, params, **knobs)
 
 
 __all__ = ["ALL_POLICY_NAMES", "EXTENSIONS", "POLICIES", "POLICY_NAMES", "CGRSPPolicy", "make_policy"]

@@ -16,11 +16,13 @@ import numpy as np
 from agents.heuristics.cgrsp.base import (
     Assignment,
     CGRSPPolicy,
+    SlotRule,
     place_in_order,
     slot_cadr,
     slot_edf,
     slot_spt,
 )
+from agents.heuristics.cgrsp.config import AdaptiveKnobs, CADRKnobs, CADROOKnobs, RescueKnobs
 from gpu_sched_env.cgrsp.sim import Simulator
 
 
@@ -64,15 +66,20 @@ class SPTRescue(_QueueArrays):
     """7. SPT+Rescue: urgent tier (laxity < θ) by deadline first, the rest in SPT order; SPT slot."""
 
     name = "spt_rescue"
+    Config = RescueKnobs
+
+    def reset(self, sim: Simulator, rng: Any = None) -> None:
+        super().reset(sim, rng)
+        self._slot_spt = slot_spt(self.cfg.spt_weights, self.cfg.stock_penalty)
 
     def decide(self, sim: Simulator) -> list[Assignment]:
         idle = sim.idle_slots()
         k = len(idle)
         ids = self._waiting(sim)
-        urgent = self._laxity(sim, ids, idle) < self.params.theta
+        urgent = self._laxity(sim, ids, idle) < self.cfg.theta
         order = self._by_deadline(ids[urgent], k)
         order += self._by_spt(ids[~urgent], k - len(order))
-        return place_in_order(sim, order, slot_spt)
+        return place_in_order(sim, order, self._slot_spt)
 
 
 class Adaptive(_QueueArrays):
@@ -84,9 +91,14 @@ class Adaptive(_QueueArrays):
     """
 
     name = "adaptive"
+    Config = AdaptiveKnobs
+
+    def reset(self, sim: Simulator, rng: Any = None) -> None:
+        super().reset(sim, rng)
+        self._slot_spt = slot_spt(self.cfg.spt_weights, self.cfg.stock_penalty)
 
     def decide(self, sim: Simulator) -> list[Assignment]:
-        p = self.params
+        p = self.cfg
         idle = sim.idle_slots()
         k = len(idle)
         ids = self._waiting(sim)
@@ -98,7 +110,7 @@ class Adaptive(_QueueArrays):
         rest = self._by_spt(ids[~hopeless & ~critical], k - len(crit))
         rest += self._by_deadline(ids[hopeless], k - len(crit) - len(rest))
         out = place_in_order(sim, crit, slot_edf, idle)  # consumes the slots it gives out
-        return out + place_in_order(sim, rest, slot_spt, idle)
+        return out + place_in_order(sim, rest, self._slot_spt, idle)
 
 
 class CADR(CGRSPPolicy):
@@ -109,9 +121,14 @@ class CADR(CGRSPPolicy):
     """
 
     name = "cadr"
-    slot_rule = staticmethod(slot_cadr)
+    Config: type[CADRKnobs] = CADRKnobs
+
+    def slot_rule(self) -> SlotRule:
+        """The slot rule, bound to this policy's knobs."""
+        return slot_cadr
 
     def reset(self, sim: Simulator, rng: Any = None) -> None:
+        self._rule = self.slot_rule()
         fl = sim.fleet
         fleet_types = set(fl.slot_type)
         self._e = [min(fl.wbar[k][g] for g in fleet_types) for k in range(3)]
@@ -125,7 +142,7 @@ class CADR(CGRSPPolicy):
 
     def _sync(self, sim: Simulator) -> None:
         t, d, sub, cx, waiting = sim.t, sim.deadline, sim.submit, sim.complexity, sim.waiting
-        cr = self.params.cr_star
+        cr = self.cfg.cr_star
         for tier, e in self._held:  # handed out last time but not dispatched: put back
             if e[-1] in waiting:
                 heapq.heappush((self._safe, self._risk, self._doomed)[tier], e)
@@ -166,11 +183,14 @@ class CADR(CGRSPPolicy):
         return out
 
     def decide(self, sim: Simulator) -> list[Assignment]:
-        return place_in_order(sim, self.order(sim, sim.n_idle), self.slot_rule)
+        return place_in_order(sim, self.order(sim, sim.n_idle), self._rule)
 
 
 class CADROO(CADR):
     """11. CADR-OO (ablation): CADR's ordering with SPT's fastest-slot placement."""
 
     name = "cadr_oo"
-    slot_rule = staticmethod(slot_spt)
+    Config = CADROOKnobs
+
+    def slot_rule(self) -> SlotRule:
+        return slot_spt(self.cfg.spt_weights, self.cfg.stock_penalty)

@@ -8,6 +8,7 @@ from agents.heuristics.cgrsp.base import (
     Assignment,
     CGRSPPolicy,
     HeapOrder,
+    SlotRule,
     place_in_order,
     slot_balanced,
     slot_edf,
@@ -15,18 +16,22 @@ from agents.heuristics.cgrsp.base import (
     slot_lcf,
     slot_spt,
 )
+from agents.heuristics.cgrsp.config import BalancedKnobs, LCFKnobs, SPTSlotKnobs
 from gpu_sched_env.cgrsp.sim import Simulator, _Uniforms
 
 
 class _KeyOrder(CGRSPPolicy):
-    """Jobs by a static key kept in a heap (O(log queue) per decision); placed by ``rule``."""
+    """Jobs by a static key kept in a heap (O(log queue) per decision); placed by :meth:`slot_rule`."""
 
-    rule = staticmethod(slot_first)
+    def slot_rule(self) -> SlotRule:
+        """The slot rule, bound to this policy's knobs."""
+        return slot_first
 
     def key(self, sim: Simulator, j: int) -> tuple:
         return (sim.submit[j],)
 
     def reset(self, sim: Simulator, rng: Any = None) -> None:
+        self.rule = self.slot_rule()
         self._order = HeapOrder(lambda j: self.key(sim, j))
 
     def decide(self, sim: Simulator) -> list[Assignment]:
@@ -44,21 +49,30 @@ class LCF(_KeyOrder):
     """4. Least-cost-first: jobs by submit time; slot minimising price·W̄·f(stock)."""
 
     name = "lcf"
-    rule = staticmethod(slot_lcf)
+    Config = LCFKnobs
+
+    def slot_rule(self) -> SlotRule:
+        return slot_lcf(self.cfg.lcf_stock_factor)
 
 
 class Balanced(_KeyOrder):
     """5. Balanced: jobs by submit time; slot by 0.8·speed + 0.2·price + stock penalty."""
 
     name = "balanced"
-    rule = staticmethod(slot_balanced)
+    Config = BalancedKnobs
+
+    def slot_rule(self) -> SlotRule:
+        return slot_balanced(self.cfg.balanced_weights, self.cfg.stock_penalty)
 
 
 class SPT(_KeyOrder):
     """2. SPT: nominal estimate W̄(κ, RTX 3090), ties by deadline then submit; SPT slot score."""
 
     name = "spt"
-    rule = staticmethod(slot_spt)
+    Config = SPTSlotKnobs
+
+    def slot_rule(self) -> SlotRule:
+        return slot_spt(self.cfg.spt_weights, self.cfg.stock_penalty)
 
     def key(self, sim: Simulator, j: int) -> tuple:
         return (sim.fleet.wbar[sim.complexity[j]][sim.fleet.nominal_type], sim.deadline[j], sim.submit[j])
@@ -68,7 +82,9 @@ class EDF(_KeyOrder):
     """3. EDF: jobs by deadline (ties: submit); best stock tier, then fastest slot."""
 
     name = "edf"
-    rule = staticmethod(slot_edf)
+
+    def slot_rule(self) -> SlotRule:
+        return slot_edf
 
     def key(self, sim: Simulator, j: int) -> tuple:
         return (sim.deadline[j], sim.submit[j])

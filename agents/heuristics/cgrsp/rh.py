@@ -41,18 +41,32 @@ from typing import Any
 import numpy as np
 
 from agents.heuristics.cgrsp.base import Assignment
+from agents.heuristics.cgrsp.config import RHKnobs
 from agents.heuristics.cgrsp.deadline import _QueueArrays
+from gpu_sched_env.cgrsp.fleet import LOW
+from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.sim import Simulator
+from gpu_sched_env.core.errors import ConfigError
 
 
 class RH(_QueueArrays):
     """9. Rolling horizon with load-gated reservation for tight jobs."""
 
     name = "rh"
+    Config = RHKnobs
+
+    def check(self, params: CGRSPParams) -> None:
+        """RH must keep at least one slot for loose jobs: ``rho_res < c_max``."""
+        r = self.cfg.rho_res
+        if r >= params.c_max:
+            raise ConfigError(
+                f"rho_res = {r!r} must be below c_max = {params.c_max} (RH must keep a slot for loose jobs); "
+                f"allowed: 0..{params.c_max - 1}"
+            )
 
     def reset(self, sim: Simulator, rng: Any = None) -> None:
         super().reset(sim, rng)
-        p, fl = self.params, sim.fleet
+        p, k, fl = self.params, self.cfg, sim.fleet
         fleet_types = set(fl.slot_type)
         e_k = np.array([min(fl.wbar[k][g] for g in fleet_types) for k in range(3)])
         self._e_min = float(e_k.min())
@@ -66,8 +80,8 @@ class RH(_QueueArrays):
         probs = p.complexity_probs
         w_mean = float(np.mean([sum(probs[k] * fl.wbar[k][g] for k in range(3)) for g in fl.slot_type]))
         self.rho = p.arrival_rate * w_mean / p.c_max
-        self.reserve = int(p.rho_res) if self.rho < p.rho_gate else 0
-        wq, wc = p.rh_weights
+        self.reserve = int(k.rho_res) if self.rho < k.rho_gate else 0
+        wq, wc = k.rh_weights
         self._wq_a1, self._wq_a2 = wq * p.alpha1, wq * p.alpha2
         # per slot: W̄ by complexity, cost term by complexity
         self._w_slot = [[fl.wbar[k][g] for k in range(3)] for g in fl.slot_type]
@@ -128,9 +142,9 @@ class RH(_QueueArrays):
         idle_delay = [fl.delay_mean[stock[slot_type[s]]] for s in range(c)]
         free = [False] * c
         t_next = min(t_free, t + 1.0 / self.params.arrival_rate)
-        mode = self.params.rh_defer
+        mode = self.cfg.rh_defer
         for s in idle:
-            if mode == "never" or (mode == "low" and stock[slot_type[s]] != 2):
+            if mode == "never" or (mode == "low" and stock[slot_type[s]] != LOW):
                 free[s] = True
             elif busy_avail and t_next + self._busy_delay(fl, t_next, slot_type[s]) < t + idle_delay[s]:
                 avail[s] = t_next  # defer: re-plan at the next event with a fresh stock draw
@@ -140,7 +154,7 @@ class RH(_QueueArrays):
         if n_free == 0:  # every idle slot deferred: nothing can be committed now
             return []
         order, n_eager, n_tight, complete = self.candidates(sim, t_free, head=16)
-        sp = self.params.stock_penalty
+        sp = self.cfg.stock_penalty
         sp_slot = [sp[stock[slot_type[s]]] for s in range(c)]
         wq_a1, wq_a2, w_slot, c_slot = self._wq_a1, self._wq_a2, self._w_slot, self._c_slot
         reserve = self.reserve

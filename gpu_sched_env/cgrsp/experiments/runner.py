@@ -52,25 +52,28 @@ def sim_fingerprint() -> str:
 
 
 @lru_cache(maxsize=4096)
-def _canonical(day: str, params_json: str) -> str:
-    """Parameters that differ from the day's defaults, so ``c_max=5`` keys like no override."""
+def _canonical(policy: str, day: str, params_json: str) -> str:
+    """Parameters and knobs that differ from their defaults, so ``c_max=5`` keys like no override."""
     from dataclasses import fields
 
     from gpu_sched_env.cgrsp.params import make_params
+    from gpu_sched_env.cgrsp.policies import knob_diff, split_kwargs
 
-    params = json.loads(params_json)
+    params, knobs = split_kwargs(json.loads(params_json), [policy])
     p, base = make_params(day, **params), make_params(day)
     diff = {f.name: getattr(p, f.name) for f in fields(p) if getattr(p, f.name) != getattr(base, f.name)}
+    diff.update(knob_diff(policy, knobs[policy]))
     return json.dumps(diff, sort_keys=True, default=str)
 
 
 def cell_key(policy: str, day: str, seed: int, params: dict[str, Any], version: str | None = None) -> str:
     """Stable key of one simulated day's inputs (and the code version).
 
-    Parameters are compared after validation against the day's defaults: a cell that sets a
-    parameter to its default value is the same cell as one that leaves it out.
+    Parameters (and the policy's knobs) are compared after validation against their
+    defaults: a cell that sets one to its default value is the same cell as one that leaves
+    it out.
     """
-    canon = _canonical(day, json.dumps(params, sort_keys=True, default=str))
+    canon = _canonical(policy, day, json.dumps(params, sort_keys=True, default=str))
     blob = json.dumps(
         {"policy": policy, "day": day, "seed": int(seed), "params": canon, "v": version or sim_fingerprint()},
         sort_keys=True, default=str,
