@@ -15,6 +15,8 @@ Control is inverted so the same simulator serves batch runs and the Gymnasium en
 * :func:`run` loops ``advance`` → ``policy.decide`` → ``assign``.
 
 What a policy may read (public attributes): ``t``, ``waiting`` (job ids in submit order),
+``n_arrived`` (jobs ``0 .. n_arrived - 1`` have arrived), ``dispatched`` (job ids in dispatch
+order: with ``n_arrived`` it lets a policy keep its own view of the queue incrementally),
 ``idle_slots()``, ``stock``, per-job ``submit``/``deadline``/``complexity``/``tight``,
 ``fleet`` (W̄ table, prices, slot types), slot occupancy and :meth:`expected_free`,
 ``params``. Realised run times and provisioning delays are private (``_rt``, ``_start``)
@@ -99,6 +101,7 @@ class Simulator:
         self.slot_busy_time = [0.0] * c  # [s] dispatch→completion, summed
         self.n_idle = c
         self.waiting: dict[int, None] = {}  # insertion-ordered set: submit order
+        self.dispatched: list[int] = []  # job ids in dispatch order
         self.n_arrived = 0
         self.n_completed = 0
         self.t = 0.0
@@ -194,6 +197,7 @@ class Simulator:
         if not (0 <= slot < len(self.slot_job)) or self.slot_job[slot] >= 0:
             raise InvalidActionError(f"slot {slot!r} is not idle at t={self.t:.1f}s; idle slots: {self.idle_slots()}")
         del self.waiting[job]
+        self.dispatched.append(job)
         fl = self.fleet
         g = fl.slot_type[slot]
         lvl = self.stock[g]
