@@ -73,10 +73,11 @@ def best_rate(fn, n_jobs: int, reps: int) -> float:
 def scaling_child(policy: str, n: int) -> None:
     import resource
 
-    t0 = time.perf_counter()
+    simulate(policy, "quiet", 0)  # imports and the policy registry load outside the timing
+    t0, c0 = time.perf_counter(), time.process_time()
     simulate(policy, "hectic", 0, n_jobs=n)
-    dt = time.perf_counter() - t0
-    print(json.dumps({"seconds": dt, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    dt, dc = time.perf_counter() - t0, time.process_time() - c0
+    print(json.dumps({"seconds": dt, "cpu_s": dc, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
 SCALE_SIZES = (1_000, 2_000, 10_000, 20_000, 100_000)
@@ -90,24 +91,33 @@ def run_child(policy: str, n: int) -> dict[str, float]:
 
 
 def scaling(sizes: list[int], reps: int) -> bool:
-    """Print the scaling table (fresh process per run, best of ``reps``); True if targets hold."""
-    print(f"\n== 3. Scaling: hectic-rate day of N jobs (fresh process per run, best of {reps}) ==")
-    print(f"{'policy':11s} " + " ".join(f"{f'{n // 1000}k s':>8s}" for n in sizes) + "  peak MB  20k/2k  100k/1k  ok")
+    """Print the scaling table (fresh process per run, best of ``reps``); True if targets hold.
+
+    Times are CPU seconds of the simulating process (``time.process_time``), which other
+    load on a shared machine disturbs far less than wall time; the wall time of the
+    100 000-job day is printed beside them.
+    """
+    print(f"\n== 3. Scaling: hectic-rate day of N jobs (fresh process per run, best of {reps}; CPU s) ==")
+    big = max(sizes)
+    print(f"{'policy':11s} " + " ".join(f"{f'{n // 1000}k':>8s}" for n in sizes)
+          + f"  {f'{big // 1000}k wall':>9s}  peak MB  20k/2k  100k/1k  ok")
     ok_all = True
     for pol in POLICY_NAMES:
-        best: dict[int, float] = {}
+        cpu: dict[int, float] = {}
+        wall: dict[int, float] = {}
         peak = 0.0
         for n in sizes:
             runs = [run_child(pol, n) for _ in range(reps)]
-            best[n] = min(r["seconds"] for r in runs)
+            cpu[n] = min(r["cpu_s"] for r in runs)
+            wall[n] = min(r["seconds"] for r in runs)
             peak = max(peak, max(r["peak_mb"] for r in runs))
-        g = best[20_000] / best[2_000] if {2_000, 20_000} <= best.keys() else math.nan
-        h = best[100_000] / best[1_000] if {1_000, 100_000} <= best.keys() else math.nan
-        ok = not g > GROWTH_TARGET and not best.get(100_000, 0.0) > T100K_TARGET
+        g = cpu[20_000] / cpu[2_000] if {2_000, 20_000} <= cpu.keys() else math.nan
+        h = cpu[100_000] / cpu[1_000] if {1_000, 100_000} <= cpu.keys() else math.nan
+        ok = not g > GROWTH_TARGET and not cpu.get(100_000, 0.0) > T100K_TARGET
         ok_all &= ok
-        cells = " ".join(f"{best[n]:8.3f}" for n in sizes)
-        print(f"{pol:11s} {cells}  {peak:7.0f}  {g:6.1f}  {h:7.0f}  {'yes' if ok else 'NO'}")
-    print(f"targets: t(20k)/t(2k) ≤ {GROWTH_TARGET:g}, t(100k) ≤ {T100K_TARGET:g} s")
+        cells = " ".join(f"{cpu[n]:8.3f}" for n in sizes)
+        print(f"{pol:11s} {cells}  {wall[big]:9.3f}  {peak:7.0f}  {g:6.1f}  {h:7.0f}  {'yes' if ok else 'NO'}", flush=True)
+    print(f"targets: t(20k)/t(2k) ≤ {GROWTH_TARGET:g}, t(100k) ≤ {T100K_TARGET:g} s (CPU)")
     return ok_all
 
 

@@ -135,6 +135,11 @@ class Simulator:
         j = self.slot_job[slot]
         return j >= 0 and self._start[j] <= self.t
 
+    def start_if_started(self, job: int) -> float:
+        """The realised start [s] of ``job`` once it has happened (``<= t``), else ``inf``."""
+        s = self._start[job]
+        return s if s <= self.t else _INF
+
     def expected_free(self, slot: int) -> float:
         """When ``slot`` is expected to be free [s], from what a scheduler can know.
 

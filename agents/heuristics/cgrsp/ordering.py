@@ -113,7 +113,11 @@ class Random(CGRSPPolicy):
         n = len(jobs)
         while n and idle:
             a, b = self._u.take(2)
-            out.append((jobs.pop(int(a * n)), idle.pop(int(b * len(idle)))))
+            i = int(a * n)
+            # the last draw leaves the list alone; earlier ones take their job out of it
+            j = jobs[i] if n == 1 or len(idle) == 1 else jobs.pop(i)
+            out.append((j, idle.pop(int(b * len(idle)))))
             n -= 1
-        jobs.update(j for j, _ in out)  # still waiting until dispatched (the log removes them)
+        if len(out) > 1:
+            jobs.update(j for j, _ in out[:-1])  # still waiting until dispatched (the log removes them)
         return out
