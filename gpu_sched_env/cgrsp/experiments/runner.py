@@ -31,7 +31,7 @@ from gpu_sched_env.core.io import atomic_write_json, atomic_write_table
 # Modules whose code decides a simulated day's numbers (not the env, rendering, experiments).
 SIM_SOURCES = (
     "gpu_sched_env/cgrsp/api.py", "gpu_sched_env/cgrsp/batch.py", "gpu_sched_env/cgrsp/fleet.py",
-    "gpu_sched_env/cgrsp/params.py", "gpu_sched_env/cgrsp/result.py", "gpu_sched_env/cgrsp/sim.py",
+    "gpu_sched_env/cgrsp/params.py", "gpu_sched_env/cgrsp/policies.py", "gpu_sched_env/cgrsp/result.py", "gpu_sched_env/cgrsp/sim.py",
     "gpu_sched_env/cgrsp/workload.py", "gpu_sched_env/core/events.py", "gpu_sched_env/core/rng.py",
     "agents/heuristics/cgrsp/*.py",
 )
