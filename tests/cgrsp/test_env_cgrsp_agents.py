@@ -49,7 +49,7 @@ def test_heuristic_agent_reproduces_simulate_exactly(policy, action_mode):
     for seed in (0, 1):
         assert_same_jobs(policy, "normal", seed, action_mode)
     assert_same_jobs(policy, "hectic", 3, action_mode, n_jobs=250)
-    assert_same_jobs(policy, "surge", 4, action_mode, n_jobs=300, c_max=3, rho_res=1)
+    assert_same_jobs(policy, "surge", 4, action_mode, n_jobs=300, c_max=3)
 
 
 @pytest.mark.parametrize("action_mode", ["joint", "slot"])
