@@ -5,12 +5,19 @@ Usage::
     .venv/bin/python scripts/bench_env.py                      # hectic day, ~10 s
     .venv/bin/python scripts/bench_env.py --days hectic normal --steps 20000
     .venv/bin/python scripts/bench_env.py --gantt runs/cgrsp_env/gantt_hectic_fifo.png
+    .venv/bin/python scripts/bench_env.py --render             # only ms per rgb_array frame
 
 Every env is built with ``gymnasium.make`` (so each carries Gymnasium's default wrappers)
 and stepped in the same kind of loop: random legal actions (CGRSP: uniform over
 ``info["action_mask"]``; CartPole: ``action_space.sample()``), resetting at episode end.
 The heuristic rows drive the env with :class:`agents.heuristics.cgrsp_agents.HeuristicAgent`.
 The table is written to ``runs/bench_env/bench_env.csv``.
+
+``--render``: ms per ``render_mode="rgb_array"`` frame on a hectic day (seed 42, FIFO, every
+step rendered, as ``RecordVideo`` does) for the incremental renderer, beside the full
+redraw (``render.gantt_figure``) timed on every 25th of the same frames; wall and CPU time
+(the CPU time of this process is less disturbed by other load on the machine). Target:
+≤ 50 ms a frame.
 """
 
 from __future__ import annotations
@@ -77,6 +84,39 @@ def save_gantt(path: Path, day: str, seed: int, policy: str, hours: float) -> No
     print(f"wrote {path}")
 
 
+def bench_render(hours: float, every: int = 25) -> None:
+    """Time rgb_array frames (incremental) and full redraws on the same hectic-day frames."""
+    from gpu_sched_env.cgrsp import render
+
+    env = gym.make("CGRSP-hectic-v0", window=2000, render_mode="rgb_array")
+    agent = HeuristicAgent("fifo", env)
+    obs, _ = env.reset(seed=42)
+    inc: list[tuple[float, float]] = []
+    full: list[tuple[float, float]] = []
+    done = False
+    while not done and env.unwrapped.sim.t < hours * 3600.0:
+        obs, _, done, _, _ = env.step(agent.predict(obs)[0])
+        w0, c0 = time.perf_counter(), time.process_time()
+        env.render()
+        inc.append((time.perf_counter() - w0, time.process_time() - c0))
+        if len(inc) % every == 0:
+            w0, c0 = time.perf_counter(), time.process_time()
+            fig = render.gantt_figure(env.unwrapped.sim)
+            fig.canvas.draw()
+            np.asarray(fig.canvas.buffer_rgba())
+            render.plt.close(fig)
+            full.append((time.perf_counter() - w0, time.process_time() - c0))
+    a, b = 1000 * np.array(inc), 1000 * np.array(full)
+    print(f"rgb_array frames of a hectic day (seed 42, FIFO, {len(inc)} steps to t = {env.unwrapped.sim.t / 3600:.2f} h)")
+    print(f"{'renderer':28s} {'frames':>6s} {'wall mean':>9s} {'wall p95':>8s} {'wall max':>8s} {'CPU mean':>8s} {'CPU p95':>7s}  [ms]")
+    for name, x in (("incremental (env.render)", a), ("full redraw (gantt_figure)", b)):
+        print(f"{name:28s} {len(x):6d} {x[:, 0].mean():9.1f} {np.percentile(x[:, 0], 95):8.1f} {x[:, 0].max():8.1f} "
+              f"{x[:, 1].mean():8.1f} {np.percentile(x[:, 1], 95):7.1f}")
+    print(f"full redraw / incremental (CPU mean): ×{b[:, 1].mean() / a[:, 1].mean():.0f}; "
+          f"target ≤ 50 ms a frame: {'yes' if a[:, 1].mean() <= 50 else 'NO'} (CPU mean), "
+          f"{'yes' if a[:, 0].mean() <= 50 else 'NO'} (wall mean)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--days", nargs="+", default=["hectic"], choices=["quiet", "normal", "hectic", "surge"])
@@ -87,7 +127,12 @@ def main() -> None:
     ap.add_argument("--gantt", type=Path, default=None, help="also save a Gantt PNG of a hectic day (seed 42)")
     ap.add_argument("--gantt-policy", default="fifo", help="heuristic driving the Gantt run")
     ap.add_argument("--gantt-hours", type=float, default=3.0, help="simulated hours drawn in the Gantt PNG")
+    ap.add_argument("--render", action="store_true", help="only time rgb_array frames")
+    ap.add_argument("--render-hours", type=float, default=4.0, help="simulated hours of the rendered run")
     args = ap.parse_args()
+    if args.render:
+        bench_render(args.render_hours)
+        return
     if args.steps < 1:
         ap.error(f"--steps = {args.steps}: must be >= 1")
 

@@ -21,7 +21,8 @@ import pandas as pd
 
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp.batch import run_grid, summarise
-from gpu_sched_env.cgrsp.params import DAY_TYPES, PARAM_NAMES, make_params
+from gpu_sched_env.cgrsp.params import DAY_TYPES, PARAM_NAMES
+from gpu_sched_env.cgrsp.policies import knob_owners, per_policy_kwargs
 from gpu_sched_env.cgrsp.reference import PUBLISHED_HECTIC, check_contract
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.fanout import EXECUTORS
@@ -31,7 +32,8 @@ from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 def parse_param(text: str) -> tuple[str, object]:
     """``name=value`` with a Python-literal value (numbers, tuples); strings stay strings."""
     if "=" not in text:
-        raise ConfigError(f"--param {text!r}: expected NAME=VALUE with NAME one of: {', '.join(PARAM_NAMES)}")
+        raise ConfigError(f"--param {text!r}: expected NAME=VALUE with NAME a simulator parameter ({', '.join(PARAM_NAMES)}) "
+                          f"or a knob of a policy in play ({', '.join(knob_owners())})")
     k, v = text.split("=", 1)
     try:
         val = ast.literal_eval(v)
@@ -79,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--seeds {args.seeds}: must be at least 1")
     try:
         params = dict(parse_param(t) for t in args.param)
-        make_params(args.day, **params)  # validate before fanning out
+        per_policy_kwargs(args.day, params, args.policies)  # validate before fanning out
     except ConfigError as e:
         ap.error(str(e))
 

@@ -26,9 +26,9 @@ FALLBACKS = ("substitute", "wait")
 class _Driver:
     """One policy instance bound to one env's current episode."""
 
-    def __init__(self, name: str, env: Any) -> None:
+    def __init__(self, name: str, env: Any, knobs: dict[str, Any]) -> None:
         self.sim = env.sim
-        self.policy = make_policy(name, env.params)
+        self.policy = make_policy(name, env.params, **knobs)
         self.policy.reset(env.sim, stream(env.run_seed, "cgrsp/policy"))  # as in simulate()
         self.decision = -1
         self.plan: list[tuple[int, int]] = []
@@ -55,10 +55,14 @@ class HeuristicAgent:
         fallback: what to do when the window is smaller than the queue and no planned job
             is in it: ``"substitute"`` (the window's first job on the planned slot) or
             ``"wait"`` (the no-op). See :meth:`action`.
+        **knobs: the policy's knobs (``agents.heuristics.cgrsp.config``, e.g. ``theta=300``
+            for ``spt_rescue``), as in ``simulate(name, ..., **knobs)``; checked when the
+            policy is built for an episode (ConfigError naming the policy's knobs).
     """
 
-    def __init__(self, name: str, env: Any = None, fallback: str = "substitute") -> None:
+    def __init__(self, name: str, env: Any = None, fallback: str = "substitute", **knobs: Any) -> None:
         self.name = check_choice("policy", name, ALL_POLICY_NAMES)
+        self.knobs = knobs
         self.fallback = check_choice("fallback", fallback, FALLBACKS)
         self._drivers: dict[int, _Driver] = {}
         self.env = None
@@ -110,7 +114,7 @@ class HeuristicAgent:
             return []
         drv = self._drivers.get(id(base))
         if drv is None or drv.sim is not base.sim:
-            drv = self._drivers[id(base)] = _Driver(self.name, base)
+            drv = self._drivers[id(base)] = _Driver(self.name, base, self.knobs)
         return list(drv.plan_now())
 
     def predict(self, observation: Any = None, state: Any = None, episode_start: Any = None, deterministic: bool = True) -> tuple[Any, Any]:

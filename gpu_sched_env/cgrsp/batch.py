@@ -29,8 +29,15 @@ def run_grid(
     params: dict[str, Any] | None = None,
     **fanout: Any,
 ) -> pd.DataFrame:
-    """Tidy table: one row per policy × seed (fan-out options as in ``core.fanout``)."""
-    cells = [dict(policy=p, day=day, seed=int(s), **(params or {})) for p in policies for s in seeds]
+    """Tidy table: one row per policy × seed (fan-out options as in ``core.fanout``).
+
+    ``params`` holds simulator parameters and knobs of the policies in play; each policy
+    gets the parameters and its own knobs. Everything is validated before fanning out.
+    """
+    from gpu_sched_env.cgrsp.policies import per_policy_kwargs
+
+    kw = per_policy_kwargs(day, params or {}, policies)
+    cells = [dict(policy=p, day=day, seed=int(s), **kw[p]) for p in policies for s in seeds]
     rows = map_cells(run_cell, cells, **fanout)
     return pd.DataFrame(rows)
 

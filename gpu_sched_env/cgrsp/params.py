@@ -1,4 +1,7 @@
-"""CGRSP parameters: every quantity of spec §1 and the policy knobs of §3, validated.
+"""CGRSP parameters: every quantity of spec §1 (the world), validated.
+
+The heuristics' knobs (spec §3: θ, P, CR*, ρ_res, weights ...) are not here: each policy has
+its own config (``agents.heuristics.cgrsp.config``), so the simulator knows nothing of them.
 
 All times are in seconds, prices in $/h, rates in jobs/s. ``make_params(day, **overrides)``
 is the one way to build a parameter set: unknown names and invalid values raise
@@ -15,7 +18,6 @@ from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, che
 
 COMPLEXITIES = ("low", "medium", "high")
 STOCK_LEVELS = ("High", "Medium", "Low")
-RH_DEFER_MODES = ("expected", "low", "never")
 STOCK_PROCESSES = ("fresh", "markov")
 
 
@@ -50,9 +52,9 @@ DAY_TYPES: dict[str, dict[str, float]] = {
 
 @dataclass(frozen=True)
 class CGRSPParams:
-    """Every simulator and policy parameter (defaults = spec §1 calibrated defaults).
+    """Every simulator parameter (defaults = spec §1 calibrated defaults).
 
-    Attributes are grouped: fleet, stock/provisioning, workload, objective, policy knobs.
+    Attributes are grouped: fleet, stock/provisioning, workload, objective.
     """
 
     # --- fleet ---------------------------------------------------------------------------
@@ -93,24 +95,6 @@ class CGRSPParams:
     # --- objective -----------------------------------------------------------------------
     alpha1: float = 1.0  # per second of wait
     alpha2: float = 10.0  # per missed deadline
-    # --- policy knobs --------------------------------------------------------------------
-    stock_penalty: tuple[float, float, float] = (0.0, 0.2, 1.0)  # sp(High/Medium/Low)
-    spt_weights: tuple[float, float] = (0.7, 0.3)  # (run time, price) in SPT's slot score
-    balanced_weights: tuple[float, float] = (0.8, 0.2)
-    lcf_stock_factor: tuple[float, float, float] = (1.0, 1.05, 1.15)
-    theta: float = 600.0  # [s] rescue laxity threshold (SPT+Rescue, Adaptive)
-    pressure_queue: int = 10  # P: Adaptive switches θ_eff above this queue length
-    theta_pressure: float = 28800.0  # [s] θ_eff under pressure
-    cr_star: float = 3.0  # CADR at-risk critical-ratio bound
-    rho_res: int = 1  # RH slots held back from loose jobs when the gate is open
-    rho_gate: float = 0.95  # RH reserves only while offered load ρ < gate
-    rh_weights: tuple[float, float] = (0.5, 0.5)  # (QoS, cost) in RH's placement score
-    # RH may leave an idle slot for the next re-plan (fresh stock draw): "never" (default, the
-    # spec's literal RH: commit what starts now; keeps RH inside the pack on every day type
-    # and C_max), "expected" when the stock model expects an earlier start that way (lands
-    # the published hectic miss, but re-rolls stock and leaves the pack elsewhere), "low"
-    # only for Low-stock slots
-    rh_defer: str = "never"
 
     # ------------------------------------------------------------------------------------
     def __post_init__(self) -> None:
@@ -190,27 +174,6 @@ def _validate(p: CGRSPParams) -> None:
     check_number("loose_window", p.loose_window, lo=0.0, lo_open=True)
     check_number("alpha1", p.alpha1, lo=0.0)
     check_number("alpha2", p.alpha2, lo=0.0)
-    check_number("theta", p.theta, lo=0.0)
-    check_number("pressure_queue", p.pressure_queue, lo=0, integer=True)
-    check_number("theta_pressure", p.theta_pressure, lo=0.0)
-    check_number("cr_star", p.cr_star, lo=1.0, lo_open=True)
-    check_number("rho_res", p.rho_res, lo=0, integer=True)
-    if p.rho_res >= p.c_max:
-        raise ConfigError(f"rho_res = {p.rho_res!r} must be below c_max = {p.c_max} (RH must keep a slot for loose jobs); allowed: 0..{p.c_max - 1}")
-    check_number("rho_gate", p.rho_gate, lo=0.0)
-    check_choice("rh_defer", p.rh_defer, RH_DEFER_MODES)
-    for name in ("stock_penalty", "lcf_stock_factor"):
-        v = getattr(p, name)
-        if len(v) != 3:
-            raise ConfigError(f"{name} = {v!r}: need 3 values (High, Medium, Low)")
-        for lvl, x in zip(STOCK_LEVELS, v):
-            check_number(f"{name}[{lvl}]", x, lo=0.0)
-    for name in ("spt_weights", "balanced_weights", "rh_weights"):
-        v = getattr(p, name)
-        if len(v) != 2:
-            raise ConfigError(f"{name} = {v!r}: need 2 weights")
-        for x in v:
-            check_number(name, x, lo=0.0)
 
 
 _TUPLE_FIELDS = {f.name for f in fields(CGRSPParams) if "tuple" in str(f.type)}

@@ -16,6 +16,8 @@ Control is inverted so the same simulator serves batch runs and the Gymnasium en
 * :func:`run` loops ``advance`` → ``policy.decide`` → ``assign``.
 
 What a policy may read (public attributes): ``t``, ``waiting`` (job ids in submit order),
+``n_arrived`` (jobs ``0 .. n_arrived - 1`` have arrived), ``dispatched`` (job ids in dispatch
+order: with ``n_arrived`` it lets a policy keep its own view of the queue incrementally),
 ``idle_slots()``, ``stock``, per-job ``submit``/``deadline``/``complexity``/``tight``,
 ``fleet`` (W̄ table, prices, slot types), slot occupancy and :meth:`expected_free`,
 ``params``. Realised run times and provisioning delays are private (``_rt``, ``_start``)
@@ -70,6 +72,7 @@ class Simulator:
         self.slot_busy_time = [0.0] * c  # [s] dispatch→completion, summed
         self.n_idle = c
         self.waiting: dict[int, None] = {}  # insertion-ordered set: submit order
+        self.dispatched: list[int] = []  # job ids in dispatch order
         self.n_arrived = 0
         self.n_completed = 0
         self.t = 0.0
@@ -102,6 +105,11 @@ class Simulator:
         """Whether the job on a busy ``slot`` has finished provisioning (observable)."""
         j = self.slot_job[slot]
         return j >= 0 and self._start[j] <= self.t
+
+    def start_if_started(self, job: int) -> float:
+        """The realised start [s] of ``job`` once it has happened (``<= t``), else ``inf``."""
+        s = self._start[job]
+        return s if s <= self.t else _INF
 
     def expected_free(self, slot: int) -> float:
         """When ``slot`` is expected to be free [s], from what a scheduler can know.
@@ -181,6 +189,7 @@ class Simulator:
         if not (0 <= slot < len(self.slot_job)) or self.slot_job[slot] >= 0:
             raise InvalidActionError(f"slot {slot!r} is not idle at t={self.t:.1f}s; idle slots: {self.idle_slots()}")
         del self.waiting[job]
+        self.dispatched.append(job)
         fl = self.fleet
         g = fl.slot_type[slot]
         lvl = self.stock[g]

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from types import MappingProxyType
 from typing import Any
 
 from gpu_sched_env.core.errors import ConfigError, check_keys
@@ -74,13 +75,22 @@ def load_plugins(scenario: str) -> None:
             _failed[mod] = f"{type(e).__name__}: {e}"
 
 
+_NO_KNOBS: Mapping[str, Any] = MappingProxyType({})
+
+
 @dataclass(frozen=True)
 class PolicyEntry:
-    """One registered policy: ``factory(*args, **knobs)`` builds an instance."""
+    """One registered policy: ``factory(*args, **knobs)`` builds an instance.
+
+    ``knobs`` maps the policy's keyword knobs to their defaults, where the plug-in declares
+    them (CGRSP does: the scenario splits a user's keywords into world parameters and knobs
+    with it, and leaves default knobs out of result keys); empty otherwise.
+    """
 
     name: str
     factory: Callable[..., Any]
     published: bool = True  # False: an extension of ours, kept out of the published tables
+    knobs: Mapping[str, Any] = field(default_factory=lambda: _NO_KNOBS)  # knob name -> default
 
 
 class PolicyRegistry:
@@ -90,9 +100,11 @@ class PolicyRegistry:
         self.scenario = scenario
         self._entries: dict[str, PolicyEntry] = {}
 
-    def register(self, name: str, factory: Callable[..., Any], *, published: bool = True) -> None:
-        """Add (or replace, idempotently) ``name``."""
-        self._entries[name] = PolicyEntry(name, factory, published)
+    def register(
+        self, name: str, factory: Callable[..., Any], *, published: bool = True, knobs: Mapping[str, Any] | None = None
+    ) -> None:
+        """Add (or replace, idempotently) ``name``; ``knobs`` maps its keyword knobs to their defaults."""
+        self._entries[name] = PolicyEntry(name, factory, published, MappingProxyType(dict(knobs or {})))
 
     def _ensure(self) -> None:
         load_plugins(self.scenario)

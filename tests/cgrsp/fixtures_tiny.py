@@ -27,7 +27,7 @@ def tiny_params(slots=("fast", "cheap"), beta=None, **kw):
         c_max=len(slots), slot_types=tuple(slots), slot_pattern=("fast", "cheap"), gpu_types=types,
         runtime_sigma=0.0, tod_bands=((0.0, 1.0),), p_high_cap=1.0, p_medium_cap=1.0,
         delay_high=(0.0, 0.0), delay_medium=(0.0, 0.0), delay_low=(0.0, 0.0),
-        n_jobs=1, arrival_rate=1.0, rho_res=min(1, len(slots) - 1),
+        n_jobs=1, arrival_rate=1.0,
     )
     base.update(kw)
     return make_params("normal", **base)
@@ -45,12 +45,12 @@ def tiny_sim(params, submit, complexity, deadline, tight=None, seed=0) -> Simula
     return Simulator(params, seed, workload=wl)
 
 
-def run_policy(name, sim, **kw):
-    """Run a named heuristic on ``sim`` to the end; returns the simulator."""
+def run_policy(name, sim, **knobs):
+    """Run a named heuristic (with its knobs) on ``sim`` to the end; returns the simulator."""
     from agents.heuristics.cgrsp import make_policy
     from gpu_sched_env.cgrsp.sim import run
     from gpu_sched_env.core.rng import stream
 
-    pol = make_policy(name, sim.params)
+    pol = make_policy(name, sim.params, **knobs)
     pol.reset(sim, stream(sim.seed, "cgrsp/policy"))
     return run(sim, pol)

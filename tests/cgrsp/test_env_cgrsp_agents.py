@@ -29,10 +29,11 @@ def same_summary(a, b):
     return a.keys() == b.keys() and all(a[k] == b[k] or (a[k] != a[k] and b[k] != b[k]) for k in a)
 
 
-def assert_same_jobs(policy, day, seed, action_mode="joint", **params):
-    ref = simulate(policy, day=day, seed=seed, **params)
+def assert_same_jobs(policy, day, seed, action_mode="joint", knobs=None, **params):
+    knobs = knobs or {}
+    ref = simulate(policy, day=day, seed=seed, **params, **knobs)
     env = CGRSPEnv(day=day, window=params.get("n_jobs", 1000), action_mode=action_mode, **params)
-    info, steps = drive(env, HeuristicAgent(policy, env), seed)
+    info, steps = drive(env, HeuristicAgent(policy, env, **knobs), seed)
     got = env.result(policy)
     pd.testing.assert_frame_equal(ref.jobs, got.jobs, check_exact=True)
     assert same_summary({**info["summary"], "policy": policy}, ref.summary())
@@ -49,7 +50,24 @@ def test_heuristic_agent_reproduces_simulate_exactly(policy, action_mode):
     for seed in (0, 1):
         assert_same_jobs(policy, "normal", seed, action_mode)
     assert_same_jobs(policy, "hectic", 3, action_mode, n_jobs=250)
-    assert_same_jobs(policy, "surge", 4, action_mode, n_jobs=300, c_max=3, rho_res=1)
+    assert_same_jobs(policy, "surge", 4, action_mode, n_jobs=300, c_max=3)
+
+
+@pytest.mark.parametrize(
+    "policy, knobs",
+    [("rh", {"rho_res": 2, "rh_defer": "expected"}), ("spt_rescue", {"theta": 300.0}), ("cadr", {"cr_star": 1.5})],
+)
+def test_heuristic_agent_with_knobs_reproduces_simulate(policy, knobs):
+    assert_same_jobs(policy, "hectic", 3, "slot", knobs=knobs, n_jobs=250, c_max=4)
+    default = simulate(policy, day="hectic", seed=3, n_jobs=250, c_max=4)
+    assert not default.jobs.equals(simulate(policy, day="hectic", seed=3, n_jobs=250, c_max=4, **knobs).jobs)
+
+
+def test_heuristic_agent_rejects_a_knob_of_another_policy():
+    env = CGRSPEnv(day="quiet", n_jobs=20)
+    env.reset(seed=0)
+    with pytest.raises(ConfigError, match=r"unknown knobs for policy 'fifo': theta; allowed: none"):
+        HeuristicAgent("fifo", env, theta=300.0).predict(None)
 
 
 @pytest.mark.parametrize("action_mode", ["joint", "slot"])

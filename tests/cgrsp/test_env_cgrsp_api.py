@@ -198,7 +198,6 @@ def test_hand_computed_two_job_day():
         delay_high=(0.0, 0.0),
         delay_medium=(0.0, 0.0),
         delay_low=(0.0, 0.0),
-        rho_res=0,
         tight_fraction=0.0,
         complexity_probs=(1.0, 0.0, 0.0),
         reward_scale=1.0,

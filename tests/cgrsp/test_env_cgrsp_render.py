@@ -6,7 +6,7 @@ import pytest
 from agents.heuristics.cgrsp_agents import HeuristicAgent
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 from gpu_sched_env.cgrsp.render import gantt_frame
-from gpu_sched_env.core.plotting import MISSED
+from gpu_sched_env.core.plotting import MISSED, ON_TIME
 
 
 def run_until(env, policy, hours, seed=42):
@@ -69,3 +69,75 @@ def test_gantt_frame_never_shows_the_future():
     for j in busy:
         if env.sim.realised_starts()[j] > t:
             assert prov[prov.job == j].end.item() == t
+
+
+def _rgb(hex_colour):
+    return np.array([int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)])
+
+
+def test_ansi_columns_align_with_provisioning_medium():
+    from gpu_sched_env.cgrsp.render import ansi
+    from tests.cgrsp.fixtures_tiny import tiny_params, tiny_sim
+
+    p = tiny_params(slots=("fast", "cheap", "fast"), delay_medium=(50.0, 50.0), delay_low=(900.0, 900.0))
+    sim = tiny_sim(p, [0.0, 0.0, 0.0, 0.0], [2, 2, 2, 0], [1e6] * 4)
+    assert sim.advance()
+    sim.stock = [1, 0]  # fast Medium, cheap High (as if drawn so)
+    sim.assign(0, 0)  # provisioning (Medium) for 50 s
+    sim.assign(1, 1)  # High: starts at once
+    text = ansi(sim, np.array([2, 3]), "deadline")
+    rows = text.splitlines()
+    header = next(r for r in rows if r.startswith("slot"))
+    busy = [r for r in rows if "#" in r and ("running" in r or "provisioning" in r)]
+    assert any("provisioning (Medium)" in r for r in busy) and any("running" in r for r in busy)
+    assert {r.index("#") for r in busy} == {header.index("job")}
+    assert {r.index(" min") for r in busy} == {len(max(busy, key=len)) - len(" min")}
+
+
+def test_rgb_array_bars_have_the_colours_of_the_records():
+    env = CGRSPEnv(day="hectic", window=1000, render_mode="rgb_array")
+    agent = HeuristicAgent("fifo", env)
+    obs, _ = env.reset(seed=42)
+    done = False
+    while not done and env.sim.t < 2.5 * 3600:  # a frame at every step, as RecordVideo takes them
+        obs, _, done, _, _ = env.step(agent.predict(obs)[0])
+        img = env.render()
+    from gpu_sched_env.cgrsp.render import _RENDERERS, PROVISIONING, GanttRenderer
+
+    r = _RENDERERS[env.sim]
+    fr = gantt_frame(env.sim)
+    checked = {"run": 0, "provisioning": 0}
+    for row in fr.itertuples():
+        y0, c0 = r.pixel(row.slot, row.begin / 3600)
+        _, c1 = r.pixel(row.slot, row.end / 3600)
+        if c1 - c0 < 6 or (row.kind == "run" and row.tight):
+            continue
+        want = PROVISIONING if row.kind == "provisioning" else (MISSED if row.missed else ON_TIME)
+        assert (img[y0, (c0 + c1) // 2] == _rgb(want)).all(), row
+        checked[row.kind] += 1
+    assert checked["run"] > 100 and checked["provisioning"] > 20
+    # drawn incrementally over 2.5 h of steps = drawn from scratch now (bar edges may differ by a pixel)
+    fresh = GanttRenderer(env.sim).frame(env.sim, r.title.get_text())
+    assert fresh.shape == img.shape
+    assert (fresh != img).any(axis=2).mean() < 0.005
+
+
+def test_record_video_of_a_short_episode(tmp_path):
+    pytest.importorskip("moviepy", reason="gymnasium's RecordVideo writes videos with moviepy (dev extra)")
+    import gymnasium as gym
+    import imageio_ffmpeg
+    from gymnasium.wrappers import RecordVideo
+
+    env = RecordVideo(gym.make("CGRSP-hectic-v0", n_jobs=40, window=40, render_mode="rgb_array"),
+                      str(tmp_path / "videos"), episode_trigger=lambda e: True, disable_logger=True)
+    agent = HeuristicAgent("fifo", env)
+    obs, _ = env.reset(seed=3)
+    steps, done = 0, False
+    while not done:
+        obs, _, done, _, _ = env.step(agent.predict(obs)[0])
+        steps += 1
+    env.close()
+    videos = list((tmp_path / "videos").glob("*.mp4"))
+    assert len(videos) == 1 and videos[0].stat().st_size > 0
+    n_frames, _ = imageio_ffmpeg.count_frames_and_secs(str(videos[0]))
+    assert n_frames == steps + 1  # the reset frame and one per step

@@ -114,7 +114,7 @@ def test_sb3_subproc_vec_env_random_masked_rollout():
 
 
 # ----------------------------------------------------------------------------- termination
-@pytest.mark.parametrize("day, kw", [("quiet", {}), ("normal", {"c_max": 1, "rho_res": 0}), ("hectic", {"n_jobs": 120, "c_max": 3}), ("surge", {"n_jobs": 150})])
+@pytest.mark.parametrize("day, kw", [("quiet", {}), ("normal", {"c_max": 1}), ("hectic", {"n_jobs": 120, "c_max": 3}), ("surge", {"n_jobs": 150})])
 def test_episodes_terminate_under_random_masked_actions(day, kw):
     env = CGRSPEnv(day=day, window=5, **kw)
     n = env.params.n_jobs
@@ -187,7 +187,7 @@ env_configs = st.fixed_dictionaries(
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cfg=env_configs, seed=st.integers(0, 10_000), n_steps=st.integers(0, 120), rng_seed=st.integers(0, 100))
 def test_mask_is_exactly_the_set_of_legal_actions(cfg, seed, n_steps, rng_seed):
-    env = CGRSPEnv(n_jobs=60, rho_res=0, **cfg)
+    env = CGRSPEnv(n_jobs=60, **cfg)
     roll = random_rollout(env, seed=seed, rng_seed=rng_seed, max_steps=n_steps)
     if roll[-1][3]:
         assert not env.action_masks().any()
@@ -207,7 +207,7 @@ def test_mask_is_exactly_the_set_of_legal_actions(cfg, seed, n_steps, rng_seed):
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cfg=env_configs, seed=st.integers(0, 10_000), rng_seed=st.integers(0, 100))
 def test_observations_stay_inside_the_space(cfg, seed, rng_seed):
-    env = CGRSPEnv(n_jobs=80, rho_res=0, **cfg)
+    env = CGRSPEnv(n_jobs=80, **cfg)
     space = env.observation_space
     for _, obs, *_ in random_rollout(env, seed=seed, rng_seed=rng_seed):
         for k, v in obs.items():

@@ -111,15 +111,3 @@ def test_stock_model_probabilities():
     rng = np.random.default_rng(0)
     levels = np.array([fl.stock_levels(5 * 3600.0, list(rng.random(4)))[i3090] for _ in range(20000)])
     assert np.bincount(levels, minlength=3) / levels.size == pytest.approx([0.25, 0.375, 0.375], abs=0.015)
-
-
-@pytest.mark.parametrize("day", ["surge", "hectic", "normal"])
-def test_rh_prefix_ordering_equals_full_ordering(day, monkeypatch):
-    """RH orders only a prefix of the queue when it can; the records must not change."""
-    from agents.heuristics.cgrsp.rh import RH
-
-    fast = simulate("rh", day, 4, n_jobs=300).jobs
-    full_candidates = RH.candidates
-    monkeypatch.setattr(RH, "candidates", lambda self, sim, t_free, head=0: full_candidates(self, sim, t_free, 0))
-    slow = simulate("rh", day, 4, n_jobs=300).jobs
-    pd.testing.assert_frame_equal(fast, slow)

@@ -111,7 +111,7 @@ def test_spt_rescue_urgent_job_jumps_the_queue():
     assert rescue.dispatch[2] < rescue.dispatch[1]
     assert spt.dispatch[1] < spt.dispatch[2]
     # with θ = 60 the job is no longer urgent: SPT order again
-    calm = run_policy("spt_rescue", tiny_sim(tiny_params(slots=("fast",), theta=60.0), *args))
+    calm = run_policy("spt_rescue", tiny_sim(p, *args), theta=60.0)
     assert calm.dispatch[1] < calm.dispatch[2]
 
 
@@ -134,9 +134,9 @@ def test_random_policy_is_seeded_and_legal():
     assert all(math.isfinite(c) for c in a.completion)
 
 
-def _decision_sim(mode, low_delay=1000.0):
+def _decision_sim(low_delay=1000.0):
     """Two slots: slot 0 busy until t = 10 (job0), slot 1 idle and (forced) Low at t = 1."""
-    p = tiny_params(delay_low=(low_delay, low_delay), delay_medium=(50.0, 50.0), rh_defer=mode)
+    p = tiny_params(delay_low=(low_delay, low_delay), delay_medium=(50.0, 50.0))
     sim = tiny_sim(p, [0.0, 1.0], [0, 0], [LOOSE, LOOSE])
     assert sim.advance()
     sim.assign(0, 0)  # job0 on fast slot 0 at t = 0 → busy until 10
@@ -150,14 +150,14 @@ def test_rh_defers_a_low_stock_idle_slot_to_the_next_replan():
     # re-plan at t_next = min(t_free = 10, t + 1/λ = 2) = 2 with the stock model's expected
     # delay for 'cheap' (β = 1 → High, 0 s) starts it at 2 s. RH defers; with 'never' it commits.
     for mode, expect in (("expected", []), ("low", []), ("never", [(1, 1)])):
-        sim = _decision_sim(mode)
-        pol = make_policy("rh", sim.params)
+        sim = _decision_sim()
+        pol = make_policy("rh", sim.params, rh_defer=mode)
         pol.reset(sim)
         assert pol.decide(sim) == expect, mode
 
 
 def test_rh_commits_when_dispatching_now_is_better():
-    sim = _decision_sim("expected", low_delay=0.0)  # Low costs nothing here → commit now
+    sim = _decision_sim(low_delay=0.0)  # Low costs nothing here → commit now
     pol = make_policy("rh", sim.params)
     pol.reset(sim)
     assert pol.decide(sim) == [(1, 1)]

@@ -1,13 +1,15 @@
 """The CGRSP heuristics (spec §3): ten published policies plus the CADR-OO ablation.
 
-Importing this package registers every policy in
+Importing this package registers every policy, with its knobs and their defaults, in
 :data:`gpu_sched_env.cgrsp.policies.POLICIES` (the ``cgrsp`` entry point of the
-``gpu_sched_env.policies`` group), where the simulator resolves names. ``POLICIES`` maps each
-public name to its class; :func:`make_policy` builds one with a clear error for an unknown
-name.
+``gpu_sched_env.policies`` group), where the simulator resolves names. ``POLICIES`` here maps
+each published name to its class; :func:`make_policy` builds one with its knobs and a clear
+error for an unknown name or knob.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from agents.heuristics.cgrsp.base import CGRSPPolicy
 from agents.heuristics.cgrsp.deadline import CADR, CADROO, Adaptive, SPTRescue
@@ -26,15 +28,20 @@ POLICY_NAMES: tuple[str, ...] = tuple(POLICIES)  # the published ten + CADR-OO
 EXTENSIONS: dict[str, type[CGRSPPolicy]] = {cls.name: cls for cls in (EDFDeferLow,)}
 ALL_POLICY_NAMES: tuple[str, ...] = POLICY_NAMES + tuple(EXTENSIONS)
 
-for _name, _cls in POLICIES.items():
-    REGISTRY.register(_name, _cls)
-for _name, _cls in EXTENSIONS.items():
-    REGISTRY.register(_name, _cls, published=False)
+for _cls in POLICIES.values():
+    REGISTRY.register(_cls.name, _cls, knobs=_cls.Config.defaults())
+for _cls in EXTENSIONS.values():
+    REGISTRY.register(_cls.name, _cls, published=False, knobs=_cls.Config.defaults())
 
 
-def make_policy(name: str, params: CGRSPParams) -> CGRSPPolicy:
-    """A fresh policy instance by name (published or extension)."""
-    return REGISTRY.make(name, params)
+def make_policy(name: str, params: CGRSPParams, **knobs: Any) -> CGRSPPolicy:
+    """A fresh policy instance by name (published or extension) with its knobs.
+
+    Raises:
+        ConfigError: unknown name, a knob the policy does not have (naming its knobs), an
+            invalid knob value, or one the world rejects (RH's ``rho_res`` ≥ ``c_max``).
+    """
+    return REGISTRY.make(name, params, **knobs)
 
 
 __all__ = ["ALL_POLICY_NAMES", "EXTENSIONS", "POLICIES", "POLICY_NAMES", "CGRSPPolicy", "make_policy"]

@@ -1,6 +1,7 @@
 """Shared machinery of the CGRSP heuristics: the protocol, slot-choice rules, job orders.
 
-A policy is called at every decision point with the simulator (read-only by contract: it
+Slot rules are ``rule(sim, job, idle) -> slot``; those with knobs are built from them
+(``slot_spt(weights, penalty)``). A policy is called at every decision point with the simulator (read-only by contract: it
 uses only what a scheduler can know, see :mod:`gpu_sched_env.cgrsp.sim`) and returns an
 ordered list of ``(job, idle slot)`` assignments. Jobs are picked in the policy's order and
 each is placed, in turn, on the best slot still idle for it.
@@ -12,6 +13,7 @@ import heapq
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from agents.heuristics.cgrsp.config import Knobs, NoKnobs
 from gpu_sched_env.cgrsp.fleet import LOW
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.sim import Simulator
@@ -20,12 +22,24 @@ Assignment = tuple[int, int]
 
 
 class CGRSPPolicy:
-    """Base class: ``reset`` once per run, ``decide`` at every decision point."""
+    """Base class: built for a world and knobs, ``reset`` once per run, ``decide`` at every decision point.
+
+    Args:
+        params: the simulator's parameters (the world).
+        **knobs: fields of the policy's :attr:`Config`; unknown or invalid ones raise
+            ConfigError naming the knob and what is allowed.
+    """
 
     name = "base"
+    Config: type[Knobs] = NoKnobs
 
-    def __init__(self, params: CGRSPParams) -> None:
+    def __init__(self, params: CGRSPParams, **knobs: Any) -> None:
         self.params = params
+        self.cfg = self.Config.build(self.name, **knobs)
+        self.check(params)
+
+    def check(self, params: CGRSPParams) -> None:
+        """Knob checks that need the world (raise ConfigError); none by default."""
 
     def reset(self, sim: Simulator, rng: Any = None) -> None:
         """Start a run on ``sim``; ``rng`` is the run's policy stream (used by Random)."""
@@ -42,22 +56,25 @@ class CGRSPPolicy:
 SlotRule = Callable[[Simulator, int, list[int]], int]
 
 
-def slot_spt(sim: Simulator, job: int, idle: list[int]) -> int:
-    """SPT score: 0.7·W̄/W̄_min + 0.3·price/price_min + sp(stock), minima over idle slots."""
-    fl = sim.fleet
-    w_row = fl.wbar[sim.complexity[job]]
-    types = [fl.slot_type[s] for s in idle]
-    w_min = min(w_row[g] for g in types)
-    p_min = min(fl.price_per_s[g] for g in types) or 1.0
-    ww, wp = sim.params.spt_weights
-    sp = sim.params.stock_penalty
-    stock = sim.stock
-    best, best_v = idle[0], float("inf")
-    for s, g in zip(idle, types):
-        v = ww * w_row[g] / w_min + wp * fl.price_per_s[g] / p_min + sp[stock[g]]
-        if v < best_v:
-            best, best_v = s, v
-    return best
+def slot_spt(weights: tuple[float, float], sp: tuple[float, float, float]) -> SlotRule:
+    """SPT score ww·W̄/W̄_min + wp·price/price_min + sp(stock), minima over the idle slots."""
+    ww, wp = weights
+
+    def rule(sim: Simulator, job: int, idle: list[int]) -> int:
+        fl = sim.fleet
+        w_row = fl.wbar[sim.complexity[job]]
+        types = [fl.slot_type[s] for s in idle]
+        w_min = min(w_row[g] for g in types)
+        p_min = min(fl.price_per_s[g] for g in types) or 1.0
+        stock = sim.stock
+        best, best_v = idle[0], float("inf")
+        for s, g in zip(idle, types):
+            v = ww * w_row[g] / w_min + wp * fl.price_per_s[g] / p_min + sp[stock[g]]
+            if v < best_v:
+                best, best_v = s, v
+        return best
+
+    return rule
 
 
 def slot_edf(sim: Simulator, job: int, idle: list[int]) -> int:
@@ -68,29 +85,35 @@ def slot_edf(sim: Simulator, job: int, idle: list[int]) -> int:
     return min(idle, key=lambda s: (stock[fl.slot_type[s]], w_row[fl.slot_type[s]], s))
 
 
-def slot_lcf(sim: Simulator, job: int, idle: list[int]) -> int:
-    """Minimise price·W̄·f(stock), f = 1.0/1.05/1.15."""
-    fl = sim.fleet
-    w_row = fl.wbar[sim.complexity[job]]
-    f = sim.params.lcf_stock_factor
-    stock = sim.stock
-    return min(idle, key=lambda s: (fl.price_per_s[fl.slot_type[s]] * w_row[fl.slot_type[s]] * f[stock[fl.slot_type[s]]], s))
+def slot_lcf(f: tuple[float, float, float]) -> SlotRule:
+    """Minimise price·W̄·f(stock) (default f = 1.0/1.05/1.15)."""
+
+    def rule(sim: Simulator, job: int, idle: list[int]) -> int:
+        fl = sim.fleet
+        w_row = fl.wbar[sim.complexity[job]]
+        stock = sim.stock
+        return min(idle, key=lambda s: (fl.price_per_s[fl.slot_type[s]] * w_row[fl.slot_type[s]] * f[stock[fl.slot_type[s]]], s))
+
+    return rule
 
 
-def slot_balanced(sim: Simulator, job: int, idle: list[int]) -> int:
-    """Minimise 0.8·W̄/W̄_max(job, fleet) + 0.2·price/price_max(fleet) + sp(stock)."""
-    fl = sim.fleet
-    w_row = fl.wbar[sim.complexity[job]]
-    fleet_types = set(fl.slot_type)
-    w_max = max(w_row[g] for g in fleet_types)
-    p_max = max(fl.price_per_s[g] for g in fleet_types) or 1.0
-    ww, wp = sim.params.balanced_weights
-    sp = sim.params.stock_penalty
-    stock = sim.stock
-    return min(
-        idle,
-        key=lambda s: (ww * w_row[fl.slot_type[s]] / w_max + wp * fl.price_per_s[fl.slot_type[s]] / p_max + sp[stock[fl.slot_type[s]]], s),
-    )
+def slot_balanced(weights: tuple[float, float], sp: tuple[float, float, float]) -> SlotRule:
+    """Minimise ww·W̄/W̄_max(job, fleet) + wp·price/price_max(fleet) + sp(stock) (0.8, 0.2 by default)."""
+    ww, wp = weights
+
+    def rule(sim: Simulator, job: int, idle: list[int]) -> int:
+        fl = sim.fleet
+        w_row = fl.wbar[sim.complexity[job]]
+        fleet_types = set(fl.slot_type)
+        w_max = max(w_row[g] for g in fleet_types)
+        p_max = max(fl.price_per_s[g] for g in fleet_types) or 1.0
+        stock = sim.stock
+        return min(
+            idle,
+            key=lambda s: (ww * w_row[fl.slot_type[s]] / w_max + wp * fl.price_per_s[fl.slot_type[s]] / p_max + sp[stock[fl.slot_type[s]]], s),
+        )
+
+    return rule
 
 
 def slot_first(sim: Simulator, job: int, idle: list[int]) -> int:

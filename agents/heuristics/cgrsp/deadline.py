@@ -1,7 +1,13 @@
 """Deadline-aware heuristics: SPT+Rescue, Adaptive, CADR and CADR-OO (spec §3, 7, 8, 10, 11).
 
-SPT+Rescue and Adaptive use laxity against the *idle* slots, which changes with the idle set,
-so they classify the waiting queue with NumPy at each decision (O(queue) per decision).
+SPT+Rescue and Adaptive use laxity against the *idle* slots, L = d − t − m_κ with m_κ the
+smallest W̄ of complexity κ over the idle slots. Within one complexity class L is monotone
+in the deadline, so every laxity tier of the class is a run of its deadline order: the
+waiting jobs are kept in one sorted list per class (:class:`~.queues.Groups`) and a decision
+reads each list from the front only as far as it needs (at most k jobs per tier for k idle
+slots), O(k log Q) instead of classifying the whole queue. Adaptive's hopeless tier
+(L < 0) can grow without bound, so jobs that are hopeless under every idle set from now on
+(L < 0 even against the fleet's fastest type; t only grows) move to a list of their own.
 CADR's tiers depend only on static keys (x = d − e, y = d − CR*·e) and move one way
 (safe → at-risk → doomed), so it keeps them incrementally in heaps (O(log queue)).
 """
@@ -9,73 +15,80 @@ CADR's tiers depend only on static keys (x = d − e, y = d − CR*·e) and move
 from __future__ import annotations
 
 import heapq
+from itertools import islice
 from typing import Any
-
-import numpy as np
 
 from agents.heuristics.cgrsp.base import (
     Assignment,
     CGRSPPolicy,
+    SlotRule,
     place_in_order,
     slot_cadr,
     slot_edf,
     slot_spt,
 )
+from agents.heuristics.cgrsp.config import AdaptiveKnobs, CADRKnobs, CADROOKnobs, RescueKnobs
+from agents.heuristics.cgrsp.queues import Groups, Key
 from gpu_sched_env.cgrsp.sim import Simulator
 
+N_CLASSES = 3  # complexity low / medium / high
 
-class QueueArrays(CGRSPPolicy):
-    """Vectorised view of the waiting queue (deadline, complexity, submit, SPT estimate)."""
+
+class _LaxityTiers(CGRSPPolicy):
+    """Waiting jobs in one deadline-ordered list per complexity class, and the SPT slot rule."""
 
     def reset(self, sim: Simulator, rng: Any = None) -> None:
-        wl = sim.workload
-        self._d = wl.deadline
-        self._cx = wl.complexity
-        self._sub = wl.submit
-        nominal = np.array([row[sim.fleet.nominal_type] for row in sim.fleet.wbar])
-        self._est = nominal[wl.complexity]
-
-    def _waiting(self, sim: Simulator) -> np.ndarray:
-        return np.fromiter(sim.waiting, dtype=np.int64, count=len(sim.waiting))
-
-    def _laxity(self, sim: Simulator, ids: np.ndarray, idle: list[int]) -> np.ndarray:
-        """L = d − t − min over idle slots of W̄(κ, g)."""
         fl = sim.fleet
-        m = np.array([min(fl.wbar[k][fl.slot_type[s]] for s in idle) for k in range(3)])
-        return self._d[ids] - sim.t - m[self._cx[ids]]
+        self._est = [row[fl.nominal_type] for row in fl.wbar]  # [s] SPT estimate per class
+        self._slot_spt = slot_spt(self.cfg.spt_weights, self.cfg.stock_penalty)
+        cx = sim.complexity
+        self._q = Groups(N_CLASSES + 1, sim.n_jobs, cx.__getitem__)  # + Adaptive's hopeless list
 
-    def _by_deadline(self, ids: np.ndarray, k: int) -> list[int]:
-        if ids.size == 0 or k <= 0:
-            return []
-        if ids.size > 4 * k:  # only the first k matter: partial sort first
-            part = np.argpartition(self._d[ids], k - 1)[:k]
-            ids = ids[part]
-        order = np.lexsort((self._sub[ids], self._d[ids]))
-        return ids[order[:k]].tolist()
-
-    def _by_spt(self, ids: np.ndarray, k: int) -> list[int]:
-        if ids.size == 0 or k <= 0:
-            return []
-        order = np.lexsort((self._sub[ids], self._d[ids], self._est[ids]))
-        return ids[order[:k]].tolist()
+    def _m(self, sim: Simulator, idle: list[int]) -> list[float]:
+        """m_κ = min over idle slots of W̄(κ, g), per class."""
+        fl = sim.fleet
+        return [min(fl.wbar[k][fl.slot_type[s]] for s in idle) for k in range(N_CLASSES)]
 
 
-class SPTRescue(QueueArrays):
+def _ids(keys: list, k: int) -> list[int]:
+    """Job ids of the first ``k`` keys in sorted order."""
+    keys.sort()
+    return [e[-1] for e in keys[: max(k, 0)]]
+
+
+class SPTRescue(_LaxityTiers):
     """7. SPT+Rescue: urgent tier (laxity < θ) by deadline first, the rest in SPT order; SPT slot."""
 
     name = "spt_rescue"
+    Config = RescueKnobs
 
     def decide(self, sim: Simulator) -> list[Assignment]:
         idle = sim.idle_slots()
-        k = len(idle)
-        ids = self._waiting(sim)
-        urgent = self._laxity(sim, ids, idle) < self.params.theta
-        order = self._by_deadline(ids[urgent], k)
-        order += self._by_spt(ids[~urgent], k - len(order))
-        return place_in_order(sim, order, slot_spt)
+        k, t, theta = len(idle), sim.t, self.cfg.theta
+        lists = self._q.sync(sim)
+        m = self._m(sim, idle)
+        urgent: list[Key] = []
+        rest: list[tuple] = []  # (SPT estimate, d, submit, j)
+        for c in range(N_CLASSES):
+            mc, est = m[c], self._est[c]
+            nu = nr = 0
+            for key in lists[c]:  # deadline order: urgent jobs first, then the rest
+                if (key[0] - t) - mc < theta:
+                    urgent.append(key)
+                    nu += 1
+                    if nu == k:
+                        break
+                else:
+                    rest.append((est, *key))
+                    nr += 1
+                    if nr == k:
+                        break
+        order = _ids(urgent, k)
+        order += _ids(rest, k - len(order))
+        return place_in_order(sim, order, self._slot_spt)
 
 
-class Adaptive(QueueArrays):
+class Adaptive(_LaxityTiers):
     """8. Adaptive: θ_eff = θ_pressure when the queue exceeds P, else θ.
 
     Tiers: critical (0 ≤ L < θ_eff) by deadline → fastest reliable slot (best stock tier,
@@ -84,21 +97,51 @@ class Adaptive(QueueArrays):
     """
 
     name = "adaptive"
+    Config = AdaptiveKnobs
+
+    def reset(self, sim: Simulator, rng: Any = None) -> None:
+        super().reset(sim, rng)
+        self._m_fast = list(sim.fleet.fastest_wbar)
 
     def decide(self, sim: Simulator) -> list[Assignment]:
-        p = self.params
+        p = self.cfg
         idle = sim.idle_slots()
-        k = len(idle)
-        ids = self._waiting(sim)
-        theta_eff = p.theta_pressure if ids.size > p.pressure_queue else p.theta
-        lax = self._laxity(sim, ids, idle)
-        hopeless = lax < 0
-        critical = ~hopeless & (lax < theta_eff)
-        crit = self._by_deadline(ids[critical], k)
-        rest = self._by_spt(ids[~hopeless & ~critical], k - len(crit))
-        rest += self._by_deadline(ids[hopeless], k - len(crit) - len(rest))
-        out = place_in_order(sim, crit, slot_edf, idle)  # consumes the slots it gives out
-        return out + place_in_order(sim, rest, slot_spt, idle)
+        k, t = len(idle), sim.t
+        theta_eff = p.theta_pressure if len(sim.waiting) > p.pressure_queue else p.theta
+        lists = self._q.sync(sim)
+        for c in range(N_CLASSES):  # hopeless for good: L < 0 even on the fastest type
+            lst, mf = lists[c], self._m_fast[c]
+            while lst and (lst[0][0] - t) - mf < 0:
+                self._q.move_head(c, N_CLASSES)
+        m = self._m(sim, idle)
+        crit: list[Key] = []
+        safe: list[tuple] = []  # (SPT estimate, d, submit, j)
+        hopeless: list[Key] = []
+        for c in range(N_CLASSES):
+            mc, est = m[c], self._est[c]
+            nc = ns = 0
+            for key in lists[c]:  # deadline order: hopeless now, critical, then safe
+                lax = (key[0] - t) - mc
+                if lax < 0:
+                    hopeless.append(key)
+                elif lax < theta_eff:
+                    crit.append(key)
+                    nc += 1
+                    if nc == k:
+                        break
+                else:
+                    safe.append((est, *key))
+                    ns += 1
+                    if ns == k:
+                        break
+        crit_ids = _ids(crit, k)
+        rest = _ids(safe, k - len(crit_ids))
+        need = k - len(crit_ids) - len(rest)
+        if need > 0:
+            hopeless += islice(lists[N_CLASSES], need)
+            rest += _ids(hopeless, need)
+        out = place_in_order(sim, crit_ids, slot_edf, idle)  # consumes the slots it gives out
+        return out + place_in_order(sim, rest, self._slot_spt, idle)
 
 
 class CADR(CGRSPPolicy):
@@ -109,9 +152,14 @@ class CADR(CGRSPPolicy):
     """
 
     name = "cadr"
-    slot_rule = staticmethod(slot_cadr)
+    Config: type[CADRKnobs] = CADRKnobs
+
+    def slot_rule(self) -> SlotRule:
+        """The slot rule, bound to this policy's knobs."""
+        return slot_cadr
 
     def reset(self, sim: Simulator, rng: Any = None) -> None:
+        self._rule = self.slot_rule()
         self._e = list(sim.fleet.fastest_wbar)
         self._seen = 0
         self._y: list[tuple[float, int]] = []  # safe jobs keyed by y = d − CR*·e
@@ -123,7 +171,7 @@ class CADR(CGRSPPolicy):
 
     def _sync(self, sim: Simulator) -> None:
         t, d, sub, cx, waiting = sim.t, sim.deadline, sim.submit, sim.complexity, sim.waiting
-        cr = self.params.cr_star
+        cr = self.cfg.cr_star
         for tier, e in self._held:  # handed out last time but not dispatched: put back
             if e[-1] in waiting:
                 heapq.heappush((self._safe, self._risk, self._doomed)[tier], e)
@@ -164,11 +212,14 @@ class CADR(CGRSPPolicy):
         return out
 
     def decide(self, sim: Simulator) -> list[Assignment]:
-        return place_in_order(sim, self.order(sim, sim.n_idle), self.slot_rule)
+        return place_in_order(sim, self.order(sim, sim.n_idle), self._rule)
 
 
 class CADROO(CADR):
     """11. CADR-OO (ablation): CADR's ordering with SPT's fastest-slot placement."""
 
     name = "cadr_oo"
-    slot_rule = staticmethod(slot_spt)
+    Config = CADROOKnobs
+
+    def slot_rule(self) -> SlotRule:
+        return slot_spt(self.cfg.spt_weights, self.cfg.stock_penalty)

@@ -8,6 +8,7 @@ from agents.heuristics.cgrsp.base import (
     Assignment,
     CGRSPPolicy,
     HeapOrder,
+    SlotRule,
     place_in_order,
     slot_balanced,
     slot_edf,
@@ -15,19 +16,24 @@ from agents.heuristics.cgrsp.base import (
     slot_lcf,
     slot_spt,
 )
+from agents.heuristics.cgrsp.config import BalancedKnobs, LCFKnobs, SPTSlotKnobs
+from agents.heuristics.cgrsp.queues import WaitingIds
 from gpu_sched_env.cgrsp.sim import Simulator
 from gpu_sched_env.core.rng import ChunkedUniforms
 
 
 class _KeyOrder(CGRSPPolicy):
-    """Jobs by a static key kept in a heap (O(log queue) per decision); placed by ``rule``."""
+    """Jobs by a static key kept in a heap (O(log queue) per decision); placed by :meth:`slot_rule`."""
 
-    rule = staticmethod(slot_first)
+    def slot_rule(self) -> SlotRule:
+        """The slot rule, bound to this policy's knobs."""
+        return slot_first
 
     def key(self, sim: Simulator, j: int) -> tuple:
         return (sim.submit[j],)
 
     def reset(self, sim: Simulator, rng: Any = None) -> None:
+        self.rule = self.slot_rule()
         self._order = HeapOrder(lambda j: self.key(sim, j))
 
     def decide(self, sim: Simulator) -> list[Assignment]:
@@ -45,21 +51,30 @@ class LCF(_KeyOrder):
     """4. Least-cost-first: jobs by submit time; slot minimising price·W̄·f(stock)."""
 
     name = "lcf"
-    rule = staticmethod(slot_lcf)
+    Config = LCFKnobs
+
+    def slot_rule(self) -> SlotRule:
+        return slot_lcf(self.cfg.lcf_stock_factor)
 
 
 class Balanced(_KeyOrder):
     """5. Balanced: jobs by submit time; slot by 0.8·speed + 0.2·price + stock penalty."""
 
     name = "balanced"
-    rule = staticmethod(slot_balanced)
+    Config = BalancedKnobs
+
+    def slot_rule(self) -> SlotRule:
+        return slot_balanced(self.cfg.balanced_weights, self.cfg.stock_penalty)
 
 
 class SPT(_KeyOrder):
     """2. SPT: nominal estimate W̄(κ, RTX 3090), ties by deadline then submit; SPT slot score."""
 
     name = "spt"
-    rule = staticmethod(slot_spt)
+    Config = SPTSlotKnobs
+
+    def slot_rule(self) -> SlotRule:
+        return slot_spt(self.cfg.spt_weights, self.cfg.stock_penalty)
 
     def key(self, sim: Simulator, j: int) -> tuple:
         return (sim.fleet.wbar[sim.complexity[j]][sim.fleet.nominal_type], sim.deadline[j], sim.submit[j])
@@ -69,14 +84,20 @@ class EDF(_KeyOrder):
     """3. EDF: jobs by deadline (ties: submit); best stock tier, then fastest slot."""
 
     name = "edf"
-    rule = staticmethod(slot_edf)
+
+    def slot_rule(self) -> SlotRule:
+        return slot_edf
 
     def key(self, sim: Simulator, j: int) -> tuple:
         return (sim.deadline[j], sim.submit[j])
 
 
 class Random(CGRSPPolicy):
-    """6. Random: a uniformly random waiting job to a uniformly random idle slot, repeatedly."""
+    """6. Random: a uniformly random waiting job to a uniformly random idle slot, repeatedly.
+
+    The waiting ids are kept in submit order in a sorted list, so drawing the i-th waiting
+    job costs O(log queue) instead of copying the queue at every decision.
+    """
 
     name = "random"
 
@@ -84,12 +105,20 @@ class Random(CGRSPPolicy):
         if rng is None:
             raise ValueError("Random policy needs the run's policy stream (rng)")
         self._u = ChunkedUniforms(rng)
+        self._waiting = WaitingIds()
 
     def decide(self, sim: Simulator) -> list[Assignment]:
-        jobs = list(sim.waiting)
+        jobs = self._waiting.sync(sim)
         idle = sim.idle_slots()
         out: list[Assignment] = []
-        while jobs and idle:
+        n = len(jobs)
+        while n and idle:
             a, b = self._u.take(2)
-            out.append((jobs.pop(int(a * len(jobs))), idle.pop(int(b * len(idle)))))
+            i = int(a * n)
+            # the last draw leaves the list alone; earlier ones take their job out of it
+            j = jobs[i] if n == 1 or len(idle) == 1 else jobs.pop(i)
+            out.append((j, idle.pop(int(b * len(idle)))))
+            n -= 1
+        if len(out) > 1:
+            jobs.update(j for j, _ in out[:-1])  # still waiting until dispatched (the log removes them)
         return out

@@ -35,40 +35,77 @@ Anticipation: offered load ρ = λ·W̄_mean / C_max (W̄_mean averaged over the
 and the slots). While ρ < gate, ``rho_res`` idle slots are held back from loose jobs, and
 waiting tight jobs are dispatched eagerly (first, onto their best idle slot). RH knows λ
 and the deadline mix, never the future jobs themselves.
+
+Data structures: x_j = d − e_j is static, so hopeless (x < t) is for good and the other tiers
+are runs of the deadline order within a complexity class (e is one value per class). The
+waiting jobs live in sorted lists (:class:`~.queues.Groups`): per class for tight jobs
+(eager, while reserving) and for the others, plus two hopeless lists (tight, loose). A
+decision merges the lists lazily in RH order and reads only as far as its placement loop
+goes; once only reserved slots are left it jumps straight to the tight jobs still waiting
+(the only ones that may use them). The order is the one the O(queue) classification gave:
+``tests/cgrsp/test_incremental_policies.py`` checks it decision by decision.
 """
 
 from __future__ import annotations
 
+from heapq import merge
+from itertools import dropwhile, takewhile
 from typing import Any
 
 import numpy as np
 
-from agents.heuristics.cgrsp.base import Assignment
-from agents.heuristics.cgrsp.deadline import QueueArrays
+from agents.heuristics.cgrsp.base import Assignment, CGRSPPolicy
+from agents.heuristics.cgrsp.config import RHKnobs
+from agents.heuristics.cgrsp.queues import Groups
 from gpu_sched_env.cgrsp.fleet import HIGH, LOW, MEDIUM
+from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.sim import Simulator
+from gpu_sched_env.core.errors import ConfigError
+
+# group indices: EAGER + κ tight jobs (while reserving), OTHER + κ the rest, then hopeless
+EAGER, OTHER, HOPELESS_TIGHT, HOPELESS = 0, 3, 6, 7
 
 
-class RH(QueueArrays):
+def _merged(sources: list) -> Any:
+    """Sorted merge of sorted iterables (the lone non-empty one is read directly)."""
+    if len(sources) == 1:
+        return iter(sources[0])
+    return merge(*sources)
+
+
+class RH(CGRSPPolicy):
     """9. Rolling horizon with load-gated reservation for tight jobs."""
 
     name = "rh"
+    Config = RHKnobs
+    # The O(queue) version this replaced treated every candidate as an eager tight job (its
+    # eager list aliased the whole order): RH then places jobs on idle slots only, in RH
+    # order, never plans on busy slots and never holds slots back; ρ_res only moves waiting
+    # tight jobs to the front. The published calibration (docs/results.md) was measured so,
+    # and results must stay identical, so this stays True until that is decided; False gives
+    # the documented rolling horizon (placement on busy slots, reserved slots), tested
+    # against its own reference in tests/cgrsp/test_incremental_policies.py.
+    all_eager = True
+
+    def check(self, params: CGRSPParams) -> None:
+        """RH must keep at least one slot for loose jobs: ``rho_res < c_max``."""
+        r = self.cfg.rho_res
+        if r >= params.c_max:
+            raise ConfigError(
+                f"rho_res = {r!r} must be below c_max = {params.c_max} (RH must keep a slot for loose jobs); "
+                f"allowed: 0..{params.c_max - 1}"
+            )
 
     def reset(self, sim: Simulator, rng: Any = None) -> None:
-        super().reset(sim, rng)
-        p, fl = self.params, sim.fleet
+        p, kn, fl = self.params, self.cfg, sim.fleet
         e_k = np.array(fl.fastest_wbar)
         self._e_min = float(e_k.min())
-        self._e = e_k[self._cx]
-        self._x = self._d - self._e
-        # key monotone in (e, d) for the partial cut of the normal tier: rank(e) + d·scale < rank + 1
-        rank_k = np.unique(e_k, return_inverse=True)[1].astype(float)
-        self._rank = rank_k[self._cx]
-        self._d_scale = 1.0 / (float(self._d.max(initial=0.0)) + 1.0)
-        self._tight = sim.workload.tight
+        self._e_class = e_k.tolist()  # [s] e_j per complexity class
+        # classes with equal e share the normal tier's order (merged by deadline)
+        self._e_groups = [[c for c in range(3) if self._e_class[c] == v] for v in sorted(set(self._e_class))]
         self.rho = fl.offered_load
-        self.reserve = int(p.rho_res) if self.rho < p.rho_gate else 0
-        wq, wc = p.rh_weights
+        self.reserve = int(kn.rho_res) if self.rho < kn.rho_gate else 0
+        wq, wc = kn.rh_weights
         self._wq_a1, self._wq_a2 = wq * p.alpha1, wq * p.alpha2
         # per slot: W̄ by complexity, cost term by complexity
         self._w_slot = [[fl.wbar[k][g] for k in range(3)] for g in fl.slot_type]
@@ -79,44 +116,54 @@ class RH(QueueArrays):
             [ph[g] * dm[HIGH] + (phm[g] - ph[g]) * dm[MEDIUM] + (1.0 - phm[g]) * dm[LOW] for g in range(fl.n_types)]
             for ph, phm in zip(fl.p_high, fl.p_high_medium)
         ]
+        cx, tight, eager = sim.complexity, sim.tight, bool(self.reserve)
+        self._q = Groups(8, sim.n_jobs, lambda j: cx[j] + (EAGER if eager and tight[j] else OTHER))
 
-    def candidates(self, sim: Simulator, t_free: float, head: int = 0) -> tuple[list[int], int, int, bool]:
-        """Waiting jobs in RH order.
+    def _sync(self, sim: Simulator) -> None:
+        """Arrivals and dispatches in; jobs that became hopeless (x = d − e < t) move for good."""
+        lists, t, tight, eager = self._q.sync(sim), sim.t, sim.tight, bool(self.reserve)
+        for g in range(HOPELESS_TIGHT):
+            lst, e = lists[g], self._e_class[g % 3]
+            while lst and lst[0][0] - e < t:
+                self._q.move_head(g, HOPELESS_TIGHT if eager and tight[lst[0][2]] else HOPELESS)
 
-        Returns ``(order, n_eager, n_tight, complete)``: the order, how many lead as eager
-        tight jobs, how many tight jobs wait in all, and whether ``order`` is the whole
-        order. With ``head > 0`` a prefix of the whole order holding at least its first
-        ``head`` jobs may be returned instead (the normal tier is cut with a partition on a
-        key monotone in (e, d) that keeps every tie), which is all a decision usually needs.
+    def order(self, sim: Simulator, t_free: float, tight_only: list[bool]) -> Any:
+        """Waiting jobs in RH order, lazily, as ``(job, eager)``.
+
+        Eager tight jobs (while reserving) by deadline; urgent (x < t_free) by deadline;
+        normal by (e, deadline); hopeless by deadline. Once the caller sets
+        ``tight_only[0]``, only the tight jobs still to come are given (all of them are then
+        in the hopeless tier: the others led as eager).
         """
-        t = sim.t
-        ids = self._waiting(sim)
-        x = self._x[ids]
-        hopeless = x < t
-        urgent = ~hopeless & (x < t_free)
-        normal = x >= t_free
-        eager: list[int] = []
+        lists = self._q.lists
+        e = self._e_class
         if self.reserve:
-            tight_ok = self._tight[ids] & ~hopeless
-            eager = self._by_deadline(ids[tight_ok], ids.size)
-            keep = ~tight_ok
-            urgent &= keep
-            normal &= keep
-        u = ids[urgent]
-        n = ids[normal]
-        order = eager
-        order += u[np.lexsort((self._sub[u], self._d[u]))].tolist()
-        partial = head > 0 and len(order) < head and n.size > 4 * head
-        if partial:  # keep only the normal jobs that can be among the first `head`
-            key = self._rank[n] + self._d[n] * self._d_scale
-            kth = np.partition(key, head - 1)[head - 1]
-            n = n[key <= kth]
-        order += n[np.lexsort((self._sub[n], self._d[n], self._e[n]))].tolist()
-        if not partial:
-            h = ids[hopeless]
-            order += h[np.lexsort((self._sub[h], self._d[h]))].tolist()
-        n_tight = int(self._tight[ids].sum()) if self.reserve else 0
-        return order, len(eager), n_tight, not partial
+            for key in _merged([lists[EAGER + c] for c in range(3)]):
+                yield key[2], True
+        urgent = [takewhile(lambda k, e=e[c]: k[0] - e < t_free, lists[OTHER + c]) for c in range(3) if lists[OTHER + c]]
+        for key in _merged(urgent):
+            if tight_only[0]:
+                break
+            yield key[2], False
+        for group in self._e_groups:
+            if tight_only[0]:
+                break
+            normal = [dropwhile(lambda k, e=e[c]: k[0] - e < t_free, lists[OTHER + c]) for c in group if lists[OTHER + c]]
+            for key in _merged(normal):
+                if tight_only[0]:
+                    break
+                yield key[2], False
+        last = None
+        if not tight_only[0]:
+            for key in _merged([lists[HOPELESS_TIGHT], lists[HOPELESS]]):
+                if tight_only[0]:
+                    break
+                last = key
+                yield key[2], False
+        tail = lists[HOPELESS_TIGHT] if last is None else lists[HOPELESS_TIGHT].irange(minimum=last, inclusive=(False, True))
+        if tight_only[0]:
+            for key in tail:
+                yield key[2], False
 
     def decide(self, sim: Simulator) -> list[Assignment]:
         fl, t = sim.fleet, sim.t
@@ -129,7 +176,7 @@ class RH(QueueArrays):
         idle_delay = [fl.delay_mean[stock[slot_type[s]]] for s in range(c)]
         free = [False] * c
         t_next = min(t_free, t + 1.0 / self.params.arrival_rate)
-        mode = self.params.rh_defer
+        mode = self.cfg.rh_defer
         for s in idle:
             if mode == "never" or (mode == "low" and stock[slot_type[s]] != LOW):
                 free[s] = True
@@ -140,28 +187,26 @@ class RH(QueueArrays):
         n_free = sum(free)
         if n_free == 0:  # every idle slot deferred: nothing can be committed now
             return []
-        order, n_eager, n_tight, complete = self.candidates(sim, t_free, head=16)
-        sp = self.params.stock_penalty
+        self._sync(sim)
+        lists = self._q.lists
+        reserve = self.reserve
+        n_tight = sum(len(lists[g]) for g in (EAGER, EAGER + 1, EAGER + 2, HOPELESS_TIGHT)) if reserve else 0
+        sp = self.cfg.stock_penalty
         sp_slot = [sp[stock[slot_type[s]]] for s in range(c)]
         wq_a1, wq_a2, w_slot, c_slot = self._wq_a1, self._wq_a2, self._w_slot, self._c_slot
-        reserve = self.reserve
-        deadline, cx, tight = sim.deadline, sim.complexity, self._tight
+        deadline, cx, tight = sim.deadline, sim.complexity, sim.tight
         out: list[Assignment] = []
-        i = seen_tight = 0
-        while n_free:
-            if i == len(order):
-                if complete:
-                    break
-                order, n_eager, n_tight, complete = self.candidates(sim, t_free)  # prefix ran out
-                continue
-            j = order[i]
-            eager = i < n_eager
-            i += 1
+        seen_tight = 0
+        tight_only = [False]
+        all_eager = self.all_eager
+        for j, eager in self.order(sim, t_free, tight_only):
+            eager = eager or all_eager
             if tight[j]:
                 seen_tight += 1
             elif n_free <= reserve and not eager:  # loose job, only reserved slots left
                 if seen_tight >= n_tight:  # no tight job left to use them
                     break
+                tight_only[0] = True  # loose jobs can do nothing more: on to the tight ones
                 continue
             k, d = cx[j], deadline[j]
             can_idle = eager or tight[j] or n_free > reserve
@@ -187,6 +232,8 @@ class RH(QueueArrays):
                 free[best] = False
                 n_free -= 1
                 out.append((j, best))
+                if n_free == 0:
+                    break
         return out
 
     def _busy_delay(self, fl: Any, a: float, g: int) -> float:

@@ -33,6 +33,7 @@ from gpu_sched_env.cgrsp.experiments.report import write_experiment_report, writ
 from gpu_sched_env.cgrsp.experiments.runner import CellStore, RunReport, run_experiment
 from gpu_sched_env.cgrsp.experiments.tables import MAIN_METRICS, cell_means
 from gpu_sched_env.cgrsp.params import DAY_TYPES, PARAM_NAMES
+from gpu_sched_env.cgrsp.policies import knob_owners
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.fanout import EXECUTORS, default_workers
 from gpu_sched_env.core.io import atomic_write_table
@@ -48,7 +49,8 @@ def _literal(text: str) -> Any:
 def parse_param(text: str) -> tuple[str, Any]:
     """``NAME=VALUE`` with a Python-literal value; strings stay strings."""
     if "=" not in text:
-        raise ConfigError(f"--param {text!r}: expected NAME=VALUE with NAME one of: {', '.join(PARAM_NAMES)}")
+        raise ConfigError(f"--param {text!r}: expected NAME=VALUE with NAME a simulator parameter ({', '.join(PARAM_NAMES)}) "
+                          f"or a knob of a policy in play ({', '.join(knob_owners())})")
     k, v = text.split("=", 1)
     return k.strip(), _literal(v)
 
@@ -75,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="published policies or extension heuristics (edf_defer_low)")
     ap.add_argument("--days", nargs="+", default=None, choices=list(DAY_TYPES), metavar="DAY")
     ap.add_argument("--values", nargs="+", default=None, metavar="V", help="values of the swept parameter")
-    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="fixed parameter override (repeatable)")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="fixed simulator parameter or policy knob (repeatable)")
     ap.add_argument("--w-cost", nargs="+", type=float, default=None, help="objective: cost weights")
     ap.add_argument("--ratios", nargs="+", type=float, default=None, help="objective: α2/α1 ratios")
     ap.add_argument("--mix", default=None, help="month: DAY=COUNT,... (or probabilities with --mix-mode probs)")

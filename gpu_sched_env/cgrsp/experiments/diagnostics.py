@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpu_sched_env.cgrsp.api import build_policy, simulate
+from gpu_sched_env.cgrsp.api import simulate
 from gpu_sched_env.cgrsp.params import make_params
+from gpu_sched_env.cgrsp.policies import build_policy, per_policy_kwargs, split_kwargs
 
 
 class IdleRecorder:
@@ -39,11 +40,13 @@ class IdleRecorder:
 def idle_slots_at_decisions(policies: Sequence[str], seeds: Sequence[int], day: str = "hectic", **params: Any) -> pd.DataFrame:
     """Per policy: decision points, and the share with exactly 1, 2, ≥ 3 idle slots."""
     rows = []
+    kw = per_policy_kwargs(day, params, policies)
     for pol in policies:
         counts: list[int] = []
+        sim_params, knobs = split_kwargs(kw[pol], [pol])
         for s in seeds:
-            rec = IdleRecorder(build_policy(pol, make_params(day, **params)))
-            simulate(rec, day=day, seed=s, **params)
+            rec = IdleRecorder(build_policy(pol, make_params(day, **sim_params), **knobs[pol]))
+            simulate(rec, day=day, seed=s, **sim_params)
             counts += rec.idle
         c = np.asarray(counts)
         rows.append({"policy": pol, "decisions/run": c.size / len(seeds), "1 idle %": 100 * np.mean(c == 1),
@@ -58,10 +61,11 @@ def slot_time_breakdown(policies: Sequence[str], seeds: Sequence[int], day: str 
     idle %, and the share of Low-stock dispatches made in the 09–18 UTC band.
     """
     rows = []
+    kw = per_policy_kwargs(day, params, policies)
     for pol in policies:
         acc: list[dict[str, float]] = []
         for s in seeds:
-            r = simulate(pol, day=day, seed=s, **params)
+            r = simulate(pol, day=day, seed=s, **kw[pol])
             j = r.jobs
             p = r.params
             mk = float(j["completion"].max())

@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpu_sched_env.cgrsp import POLICY_NAMES
-from gpu_sched_env.cgrsp.params import DAY_TYPES, PARAM_NAMES, make_params
+from gpu_sched_env.cgrsp.params import DAY_TYPES
+from gpu_sched_env.cgrsp.policies import per_policy_kwargs, split_kwargs
 from gpu_sched_env.cgrsp.workload import DEFAULT_MONTH_MIX, month_plan
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
 
@@ -38,9 +39,11 @@ class Experiment:
     policies: tuple[str, ...] = POLICY_NAMES
     seeds: tuple[int, ...] = SEEDS_30  # run seeds; replication seeds for a month
     days: tuple[str, ...] = ("hectic",)
-    param: str | None = None  # swept parameter (kind "sweep")
+    param: str | None = None  # swept simulator parameter or policy knob (kind "sweep")
     values: tuple[Any, ...] = ()  # its values
-    base_params: tuple[tuple[str, Any], ...] = ()  # fixed overrides for every cell
+    # fixed overrides for every cell: simulator parameters, and knobs of the policies in play
+    # (each cell gets the parameters and its own policy's knobs)
+    base_params: tuple[tuple[str, Any], ...] = ()
     w_cost: tuple[float, ...] = ()  # objective: cost weights
     ratios: tuple[float, ...] = ()  # objective: α2/α1 ratios
     mix: tuple[tuple[str, float], ...] = tuple(DEFAULT_MONTH_MIX.items())  # month day-type mix
@@ -95,8 +98,9 @@ def configure(name: str, **overrides: Any) -> Experiment:
     """The named experiment with overrides (None values are ignored), validated.
 
     Raises:
-        ConfigError: unknown experiment or override, a policy/day/parameter value the
-            simulator rejects (e.g. ``rho_res`` ≥ ``c_max``), or an empty grid.
+        ConfigError: unknown experiment or override, a policy/day/parameter/knob value the
+            simulator or policy rejects (e.g. ``rho_res`` ≥ ``c_max``), a knob of no policy in
+            play, or an empty grid.
     """
     check_choice("experiment", name, EXPERIMENTS)
     check_keys(overrides, OVERRIDABLE, section=f"experiment {name!r}")
@@ -123,7 +127,7 @@ def validate(exp: Experiment) -> None:
         check_number("seed", s, lo=0, integer=True)
     for d in exp.days:
         check_choice("day", d, DAY_TYPES)
-    check_keys(exp.params, PARAM_NAMES, section="base parameters")
+    split_kwargs(exp.params, exp.policies)  # names: parameters or knobs of a policy in play
     if exp.kind == "sweep" and exp.param is not None:
         if not exp.values:
             raise ConfigError(f"experiment {exp.name!r}: values of {exp.param} is empty")
@@ -147,7 +151,7 @@ def validate(exp: Experiment) -> None:
         days = exp.days
     for day in days:
         for pset in _param_sets(exp):
-            make_params(day, **pset)
+            per_policy_kwargs(day, pset, exp.policies)
 
 
 def _param_sets(exp: Experiment) -> list[dict[str, Any]]:
@@ -169,13 +173,17 @@ def all_policy_names() -> tuple[str, ...]:
 def build_cells(exp: Experiment) -> list[dict[str, Any]]:
     """Cells of ``exp``: dicts with ``policy``, ``day``, ``seed``, ``params`` and ``labels``.
 
+    A cell's ``params`` hold the simulator parameters and only its own policy's knobs, so a
+    knob swept for one policy leaves the cells of the others unchanged (and shared).
+
     ``labels`` are the extra tidy-table columns: ``cell`` (a readable cell name), the swept
     parameter's value under its own name, and for a month ``rep``, ``day_index``.
     """
     cells: list[dict[str, Any]] = []
 
-    def add(policy: str, day: str, seed: int, params: dict[str, Any], labels: dict[str, Any]) -> None:
-        cells.append({"policy": policy, "day": day, "seed": int(seed), "params": params, "labels": labels})
+    def add(policy: str, day: str, seed: int, pset: dict[str, Any], labels: dict[str, Any]) -> None:
+        params, knobs = split_kwargs(pset, exp.policies)
+        cells.append({"policy": policy, "day": day, "seed": int(seed), "params": {**params, **knobs[policy]}, "labels": labels})
 
     if exp.kind == "month":
         for rep in exp.seeds:

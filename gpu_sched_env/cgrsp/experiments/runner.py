@@ -31,8 +31,9 @@ from gpu_sched_env.core.io import atomic_write_json, atomic_write_table
 # Modules whose code decides a simulated day's numbers (not the env, rendering, experiments).
 SIM_SOURCES = (
     "gpu_sched_env/cgrsp/api.py", "gpu_sched_env/cgrsp/batch.py", "gpu_sched_env/cgrsp/fleet.py",
-    "gpu_sched_env/cgrsp/params.py", "gpu_sched_env/cgrsp/result.py", "gpu_sched_env/cgrsp/sim.py",
-    "gpu_sched_env/cgrsp/stock.py", "gpu_sched_env/cgrsp/trace.py", "gpu_sched_env/cgrsp/workload.py", "gpu_sched_env/core/events.py", "gpu_sched_env/core/rng.py",
+    "gpu_sched_env/cgrsp/params.py", "gpu_sched_env/cgrsp/policies.py", "gpu_sched_env/cgrsp/result.py",
+    "gpu_sched_env/cgrsp/sim.py", "gpu_sched_env/cgrsp/stock.py", "gpu_sched_env/cgrsp/trace.py",
+    "gpu_sched_env/cgrsp/workload.py", "gpu_sched_env/core/events.py", "gpu_sched_env/core/rng.py",
     "agents/heuristics/cgrsp/*.py",
 )
 
@@ -52,25 +53,28 @@ def sim_fingerprint() -> str:
 
 
 @lru_cache(maxsize=4096)
-def _canonical(day: str, params_json: str) -> str:
-    """Parameters that differ from the day's defaults, so ``c_max=5`` keys like no override."""
+def _canonical(policy: str, day: str, params_json: str) -> str:
+    """Parameters and knobs that differ from their defaults, so ``c_max=5`` keys like no override."""
     from dataclasses import fields
 
     from gpu_sched_env.cgrsp.params import make_params
+    from gpu_sched_env.cgrsp.policies import knob_diff, split_kwargs
 
-    params = json.loads(params_json)
+    params, knobs = split_kwargs(json.loads(params_json), [policy])
     p, base = make_params(day, **params), make_params(day)
     diff = {f.name: getattr(p, f.name) for f in fields(p) if getattr(p, f.name) != getattr(base, f.name)}
+    diff.update(knob_diff(policy, knobs[policy]))
     return json.dumps(diff, sort_keys=True, default=str)
 
 
 def cell_key(policy: str, day: str, seed: int, params: dict[str, Any], version: str | None = None) -> str:
     """Stable key of one simulated day's inputs (and the code version).
 
-    Parameters are compared after validation against the day's defaults: a cell that sets a
-    parameter to its default value is the same cell as one that leaves it out.
+    Parameters (and the policy's knobs) are compared after validation against their
+    defaults: a cell that sets one to its default value is the same cell as one that leaves
+    it out.
     """
-    canon = _canonical(day, json.dumps(params, sort_keys=True, default=str))
+    canon = _canonical(policy, day, json.dumps(params, sort_keys=True, default=str))
     blob = json.dumps(
         {"policy": policy, "day": day, "seed": int(seed), "params": canon, "v": version or sim_fingerprint()},
         sort_keys=True, default=str,

@@ -1,0 +1,169 @@
+"""Knobs of the CGRSP heuristics: one small frozen config per policy family.
+
+The simulator's :class:`~gpu_sched_env.cgrsp.params.CGRSPParams` describe the world; these
+describe how a heuristic decides (spec §3: θ, P, CR*, ρ_res, gate, weights). Each policy
+class names its ``Config``; a knob is validated when the config is built, with a
+:class:`~gpu_sched_env.core.errors.ConfigError` naming the knob, its value and what is
+allowed. Checks that need the world (``rho_res < c_max``) run when the policy is built for a
+parameter set (:meth:`agents.heuristics.cgrsp.base.CGRSPPolicy.check`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any
+
+from gpu_sched_env.cgrsp.params import STOCK_LEVELS
+from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
+
+RH_DEFER_MODES = ("expected", "low", "never")
+STOCK_PENALTY = (0.0, 0.2, 1.0)  # sp(High/Medium/Low), added to slot scores
+
+
+def _per_level(name: str, v: Any) -> None:
+    if not isinstance(v, tuple) or len(v) != 3:
+        raise ConfigError(f"{name} = {v!r}: need 3 values (High, Medium, Low)")
+    for lvl, x in zip(STOCK_LEVELS, v):
+        check_number(f"{name}[{lvl}]", x, lo=0.0)
+
+
+def _weights(name: str, v: Any) -> None:
+    if not isinstance(v, tuple) or len(v) != 2:
+        raise ConfigError(f"{name} = {v!r}: need 2 weights")
+    for x in v:
+        check_number(name, x, lo=0.0)
+
+
+# One check per knob name (a knob shared by several configs is checked the same way).
+_CHECKS: dict[str, Callable[[str, Any], Any]] = {
+    "stock_penalty": _per_level,
+    "lcf_stock_factor": _per_level,
+    "spt_weights": _weights,
+    "balanced_weights": _weights,
+    "rh_weights": _weights,
+    "theta": lambda n, v: check_number(n, v, lo=0.0),
+    "pressure_queue": lambda n, v: check_number(n, v, lo=0, integer=True),
+    "theta_pressure": lambda n, v: check_number(n, v, lo=0.0),
+    "cr_star": lambda n, v: check_number(n, v, lo=1.0, lo_open=True),
+    "rho_res": lambda n, v: check_number(n, v, lo=0, integer=True),
+    "rho_gate": lambda n, v: check_number(n, v, lo=0.0),
+    "rh_defer": lambda n, v: check_choice(n, v, RH_DEFER_MODES),
+}
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """Base of every policy config: each field validated on construction."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            _CHECKS[f.name](f.name, getattr(self, f.name))
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The knob names of this config."""
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """Knob name → default value."""
+        return {f.name: f.default for f in fields(cls)}
+
+    @classmethod
+    def build(cls, policy: str, **knobs: Any) -> Knobs:
+        """A validated config from user input (lists become tuples, as from YAML or a CLI)."""
+        allowed = cls.names()
+        unknown = sorted(set(knobs) - set(allowed))
+        if unknown:
+            raise ConfigError(
+                f"unknown knobs for policy {policy!r}: {', '.join(unknown)}; allowed: "
+                f"{', '.join(allowed) or 'none (this policy has no knobs)'}"
+            )
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in knobs.items()})
+
+
+@dataclass(frozen=True)
+class NoKnobs(Knobs):
+    """FIFO, EDF, Random and EDF-defer-low have nothing to set."""
+
+
+@dataclass(frozen=True)
+class SPTSlotKnobs(Knobs):
+    """SPT's slot score: ww·W̄/W̄_min + wp·price/price_min + sp(stock)."""
+
+    spt_weights: tuple[float, float] = (0.7, 0.3)  # (run time, price)
+    stock_penalty: tuple[float, float, float] = STOCK_PENALTY
+
+
+@dataclass(frozen=True)
+class LCFKnobs(Knobs):
+    """LCF's stock factor f(stock) in price·W̄·f."""
+
+    lcf_stock_factor: tuple[float, float, float] = (1.0, 1.05, 1.15)
+
+
+@dataclass(frozen=True)
+class BalancedKnobs(Knobs):
+    """Balanced's slot score: ww·W̄/W̄_max + wp·price/price_max + sp(stock)."""
+
+    balanced_weights: tuple[float, float] = (0.8, 0.2)
+    stock_penalty: tuple[float, float, float] = STOCK_PENALTY
+
+
+@dataclass(frozen=True)
+class RescueKnobs(SPTSlotKnobs):
+    """SPT+Rescue: laxity threshold θ of the urgent tier, and SPT's slot score."""
+
+    theta: float = 600.0  # [s]
+
+
+@dataclass(frozen=True)
+class AdaptiveKnobs(RescueKnobs):
+    """Adaptive: θ, and θ_eff = θ_pressure while more than P jobs wait."""
+
+    pressure_queue: int = 10  # P [jobs]
+    theta_pressure: float = 28800.0  # [s]
+
+
+@dataclass(frozen=True)
+class CADRKnobs(Knobs):
+    """CADR: at-risk critical-ratio bound CR*."""
+
+    cr_star: float = 3.0
+
+
+@dataclass(frozen=True)
+class CADROOKnobs(CADRKnobs, SPTSlotKnobs):
+    """CADR-OO: CADR's CR* with SPT's slot score."""
+
+
+@dataclass(frozen=True)
+class RHKnobs(Knobs):
+    """RH: reservation, its load gate, placement weights, deferral mode, stock penalty."""
+
+    rho_res: int = 1  # slots held back from loose jobs while ρ < rho_gate
+    rho_gate: float = 0.95
+    rh_weights: tuple[float, float] = (0.5, 0.5)  # (QoS, cost) in the placement score
+    # leave an idle slot for the next re-plan (fresh stock draw): "never" (default, the
+    # spec's literal RH: commit what starts now; keeps RH inside the pack on every day type
+    # and C_max), "expected" when the stock model expects an earlier start that way (lands
+    # the published hectic miss, but re-rolls stock and leaves the pack elsewhere), "low"
+    # only for Low-stock slots
+    rh_defer: str = "never"
+    stock_penalty: tuple[float, float, float] = STOCK_PENALTY
+
+
+__all__ = [
+    "RH_DEFER_MODES",
+    "AdaptiveKnobs",
+    "BalancedKnobs",
+    "CADRKnobs",
+    "CADROOKnobs",
+    "Knobs",
+    "LCFKnobs",
+    "NoKnobs",
+    "RHKnobs",
+    "RescueKnobs",
+    "SPTSlotKnobs",
+]
