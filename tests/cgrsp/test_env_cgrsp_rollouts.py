@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import gpu_sched_env  # noqa: F401  (registers the ids)
 from gpu_sched_env.cgrsp.env import CGRSPEnv
+from gpu_sched_env.cgrsp.rewards import REWARD_PARTS
 from gpu_sched_env.core.errors import InvalidActionError
 
 
@@ -131,7 +132,7 @@ def test_episode_reward_parts_equal_the_objective(day, kw):
     env = CGRSPEnv(day=day, window=8, order="submit", reward_weights={"cost": 50.0}, **kw)  # FIFO-ish: misses
     roll = random_rollout(env, seed=2, rng_seed=9)
     jobs = env.result().jobs
-    raw = {k: sum(step[4]["reward_raw"][k] for step in roll[1:]) for k in ("wait", "miss", "cost")}
+    raw = {k: sum(step[4]["reward_raw"][k] for step in roll[1:]) for k in REWARD_PARTS}
     assert raw["wait"] == pytest.approx(jobs.wait.sum(), rel=1e-9)
     assert raw["miss"] == (~jobs.met).sum()
     assert raw["cost"] == pytest.approx(jobs.cost.sum(), rel=1e-9)
