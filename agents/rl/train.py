@@ -222,9 +222,11 @@ def final_evaluation(cfg: DictConfig, spec: Any, kwargs: dict[str, Any], run_dir
 
 
 def baselines(cfg: DictConfig) -> tuple[str, ...]:
-    """The eleven published heuristics, plus the behaviour-cloning teacher if it is an extension."""
-    teacher = cfg.algo.get("bc_teacher")
-    return POLICY_NAMES + ((teacher,) if teacher and teacher not in POLICY_NAMES else ())
+    """The eleven published heuristics and our extensions (``edf_defer_low``).
+
+    Every learned policy is compared with the best known rule too, not only the published ones.
+    """
+    return ALL_POLICY_NAMES
 
 
 def compare_model(model: Any, spec: Any, kwargs: dict[str, Any], params: dict[str, Any], seeds: list[int], label: str, out_dir: Path, stem: str, note: str = "", names: tuple[str, ...] = POLICY_NAMES) -> dict[str, float]:

@@ -52,7 +52,7 @@ def test_tiny_training_run_writes_everything(algo, tmp_path):
     learned = scalar_tags(run / "tb" / "learned_1")
     assert {"eval/miss_pct", "eval/mean_wait_min", "eval/mean_tardiness_min", "eval/cost_usd", "episode/miss_pct", "reward_parts/wait", "reward_parts/miss"} <= learned
     heur = sorted(p.name for p in (run / "tb").glob("heuristic_*"))
-    assert len(heur) == 11
+    assert len(heur) == 12 and "heuristic_edf_defer_low" in heur  # published eleven + extension
     assert "eval/miss_pct" in scalar_tags(run / "tb" / "heuristic_rh")
     table = (run / "final_eval.md").read_text()
     assert algo in table and "rh" in table and "Paired tests" in table
