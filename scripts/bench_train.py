@@ -19,6 +19,7 @@ from sb3_contrib.common.envs import InvalidActionEnvDiscrete
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from agents.rl.envs import make_vec_env
+from agents.rl.policies import FactoredMaskablePolicy
 
 
 def fps(model, steps: int) -> float:
@@ -33,18 +34,21 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=16_384)
     ap.add_argument("--n-envs", type=int, default=2)
     ap.add_argument("--day", default="hectic")
-    ap.add_argument("--window", type=int, default=16)
     args = ap.parse_args()
     th.set_num_threads(1)
     hp = dict(n_steps=1024, batch_size=256, n_epochs=5, policy_kwargs={"net_arch": [128, 128]}, seed=0, device="cpu", verbose=0)
     ref_env = DummyVecEnv([lambda: InvalidActionEnvDiscrete(dim=80, n_invalid_actions=60) for _ in range(args.n_envs)])
     ref = fps(MaskablePPO("MlpPolicy", ref_env, **hp), args.steps)
-    venv = make_vec_env({"day": args.day, "window": args.window}, args.n_envs, 0)
-    ours = fps(MaskablePPO("MultiInputPolicy", venv, **hp), args.steps)
     print(f"MaskablePPO, {args.n_envs} envs, {args.steps} steps, n_steps=1024, batch 256, 5 epochs, net 128x128, 1 torch thread")
     print(f"InvalidActionEnvDiscrete(dim=80, 60 invalid): {ref:8.0f} frames/s")
-    print(f"CGRSP-v0 ({args.day}, K={args.window}, {venv.action_space.n} actions): {ours:8.0f} frames/s")
-    print(f"ratio: {ours / ref:.2f} (target ≥ 0.70)")
+    settings = {  # the main job's design, and the job–slot pairs with a 16-job window
+        "slot mode, K=1 (main job)": {"action_mode": "slot", "window": 1, "reward": "capacity", "slot_rows": 10},
+        "joint mode, K=16": {"action_mode": "joint", "window": 16},
+    }
+    for label, kw in settings.items():
+        venv = make_vec_env({"day": args.day, **kw}, args.n_envs, 0)
+        ours = fps(MaskablePPO(FactoredMaskablePolicy, venv, **hp), args.steps)
+        print(f"CGRSP-v0 ({args.day}, {label}, {venv.action_space.n} actions): {ours:8.0f} frames/s, ratio {ours / ref:.2f} (target ≥ 0.70)")
     return 0
 
 

@@ -29,7 +29,7 @@ from gpu_sched_env.core.errors import (
     check_number,
     check_options,
 )
-from gpu_sched_env.core.render import RENDER_MODES, check_render_mode
+from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
 
 DEFAULT_REWARD_SCALE = 1.0 / 3600.0  # reward unit: one job-hour of waiting
@@ -282,11 +282,8 @@ class CGRSPEnv(gym.Env):
 
     def render(self) -> str | np.ndarray | None:
         """Text snapshot (``ansi``) or Gantt chart of the day so far (``rgb_array``)."""
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+        if not render_ready(self.render_mode, self.sim is not None):
             return None
-        if self.sim is None:
-            raise RuntimeError("call reset() before render()")
         from gpu_sched_env.cgrsp import render as _render  # matplotlib only when rendering
 
         if self.render_mode == "ansi":

@@ -20,6 +20,23 @@ PROVISIONING = "#b0b0b0"
 _INF = float("inf")
 
 
+
+def _legend(ax) -> None:
+    """The one legend of the Gantt charts (full redraw and incremental)."""
+    from matplotlib.patches import Patch
+
+    ax.legend(
+        handles=[
+            Patch(color=ON_TIME, label="on time"),
+            Patch(color=MISSED, label="missed deadline"),
+            Patch(facecolor="white", edgecolor="black", hatch="///", label="tight job"),
+            Patch(color=PROVISIONING, label="provisioning"),
+        ],
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+        fontsize=8,
+    )
+
 def _hhmm(hour: float) -> str:
     m = int(round(hour * 60)) % (24 * 60)
     return f"{m // 60:02d}:{m % 60:02d}"
@@ -107,19 +124,7 @@ def gantt_figure(sim: Simulator, title: str = "") -> plt.Figure:
     ax.barh(prov.slot.to_numpy(), (prov.end - prov.begin).to_numpy() / 3600.0, left=prov.begin.to_numpy() / 3600.0, height=0.7, color=PROVISIONING, linewidth=0)
     ax.axvline(sim.t / 3600.0, color="black", linestyle=":", linewidth=1)
     ax.set_xlim(0.0, max(sim.t / 3600.0, 1e-3) * 1.02)
-    from matplotlib.patches import Patch
-
-    ax.legend(
-        handles=[
-            Patch(color=ON_TIME, label="on time"),
-            Patch(color=MISSED, label="missed deadline"),
-            Patch(facecolor="white", edgecolor="black", hatch="///", label="tight job"),
-            Patch(color=PROVISIONING, label="provisioning"),
-        ],
-        loc="upper left",
-        bbox_to_anchor=(1.0, 1.0),
-        fontsize=8,
-    )
+    _legend(ax)
     fig.tight_layout()
     return fig
 
@@ -151,7 +156,6 @@ class GanttRenderer:
     def __init__(self, sim: Simulator) -> None:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
-        from matplotlib.patches import Patch
 
         c = len(sim.slot_job)
         fl = sim.fleet
@@ -163,17 +167,7 @@ class GanttRenderer:
         ax.set_yticklabels([f"slot {s}: {fl.type_names[fl.slot_type[s]]}" for s in range(c)])
         ax.set_ylim(c - 0.5, -0.5)  # slot 0 on top
         ax.set_xlabel(f"hours since {_hhmm(sim.params.start_hour_utc)} UTC (simulated time 0)")
-        ax.legend(
-            handles=[
-                Patch(color=ON_TIME, label="on time"),
-                Patch(color=MISSED, label="missed deadline"),
-                Patch(facecolor="white", edgecolor="black", hatch="///", label="tight job"),
-                Patch(color=PROVISIONING, label="provisioning"),
-            ],
-            loc="upper left",
-            bbox_to_anchor=(1.0, 1.0),
-            fontsize=8,
-        )
+        _legend(ax)
         self.title = ax.set_title("CGRSP")
         self.fig.tight_layout()
         self.title.set_text("")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import gymnasium as gym
 import numpy as np
 
-from gpu_sched_env.core.errors import check_choice
+from gpu_sched_env.core.errors import ResetNeededError, check_choice
 
 RENDER_MODES = ("ansi", "rgb_array")  # every env; ``None`` renders nothing
 # tab10 colours (RGB): bar colour = key mod 10, so a job keeps its colour across frames
@@ -22,6 +23,20 @@ def check_render_mode(render_mode: str | None) -> str | None:
     if render_mode is not None:
         check_choice("render_mode", render_mode, RENDER_MODES)
     return render_mode
+
+
+def render_ready(render_mode: str | None, started: bool) -> bool:
+    """The shared start of every env's ``render()``.
+
+    ``False`` (with gymnasium's warning) when the env has no render mode;
+    :class:`ResetNeededError` before the first reset; else ``True``.
+    """
+    if render_mode is None:
+        gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+        return False
+    if not started:
+        raise ResetNeededError("call reset() before render()")
+    return True
 
 
 def gantt_rgb(

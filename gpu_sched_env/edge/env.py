@@ -19,7 +19,7 @@ from gpu_sched_env.core.errors import (
     check_number,
     check_options,
 )
-from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb
+from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
 from gpu_sched_env.edge.llf import load_increment_h
 from gpu_sched_env.edge.model import Task, check_placeable, jetson_cluster, task_arrays
@@ -225,11 +225,8 @@ class EdgeBatchEnv(gym.Env):
 
     def render(self) -> str | np.ndarray | None:
         """Text snapshot (``ansi``) or Gantt chart of the devices' tasks (``rgb_array``)."""
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+        if not render_ready(self.render_mode, bool(self.tasks)):
             return None
-        if not self.tasks:
-            raise ResetNeededError("call reset() before render()")
         if self.render_mode == "rgb_array":
             bars = [(d, s, e, k) for d, ln in enumerate(self._lines) for k, (s, e) in enumerate(zip(ln.starts, ln.ends))]
             return gantt_rgb(self.cluster.n, bars, max(self._makespan(), 1.0))

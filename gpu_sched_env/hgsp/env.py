@@ -20,7 +20,7 @@ from gpu_sched_env.core.errors import (
     check_number,
     check_options,
 )
-from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb
+from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
 from gpu_sched_env.hgsp.metrics import summarize
 from gpu_sched_env.hgsp.model import Cluster, TaskSet, make_cluster
@@ -191,11 +191,8 @@ class HGSPEnv(gym.Env):
 
     def render(self) -> str | np.ndarray | None:
         """Text snapshot (``ansi``) or Gantt chart of the placed tasks per GPU (``rgb_array``)."""
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+        if not render_ready(self.render_mode, self._ls is not None):
             return None
-        if self._ls is None:
-            raise ResetNeededError("call reset() before render()")
         sch, cl = self._ls, self.cluster
         if self.render_mode == "rgb_array":
             placed = [int(i) for i in sch.sequence]

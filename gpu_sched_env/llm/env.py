@@ -18,7 +18,7 @@ from gpu_sched_env.core.errors import (
     check_number,
     check_options,
 )
-from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb
+from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
 from gpu_sched_env.llm.model import Workload, mixed, resolve_workload
 from gpu_sched_env.llm.sim import LLMDecision, LLMSim
@@ -156,11 +156,8 @@ class LLMServeEnv(gym.Env):
 
     def render(self) -> str | np.ndarray | None:
         """Text snapshot (``ansi``) or Gantt chart of the started requests (``rgb_array``)."""
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+        if not render_ready(self.render_mode, self.sim is not None):
             return None
-        if self.sim is None:
-            raise ResetNeededError("call reset() before render()")
         s = self.sim
         started = np.flatnonzero(~np.isnan(s.start_t))
         if self.render_mode == "rgb_array":

@@ -18,7 +18,7 @@ from gpu_sched_env.core.errors import (
     check_number,
     check_options,
 )
-from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb
+from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
 from gpu_sched_env.mig.generator import generate, load_config
 from gpu_sched_env.mig.model import DEFAULT_CAPACITIES, Job, check_capacities, check_poll
@@ -204,11 +204,8 @@ class MIGEnv(gym.Env):
 
     def render(self) -> str | np.ndarray | None:
         """Text snapshot (``ansi``) or Gantt chart of each instance's plan (``rgb_array``)."""
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+        if not render_ready(self.render_mode, self.sim is not None):
             return None
-        if self.sim is None:
-            raise ResetNeededError("call reset() before render()")
         sim, m = self.sim, len(self.capacities)
         if self.render_mode == "rgb_array":
             length = {j.id: j.length for j in sim.jobs}
