@@ -18,7 +18,7 @@ from sb3_contrib import MaskablePPO
 from sb3_contrib.common.envs import InvalidActionEnvDiscrete
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from agents.rl.envs import make_vec_env
+from gpu_sched_agents.rl.envs import make_vec_env
 
 
 def fps(model, steps: int) -> float:
