@@ -15,9 +15,9 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from agents.rl.envs import env_kwargs
-from agents.rl.registry import get_algo
-from agents.rl.train import baselines, compare_model
+from gpu_sched_agents.rl.envs import env_kwargs
+from gpu_sched_agents.rl.registry import get_algo
+from gpu_sched_agents.rl.train import baselines, compare_model
 from gpu_sched_env.cgrsp.params import DAY_TYPES
 
 

@@ -2,9 +2,9 @@
 
 import hydra
 
-from agents.rl.config import register_configs
-from agents.rl.sweep import run_dir_of, selection_objective
-from agents.rl.train import train
+from gpu_sched_agents.rl.config import register_configs
+from gpu_sched_agents.rl.sweep import run_dir_of, selection_objective
+from gpu_sched_agents.rl.train import train
 
 register_configs()
 

@@ -13,7 +13,7 @@ import platform
 import statistics
 import time
 
-from agents.heuristics.edge import LLF_STREAM, BaselineILP, FcfsLLF, MemBatchILP
+from gpu_sched_agents.heuristics.edge import LLF_STREAM, BaselineILP, FcfsLLF, MemBatchILP
 from gpu_sched_env.core.rng import stream
 from gpu_sched_env.edge.ilp import SolverConfig
 from gpu_sched_env.edge.model import EdgeProblem, jetson_cluster

@@ -10,7 +10,7 @@ Usage::
 Every env is built with ``gymnasium.make`` (so each carries Gymnasium's default wrappers)
 and stepped in the same kind of loop: random legal actions (CGRSP: uniform over
 ``info["action_mask"]``; CartPole: ``action_space.sample()``), resetting at episode end.
-The heuristic rows drive the env with :class:`agents.heuristics.cgrsp_agents.HeuristicAgent`.
+The heuristic rows drive the env with :class:`gpu_sched_agents.heuristics.cgrsp_agents.HeuristicAgent`.
 The table is written to ``runs/bench_env/bench_env.csv``.
 
 ``--render``: ms per ``render_mode="rgb_array"`` frame on a hectic day (seed 42, FIFO, every
@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 import gpu_sched_env  # noqa: F401  (registers the ids)
-from agents.heuristics.cgrsp_agents import HeuristicAgent
+from gpu_sched_agents.heuristics.cgrsp_agents import HeuristicAgent
 from gpu_sched_env.core.io import atomic_write_table
 
 

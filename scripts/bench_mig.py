@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bare NumPy draw loop   : {t_loop:8.3f} s  {n / t_loop:12,.0f} jobs/s")
     print(f"speed-up (draws)       : {t_loop / t_ours:8.1f} x")
 
-    from agents.heuristics.mig import BestFit
+    from gpu_sched_agents.heuristics.mig import BestFit
     from gpu_sched_env.mig.cpsat import run_exact
     from gpu_sched_env.mig.sim import run_policy
     from gpu_sched_env.mig.workload import mig_dataset

@@ -18,8 +18,8 @@ from sb3_contrib import MaskablePPO
 from sb3_contrib.common.envs import InvalidActionEnvDiscrete
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from agents.rl.envs import make_vec_env
-from agents.rl.policies import FactoredMaskablePolicy
+from gpu_sched_agents.rl.envs import make_vec_env
+from gpu_sched_agents.rl.policies import FactoredMaskablePolicy
 
 
 def fps(model, steps: int) -> float:

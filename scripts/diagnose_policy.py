@@ -6,7 +6,7 @@ is the no-op and the policy's probability of the no-op there:
 
 * ``argmax``: the joint argmax over all actions (SB3's default deterministic action);
 * ``factored``: the no-op only if p(no-op) > 0.5, else the likeliest dispatch
-  (:func:`agents.rl.policies.factored_mode`, the project's deterministic action);
+  (:func:`gpu_sched_agents.rl.policies.factored_mode`, the project's deterministic action);
 * ``sampled``: actions drawn from the policy.
 
 A large gap between the no-op share under ``argmax`` and the mean p(no-op) is the artefact
@@ -28,9 +28,9 @@ import pandas as pd
 import torch as th
 from omegaconf import OmegaConf
 
-from agents.rl.envs import TEST_SEED0, env_kwargs
-from agents.rl.policies import factored_mode
-from agents.rl.registry import get_algo
+from gpu_sched_agents.rl.envs import TEST_SEED0, env_kwargs
+from gpu_sched_agents.rl.policies import factored_mode
+from gpu_sched_agents.rl.registry import get_algo
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 
 MODES = ("argmax", "factored", "sampled")

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from agents.heuristics.edge import LLF_STREAM, BaselineILP, FcfsLLF, MemBatchILP
+from gpu_sched_agents.heuristics.edge import LLF_STREAM, BaselineILP, FcfsLLF, MemBatchILP
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.io import (
     atomic_write_json,

@@ -21,9 +21,9 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import OmegaConf
 
-from agents.rl.envs import TEST_SEED0, env_kwargs
-from agents.rl.registry import get_algo
-from agents.rl.train import baselines, compare_model
+from gpu_sched_agents.rl.envs import TEST_SEED0, env_kwargs
+from gpu_sched_agents.rl.registry import get_algo
+from gpu_sched_agents.rl.train import baselines, compare_model
 from gpu_sched_env.core.io import atomic_write_text
 
 SETTINGS: dict[str, tuple[str, dict]] = {

@@ -78,7 +78,7 @@ def test_sb3_dqn_with_two_envs_runs_and_warm_up_actions_of_env_0_are_legal(env_i
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from agents.rl.envs import IllegalActionFallback
+    from gpu_sched_agents.rl.envs import IllegalActionFallback
 
     def thunk():
         return IllegalActionFallback(gym.make(env_id, **SMALL[env_id]))

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agents.heuristics.cgrsp import ALL_POLICY_NAMES, POLICY_NAMES, make_policy
+from gpu_sched_agents.heuristics.cgrsp import ALL_POLICY_NAMES, POLICY_NAMES, make_policy
 from gpu_sched_env.core.errors import ConfigError, check_choice
 from gpu_sched_env.core.rng import stream
 
@@ -47,7 +47,7 @@ class HeuristicAgent:
     """A named CGRSP heuristic behind ``predict(obs, state, episode_start, deterministic)``.
 
     Args:
-        name: a published heuristic (:data:`agents.heuristics.cgrsp.POLICY_NAMES`) or an
+        name: a published heuristic (:data:`gpu_sched_agents.heuristics.cgrsp.POLICY_NAMES`) or an
             extension (``edf_defer_low``).
         env: a CGRSP env (possibly wrapped), or a vector of them that lives in this process
             (Gymnasium ``SyncVectorEnv``, SB3 ``DummyVecEnv``); may be given later with
@@ -55,7 +55,7 @@ class HeuristicAgent:
         fallback: what to do when the window is smaller than the queue and no planned job
             is in it: ``"substitute"`` (the window's first job on the planned slot) or
             ``"wait"`` (the no-op). See :meth:`action`.
-        **knobs: the policy's knobs (``agents.heuristics.cgrsp.config``, e.g. ``theta=300``
+        **knobs: the policy's knobs (``gpu_sched_agents.heuristics.cgrsp.config``, e.g. ``theta=300``
             for ``spt_rescue``), as in ``simulate(name, ..., **knobs)``; checked when the
             policy is built for an episode (ConfigError naming the policy's knobs).
     """

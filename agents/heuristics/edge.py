@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.heuristics.env_agent import EnvAgent
+from gpu_sched_agents.heuristics.env_agent import EnvAgent
 from gpu_sched_env.core.errors import check_choice, check_keys
 from gpu_sched_env.core.rng import stream
 from gpu_sched_env.edge.env import obs_slices

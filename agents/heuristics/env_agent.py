@@ -1,6 +1,6 @@
 """The one env-agent construction pattern: ``HeuristicAgent(name, env, **knobs)``.
 
-Every scenario's ``agents.heuristics.<scenario>.HeuristicAgent`` is built the same way (a
+Every scenario's ``gpu_sched_agents.heuristics.<scenario>.HeuristicAgent`` is built the same way (a
 registered policy name, the env it drives, the policy's knobs) and has Stable-Baselines3's
 ``predict(observation, state, episode_start, deterministic)``, so one evaluation path serves
 heuristics and trained models. :class:`DecisionAgent` is the common case: the env exposes the

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.heuristics.env_agent import DecisionAgent
+from gpu_sched_agents.heuristics.env_agent import DecisionAgent
 from gpu_sched_env.core.errors import check_number
 from gpu_sched_env.hgsp.policies import POLICIES as REGISTRY
 from gpu_sched_env.hgsp.sim import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.heuristics.env_agent import DecisionAgent
+from gpu_sched_agents.heuristics.env_agent import DecisionAgent
 from gpu_sched_env.mig.policies import POLICIES as REGISTRY
 from gpu_sched_env.mig.sim import PlacementSim, PlacementState
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from agents.heuristics.cgrsp import EXTENSIONS
+from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp.batch import run_grid, summarise
 from gpu_sched_env.core.stats import compare_pairs

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch as th
 
-from agents.heuristics.cgrsp_agents import HeuristicAgent
+from gpu_sched_agents.heuristics.cgrsp_agents import HeuristicAgent
 
 TEACHER_SEED0 = 30_000
 

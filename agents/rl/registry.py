@@ -11,9 +11,9 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3 import PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
 
-from agents.rl.masked_dqn import MaskedDQN, MaskedDQNPolicy
-from agents.rl.policies import FactoredMaskablePolicy
-from agents.rl.smdp import TimeDiscountedBuffer
+from gpu_sched_agents.rl.masked_dqn import MaskedDQN, MaskedDQNPolicy
+from gpu_sched_agents.rl.policies import FactoredMaskablePolicy
+from gpu_sched_agents.rl.smdp import TimeDiscountedBuffer
 from gpu_sched_env.core.errors import check_choice
 
 # Config fields that are not keyword arguments of the SB3 constructor.
@@ -25,7 +25,7 @@ def _sb3_kwargs(a: Any) -> dict[str, Any]:
     cfg = OmegaConf.to_container(a, resolve=True) if isinstance(a, DictConfig) else dict(vars(a))
     out = {k: v for k, v in cfg.items() if k not in _NOT_SB3}
     out["policy_kwargs"] = {"net_arch": list(cfg["net_arch"])}
-    if cfg.get("time_halflife_s"):  # semi-MDP discounting (agents.rl.smdp), PPO only
+    if cfg.get("time_halflife_s"):  # semi-MDP discounting (gpu_sched_agents.rl.smdp), PPO only
         out["rollout_buffer_class"] = TimeDiscountedBuffer
         out["rollout_buffer_kwargs"] = {"halflife_s": float(cfg["time_halflife_s"])}
     return out

@@ -26,7 +26,7 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from agents.rl.callbacks import SELECT_ON
+from gpu_sched_agents.rl.callbacks import SELECT_ON
 from gpu_sched_env.core.io import atomic_write_json, atomic_write_table
 
 

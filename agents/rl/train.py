@@ -23,10 +23,15 @@ from omegaconf import DictConfig, OmegaConf
 from stable_baselines3.common.callbacks import CheckpointCallback
 from stable_baselines3.common.vec_env import VecNormalize
 
-from agents.heuristics.cgrsp import ALL_POLICY_NAMES
-from agents.rl.callbacks import EVAL_METRICS, EpisodeMetricsCallback, EvalCallback, flat_hparams
-from agents.rl.compare import comparison, figure, format_table, heuristic_runs
-from agents.rl.envs import (
+from gpu_sched_agents.heuristics.cgrsp import ALL_POLICY_NAMES
+from gpu_sched_agents.rl.callbacks import (
+    EVAL_METRICS,
+    EpisodeMetricsCallback,
+    EvalCallback,
+    flat_hparams,
+)
+from gpu_sched_agents.rl.compare import comparison, figure, format_table, heuristic_runs
+from gpu_sched_agents.rl.envs import (
     MIXED,
     SELECTION_SEEDS,
     TEST_SEED0,
@@ -36,8 +41,8 @@ from agents.rl.envs import (
     env_kwargs,
     make_vec_env,
 )
-from agents.rl.registry import get_algo
-from agents.rl.smdp import StepDurations
+from gpu_sched_agents.rl.registry import get_algo
+from gpu_sched_agents.rl.smdp import StepDurations
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
@@ -175,7 +180,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
         model = spec.cls(spec.policy, venv, seed=int(cfg.seed), tensorboard_log=str(run_dir / "tb"), device=cfg.train.device, verbose=0, **spec.kwargs(cfg.algo))
         teacher = cfg.algo.get("bc_teacher")
         if teacher:
-            from agents.rl.imitation import pretrain
+            from gpu_sched_agents.rl.imitation import pretrain
 
             bc = pretrain(model, teacher, kwargs, int(cfg.algo.bc_episodes), int(cfg.algo.bc_epochs), seed=int(cfg.seed))
             atomic_write_text(run_dir / "bc.json", json.dumps({"teacher": teacher, **bc}, indent=2) + "\n")

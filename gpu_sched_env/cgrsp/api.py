@@ -31,7 +31,7 @@ def simulate(policy: str | Policy, day: str = "hectic", seed: int = 0, trace: Tr
         **kwargs: any field of :class:`~gpu_sched_env.cgrsp.params.CGRSPParams` (``c_max``,
             ``tight_fraction``, ``stock_process``, ``stock_dwell_s`` ...) and any knob of the
             named policy's config (``theta`` for SPT+Rescue and Adaptive, ``cr_star`` for
-            CADR, ``rho_res`` / ``rh_defer`` for RH, see ``agents.heuristics.cgrsp.config``).
+            CADR, ``rho_res`` / ``rh_defer`` for RH, see ``gpu_sched_agents.heuristics.cgrsp.config``).
 
     Returns:
         :class:`SimResult` with ``summary()`` (dict of metrics) and ``jobs`` (DataFrame).

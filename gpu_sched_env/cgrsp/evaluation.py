@@ -1,6 +1,6 @@
 """One evaluation path for every agent with an SB3-style ``predict`` on ``CGRSPEnv``.
 
-Heuristic agents (:class:`agents.heuristics.cgrsp_agents.HeuristicAgent`) and trained
+Heuristic agents (:class:`gpu_sched_agents.heuristics.cgrsp_agents.HeuristicAgent`) and trained
 Stable-Baselines3 / sb3-contrib models are run the same way: one episode per seed, the
 simulator's run summary (spec §2 metrics) plus the episode return, step count and the
 summed raw reward parts.

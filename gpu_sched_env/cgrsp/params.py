@@ -1,7 +1,7 @@
 """CGRSP parameters: every quantity of spec §1 (the world), validated.
 
 The heuristics' knobs (spec §3: θ, P, CR*, ρ_res, weights ...) are not here: each policy has
-its own config (``agents.heuristics.cgrsp.config``), so the simulator knows nothing of them.
+its own config (``gpu_sched_agents.heuristics.cgrsp.config``), so the simulator knows nothing of them.
 
 All times are in seconds, prices in $/h, rates in jobs/s. ``make_params(day, **overrides)``
 is the one way to build a parameter set: unknown names and invalid values raise

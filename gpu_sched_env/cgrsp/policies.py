@@ -1,4 +1,4 @@
-"""The CGRSP policy registry and knob handling; ``agents.heuristics.cgrsp`` fills it (plug-in group).
+"""The CGRSP policy registry and knob handling; ``gpu_sched_agents.heuristics.cgrsp`` fills it (plug-in group).
 
 Policies follow :class:`gpu_sched_env.core.policy.Policy` with ``state`` = the
 :class:`~gpu_sched_env.cgrsp.sim.Simulator` (read-only by contract) and the decision an

@@ -27,7 +27,7 @@ Knobs are constructor arguments, so a policy is built by name from its scenario'
 scenario's ``policies`` module (HGSP's ``order(problem)`` and ``decode_rule``).
 
 On an env, every scenario's heuristics are driven by an ``HeuristicAgent(name, env,
-**knobs)`` from ``agents.heuristics.<scenario>``, with Stable-Baselines3's
+**knobs)`` from ``gpu_sched_agents.heuristics.<scenario>``, with Stable-Baselines3's
 ``predict(observation, state, episode_start, deterministic)``.
 """
 

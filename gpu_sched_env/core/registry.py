@@ -1,6 +1,6 @@
 """Policy registries: the simulators resolve policy names here; the agents fill them in.
 
-Dependencies point down (``core`` <- simulators <- envs; ``agents`` use the simulators), so
+Dependencies point down (``core`` <- simulators <- envs; ``gpu_sched_agents`` use the simulators), so
 a simulator cannot import the heuristics to turn ``"rh"`` into a policy. Instead each
 scenario owns a :class:`PolicyRegistry` (``gpu_sched_env.<scenario>.policies.POLICIES``), and
 the package that implements the policies registers them when it is imported.
@@ -34,11 +34,11 @@ ENTRY_POINT_GROUP = "gpu_sched_env.policies"
 
 # scenario -> this project's plug-in module; must equal the entry points of pyproject.toml
 BUILTIN_PLUGINS: dict[str, str] = {
-    "cgrsp": "agents.heuristics.cgrsp",
-    "hgsp": "agents.heuristics.hgsp",
-    "llm": "agents.heuristics.llm",
-    "mig": "agents.heuristics.mig",
-    "edge": "agents.heuristics.edge",
+    "cgrsp": "gpu_sched_agents.heuristics.cgrsp",
+    "hgsp": "gpu_sched_agents.heuristics.hgsp",
+    "llm": "gpu_sched_agents.heuristics.llm",
+    "mig": "gpu_sched_agents.heuristics.mig",
+    "edge": "gpu_sched_agents.heuristics.edge",
 }
 
 _loaded: set[str] = set()
@@ -62,7 +62,7 @@ def plugin_modules(scenario: str) -> list[str]:
 def load_plugins(scenario: str) -> None:
     """Import ``scenario``'s plug-in modules once (each registers its policies).
 
-    A module that cannot be imported (e.g. ``agents`` is not installed) is recorded, and
+    A module that cannot be imported (e.g. ``gpu_sched_agents`` is not installed) is recorded, and
     :meth:`PolicyRegistry.entry` names it when a policy is then not found.
     """
     if scenario in _loaded:

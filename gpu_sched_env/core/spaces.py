@@ -28,9 +28,9 @@ class MaskedDiscrete(spaces.Discrete):
     A vectorised learner that samples one env's space for all of its envs (SB3's off-policy
     warm-up and ε-exploration use ``env.action_space`` = sub-env 0's space) draws actions
     legal in sub-env 0 only. Learners that ignore masks (SB3 DQN, PPO) must be wrapped in a
-    fallback (``agents.rl.envs.IllegalActionFallback``) in any case, since their greedy
+    fallback (``gpu_sched_agents.rl.envs.IllegalActionFallback``) in any case, since their greedy
     actions ignore the mask too; mask-aware learners (``MaskablePPO``,
-    ``agents.rl.masked_dqn.MaskedDQN``) sample from ``obs``/``action_masks()`` per env.
+    ``gpu_sched_agents.rl.masked_dqn.MaskedDQN``) sample from ``obs``/``action_masks()`` per env.
     """
 
     def __init__(self, n: int, mask_fn: Any, seed: Any = None) -> None:

@@ -1,4 +1,4 @@
-"""The edge scheduler registry; ``agents.heuristics.edge`` fills it (plug-in group).
+"""The edge scheduler registry; ``gpu_sched_agents.heuristics.edge`` fills it (plug-in group).
 
 Schedulers follow :class:`gpu_sched_env.core.policy.Policy` with ``state`` = the
 :class:`~gpu_sched_env.edge.model.EdgeProblem` (the whole workload, planned at once) and the

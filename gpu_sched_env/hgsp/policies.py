@@ -1,4 +1,4 @@
-"""The HGSP policy registry; ``agents.heuristics.hgsp`` fills it (plug-in group).
+"""The HGSP policy registry; ``gpu_sched_agents.heuristics.hgsp`` fills it (plug-in group).
 
 Policies follow :class:`gpu_sched_env.core.policy.Policy` with ``reset(problem, rng)`` (the
 :class:`~gpu_sched_env.hgsp.sim.Problem`) and ``decide(decision) -> GPU index`` for one

@@ -1,4 +1,4 @@
-"""The LLM-serving policy registry; ``agents.heuristics.llm`` fills it (plug-in group).
+"""The LLM-serving policy registry; ``gpu_sched_agents.heuristics.llm`` fills it (plug-in group).
 
 Policies follow :class:`gpu_sched_env.core.policy.Policy` with ``reset(sim, rng)`` (the
 :class:`~gpu_sched_env.llm.sim.LLMSim`) and ``decide(decision) -> request index`` for one

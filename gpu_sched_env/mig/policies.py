@@ -1,4 +1,4 @@
-"""The MIG placement-policy registry; ``agents.heuristics.mig`` fills it (plug-in group).
+"""The MIG placement-policy registry; ``gpu_sched_agents.heuristics.mig`` fills it (plug-in group).
 
 Policies follow :class:`gpu_sched_env.core.policy.Policy` with ``reset(sim, rng)`` (the
 :class:`~gpu_sched_env.mig.sim.PlacementSim`) and ``decide(state) -> action`` for one

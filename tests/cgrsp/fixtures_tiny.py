@@ -47,7 +47,7 @@ def tiny_sim(params, submit, complexity, deadline, tight=None, seed=0) -> Simula
 
 def run_policy(name, sim, **knobs):
     """Run a named heuristic (with its knobs) on ``sim`` to the end; returns the simulator."""
-    from agents.heuristics.cgrsp import make_policy
+    from gpu_sched_agents.heuristics.cgrsp import make_policy
     from gpu_sched_env.cgrsp.sim import run
     from gpu_sched_env.core.rng import stream
 

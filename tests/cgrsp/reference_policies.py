@@ -11,10 +11,16 @@ from typing import Any
 
 import numpy as np
 
-from agents.heuristics.cgrsp.base import Assignment, CGRSPPolicy, place_in_order, slot_edf, slot_spt
-from agents.heuristics.cgrsp.deadline import Adaptive, SPTRescue
-from agents.heuristics.cgrsp.ordering import Random
-from agents.heuristics.cgrsp.rh import RH
+from gpu_sched_agents.heuristics.cgrsp.base import (
+    Assignment,
+    CGRSPPolicy,
+    place_in_order,
+    slot_edf,
+    slot_spt,
+)
+from gpu_sched_agents.heuristics.cgrsp.deadline import Adaptive, SPTRescue
+from gpu_sched_agents.heuristics.cgrsp.ordering import Random
+from gpu_sched_agents.heuristics.cgrsp.rh import RH
 from gpu_sched_env.cgrsp.fleet import LOW
 from gpu_sched_env.cgrsp.sim import Simulator
 from gpu_sched_env.core.rng import ChunkedUniforms

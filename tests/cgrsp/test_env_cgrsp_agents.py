@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import gpu_sched_env  # noqa: F401  (registers the ids)
-from agents.heuristics.cgrsp import ALL_POLICY_NAMES, POLICY_NAMES
-from agents.heuristics.cgrsp_agents import HeuristicAgent, evaluate_heuristics
+from gpu_sched_agents.heuristics.cgrsp import ALL_POLICY_NAMES, POLICY_NAMES
+from gpu_sched_agents.heuristics.cgrsp_agents import HeuristicAgent, evaluate_heuristics
 from gpu_sched_env.cgrsp import simulate
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 from gpu_sched_env.cgrsp.evaluation import evaluate

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from agents.heuristics.cgrsp_agents import HeuristicAgent
+from gpu_sched_agents.heuristics.cgrsp_agents import HeuristicAgent
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 from gpu_sched_env.cgrsp.render import gantt_frame
 from gpu_sched_env.core.plotting import MISSED, ON_TIME

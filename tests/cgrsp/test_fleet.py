@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from agents.heuristics.cgrsp import make_policy
+from gpu_sched_agents.heuristics.cgrsp import make_policy
 from gpu_sched_env.cgrsp import Simulator, make_params
 from gpu_sched_env.cgrsp.fleet import HIGH, LOW, MEDIUM, Fleet
 

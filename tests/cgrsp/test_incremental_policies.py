@@ -2,8 +2,8 @@
 
 import pytest
 
-from agents.heuristics.cgrsp import POLICIES
-from agents.heuristics.cgrsp.rh import RH
+from gpu_sched_agents.heuristics.cgrsp import POLICIES
+from gpu_sched_agents.heuristics.cgrsp.rh import RH
 from gpu_sched_env.cgrsp.params import make_params
 from gpu_sched_env.cgrsp.sim import Simulator
 from gpu_sched_env.core.rng import stream

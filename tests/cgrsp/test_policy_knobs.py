@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import gpu_sched_env  # noqa: F401  (registers the env ids)
-from agents.heuristics.cgrsp import POLICIES, make_policy
+from gpu_sched_agents.heuristics.cgrsp import POLICIES, make_policy
 from gpu_sched_env.cgrsp import PARAM_NAMES, simulate
 from gpu_sched_env.cgrsp.experiments.grids import build_cells, configure
 from gpu_sched_env.cgrsp.params import make_params

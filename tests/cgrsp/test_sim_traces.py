@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from agents.heuristics.cgrsp import make_policy
+from gpu_sched_agents.heuristics.cgrsp import make_policy
 from gpu_sched_env.cgrsp.sim import PolicyStalledError, run
 from tests.cgrsp.fixtures_tiny import run_policy, tiny_params, tiny_sim
 
@@ -202,7 +202,7 @@ def test_edf_defer_low_leaves_a_low_slot_idle_while_another_is_busy():
 
 
 def test_extension_policies_are_usable_by_name_but_not_in_the_published_tables():
-    from agents.heuristics.cgrsp import ALL_POLICY_NAMES, POLICY_NAMES
+    from gpu_sched_agents.heuristics.cgrsp import ALL_POLICY_NAMES, POLICY_NAMES
     from gpu_sched_env.cgrsp import POLICY_NAMES as PUBLISHED
     from gpu_sched_env.cgrsp import simulate
 

@@ -115,8 +115,8 @@ def test_stock_parameters_reach_the_env_hydra_and_the_experiments(tmp_path):
 
     from hydra import compose, initialize_config_dir
 
-    from agents.rl.config import register_configs
-    from agents.rl.envs import env_kwargs
+    from gpu_sched_agents.rl.config import register_configs
+    from gpu_sched_agents.rl.envs import env_kwargs
     from gpu_sched_env.cgrsp.env import CGRSPEnv
     from gpu_sched_env.cgrsp.experiments.grids import build_cells, configure
 

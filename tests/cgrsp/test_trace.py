@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 import gpu_sched_env  # noqa: F401  (registers the env ids)
-from agents.heuristics.cgrsp import POLICY_NAMES
+from gpu_sched_agents.heuristics.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp import simulate
 from gpu_sched_env.cgrsp.params import make_params
 from gpu_sched_env.cgrsp.trace import EXAMPLE_TRACE, Trace, trace_frame, write_trace

@@ -6,7 +6,7 @@ import pytest
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 import gpu_sched_env  # noqa: F401  (registers the ids)
-from agents.heuristics import hgsp, llm, mig
+from gpu_sched_agents.heuristics import hgsp, llm, mig
 from gpu_sched_env.core.errors import ConfigError
 
 CASES = [

@@ -1,4 +1,4 @@
-"""Dependencies point down: gpu_sched_env imports without `agents`; registries find the plug-ins."""
+"""Dependencies point down: gpu_sched_env imports without `gpu_sched_agents`; registries find the plug-ins."""
 
 import ast
 import subprocess
@@ -14,14 +14,24 @@ from gpu_sched_env.core.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# A meta-path finder that makes `agents` (and its submodules) unimportable, as in an
-# environment where only the simulator package is installed.
-BLOCK_AGENTS = textwrap.dedent("""
+# The heuristics/RL package as installed (`gpu_sched_agents`) and as the folder of a checkout
+# (`agents/`, importable as `agents` from the repository root): neither may be imported.
+AGENT_PACKAGES = ("gpu_sched_agents", "agents")
+
+
+def _is_agents(name: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in AGENT_PACKAGES)
+
+
+# A meta-path finder that makes the agents packages (and their submodules) unimportable, as in
+# an environment where only the simulator package is installed.
+BLOCK_AGENTS = textwrap.dedent(f"""
     import sys
+    AGENT_PACKAGES = {AGENT_PACKAGES!r}
     class _NoAgents:
         def find_spec(self, name, path=None, target=None):
-            if name == "agents" or name.startswith("agents."):
-                raise ImportError(f"blocked for the test: {name}")
+            if any(name == p or name.startswith(p + ".") for p in AGENT_PACKAGES):
+                raise ImportError(f"blocked for the test: {{name}}")
             return None
     sys.meta_path.insert(0, _NoAgents())
 """)
@@ -43,7 +53,8 @@ def test_every_gpu_sched_env_module_imports_without_agents():
                 importlib.import_module(m.name)
             except Exception:
                 failed.append((m.name, traceback.format_exc()))
-        assert not any(k == "agents" or k.startswith("agents.") for k in sys.modules), "agents got imported"
+        agents = [k for k in sys.modules if k.split(".")[0] in AGENT_PACKAGES]
+        assert not agents, f"agents got imported: {agents}"
         for name, tb in failed:
             print(name, tb)
         print("MODULES", n, "FAILED", len(failed))
@@ -61,7 +72,7 @@ def test_no_gpu_sched_env_source_imports_agents_even_lazily():
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            if any(n == "agents" or n.startswith("agents.") for n in names):
+            if any(_is_agents(n) for n in names):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == []
 
@@ -131,11 +142,13 @@ def test_simulators_run_policy_objects_without_agents():
 
 def test_blocker_really_blocks_and_lookup_names_the_missing_plugin():
     r = _run("""
+        import importlib
         from gpu_sched_env.core.errors import ConfigError
-        try:
-            import agents.heuristics  # noqa: F401
-        except ImportError:
-            print("BLOCKED")
+        for name in ("gpu_sched_agents.heuristics", "agents.heuristics"):
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                print("BLOCKED", name)
         from gpu_sched_env.cgrsp import simulate
         try:
             simulate("rh")
@@ -143,9 +156,9 @@ def test_blocker_really_blocks_and_lookup_names_the_missing_plugin():
             print("ERR", e)
     """)
     assert r.returncode == 0, r.stderr
-    assert "BLOCKED" in r.stdout
+    assert "BLOCKED gpu_sched_agents.heuristics" in r.stdout and "BLOCKED agents.heuristics" in r.stdout
     assert "policy = 'rh' is not known" in r.stdout
-    assert "plug-in agents.heuristics.cgrsp failed to import" in r.stdout
+    assert "plug-in gpu_sched_agents.heuristics.cgrsp failed to import" in r.stdout
 
 
 def test_builtin_plugin_list_equals_the_declared_entry_points():
@@ -170,7 +183,7 @@ def _fake_entry_points(eps):
 def test_entry_point_path_loads_declared_and_third_party_modules(monkeypatch, fresh_registry_state, tmp_path):
     # a third-party plug-in that registers an extra HGSP policy under the name "hgsp.extra"
     (tmp_path / "third_party_plugin.py").write_text(textwrap.dedent("""
-        from agents.heuristics.hgsp import Greedy
+        from gpu_sched_agents.heuristics.hgsp import Greedy
         from gpu_sched_env.hgsp.policies import POLICIES
 
         class Mine(Greedy):
@@ -183,8 +196,8 @@ def test_entry_point_path_loads_declared_and_third_party_modules(monkeypatch, fr
     eps.append(EntryPoint("hgsp.extra", "third_party_plugin", reg.ENTRY_POINT_GROUP))
     eps.append(EntryPoint("llmx", "no_such_module_anywhere", reg.ENTRY_POINT_GROUP))  # other scenario
     monkeypatch.setattr(reg, "entry_points", _fake_entry_points(eps))
-    assert reg.plugin_modules("hgsp") == ["agents.heuristics.hgsp", "third_party_plugin"]
-    assert reg.plugin_modules("llm") == ["agents.heuristics.llm"]  # "llmx" is not "llm" or "llm.*"
+    assert reg.plugin_modules("hgsp") == ["gpu_sched_agents.heuristics.hgsp", "third_party_plugin"]
+    assert reg.plugin_modules("llm") == ["gpu_sched_agents.heuristics.llm"]  # "llmx" is not "llm" or "llm.*"
     from gpu_sched_env.hgsp.policies import POLICIES
 
     monkeypatch.setattr(POLICIES, "_entries", dict(POLICIES._entries))  # undo the registration after

@@ -8,7 +8,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import gpu_sched_env  # noqa: F401  (registers the ids)
-from agents.heuristics.edge import (
+from gpu_sched_agents.heuristics.edge import (
     AGENTS,
     LLF_STREAM,
     FcfsLLF,

@@ -7,7 +7,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import gpu_sched_env  # noqa: F401  (registers the ids)
-from agents.heuristics.hgsp import HeuristicAgent, SAGreedy
+from gpu_sched_agents.heuristics.hgsp import HeuristicAgent, SAGreedy
 from gpu_sched_env.core.errors import ConfigError, InvalidActionError
 from gpu_sched_env.hgsp import Problem, generate_tasks, make_cluster, run
 

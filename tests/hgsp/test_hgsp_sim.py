@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from agents.heuristics.hgsp import SAGreedy
+from gpu_sched_agents.heuristics.hgsp import SAGreedy
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.hgsp import Problem, decode, generate_tasks, make_cluster, resolve_tasks, run
 from gpu_sched_env.hgsp.sim import ListScheduler
@@ -181,7 +181,7 @@ def test_run_accepts_csv_path_and_dataframe(tmp_path):
 
 
 def test_fast_path_is_chosen_by_the_declared_decode_rule():
-    from agents.heuristics.hgsp import Greedy
+    from gpu_sched_agents.heuristics.hgsp import Greedy
 
     class Counting(Greedy):  # overrides decide without declaring a rule: the per-task path
         calls = 0

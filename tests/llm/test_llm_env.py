@@ -6,7 +6,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import gpu_sched_env  # noqa: F401
-from agents.heuristics.llm import HeuristicAgent
+from gpu_sched_agents.heuristics.llm import HeuristicAgent
 from gpu_sched_env.core.errors import ConfigError, InvalidActionError, ResetNeededError
 from gpu_sched_env.llm import simulate
 

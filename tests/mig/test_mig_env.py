@@ -7,7 +7,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import gpu_sched_env  # noqa: F401  (registers MIG-v0)
-from agents.heuristics.mig import BestFit, HeuristicAgent
+from gpu_sched_agents.heuristics.mig import BestFit, HeuristicAgent
 from gpu_sched_env.core.errors import InvalidActionError, ResetNeededError
 from gpu_sched_env.mig.env import MIGEnv
 from gpu_sched_env.mig.sim import run_policy

@@ -79,7 +79,7 @@ def test_converters_on_peer_file(peer_dir):
     jobs = to_mig_jobs(js)
     assert len(jobs) == 1000 and jobs[5].mem == tuple(js.series(5).tolist())
     # most peer jobs peak above the 2000 MB instance: the MIG sim reports them as skipped
-    from agents.heuristics.mig import BestFit
+    from gpu_sched_agents.heuristics.mig import BestFit
     from gpu_sched_env.mig.sim import run_policy
 
     r = run_policy(jobs[:60], BestFit())

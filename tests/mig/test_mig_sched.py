@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from agents.heuristics.mig import POLICIES, BestFit
+from gpu_sched_agents.heuristics.mig import POLICIES, BestFit
 from gpu_sched_env.core.errors import ConfigError, InvalidActionError
 from gpu_sched_env.mig.bruteforce import brute_force_makespan
 from gpu_sched_env.mig.cpsat import greedy_append, run_exact, solve_poll

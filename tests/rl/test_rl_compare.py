@@ -4,7 +4,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from agents.rl.compare import TEST_METRICS, comparison
+from gpu_sched_agents.rl.compare import TEST_METRICS, comparison
 
 
 def _frame(rng, pol, seeds):

@@ -7,9 +7,9 @@ from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from omegaconf.errors import ConfigKeyError, ValidationError
 
-from agents.rl.config import register_configs
-from agents.rl.registry import ALGOS
-from agents.rl.train import validate
+from gpu_sched_agents.rl.config import register_configs
+from gpu_sched_agents.rl.registry import ALGOS
+from gpu_sched_agents.rl.train import validate
 from gpu_sched_env.core.errors import ConfigError
 
 CONF = str(Path(__file__).resolve().parents[2] / "conf")
@@ -65,7 +65,7 @@ def test_bad_overrides_fail_at_composition(override, exc, pattern):
 def test_bad_values_fail_validation_with_the_key(override, pattern):
     cfg = cfg_for(override, "run_dir=/tmp/x")
     if pattern is None:  # vec_env is checked when the envs are built
-        from agents.rl.envs import make_vec_env
+        from gpu_sched_agents.rl.envs import make_vec_env
 
         with pytest.raises(ConfigError, match=r"train.vec_env = 'ray' is not known; allowed: dummy, subproc"):
             make_vec_env({"day": "quiet"}, 1, 0, cfg.train.vec_env)

@@ -6,10 +6,10 @@ import pytest
 from hydra import compose, initialize_config_dir
 from sb3_contrib import MaskablePPO
 
-from agents.rl.config import register_configs
-from agents.rl.envs import make_vec_env
-from agents.rl.imitation import collect, pretrain
-from agents.rl.train import validate
+from gpu_sched_agents.rl.config import register_configs
+from gpu_sched_agents.rl.envs import make_vec_env
+from gpu_sched_agents.rl.imitation import collect, pretrain
+from gpu_sched_agents.rl.train import validate
 from gpu_sched_env.core.errors import ConfigError
 
 CONF = str(Path(__file__).resolve().parents[2] / "conf")

@@ -11,9 +11,9 @@ import pytest
 import torch as th
 from hydra import compose, initialize_config_dir
 
-from agents.heuristics.cgrsp_agents import HeuristicAgent
-from agents.rl.config import register_configs
-from agents.rl.envs import (
+from gpu_sched_agents.heuristics.cgrsp_agents import HeuristicAgent
+from gpu_sched_agents.rl.config import register_configs
+from gpu_sched_agents.rl.envs import (
     SELECTION_SEEDS,
     TEST_SEEDS,
     TRAIN_SEEDS,
@@ -21,10 +21,14 @@ from agents.rl.envs import (
     env_kwargs,
     training_seeds,
 )
-from agents.rl.policies import FactoredMaskableCategorical, FactoredMaskablePolicy, factored_mode
-from agents.rl.registry import get_algo
-from agents.rl.smdp import TimeDiscountedBuffer
-from agents.rl.train import validate
+from gpu_sched_agents.rl.policies import (
+    FactoredMaskableCategorical,
+    FactoredMaskablePolicy,
+    factored_mode,
+)
+from gpu_sched_agents.rl.registry import get_algo
+from gpu_sched_agents.rl.smdp import TimeDiscountedBuffer
+from gpu_sched_agents.rl.train import validate
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S, summary_objective
 from gpu_sched_env.core.errors import ConfigError
@@ -208,7 +212,7 @@ def test_time_discounted_gae_matches_a_hand_computation():
 
 # ----------------------------------------------------------------------------- mixed days, generalisation
 def test_mixed_days_follow_the_month_mix():
-    from agents.rl.envs import MixedDays
+    from gpu_sched_agents.rl.envs import MixedDays
     from gpu_sched_env.cgrsp.workload import DEFAULT_MONTH_MIX
 
     env = MixedDays({"window": 1, "action_mode": "slot", "slot_rows": 10}, seed=0, env_index=0)
@@ -227,7 +231,7 @@ def test_a_mixed_day_run_trains_and_is_judged_on_the_hectic_day_and_generalises(
     import subprocess
     import sys
 
-    import agents.rl.train as tr
+    import gpu_sched_agents.rl.train as tr
 
     run = tmp_path / "run"
     cfg = cfg_for("day=mixed", "train.total_timesteps=128", "train.eval_freq=128", "train.checkpoint_freq=128",

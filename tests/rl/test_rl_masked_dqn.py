@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch as th
 
-from agents.rl.envs import make_vec_env
-from agents.rl.masked_dqn import MaskedDQN, apply_mask
+from gpu_sched_agents.rl.envs import make_vec_env
+from gpu_sched_agents.rl.masked_dqn import MaskedDQN, apply_mask
 
 KW = {"day": "normal", "window": 4}
 
@@ -79,7 +79,7 @@ def test_exploration_draws_only_legal_actions():
 
 
 def test_unmasked_fallback_replaces_counts_and_penalises_illegal_actions():
-    from agents.rl.envs import IllegalActionFallback
+    from gpu_sched_agents.rl.envs import IllegalActionFallback
     from gpu_sched_env.cgrsp.env import CGRSPEnv
 
     env = IllegalActionFallback(CGRSPEnv(day="normal", window=4), penalty=0.5)

@@ -66,9 +66,9 @@ def check_study(sweep_dir):
 
 
 def test_optuna_study_minimises_the_selection_objective(tmp_path):
-    from agents.rl.envs import env_kwargs
-    from agents.rl.registry import get_algo
-    from agents.rl.train import evaluate_model
+    from gpu_sched_agents.rl.envs import env_kwargs
+    from gpu_sched_agents.rl.registry import get_algo
+    from gpu_sched_agents.rl.train import evaluate_model
 
     sweep_dir = tmp_path / "sweep"
     _, out = sweep(sweep_dir)
@@ -101,7 +101,7 @@ def test_ray_launcher_runs_trials_as_ray_tasks(tmp_path):
 def compose_hydra(*overrides):
     from hydra import compose, initialize_config_dir
 
-    from agents.rl.config import register_configs
+    from gpu_sched_agents.rl.config import register_configs
 
     register_configs()
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
@@ -109,7 +109,7 @@ def compose_hydra(*overrides):
 
 
 def test_search_config_composes_and_validates():
-    from agents.rl.train import validate
+    from gpu_sched_agents.rl.train import validate
 
     cfg = compose_hydra("hparams_search=ppo_optuna", "run_dir=/tmp/x")
     assert cfg.hydra.sweeper._target_.endswith("OptunaSweeper") and cfg.hydra.sweeper.direction == "minimize"
@@ -126,7 +126,7 @@ def test_cluster_launcher_leaves_the_object_store_to_the_cluster():
 
 
 def test_selection_objective_reads_best_json_and_follows_a_resume(tmp_path):
-    from agents.rl.sweep import run_dir_of, selection_objective
+    from gpu_sched_agents.rl.sweep import run_dir_of, selection_objective
 
     target, here = tmp_path / "first", tmp_path / "second"
     target.mkdir()

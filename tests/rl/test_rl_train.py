@@ -8,9 +8,9 @@ import pytest
 from hydra import compose, initialize_config_dir
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-import agents.rl.train as tr
-from agents.rl.config import register_configs
-from agents.rl.registry import get_algo
+import gpu_sched_agents.rl.train as tr
+from gpu_sched_agents.rl.config import register_configs
+from gpu_sched_agents.rl.registry import get_algo
 
 CONF = str(Path(__file__).resolve().parents[2] / "conf")
 register_configs()

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.heuristics.cgrsp.base import CGRSPPolicy
-from agents.heuristics.cgrsp.deadline import CADR, CADROO, Adaptive, SPTRescue
-from agents.heuristics.cgrsp.extensions import EDFDeferLow
-from agents.heuristics.cgrsp.ordering import EDF, FIFO, LCF, SPT, Balanced, Random
-from agents.heuristics.cgrsp.rh import RH
+from gpu_sched_agents.heuristics.cgrsp.base import CGRSPPolicy
+from gpu_sched_agents.heuristics.cgrsp.deadline import CADR, CADROO, Adaptive, SPTRescue
+from gpu_sched_agents.heuristics.cgrsp.extensions import EDFDeferLow
+from gpu_sched_agents.heuristics.cgrsp.ordering import EDF, FIFO, LCF, SPT, Balanced, Random
+from gpu_sched_agents.heuristics.cgrsp.rh import RH
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.policies import POLICIES as REGISTRY
 

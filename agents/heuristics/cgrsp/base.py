@@ -13,7 +13,7 @@ import heapq
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from agents.heuristics.cgrsp.config import Knobs, NoKnobs
+from gpu_sched_agents.heuristics.cgrsp.config import Knobs, NoKnobs
 from gpu_sched_env.cgrsp.fleet import LOW
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.sim import Simulator

@@ -5,7 +5,7 @@ describe how a heuristic decides (spec §3: θ, P, CR*, ρ_res, gate, weights). 
 class names its ``Config``; a knob is validated when the config is built, with a
 :class:`~gpu_sched_env.core.errors.ConfigError` naming the knob, its value and what is
 allowed. Checks that need the world (``rho_res < c_max``) run when the policy is built for a
-parameter set (:meth:`agents.heuristics.cgrsp.base.CGRSPPolicy.check`).
+parameter set (:meth:`gpu_sched_agents.heuristics.cgrsp.base.CGRSPPolicy.check`).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import heapq
 from itertools import islice
 from typing import Any
 
-from agents.heuristics.cgrsp.base import (
+from gpu_sched_agents.heuristics.cgrsp.base import (
     Assignment,
     CGRSPPolicy,
     SlotRule,
@@ -27,8 +27,13 @@ from agents.heuristics.cgrsp.base import (
     slot_edf,
     slot_spt,
 )
-from agents.heuristics.cgrsp.config import AdaptiveKnobs, CADRKnobs, CADROOKnobs, RescueKnobs
-from agents.heuristics.cgrsp.queues import Groups, Key
+from gpu_sched_agents.heuristics.cgrsp.config import (
+    AdaptiveKnobs,
+    CADRKnobs,
+    CADROOKnobs,
+    RescueKnobs,
+)
+from gpu_sched_agents.heuristics.cgrsp.queues import Groups, Key
 from gpu_sched_env.cgrsp.sim import Simulator
 
 N_CLASSES = 3  # complexity low / medium / high

@@ -7,8 +7,8 @@ tables and experiments are unchanged.
 
 from __future__ import annotations
 
-from agents.heuristics.cgrsp.base import Assignment
-from agents.heuristics.cgrsp.ordering import EDF
+from gpu_sched_agents.heuristics.cgrsp.base import Assignment
+from gpu_sched_agents.heuristics.cgrsp.ordering import EDF
 from gpu_sched_env.cgrsp.fleet import LOW
 from gpu_sched_env.cgrsp.sim import Simulator
 

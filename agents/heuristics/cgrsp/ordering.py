@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.heuristics.cgrsp.base import (
+from gpu_sched_agents.heuristics.cgrsp.base import (
     Assignment,
     CGRSPPolicy,
     HeapOrder,
@@ -16,8 +16,8 @@ from agents.heuristics.cgrsp.base import (
     slot_lcf,
     slot_spt,
 )
-from agents.heuristics.cgrsp.config import BalancedKnobs, LCFKnobs, SPTSlotKnobs
-from agents.heuristics.cgrsp.queues import WaitingIds
+from gpu_sched_agents.heuristics.cgrsp.config import BalancedKnobs, LCFKnobs, SPTSlotKnobs
+from gpu_sched_agents.heuristics.cgrsp.queues import WaitingIds
 from gpu_sched_env.cgrsp.sim import Simulator
 from gpu_sched_env.core.rng import ChunkedUniforms
 

@@ -54,9 +54,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.heuristics.cgrsp.base import Assignment, CGRSPPolicy
-from agents.heuristics.cgrsp.config import RHKnobs
-from agents.heuristics.cgrsp.queues import Groups
+from gpu_sched_agents.heuristics.cgrsp.base import Assignment, CGRSPPolicy
+from gpu_sched_agents.heuristics.cgrsp.config import RHKnobs
+from gpu_sched_agents.heuristics.cgrsp.queues import Groups
 from gpu_sched_env.cgrsp.fleet import HIGH, LOW, MEDIUM
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.sim import Simulator

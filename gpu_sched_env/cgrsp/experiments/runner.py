@@ -36,6 +36,9 @@ SIM_SOURCES = (
     "gpu_sched_env/cgrsp/workload.py", "gpu_sched_env/core/events.py", "gpu_sched_env/core/rng.py",
     "agents/heuristics/cgrsp/*.py",
 )
+# The heuristics' folder is `agents/` in a checkout and `gpu_sched_agents/` where the wheel is
+# installed; both hash under the checkout's name, so the fingerprint is the same in either.
+_INSTALLED_AS = {"agents/": "gpu_sched_agents/"}
 
 
 @lru_cache(maxsize=1)
@@ -46,8 +49,18 @@ def sim_fingerprint() -> str:
     root = Path(gpu_sched_env.__file__).resolve().parent.parent
     h = hashlib.sha1()
     for pattern in SIM_SOURCES:
-        for f in sorted(root.glob(pattern)):
-            h.update(str(f.relative_to(root)).encode())
+        files = sorted(root.glob(pattern))
+        prefix = next((p for p in _INSTALLED_AS if pattern.startswith(p)), None)
+        if not files and prefix is not None:
+            installed = _INSTALLED_AS[prefix]
+            files = sorted(root.glob(installed + pattern[len(prefix):]))
+            names = [prefix + f.relative_to(root / installed).as_posix() for f in files]
+        else:
+            names = [f.relative_to(root).as_posix() for f in files]
+        if not files:  # a fingerprint that silently skips the heuristics would not invalidate
+            raise FileNotFoundError(f"sim_fingerprint: no file matches {pattern!r} under {root}")
+        for name, f in zip(names, files):
+            h.update(name.encode())
             h.update(f.read_bytes())
     return h.hexdigest()[:12]
 
