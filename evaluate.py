@@ -16,7 +16,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from gpu_sched_agents.rl.envs import env_kwargs
-from gpu_sched_agents.rl.registry import get_algo
+from gpu_sched_agents.rl.registry import get_algo, load_model
 from gpu_sched_agents.rl.train import baselines, compare_model
 from gpu_sched_env.cgrsp.params import DAY_TYPES
 
@@ -42,7 +42,7 @@ def main(argv=None) -> int:
     if args.day:
         cfg.day.name = args.day
     spec = get_algo(cfg.algo.name)
-    model = spec.cls.load(model_path, device="cpu")
+    model = load_model(cfg.algo.name, model_path, device="cpu")
     seeds = list(range(args.seed0, args.seed0 + args.seeds))
     stem = f"eval_{cfg.day.name}_{args.seeds}seeds_{Path(args.model).stem}"
     compare_model(model, spec, env_kwargs(cfg), dict(cfg.env.params), seeds, cfg.algo.name, args.run_dir, stem, names=baselines(cfg))

@@ -30,8 +30,9 @@ from omegaconf import OmegaConf
 
 from gpu_sched_agents.rl.envs import TEST_SEED0, env_kwargs
 from gpu_sched_agents.rl.policies import factored_mode
-from gpu_sched_agents.rl.registry import get_algo
+from gpu_sched_agents.rl.registry import load_model
 from gpu_sched_env.cgrsp.env import CGRSPEnv
+from gpu_sched_env.cgrsp.params import STOCK_LEVELS
 
 MODES = ("argmax", "factored", "sampled")
 
@@ -43,6 +44,7 @@ def play(model: Any, env: CGRSPEnv, seed: int, mode: str, rng: np.random.Generat
     noop = env.wait_action
     n_choice = n_noop = 0
     p_noop: list[float] = []
+    by_level: dict[str, list[bool]] = {}
     done = False
     while not done:
         mask = env.action_masks()
@@ -60,20 +62,23 @@ def play(model: Any, env: CGRSPEnv, seed: int, mode: str, rng: np.random.Generat
             n_choice += 1
             n_noop += a == noop
             p_noop.append(float(probs[noop]))
+            if env.offered_slot is not None:  # slot mode: the no-op by the offered slot's stock
+                level = STOCK_LEVELS[env.sim.stock[env.sim.fleet.slot_type[env.offered_slot]]]
+                by_level.setdefault(level, []).append(a == noop)
         obs, _, done, _, info = env.step(a)
     s = info["summary"]
     return {
         "mode": mode, "seed": seed, "miss_pct": s["miss_pct"], "mean_wait_min": s["mean_wait_min"],
         "noop_share": n_noop / max(n_choice, 1), "mean_p_noop": float(np.mean(p_noop)) if p_noop else float("nan"),
         "decisions": n_choice,
+        **{f"noop_share_{lv}": float(np.mean(by_level[lv])) if lv in by_level else float("nan") for lv in STOCK_LEVELS},
     }
 
 
 def diagnose(run_dir: Path, model_file: str, seeds: list[int], modes: tuple[str, ...] = MODES) -> pd.DataFrame:
     """One row per mode × seed."""
     cfg = OmegaConf.load(run_dir / "config.yaml")
-    spec = get_algo(cfg.algo.name)
-    model = spec.cls.load(run_dir / model_file, device="cpu")
+    model = load_model(cfg.algo.name, run_dir / model_file, device="cpu")
     if not hasattr(model.policy, "get_distribution"):
         raise SystemExit(f"{cfg.algo.name}: this diagnostic needs a policy-gradient model (ppo), not {type(model).__name__}")
     env = CGRSPEnv(**env_kwargs(cfg))
@@ -91,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     if not (a.run_dir / "config.yaml").exists() or not (a.run_dir / a.model).exists():
         ap.error(f"{a.run_dir} needs config.yaml and {a.model} (a run directory written by train.py)")
     df = diagnose(a.run_dir, a.model, list(range(a.seed0, a.seed0 + a.seeds)))
-    print(df.groupby("mode", sort=False)[["miss_pct", "mean_wait_min", "noop_share", "mean_p_noop"]].mean().round(3).to_string())
+    cols = ["miss_pct", "mean_wait_min", "noop_share", "mean_p_noop", *(f"noop_share_{lv}" for lv in STOCK_LEVELS)]
+    print(df.groupby("mode", sort=False)[cols].mean().round(3).to_string())
     return 0
 
 

@@ -4,7 +4,8 @@ Plays a run's model (default ``best_model.zip``) on other day types and fleet si
 every heuristic on the same held-out seeds (20 000 …), and writes one comparison per
 setting (``gen_<setting>.{md,csv,png}`` with 95 % CIs and paired tests, as ``evaluate.py``)
 plus ``generalisation.md``: per setting the learned policy's miss % and mean wait against
-RH, CADR and the best heuristic on miss, with Holm-adjusted paired p-values.
+RH, CADR and the best heuristic on miss (miss % / wait min), with Holm-adjusted paired
+t-test p-values (each setting's family: every heuristic × miss and wait).
 
     python scripts/generalise.py runs/train/ppo_hectic_seed0/<time> --seeds 30
 
@@ -22,7 +23,7 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from gpu_sched_agents.rl.envs import TEST_SEED0, env_kwargs
-from gpu_sched_agents.rl.registry import get_algo
+from gpu_sched_agents.rl.registry import get_algo, load_model
 from gpu_sched_agents.rl.train import baselines, compare_model
 from gpu_sched_env.core.io import atomic_write_text
 
@@ -32,6 +33,11 @@ SETTINGS: dict[str, tuple[str, dict]] = {
     "normal": ("normal", {}),
     "hectic_cmax7": ("hectic", {"c_max": 7}),
 }
+
+
+def holm_p(tests: pd.DataFrame, vs: str, metric: str) -> float:
+    """The Holm-adjusted paired t-test p-value of learned − ``vs`` on ``metric``."""
+    return float(tests[(tests.vs == vs) & (tests.metric == metric)].t_p_holm.iloc[0])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--seeds {a.seeds}: need at least 2 for paired tests")
     cfg = OmegaConf.load(a.run_dir / "config.yaml")
     spec = get_algo(cfg.algo.name)
-    model = spec.cls.load(a.run_dir / a.model, device="cpu")
+    model = load_model(cfg.algo.name, a.run_dir / a.model, device="cpu")
     seeds = list(range(TEST_SEED0, TEST_SEED0 + a.seeds))
     rows = []
     for name in a.settings:
@@ -58,17 +64,17 @@ def main(argv: list[str] | None = None) -> int:
         table = pd.read_csv(a.run_dir / f"gen_{name}.csv").set_index("policy")
         tests = pd.read_csv(a.run_dir / f"gen_{name}_tests.csv")
         heur = table.drop(index=cfg.algo.name)
-        best = heur.miss_pct.idxmin()
-        row = {"setting": name, "learned miss %": table.loc[cfg.algo.name, "miss_pct"], "learned wait min": table.loc[cfg.algo.name, "mean_wait_min"]}
-        for h in dict.fromkeys(("rh", "cadr", best)):
-            t = tests[(tests.vs == h) & (tests.metric == "miss_pct")].iloc[0]
-            w = tests[(tests.vs == h) & (tests.metric == "mean_wait_min")].iloc[0]
-            row[f"{h} miss %"] = table.loc[h, "miss_pct"]
-            row[f"{h} wait min"] = table.loc[h, "mean_wait_min"]
-            row[f"vs {h}: miss p (Holm)"] = t.t_p_holm
-            row[f"vs {h}: wait diff min"] = w.mean_diff
-        row["best heuristic on miss"] = best
-        rows.append(row)
+        best = heur.miss_pct.idxmin()  # ties: the first in table order
+
+        rows.append({
+            "setting": name,
+            "learned miss %": table.loc[cfg.algo.name, "miss_pct"], "learned wait min": table.loc[cfg.algo.name, "mean_wait_min"],
+            "rh miss/wait": f"{table.loc['rh', 'miss_pct']:.2f} / {table.loc['rh', 'mean_wait_min']:.1f}",
+            "cadr miss/wait": f"{table.loc['cadr', 'miss_pct']:.2f} / {table.loc['cadr', 'mean_wait_min']:.1f}",
+            "best on miss": f"{best} {table.loc[best, 'miss_pct']:.2f} / {table.loc[best, 'mean_wait_min']:.1f}",
+            "p miss vs rh": holm_p(tests, "rh", "miss_pct"), "p miss vs cadr": holm_p(tests, "cadr", "miss_pct"),
+            "p wait vs best": holm_p(tests, best, "mean_wait_min"),
+        })
     out = pd.DataFrame(rows)
     text = (f"# Generalisation of {a.run_dir.name} ({a.model}), {a.seeds} held-out seeds from {TEST_SEED0}\n\n"
             + "```\n" + out.to_string(index=False, float_format=lambda x: f"{x:.3g}") + "\n```\n")

@@ -53,3 +53,15 @@ def get_algo(name: str) -> AlgoSpec:
     """The spec for ``name`` (ConfigError listing the names otherwise)."""
     check_choice("algo.name", name, ALGOS)
     return ALGOS[name]
+
+
+def load_model(name: str, path: Any, **kwargs: Any) -> BaseAlgorithm:
+    """Load a saved model of algorithm ``name``, resolving its classes from this registry.
+
+    The policy class is given explicitly instead of being unpickled by module path, so a
+    model saved before a module moved (the package's installed name ``agents`` became
+    ``gpu_sched_agents``) still loads.
+    """
+    spec = get_algo(name)
+    custom = {} if isinstance(spec.policy, str) else {"policy_class": spec.policy}
+    return spec.cls.load(path, custom_objects={**custom, **kwargs.pop("custom_objects", {})}, **kwargs)

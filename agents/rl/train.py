@@ -41,7 +41,7 @@ from gpu_sched_agents.rl.envs import (
     env_kwargs,
     make_vec_env,
 )
-from gpu_sched_agents.rl.registry import get_algo
+from gpu_sched_agents.rl.registry import get_algo, load_model
 from gpu_sched_agents.rl.smdp import StepDurations
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
@@ -171,7 +171,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
         else:
             venv = VecNormalize(venv, norm_obs=False, norm_reward=True, gamma=float(cfg.algo.gamma))
     if ckpt is not None:
-        model = spec.cls.load(ckpt, env=venv, device=cfg.train.device)
+        model = load_model(cfg.algo.name, ckpt, env=venv, device=cfg.train.device)
         buf = ckpt.with_name(ckpt.name.replace("model_", "model_replay_buffer_").replace(".zip", ".pkl"))
         if spec.save_replay_buffer and buf.exists():
             model.load_replay_buffer(buf)
@@ -220,7 +220,7 @@ def final_evaluation(cfg: DictConfig, spec: Any, kwargs: dict[str, Any], run_dir
     if n == 0:
         return {}
     path = run_dir / "best_model.zip"
-    model = spec.cls.load(path if path.exists() else run_dir / "final_model.zip", device=cfg.train.device)
+    model = load_model(cfg.algo.name, path if path.exists() else run_dir / "final_model.zip", device=cfg.train.device)
     seeds = list(range(FINAL_SEED0, FINAL_SEED0 + n))
     note = f"Training wall time this invocation: {train_s:.0f} s."
     return compare_model(model, spec, kwargs, dict(cfg.env.params), seeds, cfg.algo.name, run_dir, "final_eval", note, baselines(cfg))
