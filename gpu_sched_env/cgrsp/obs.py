@@ -50,6 +50,13 @@ GLOBAL_COLS = (
 )
 
 
+# Index of each block of the ``beyond`` vector, derived from BEYOND_COLS; ``_marg``'s columns
+# (one row per bincount code) are the same fractions, then Σ e_j (the work they hold).
+_B_COUNT, _B_WAIT = BEYOND_COLS.index("count"), BEYOND_COLS.index("mean_wait_h")
+_B_FRACS = slice(BEYOND_COLS.index("tight_frac"), _B_WAIT)
+_M_FRACS, _M_WORK = slice(0, _B_WAIT - _B_FRACS.start), _B_WAIT - _B_FRACS.start
+
+
 class ObsEncoder:
     """Builds the observation space and encodes simulator states for one parameter set."""
 
@@ -95,11 +102,11 @@ class ObsEncoder:
         slot_hi[self._ttf] = self.ttf_h
         self.slot_hi = slot_hi
         self.beyond_hi = np.ones(len(BEYOND_COLS))
-        self.beyond_hi[-1] = WAIT_CLIP
+        self.beyond_hi[BEYOND_COLS.index("mean_wait_h")] = WAIT_CLIP
         self.global_lo = np.zeros(len(GLOBAL_COLS))
-        self.global_lo[:2] = -1.0
+        self.global_lo[[GLOBAL_COLS.index("tod_sin"), GLOBAL_COLS.index("tod_cos")]] = -1.0
         self.global_hi = np.ones(len(GLOBAL_COLS))
-        self.global_hi[-1] = WAIT_CLIP
+        self.global_hi[GLOBAL_COLS.index("backlog_h")] = WAIT_CLIP
         self._rank: np.ndarray | None = None
         static = np.zeros((self.R, len(self.slot_cols)), np.float32)
         static[: self.C, :t] = self.slot_onehot
@@ -219,10 +226,10 @@ class ObsEncoder:
             xcs = self._xcs[beyond]  # columns: x = d − e, code, submit
             code = (self._edges + t).searchsorted(xcs[:, 0], side="right") + xcs[:, 1].astype(np.int64)
             m = np.bincount(code, minlength=36) @ self._marg  # tight, cx (3), lax bins (6), Σe
-            bey[0] = math.log1p(nb) / self._log_n
-            bey[1:11] = m[:10] / nb
-            bey[11] = min(WAIT_CLIP, (t - xcs[:, 2].sum() / nb) / HOUR)
-            backlog += m[10]
+            bey[_B_COUNT] = math.log1p(nb) / self._log_n
+            bey[_B_FRACS] = m[_M_FRACS] / nb  # tight, complexity and laxity-bin fractions
+            bey[_B_WAIT] = min(WAIT_CLIP, (t - xcs[:, 2].sum() / nb) / HOUR)
+            backlog += m[_M_WORK]
         # --- slots and stock
         stock = self._eye3[sim.stock]
         slots = self._slot_static.copy()
