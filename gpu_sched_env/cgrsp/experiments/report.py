@@ -358,7 +358,8 @@ def timing_section(timing: pd.DataFrame | None) -> list[str]:
     if len(total):
         L += [f"Whole programme: **{float(total['wall_s'].iloc[0]) / 60:.1f} min** wall (target ≤ 20 min), "
               f"{int(total['run now'].iloc[0])} simulated days, including the per-experiment reports and figures "
-              "(rendering this page, with its diagnostic re-simulations, takes a further ~35 s).", ""]
+              "(rendering this page, with its diagnostic re-simulations, is not included: "
+              "`experiments.py report` prints its own time).", ""]
     return L
 
 
