@@ -1,17 +1,23 @@
-"""What CGRSP-v0 rewards: named presets of the objective's weights and queue-potential shaping.
+"""What CGRSP-v0 rewards: named presets of the objective's weights, lost capacity, and shaping.
 
-The env books three raw quantities (``wait`` [job-s], ``miss`` [jobs], ``cost`` [$]); a
-*preset* turns them into weights, derived from the simulator's parameters so that there is
-one source of truth (``alpha1``, ``alpha2`` in :class:`~gpu_sched_env.cgrsp.params.CGRSPParams`):
+The env books four raw quantities (``wait`` [job-s], ``miss`` [jobs], ``cost`` [$], ``waste``
+[job-s]); a *preset* turns them into weights, derived from the simulator's parameters so that
+there is one source of truth (``alpha1``, ``alpha2`` in
+:class:`~gpu_sched_env.cgrsp.params.CGRSPParams`):
 
 * ``study``: the model's objective α1·Σw + α2·misses (spec §2; α2 = 10 by default, so a miss
   weighs like ten seconds of waiting and misses are ~0.01 % of a hectic day's return).
 * ``deadline``: α1·Σw + α1·``MISS_AS_WAIT_S``·misses: a miss weighs like one job-hour of
   waiting (3 600 s = a tight job's whole deadline window), so a policy that trades a few
-  minutes of mean wait for fewer misses is rewarded for it. On a hectic day misses then
-  carry roughly a tenth of the return, the order of the tables' headline metric.
+  minutes of mean wait for fewer misses is rewarded for it. Under EDF on a hectic day misses
+  then carry about 4 % of the return (≈ 105 misses × 1 h against ≈ 9 M job-seconds of wait).
+* ``capacity``: a learning proxy, judged on ``deadline`` (:data:`OBJECTIVE_OF`): ``waste`` is
+  the slot capacity a decision loses (the provisioning delay of a dispatch; idle slots while
+  jobs wait) at the queue's exchange rate q/C job-seconds of waiting per slot-second, plus
+  one job-hour per miss. It charges the consequence of a dispatch onto Low stock in that
+  step, at a scale that does not grow with the day (README, Training).
 
-``cost`` is weighted 1 per dollar in both (a tie-breaker: ~$6 a day against ~10^6 s).
+``cost`` is weighted 1 per dollar in all three (a tie-breaker: ~$6 a day against ~10^6 s).
 
 *Shaping* (``shaping="queue"``) adds the potential-based term F = Φ(s') − Φ(s) (Ng, Harada &
 Russell 1999) with Φ the negative fluid estimate of the waiting still ahead of the queued
