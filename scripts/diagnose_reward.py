@@ -7,16 +7,25 @@ setting. A usable signal ranks *dispatch on Low* well below *leave idle* and *di
 High* above it. Reproduces the diagnosis behind ``shaping="queue"`` (README, Training).
 
     python scripts/diagnose_reward.py --seeds 3
+    python scripts/diagnose_reward.py --mc --seeds 3   # Monte-Carlo: dispatch vs idle at Low
+
+``--mc`` checks the *value* of the choice, not the step reward: at every offer of a Low-stock
+slot while another slot is busy it clones the env (pickling), dispatches in one copy and
+leaves the slot idle in the other, continues both with EDF's rule for ``--horizon`` steps, and
+reports the mean difference of the discounted (γ = ``--gamma``) and undiscounted returns
+(dispatch − idle, job-hours, with its standard error).
 """
 
 from __future__ import annotations
 
 import argparse
+import pickle
 
 import numpy as np
 import pandas as pd
 
 from gpu_sched_env.cgrsp.env import CGRSPEnv
+from gpu_sched_env.cgrsp.fleet import LOW
 from gpu_sched_env.cgrsp.params import STOCK_LEVELS
 
 SETTINGS = (("study", "none"), ("deadline", "none"), ("study", "queue"), ("deadline", "queue"))
@@ -39,12 +48,53 @@ def rows(reward: str, shaping: str, seed: int, p_dispatch: float, day: str) -> l
     return out
 
 
+def _continue(env: CGRSPEnv, first: int, horizon: int, gamma: float) -> tuple[float, float]:
+    """(discounted, undiscounted) return of ``first`` then EDF's rule for ``horizon`` steps."""
+    disc, ret, g, a = 0.0, 0.0, 1.0, first
+    for _ in range(horizon):
+        _, r, done, _, _ = env.step(a)
+        disc, ret, g = disc + g * r, ret + r, g * gamma
+        if done:
+            break
+        a = 0 if env.action_masks()[0] else env.wait_action
+    return disc, ret
+
+
+def monte_carlo(seeds: int, day: str, reward: str, horizon: int, gamma: float) -> np.ndarray:
+    """Rows of (discounted diff, undiscounted diff), dispatch − idle, at Low-stock offers."""
+    diffs = []
+    for seed in range(seeds):
+        env = CGRSPEnv(day=day, action_mode="slot", reward=reward)
+        env.reset(seed=seed)
+        done = False
+        while not done:
+            mask, sim = env.action_masks(), env.sim
+            low = sim.stock[sim.fleet.slot_type[env.offered_slot]] == LOW
+            if low and mask[0] and mask[env.wait_action] and any(j >= 0 for j in sim.slot_job):
+                a = _continue(pickle.loads(pickle.dumps(env)), 0, horizon, gamma)
+                b = _continue(pickle.loads(pickle.dumps(env)), env.wait_action, horizon, gamma)
+                diffs.append((a[0] - b[0], a[1] - b[1]))
+            _, _, done, _, _ = env.step(0 if mask[0] else env.wait_action)
+    return np.asarray(diffs)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--day", default="hectic")
     ap.add_argument("--p-dispatch", type=float, default=0.7)
+    ap.add_argument("--mc", action="store_true", help="Monte-Carlo value of dispatch vs idle at Low stock")
+    ap.add_argument("--reward", default="deadline", help="reward preset for --mc")
+    ap.add_argument("--horizon", type=int, default=400)
+    ap.add_argument("--gamma", type=float, default=0.995)
     a = ap.parse_args()
+    if a.mc:
+        d = monte_carlo(a.seeds, a.day, a.reward, a.horizon, a.gamma)
+        se = d.std(axis=0, ddof=1) / np.sqrt(len(d))
+        print(f"{len(d)} Low-stock offers ({a.day}, {a.seeds} seeds, reward {a.reward}, {a.horizon} steps of EDF after):")
+        print(f"dispatch − idle, discounted (γ={a.gamma}): {d[:, 0].mean():.2f} ± {se[0]:.2f} job-hours")
+        print(f"dispatch − idle, undiscounted: {d[:, 1].mean():.2f} ± {se[1]:.2f} job-hours")
+        return
     frames = []
     for reward, shaping in SETTINGS:
         for seed in range(a.seeds):
