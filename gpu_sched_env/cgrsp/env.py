@@ -253,7 +253,6 @@ class CGRSPEnv(gym.Env):
         self._episode_raw = dict.fromkeys(REWARD_PARTS, 0.0)
         self._done = False
         self._advance()  # to the first decision point (first arrival: no wait accrues)
-        self._raw = dict.fromkeys(REWARD_PARTS, 0.0)
         self._phi = self._phi_now()
         obs = self._observe()
         return obs, {"action_mask": self._mask.copy(), "t": sim.t, "seed": self.run_seed}
