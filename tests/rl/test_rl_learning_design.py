@@ -138,19 +138,28 @@ def test_a_low_stock_dispatch_is_charged_at_once_under_queue_shaping():
 
 
 def test_waste_books_lost_capacity_at_the_queue_exchange_rate():
+    """A dispatch that advances no time books its provisioning delay × q/C; a *leave idle* that
+    advances time without a dispatch books idle slots × Δt × q/C (both cases must occur)."""
     env = CGRSPEnv(day="hectic", n_jobs=200, reward="capacity", action_mode="slot")
-    obs, _ = env.reset(seed=2)
-    for _ in range(50):  # fill the slots with EDF's first job
+    env.reset(seed=2)
+    C = env.sim.params.c_max
+    checked = {"dispatch": 0, "idle": 0}
+    for k in range(400):
         mask = env.action_masks()
-        if not mask[0]:
+        q, idle, slot = len(env.sim.waiting), env.sim.n_idle, env.offered_slot
+        a = env.wait_action if (k % 3 == 2 and mask[env.wait_action]) else (0 if mask[0] else env.wait_action)
+        _, _, done, _, info = env.step(a)
+        waste = info["reward_raw"]["waste"]
+        if a == 0 and info["dt"] == 0:
+            start, _ = env.sim.realised(env.sim.slot_job[slot])
+            assert waste == pytest.approx((start - env.sim.t) * q / C)
+            checked["dispatch"] += 1
+        elif a == env.wait_action and info["dt"] > 0 and q:
+            assert waste == pytest.approx(idle * info["dt"] * q / C)
+            checked["idle"] += 1
+        if done:
             break
-        q = len(env.sim.waiting)
-        slot = env.offered_slot
-        _, _, _, _, info = env.step(0)
-        job = env.sim.slot_job[slot]
-        start, _ = env.sim.realised(job)
-        if info["dt"] == 0:  # no time advanced: the waste is the provisioning delay alone
-            assert info["reward_raw"]["waste"] == pytest.approx((start - env.sim.t) * q / env.sim.params.c_max)
+    assert checked["dispatch"] > 0 and checked["idle"] > 0, checked
 
 
 # ----------------------------------------------------------------------------- seed spaces
