@@ -45,7 +45,7 @@ def main(argv=None) -> int:
     model = load_model(cfg.algo.name, model_path, device="cpu")
     seeds = list(range(args.seed0, args.seed0 + args.seeds))
     stem = f"eval_{cfg.day.name}_{args.seeds}seeds_{Path(args.model).stem}"
-    compare_model(model, spec, env_kwargs(cfg), dict(cfg.env.params), seeds, cfg.algo.name, args.run_dir, stem, names=baselines(cfg))
+    compare_model(model, spec, env_kwargs(cfg), dict(cfg.env.params), seeds, cfg.algo.name, args.run_dir, stem, names=baselines())
     return 0
 
 

@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         day, extra = SETTINGS[name]
         params = {**dict(cfg.env.params), **extra}
         kwargs = {**env_kwargs(cfg), "day": day, **params}
-        compare_model(model, spec, kwargs, params, seeds, cfg.algo.name, a.run_dir, f"gen_{name}", names=baselines(cfg))
+        compare_model(model, spec, kwargs, params, seeds, cfg.algo.name, a.run_dir, f"gen_{name}", names=baselines())
         table = pd.read_csv(a.run_dir / f"gen_{name}.csv").set_index("policy")
         tests = pd.read_csv(a.run_dir / f"gen_{name}_tests.csv")
         heur = table.drop(index=cfg.algo.name)

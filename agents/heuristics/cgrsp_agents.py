@@ -88,7 +88,8 @@ class HeuristicAgent:
         When the no-op is illegal, the lowest legal action. After the end: the no-op.
         """
         base = env.unwrapped
-        if base.sim is None or base.action_masks().sum() == 0:
+        mask = base.action_masks()
+        if base.sim is None or not mask.any():
             return base.wait_action
         plan, win = self.plan(base), base.window_jobs
         if base.action_mode == "slot":
@@ -96,7 +97,6 @@ class HeuristicAgent:
         a = next((base.encode(j, s) for j, s in plan if j in win), None)
         if a is None and plan and self.fallback == "substitute":
             a = base.encode(int(win[0]), plan[0][1])
-        mask = base.action_masks()
         if a is None:
             a = base.wait_action if mask[base.wait_action] else int(np.flatnonzero(mask)[0])
         return a

@@ -189,7 +189,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
     model.action_space = plain_action_space(model.action_space)
     day, params = kwargs["day"], dict(cfg.env.params)
     eval_seeds = [int(s) for s in cfg.train.eval_seeds]
-    heur = with_objective(heuristic_runs(baselines(cfg), eval_seeds, day, params), kwargs)
+    heur = with_objective(heuristic_runs(baselines(), eval_seeds, day, params), kwargs)
     heur_means = {name: {m: float(g[m].mean()) for m in EVAL_METRICS} for name, g in heur.groupby("policy")}
     total = int(cfg.train.total_timesteps)
     callbacks = [
@@ -223,10 +223,10 @@ def final_evaluation(cfg: DictConfig, spec: Any, kwargs: dict[str, Any], run_dir
     model = load_model(cfg.algo.name, path if path.exists() else run_dir / "final_model.zip", device=cfg.train.device)
     seeds = list(range(FINAL_SEED0, FINAL_SEED0 + n))
     note = f"Training wall time this invocation: {train_s:.0f} s."
-    return compare_model(model, spec, kwargs, dict(cfg.env.params), seeds, cfg.algo.name, run_dir, "final_eval", note, baselines(cfg))
+    return compare_model(model, spec, kwargs, dict(cfg.env.params), seeds, cfg.algo.name, run_dir, "final_eval", note, baselines())
 
 
-def baselines(cfg: DictConfig) -> tuple[str, ...]:
+def baselines() -> tuple[str, ...]:
     """The eleven published heuristics and our extensions (``edf_defer_low``).
 
     Every learned policy is compared with the best known rule too, not only the published ones.
