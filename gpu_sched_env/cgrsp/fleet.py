@@ -84,6 +84,20 @@ class Fleet:
         """Index of the time-of-day band at simulated time ``t`` [s]."""
         return bisect_right(self.band_starts, math.fmod(self.start_offset + t, 86400.0)) - 1
 
+    def level_probs(self, band: int, g: int) -> tuple[float, float, float]:
+        """(p_H, p_M, p_L) of type ``g`` in ``band``, as :meth:`stock_levels` realises them.
+
+        p_H is capped at ``p_high_cap`` and p_M at ``p_medium_cap`` (spec §1); where
+        p_H + p_M exceeds 1 the draw never reaches Low, so p_M is what is left above p_H.
+        """
+        ph = min(1.0, self.p_high[band][g])
+        phm = min(1.0, self.p_high_medium[band][g])
+        return ph, phm - ph, 1.0 - phm
+
+    def expected_delay(self, band: int, g: int) -> float:
+        """Mean provisioning delay [s] of type ``g`` for a dispatch in ``band`` whose status is not yet known."""
+        return sum(p * d for p, d in zip(self.level_probs(band, g), self.delay_mean))
+
     def stock_levels(self, t: float, u: list[float]) -> list[int]:
         """Stock level per type at time ``t`` from one uniform draw per type."""
         b = self.band(t)

@@ -51,9 +51,7 @@ class FreshStock:
 
 def band_probs(fleet: Fleet, band: int, g: int) -> tuple[float, float, float]:
     """Stationary (p_H, p_M, p_L) of type ``g`` in ``band`` (caps applied, summing to 1)."""
-    ph = min(1.0, fleet.p_high[band][g])
-    phm = min(1.0, fleet.p_high_medium[band][g])
-    return ph, phm - ph, 1.0 - phm
+    return fleet.level_probs(band, g)
 
 
 class _Path:

@@ -114,6 +114,11 @@ class RefRandom(Random):
 
 
 class RefRH(_QueueArrays, RH):
+    @property
+    def all_eager(self) -> bool:
+        """Every candidate counts as eager under ``rh_plan="idle"`` (see :class:`RH`)."""
+        return self.cfg.rh_plan == "idle"
+
     def reset(self, sim: Simulator, rng: Any = None) -> None:
         _QueueArrays.reset(self, sim, rng)
         p, k, fl = self.params, self.cfg, sim.fleet
@@ -137,9 +142,10 @@ class RefRH(_QueueArrays, RH):
         self._w_slot = [[fl.wbar[k][g] for k in range(3)] for g in fl.slot_type]
         self._c_slot = [[wc * fl.wbar[k][g] * fl.price_per_s[g] for k in range(3)] for g in fl.slot_type]
         # expected delay of a slot's type at a future time, per band (stock model expectation)
+        # (p_H + p_M is capped at 1: where it exceeds 1 the draw never reaches Low)
         dm = fl.delay_mean
         self._band_delay = [
-            [ph[g] * dm[0] + (phm[g] - ph[g]) * dm[1] + (1.0 - phm[g]) * dm[2] for g in range(fl.n_types)]
+            [ph[g] * dm[0] + (min(1.0, phm[g]) - ph[g]) * dm[1] + (1.0 - min(1.0, phm[g])) * dm[2] for g in range(fl.n_types)]
             for ph, phm in zip(fl.p_high, fl.p_high_medium)
         ]
 
@@ -168,7 +174,7 @@ class RefRH(_QueueArrays, RH):
         u = ids[urgent]
         n = ids[normal]
         # the shipped code aliased the two lists, so len(eager) below counts the whole order:
-        # every candidate is "eager" (RH.all_eager); a copy gives the documented tiers
+        # every candidate is "eager" (rh_plan="idle"); a copy gives the documented tiers
         order = eager if self.all_eager else list(eager)
         order += u[np.lexsort((self._sub[u], self._d[u]))].tolist()
         partial = head > 0 and len(order) < head and n.size > 4 * head

@@ -12,20 +12,12 @@ from tests.cgrsp.reference_policies import RefAdaptive, RefRandom, RefRH, RefSPT
 REFS = {"spt_rescue": RefSPTRescue, "adaptive": RefAdaptive, "rh": RefRH, "random": RefRandom}
 
 
-class PlannedRH(RH):
-    all_eager = False  # the documented rolling horizon (see RH.all_eager)
-
-
-class PlannedRefRH(RefRH):
-    all_eager = False
-
-
 def lockstep(name, day, seed, knobs=None, planned=False, **params):
     """Drive a day with the policy; the reference must plan the same at every decision."""
     p = make_params(day, **params)
     sim = Simulator(p, seed)
-    pol_cls, ref_cls = (PlannedRH, PlannedRefRH) if planned else (POLICIES[name], REFS[name])
-    pol, ref = pol_cls(p, **(knobs or {})), ref_cls(p, **(knobs or {}))
+    knobs = {**(knobs or {}), **({"rh_plan": "timeline"} if planned else {})}  # the documented rolling horizon
+    pol, ref = POLICIES[name](p, **knobs), REFS[name](p, **knobs)
     pol.reset(sim, stream(seed, "cgrsp/policy"))
     ref.reset(sim, stream(seed, "cgrsp/policy"))
     n = 0
@@ -80,21 +72,21 @@ def test_rh_with_planning_on_busy_slots_equals_its_reference(knobs, day, seed, p
     assert lockstep("rh", day, seed, knobs, planned=True, **params) > 0
 
 
-def test_rh_as_shipped_never_plans_on_busy_slots():
+def test_rh_plan_idle_never_plans_on_busy_slots():
     # every candidate counts as eager (RH.all_eager): each one goes to an idle slot, so
     # without deferral a decision commits min(idle slots, waiting) jobs; the planned
-    # variant leaves some idle slots for jobs it plans on busy ones
+    # variant leaves idle slots (Low stock) for jobs it plans on busy ones that free sooner
     p = make_params("hectic", n_jobs=300)
     fewer = 0
-    for cls in (RH, PlannedRH):
+    for plan_mode in ("idle", "timeline"):
         sim = Simulator(p, 0)
-        pol = cls(p, rh_defer="never")
+        pol = RH(p, rh_defer="never", rh_plan=plan_mode)
         pol.reset(sim, None)
         while sim.advance():
             plan = pol.decide(sim)
-            if cls is RH:
+            if plan_mode == "idle":
                 assert len(plan) in (0, min(sim.n_idle, len(sim.waiting)))
-            fewer += cls is PlannedRH and 0 < len(plan) < min(sim.n_idle, len(sim.waiting))
+            fewer += plan_mode == "timeline" and len(plan) < min(sim.n_idle, len(sim.waiting))
             for j, s in plan:
                 sim.assign(j, s)
     assert fewer > 0

@@ -15,7 +15,7 @@ from gpu_sched_env.core.errors import ConfigError
 
 KNOBS = {
     "stock_penalty", "spt_weights", "balanced_weights", "lcf_stock_factor", "theta", "pressure_queue",
-    "theta_pressure", "cr_star", "rho_res", "rho_gate", "rh_weights", "rh_defer",
+    "theta_pressure", "cr_star", "rho_res", "rho_gate", "rh_weights", "rh_defer", "rh_plan",
 }
 
 
@@ -84,7 +84,7 @@ def test_simulate_rejects_a_knob_of_another_policy_listing_both_sets():
     msg = str(e.value)
     assert "theta is a knob of spt_rescue, adaptive, not of the policies in play" in msg
     assert "simulator parameters: c_max" in msg and "knobs of fifo: none" in msg
-    with pytest.raises(ConfigError, match="knobs of rh: rho_res, rho_gate, rh_weights, rh_defer, stock_penalty"):
+    with pytest.raises(ConfigError, match="knobs of rh: rho_res, rho_gate, rh_weights, rh_defer, rh_plan, stock_penalty"):
         simulate("rh", "quiet", 0, rho_ress=0)
 
 
@@ -124,3 +124,11 @@ def test_experiments_give_each_cell_its_own_policys_knobs():
         configure("validation", policies=["fifo", "rh"], base_params={"theta": 300.0})
     assert per_policy_kwargs("hectic", {"c_max": 3, "cr_star": 2.0}, ["cadr", "edf"]) == {
         "cadr": {"c_max": 3, "cr_star": 2.0}, "edf": {"c_max": 3}}
+
+
+def test_rh_plan_is_a_validated_knob_and_changes_rh():
+    with pytest.raises(ConfigError, match="rh_plan = 'busy'.*idle, timeline"):
+        simulate("rh", "surge", 0, rh_plan="busy")
+    idle = simulate("rh", "surge", 0).summary()["mean_wait_min"]
+    assert simulate("rh", "surge", 0, rh_plan="idle").summary()["mean_wait_min"] == idle  # the default
+    assert simulate("rh", "surge", 0, rh_plan="timeline").summary()["mean_wait_min"] != idle

@@ -111,3 +111,21 @@ def test_stock_model_probabilities():
     rng = np.random.default_rng(0)
     levels = np.array([fl.stock_levels(5 * 3600.0, list(rng.random(4)))[i3090] for _ in range(20000)])
     assert np.bincount(levels, minlength=3) / levels.size == pytest.approx([0.25, 0.375, 0.375], abs=0.015)
+
+
+def test_expected_delay_uses_the_realised_level_probabilities():
+    # where p_H + p_M > 1 the draw never reaches Low: p_M is what is left above p_H (a
+    # formula with the uncapped sum gave RH's planner negative delays, so busy slots looked
+    # as if they started in the past and every job was planned onto them)
+    from gpu_sched_env.cgrsp.fleet import Fleet
+
+    fl = Fleet.from_params(make_params("hectic"))
+    i3090 = fl.type_names.index("RTX 3090")
+    assert fl.level_probs(3, i3090) == pytest.approx((0.65, 0.35, 0.0))
+    assert fl.expected_delay(3, i3090) == pytest.approx(0.65 * 5.0 + 0.35 * 75.0)
+    assert fl.expected_delay(2, i3090) == pytest.approx(0.25 * 5.0 + 0.375 * 75.0 + 0.375 * 3900.0)
+    for b in range(len(fl.band_starts)):
+        for g in range(fl.n_types):
+            probs = fl.level_probs(b, g)
+            assert min(probs) >= 0.0 and sum(probs) == pytest.approx(1.0)
+            assert min(fl.delay_mean) <= fl.expected_delay(b, g) <= max(fl.delay_mean)

@@ -18,6 +18,7 @@ from gpu_sched_env.cgrsp.params import STOCK_LEVELS
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
 
 RH_DEFER_MODES = ("expected", "low", "never")
+RH_PLAN_MODES = ("idle", "timeline")
 STOCK_PENALTY = (0.0, 0.2, 1.0)  # sp(High/Medium/Low), added to slot scores
 
 
@@ -49,6 +50,7 @@ _CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "rho_res": lambda n, v: check_number(n, v, lo=0, integer=True),
     "rho_gate": lambda n, v: check_number(n, v, lo=0.0),
     "rh_defer": lambda n, v: check_choice(n, v, RH_DEFER_MODES),
+    "rh_plan": lambda n, v: check_choice(n, v, RH_PLAN_MODES),
 }
 
 
@@ -145,17 +147,25 @@ class RHKnobs(Knobs):
     rho_res: int = 1  # slots held back from loose jobs while ρ < rho_gate
     rho_gate: float = 0.95
     rh_weights: tuple[float, float] = (0.5, 0.5)  # (QoS, cost) in the placement score
-    # leave an idle slot for the next re-plan (fresh stock draw): "never" (default, the
-    # spec's literal RH: commit what starts now; keeps RH inside the pack on every day type
-    # and C_max), "expected" when the stock model expects an earlier start that way (lands
-    # the published hectic miss, but re-rolls stock and leaves the pack elsewhere), "low"
-    # only for Low-stock slots
+    # leave an idle slot for the next re-plan (fresh stock draw): "never" (default: commit
+    # what starts now; keeps RH inside the pack on the hectic and surge days and every C_max),
+    # "expected" when the stock model expects an earlier start that way (beats the published
+    # hectic miss by re-rolling the stock, and leaves the pack on every cell), "low" only for
+    # Low-stock slots
     rh_defer: str = "never"
+    # where candidates are placed: "idle" (default, the RH every table was measured with:
+    # each candidate in RH order takes its best *idle* slot; nothing is planned on busy
+    # slots and no slot is held back) or "timeline" (the spec's full rolling horizon: a
+    # candidate may be planned on a busy slot's timeline, leaving an idle slot idle, and
+    # rho_res idle slots are held back from loose jobs; with fresh stock that re-rolls a
+    # Low status, see docs/results.md, experiment rhplan)
+    rh_plan: str = "idle"
     stock_penalty: tuple[float, float, float] = STOCK_PENALTY
 
 
 __all__ = [
     "RH_DEFER_MODES",
+    "RH_PLAN_MODES",
     "AdaptiveKnobs",
     "BalancedKnobs",
     "CADRKnobs",

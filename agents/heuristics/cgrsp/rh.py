@@ -20,11 +20,17 @@ t_next + the stock model's expected delay. Where that beats dispatching now unde
 status seen now (typically a Low-stock slot), the slot is treated like a busy one that
 frees at t_next, and nothing is committed to it at this decision. Deferral is used only
 while some slot is busy, so a completion is sure to trigger the re-plan. ``rh_defer``
-selects the rule: ``never`` (default: no deferral; an idle slot is still left to a later
-candidate whose best placement it is, as the timeline dictates), ``expected`` (the
-comparison above; it relies on re-rolling the stock and lands the published hectic miss
-rate but takes RH out of the pack on other days and caps, see docs/results.md) or ``low``
-(the comparison, for Low-stock slots only).
+selects the rule: ``never`` (default: no deferral; with ``rh_plan="timeline"`` an idle slot is still left
+to a later candidate whose best placement it is, as the timeline dictates), ``expected``
+(the comparison above; it relies on re-rolling the stock: 2.4 % hectic miss, below the
+published 7.5 %, but out of the pack on every day type and cap, see docs/results.md) or
+``low`` (the comparison, for Low-stock slots only). The stock model's expected delay at a
+future time is :meth:`~gpu_sched_env.cgrsp.fleet.Fleet.expected_delay` (the level
+probabilities the draw realises).
+
+Placement (``rh_plan``): ``idle`` (default) places each candidate on its best idle slot
+only; ``timeline`` is the full rolling horizon above (busy slots' timelines, reserved
+slots). See the class comment.
 
 Tiers (e_j = min W̄ over the fleet's types; t_free = soonest expected free time of a busy
 slot, or t + min e if every slot is idle): hopeless (t + e_j > d) last, by deadline;
@@ -57,7 +63,7 @@ import numpy as np
 from gpu_sched_agents.heuristics.cgrsp.base import Assignment, CGRSPPolicy
 from gpu_sched_agents.heuristics.cgrsp.config import RHKnobs
 from gpu_sched_agents.heuristics.cgrsp.queues import Groups
-from gpu_sched_env.cgrsp.fleet import HIGH, LOW, MEDIUM
+from gpu_sched_env.cgrsp.fleet import LOW
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.sim import Simulator
 from gpu_sched_env.core.errors import ConfigError
@@ -78,14 +84,13 @@ class RH(CGRSPPolicy):
 
     name = "rh"
     Config = RHKnobs
-    # The O(queue) version this replaced treated every candidate as an eager tight job (its
-    # eager list aliased the whole order): RH then places jobs on idle slots only, in RH
-    # order, never plans on busy slots and never holds slots back; ρ_res only moves waiting
-    # tight jobs to the front. The published calibration (docs/results.md) was measured so,
-    # and results must stay identical, so this stays True until that is decided; False gives
-    # the documented rolling horizon (placement on busy slots, reserved slots), tested
-    # against its own reference in tests/cgrsp/test_incremental_policies.py.
-    all_eager = True
+    # rh_plan="idle" (default): every candidate counts as an eager tight job, so it takes its
+    # best idle slot in RH order; nothing is planned on busy slots and no slot is held back
+    # (rho_res only moves waiting tight jobs to the front). This is the RH every published
+    # table of this project was measured with (the O(queue) version it replaced aliased its
+    # eager list to the whole order). rh_plan="timeline" is the documented rolling horizon
+    # (placement on busy slots, reserved slots), tested against its own reference in
+    # tests/cgrsp/test_incremental_policies.py.
 
     def check(self, params: CGRSPParams) -> None:
         """RH must keep at least one slot for loose jobs: ``rho_res < c_max``."""
@@ -111,11 +116,7 @@ class RH(CGRSPPolicy):
         self._w_slot = [[fl.wbar[k][g] for k in range(3)] for g in fl.slot_type]
         self._c_slot = [[wc * fl.wbar[k][g] * fl.price_per_s[g] for k in range(3)] for g in fl.slot_type]
         # expected delay of a slot's type at a future time, per band (stock model expectation)
-        dm = fl.delay_mean
-        self._band_delay = [
-            [ph[g] * dm[HIGH] + (phm[g] - ph[g]) * dm[MEDIUM] + (1.0 - phm[g]) * dm[LOW] for g in range(fl.n_types)]
-            for ph, phm in zip(fl.p_high, fl.p_high_medium)
-        ]
+        self._band_delay = [[fl.expected_delay(b, g) for g in range(fl.n_types)] for b in range(len(fl.band_starts))]
         cx, tight, eager = sim.complexity, sim.tight, bool(self.reserve)
         self._q = Groups(8, sim.n_jobs, lambda j: cx[j] + (EAGER if eager and tight[j] else OTHER))
 
@@ -198,7 +199,7 @@ class RH(CGRSPPolicy):
         out: list[Assignment] = []
         seen_tight = 0
         tight_only = [False]
-        all_eager = self.all_eager
+        all_eager = self.cfg.rh_plan == "idle"
         for j, eager in self.order(sim, t_free, tight_only):
             eager = eager or all_eager
             if tight[j]:

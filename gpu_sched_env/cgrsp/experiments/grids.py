@@ -77,6 +77,8 @@ EXPERIMENTS: dict[str, Experiment] = {
              days=("surge", "hectic"), param="rho_res", values=(0, 1, 2, 3)),
         Experiment("rhdefer", "RH idle-slot deferral mode (hectic day; diagnostic)", "sweep", policies=("rh",),
              param="rh_defer", values=("expected", "low", "never")),
+        Experiment("rhplan", "RH placement: idle slots only vs the full rolling-horizon timeline (day types; diagnostic)", "sweep",
+             policies=("rh",), days=("quiet", "normal", "hectic", "surge"), param="rh_plan", values=("idle", "timeline")),
         Experiment("stock", "Stock persistence: fresh draws vs a Markov chain with mean dwell D (hectic, surge)", "sweep",
              policies=POLICY_NAMES + ("edf_defer_low",), days=("hectic", "surge"), param="stock",
              values=tuple(label for label, _ in STOCK_SETTINGS), settings=STOCK_SETTINGS),
