@@ -45,6 +45,7 @@ def play(model: Any, env: CGRSPEnv, seed: int, mode: str, rng: np.random.Generat
     n_choice = n_noop = 0
     p_noop: list[float] = []
     by_level: dict[str, list[bool]] = {}
+    picks: list[tuple[bool, int]] = []  # per dispatch: (first window position?, complexity class)
     done = False
     while not done:
         mask = env.action_masks()
@@ -65,13 +66,21 @@ def play(model: Any, env: CGRSPEnv, seed: int, mode: str, rng: np.random.Generat
             if env.offered_slot is not None:  # slot mode: the no-op by the offered slot's stock
                 level = STOCK_LEVELS[env.sim.stock[env.sim.fleet.slot_type[env.offered_slot]]]
                 by_level.setdefault(level, []).append(a == noop)
+        if a != noop:
+            picks.append((a == 0, env.sim.complexity[int(env.window_jobs[a])]))
         obs, _, done, _, info = env.step(a)
     s = info["summary"]
+    head = np.array([p[0] for p in picks], bool)
+    cx = np.array([p[1] for p in picks], int)
     return {
         "mode": mode, "seed": seed, "miss_pct": s["miss_pct"], "mean_wait_min": s["mean_wait_min"],
         "noop_share": n_noop / max(n_choice, 1), "mean_p_noop": float(np.mean(p_noop)) if p_noop else float("nan"),
         "decisions": n_choice,
         **{f"noop_share_{lv}": float(np.mean(by_level[lv])) if lv in by_level else float("nan") for lv in STOCK_LEVELS},
+        # the job choice: how often the dispatch took the window's first job (EDF's, in
+        # deadline order), and the complexity mix of what was dispatched
+        "first_job_share": float(head.mean()) if head.size else float("nan"),
+        **{f"dispatched_{k}": float(np.mean(cx == i)) if cx.size else float("nan") for i, k in enumerate(("low", "medium", "high"))},
     }
 
 
@@ -96,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (a.run_dir / "config.yaml").exists() or not (a.run_dir / a.model).exists():
         ap.error(f"{a.run_dir} needs config.yaml and {a.model} (a run directory written by train.py)")
     df = diagnose(a.run_dir, a.model, list(range(a.seed0, a.seed0 + a.seeds)))
-    cols = ["miss_pct", "mean_wait_min", "noop_share", "mean_p_noop", *(f"noop_share_{lv}" for lv in STOCK_LEVELS)]
+    cols = ["miss_pct", "mean_wait_min", "noop_share", "mean_p_noop", *(f"noop_share_{lv}" for lv in STOCK_LEVELS), "first_job_share"]
     print(df.groupby("mode", sort=False)[cols].mean().round(3).to_string())
     return 0
 

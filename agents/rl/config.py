@@ -77,7 +77,9 @@ class EnvConfig:
 
     window: int = 16
     order: str = "deadline"
+    window_by: str = "order"  # order: first K waiting jobs | class: the first job of each complexity class
     action_mode: str = "joint"
+    hold: str = "event"  # slot mode: a slot left idle is offered again at the next event | when its stock status changes
     reward: str = "study"
     reward_weights: dict[str, float] = field(default_factory=dict)
     shaping: str = "none"

@@ -14,14 +14,15 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gpu_sched_env.cgrsp.obs import ACTION_MODES, ORDERS, ObsEncoder
+from gpu_sched_env.cgrsp.obs import ACTION_MODES, ORDERS, WINDOW_BY, ObsEncoder
 from gpu_sched_env.cgrsp.params import DAY_TYPES, make_params
 from gpu_sched_env.cgrsp.result import SimResult
-from gpu_sched_env.cgrsp.rewards import OBJECTIVE_OF, REWARD_PARTS, SHAPINGS, QueuePotential
+from gpu_sched_env.cgrsp.rewards import OBJECTIVE_OF, REWARD_PARTS, SHAPINGS, make_potential
 from gpu_sched_env.cgrsp.rewards import reward_weights as reward_weights_for
 from gpu_sched_env.cgrsp.sim import Simulator
 from gpu_sched_env.cgrsp.trace import Trace
 from gpu_sched_env.core.errors import (
+    ConfigError,
     InvalidActionError,
     ResetNeededError,
     check_action,
@@ -33,6 +34,9 @@ from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, render_re
 from gpu_sched_env.core.spaces import MaskedDiscrete
 
 DEFAULT_REWARD_SCALE = 1.0 / 3600.0  # reward unit: one job-hour of waiting
+# How long a slot left idle in ``slot`` mode stays out of the offers: until the next decision
+# point, or until its type's stock status differs from the one it was left under.
+HOLDS = ("event", "stock")
 
 
 class CGRSPEnv(gym.Env):
@@ -98,12 +102,20 @@ class CGRSPEnv(gym.Env):
       of the day are settled at the last step). The episode sum is the number of misses.
     * ``cost`` [$]: the realised run cost (run time × price of the slot's type), credited
       at dispatch. The episode sum is the day's rental cost.
+    * ``waste`` [job-s]: slot capacity lost, at the queue's exchange rate q/C job-seconds per
+      slot-second: a dispatch's realised provisioning delay (q = the queue before it), and
+      idle slots while jobs wait, as the time passes.
+    * ``run`` [job-s]: a dispatch's realised run time at the same rate (with ``waste``, every
+      slot-second is charged to the decision that filled it or left it idle).
 
     The weights w come from the ``reward`` preset applied to the simulator's parameters
     (:mod:`gpu_sched_env.cgrsp.rewards`, one source of truth): ``study`` (default) is the
     model's objective, ``wait`` = α1 (``alpha1``), ``miss`` = α2 (``alpha2``); ``deadline``
-    weighs a miss like one job-hour of waiting (``miss`` = 3600·α1). ``cost`` = 1 per dollar
-    in both (a tie-breaker). ``reward_weights`` overrides single parts. ``shaping="queue"``
+    weighs a miss like one job-hour of waiting (``miss`` = 3600·α1); the learning proxies
+    ``capacity`` (``waste`` + misses) and ``occupancy`` (``waste`` + ``run`` + misses, the
+    queue integral charged to decisions) are judged on ``deadline``. ``cost`` = 1 per dollar
+    in all (a tie-breaker). ``reward_weights`` overrides single parts (an override of ``miss`` also prices a miss in
+    ``objective_weights``, what an episode is judged on: it is the operator's price of a miss). ``shaping="queue"``
     adds the potential-based term ``reward_scale · w_wait · (Φ(s') − Φ(s))``, Φ the negative
     fluid estimate of the queue's remaining wait; it sums to zero over an episode, so the
     return still equals the objective, but a dispatch that commits a slot for an hour (Low
@@ -130,10 +142,16 @@ class CGRSPEnv(gym.Env):
     * ``order``: canonical window order, ``deadline`` (default; ties by submit time),
       ``submit``, ``spt`` (nominal W̄ on the RTX 3090, then deadline, submit) or ``laxity``
       (d − e_j, then submit).
+    * ``window_by``: ``order`` (default: the first K waiting jobs in that order) or ``class``
+      (the first waiting job of each complexity class, at most K, in that order: jobs of one
+      class differ only in deadline and tightness, so with ``order=deadline`` the window is
+      the earliest-deadline job per class and the action picks a class, or the no-op).
     * ``action_mode``: ``joint`` (default) or ``slot`` (see *Action space*).
-    * ``reward``: ``study`` (default) or ``deadline`` (see *Rewards*).
+    * ``reward``: ``study`` (default), ``deadline``, ``capacity`` or ``occupancy`` (see *Rewards*).
     * ``reward_weights``: mapping overriding some of ``wait``, ``miss``, ``cost`` (non-negative).
-    * ``shaping``: ``none`` (default) or ``queue``.
+    * ``shaping``: ``none`` (default), ``queue``, ``backlog`` (the day's undispatched jobs'
+      run time) or ``backlog_risk`` (plus the waiting jobs' deadline risk, weighted like a
+      miss); see :mod:`gpu_sched_env.cgrsp.rewards`.
     * ``reward_scale`` (> 0, default 1/3600).
     * ``slot_rows`` (≥ ``c_max``, default ``c_max``): rows of the ``slots`` table; the rows
       beyond ``c_max`` stay zero, so in ``slot`` mode (whose action space does not depend on
@@ -159,7 +177,9 @@ class CGRSPEnv(gym.Env):
         day: str = "hectic",
         window: int = 16,
         order: str = "deadline",
+        window_by: str = "order",
         action_mode: str = "joint",
+        hold: str = "event",
         reward: str = "study",
         reward_weights: Mapping[str, float] | None = None,
         shaping: str = "none",
@@ -172,7 +192,11 @@ class CGRSPEnv(gym.Env):
         check_choice("day", day, DAY_TYPES)
         check_number("window", window, lo=1, integer=True)
         check_choice("order", order, ORDERS)
+        check_choice("window_by", window_by, WINDOW_BY)
         check_choice("action_mode", action_mode, ACTION_MODES)
+        check_choice("hold", hold, HOLDS)
+        if hold != "event" and action_mode != "slot":
+            raise ConfigError(f"hold = {hold!r} needs action_mode = 'slot' (got {action_mode!r}): a slot is held when the agent leaves it idle; allowed with joint: 'event'")
         check_choice("shaping", shaping, SHAPINGS)
         check_number("reward_scale", reward_scale, lo=0.0, lo_open=True)
         check_render_mode(render_mode)
@@ -183,14 +207,18 @@ class CGRSPEnv(gym.Env):
         self.day = day
         self.window = int(window)
         self.order = order
+        self.window_by = window_by
         self.action_mode = action_mode
+        self.hold = hold
         self.reward = reward
         self.reward_weights = reward_weights_for(self.params, reward, reward_weights)
-        self.objective_weights = reward_weights_for(self.params, OBJECTIVE_OF[reward])  # what an episode is judged on
+        # what an episode is judged on; an explicit price of a miss holds for both
+        miss = {"miss": self.reward_weights["miss"]} if reward_weights and "miss" in reward_weights else None
+        self.objective_weights = reward_weights_for(self.params, OBJECTIVE_OF[reward], miss)
         self.shaping = shaping
         self.reward_scale = float(reward_scale)
         self.render_mode = render_mode
-        self._enc = ObsEncoder(self.params, self.window, order, action_mode, slot_rows)
+        self._enc = ObsEncoder(self.params, self.window, order, action_mode, slot_rows, window_by)
         self.slot_rows = self._enc.R
         self.observation_space = self._enc.space()
         self.action_space = MaskedDiscrete(self._enc.n_actions, self.action_masks)
@@ -201,6 +229,7 @@ class CGRSPEnv(gym.Env):
         self._win = np.zeros(0, np.int64)
         self._offered: int | None = None
         self._declined: set[int] = set()
+        self._held: dict[int, int] = {}  # hold="stock": slot -> the stock level it was left idle under
 
     @property
     def config(self) -> dict[str, Any]:
@@ -209,7 +238,9 @@ class CGRSPEnv(gym.Env):
             "day": self.day,
             "window": self.window,
             "order": self.order,
+            "window_by": self.window_by,
             "action_mode": self.action_mode,
+            "hold": self.hold,
             "reward": self.reward,
             "reward_weights": dict(self.reward_weights),
             "shaping": self.shaping,
@@ -248,10 +279,11 @@ class CGRSPEnv(gym.Env):
         self._dl_ptr = 0
         self._next_deadline = float(self._dl_sorted[0])  # [s] earliest deadline not yet settled
         self._price = sim.fleet.price_per_s
-        self._potential = QueuePotential(sim.fleet) if self.shaping == "queue" else None
+        self._potential = make_potential(self.shaping, sim, self.reward, self.reward_weights)
         self._raw = dict.fromkeys(REWARD_PARTS, 0.0)  # booked, not yet returned
         self._episode_raw = dict.fromkeys(REWARD_PARTS, 0.0)
         self._done = False
+        self._held = {}
         self._advance()  # to the first decision point (first arrival: no wait accrues)
         self._phi = self._phi_now()
         obs = self._observe()
@@ -335,20 +367,38 @@ class CGRSPEnv(gym.Env):
     def _step_slot(self, a: int) -> None:
         if a == self.wait_action:
             self._declined.add(self._offered)  # type: ignore[arg-type]
+            if self.hold == "stock":
+                self._held[self._offered] = self._level(self._offered)  # type: ignore[arg-type]
         else:
             self._dispatch(*self._pair(a))
         self._offer_next()
 
     def _offer_next(self) -> None:
-        """Offer the next idle, not yet declined slot; advance when none is left."""
+        """Offer the next idle slot neither declined nor held; advance when none is left.
+
+        Held slots are let go when nothing else can happen (no arrival or completion is
+        left), so that the day never stalls.
+        """
         sim = self.sim
         while not self._done:
-            nxt = next((s for s in range(self._enc.C) if sim.slot_job[s] < 0 and s not in self._declined), None) if sim.waiting else None
+            nxt = next((s for s in self._offerable()), None) if sim.waiting else None
             if nxt is not None:
                 self._offered = nxt
                 return
+            if self._held and sim.waiting and not sim.has_future_event():
+                self._held.clear()
+                self._declined = set()
+                continue
             self._advance()
         self._offered = None
+
+    def _offerable(self) -> Any:
+        """Idle slots that may be offered now (not declined at this instant, not held)."""
+        sj, declined, held = self.sim.slot_job, self._declined, self._held
+        return (s for s in range(self._enc.C) if sj[s] < 0 and s not in declined and s not in held)
+
+    def _level(self, slot: int) -> int:
+        return self.sim.stock[self.sim.fleet.slot_type[slot]]
 
     def _dispatch(self, job: int, slot: int) -> None:
         sim = self.sim
@@ -357,7 +407,9 @@ class CGRSPEnv(gym.Env):
         start, run = sim.realised(job)
         self._raw["wait"] += start - sim.t  # realised provisioning delay
         # capacity lost to provisioning, at the queue's exchange rate q/C [job-s per slot-s]
-        self._raw["waste"] += (start - sim.t) * (len(sim.waiting) + 1) / self._enc.C
+        rate = (len(sim.waiting) + 1) / self._enc.C  # the queue before this dispatch, per slot
+        self._raw["waste"] += (start - sim.t) * rate
+        self._raw["run"] += run * rate  # the slot time it spends running, at the same rate
         self._raw["cost"] += run * self._price[sim.fleet.slot_type[slot]]  # realised run cost
 
     def _advance(self) -> None:
@@ -380,6 +432,8 @@ class CGRSPEnv(gym.Env):
             self._next_deadline = float(dls[k]) if k < len(dls) else float("inf")
         self._done = not alive
         self._declined = set()
+        if self._held:  # a new decision point: let go of the slots whose stock status changed
+            self._held = {s: lv for s, lv in self._held.items() if alive and self._level(s) == lv}
         if self.action_mode == "slot" and alive:
             self._offered = next(s for s in range(self._enc.C) if sim.slot_job[s] < 0)
 
@@ -396,7 +450,7 @@ class CGRSPEnv(gym.Env):
         parts = {k: -scale * w[k] * v for k, v in raw.items()}
         if self._potential is not None:
             phi = self._phi_now()
-            parts["shaping"] = scale * w["wait"] * (phi - self._phi)
+            parts["shaping"] = scale * (phi - self._phi)
             self._phi = phi
         return float(sum(parts.values())), {"reward_parts": parts, "reward_raw": raw}
 
@@ -423,7 +477,7 @@ class CGRSPEnv(gym.Env):
     def _observe(self) -> dict[str, np.ndarray]:
         if self.action_mode == "slot" and not self._done:
             sim = self.sim
-            others = sum(1 for s in range(self._enc.C) if sim.slot_job[s] < 0 and s not in self._declined) > 1
+            others = sum(1 for _ in self._offerable()) > 1
             obs, self._win, self._mask = self._enc.encode(sim, self._offered, others or sim.has_future_event())
         else:
             obs, self._win, self._mask = self._enc.encode(self.sim)

@@ -26,6 +26,10 @@ from gpu_sched_env.core.errors import check_choice, check_number
 
 ORDERS = ("deadline", "submit", "spt", "laxity")
 ACTION_MODES = ("joint", "slot")
+# which waiting jobs fill the window: the first K in the canonical order, or the first of each
+# complexity class (jobs of one class differ only in deadline and tightness, so the class
+# heads are the whole job choice of a policy that keeps the order within a class)
+WINDOW_BY = ("order", "class")
 HOUR = 3600.0  # [s] time unit of the observation
 WAIT_CLIP = 24.0  # [h] waits (and the backlog per slot) are clipped here
 CR_CLIP = 10.0  # critical ratios are clipped to [0, CR_CLIP] and divided by it
@@ -60,10 +64,19 @@ _M_FRACS, _M_WORK = slice(0, _B_WAIT - _B_FRACS.start), _B_WAIT - _B_FRACS.start
 class ObsEncoder:
     """Builds the observation space and encodes simulator states for one parameter set."""
 
-    def __init__(self, params: CGRSPParams, window: int, order: str = "deadline", action_mode: str = "joint", slot_rows: int | None = None) -> None:
+    def __init__(
+        self,
+        params: CGRSPParams,
+        window: int,
+        order: str = "deadline",
+        action_mode: str = "joint",
+        slot_rows: int | None = None,
+        window_by: str = "order",
+    ) -> None:
         check_choice("order", order, ORDERS)
         check_choice("action_mode", action_mode, ACTION_MODES)
-        self.params, self.K, self.order, self.action_mode = params, int(window), order, action_mode
+        check_choice("window_by", window_by, WINDOW_BY)
+        self.params, self.K, self.order, self.action_mode, self.window_by = params, int(window), order, action_mode, window_by
         p = params
         self.C = p.c_max
         if slot_rows is not None:
@@ -142,7 +155,7 @@ class ObsEncoder:
         d, sub, cx, tight = wl.deadline, wl.submit, wl.complexity, wl.tight
         n, T = wl.n_jobs, self.T
         e = self.e_k[cx]
-        self._e, self._sub = e, sub
+        self._e, self._sub, self._cx = e, sub, cx
         F = len(self.job_cols)
         ab = np.zeros((n, 2 * F))  # [a | b]
         col = {c: i for i, c in enumerate(JOB_COLS)}
@@ -181,7 +194,11 @@ class ObsEncoder:
         self._inq[self._rank[job]] = False
 
     def window(self, sim: Simulator) -> tuple[np.ndarray, np.ndarray]:
-        """(first K waiting jobs in canonical order, the other waiting jobs in order)."""
+        """(the window's jobs, the other waiting jobs), both in canonical order.
+
+        ``window_by="order"``: the first K waiting jobs; ``"class"``: the first waiting job of
+        each complexity class (at most K of them).
+        """
         if sim.n_arrived > self._seen:  # arrivals since the last call
             r = self._rank[self._seen : sim.n_arrived]
             self._inq[r] = True
@@ -196,6 +213,11 @@ class ObsEncoder:
         ids = self._by_rank[pos + self._lo]
         if pos.size:
             self._lo += int(pos[0])  # ranks below the first waiting one are done with
+        if self.window_by == "class" and ids.size:
+            heads = np.sort(np.unique(self._cx[ids], return_index=True)[1])[: self.K]
+            rest = np.ones(ids.size, bool)
+            rest[heads] = False
+            return ids[heads], ids[rest]
         return ids[: self.K], ids[self.K :]
 
     # ------------------------------------------------------------------ encoding
@@ -280,4 +302,4 @@ class ObsEncoder:
         return obs, win, mask
 
 
-__all__ = ["ACTION_MODES", "BEYOND_COLS", "GLOBAL_COLS", "JOB_COLS", "ORDERS", "SLOT_COLS", "ObsEncoder"]
+__all__ = ["ACTION_MODES", "BEYOND_COLS", "GLOBAL_COLS", "JOB_COLS", "ORDERS", "SLOT_COLS", "WINDOW_BY", "ObsEncoder"]

@@ -1,7 +1,7 @@
 """What CGRSP-v0 rewards: named presets of the objective's weights, lost capacity, and shaping.
 
-The env books four raw quantities (``wait`` [job-s], ``miss`` [jobs], ``cost`` [$], ``waste``
-[job-s]); a *preset* turns them into weights, derived from the simulator's parameters so that
+The env books five raw quantities (``wait`` [job-s], ``miss`` [jobs], ``cost`` [$], ``waste``
+[job-s], ``run`` [job-s]); a *preset* turns them into weights, derived from the simulator's parameters so that
 there is one source of truth (``alpha1``, ``alpha2`` in
 :class:`~gpu_sched_env.cgrsp.params.CGRSPParams`):
 
@@ -17,7 +17,18 @@ there is one source of truth (``alpha1``, ``alpha2`` in
   one job-hour per miss. It charges the consequence of a dispatch onto Low stock in that
   step, at a scale that does not grow with the day (README, Training).
 
-``cost`` is weighted 1 per dollar in all three (a tie-breaker: ~$6 a day against ~10^6 s).
+* ``occupancy``: ``capacity`` plus ``run``, the slot time a dispatch spends *running* its job,
+  at the same exchange rate. Every second of every slot is then charged at q/C when the
+  decision that filled it (or left it idle) is taken: provisioning and run at the dispatch,
+  idle time as it passes. Since Σ_slots (idle + provisioning + running) = C·Δt, that is the
+  queue-length integral ∫ q dt (the objective's Σ wait) with the rate frozen at each
+  decision, so the return ranks policies like the ``deadline`` objective (measured:
+  ``scripts/diagnose_reward_alignment.py``) while each term is the consequence of one
+  decision (low variance, no delay). ``capacity`` leaves the run time out: it cannot tell a
+  short job from a long one, so it does not rank the SPT family above EDF. Judged on
+  ``deadline``.
+
+``cost`` is weighted 1 per dollar in all four (a tie-breaker: ~$6 a day against ~10^6 s).
 
 *Shaping* (``shaping="queue"``) adds the potential-based term F = Φ(s') − Φ(s) (Ng, Harada &
 Russell 1999) with Φ the negative fluid estimate of the waiting still ahead of the queued
@@ -33,29 +44,51 @@ no committed capacity), so the return still equals the objective. What changes i
 the consequence of an action shows: a dispatch onto a Low-stock slot (mean delay ~1 h)
 commits an hour of a slot at once, costing ≈ (q/C)·3 900 s in that step instead of hours of
 queue integral later, and leaving a slot idle for Δt costs (q/C)·Δt per idle slot.
+
+``shaping="backlog"`` uses Φ_b = −W̄·b(b − 1)/(2C) over the day's b jobs not yet dispatched
+(:class:`QueuePotential`), for ``occupancy``: it hands a dispatch its unavoidable run time
+back in the same step. The shaping term's weight is the preset's price of a job-second of
+waiting (:data:`SHAPING_PART`: ``wait``, or ``waste`` in the learning proxies).
+
+``shaping="backlog_risk"`` adds the deadline risk of the waiting jobs, weighted like a miss:
+Φ_r = −Σ_waiting clip((t − (d_j − e_j) + H)/H, 0, 1) (:class:`DeadlineRisk`, H =
+:data:`RISK_HORIZON_S`): a job's term falls from 0 to −1 over the last hour in which it can
+still start on the fastest slot and meet its deadline, and is lifted when it is dispatched.
+A miss is otherwise charged when the deadline passes, an hour (hundreds of decisions) after
+the decisions that could have saved it, far beyond any discount horizon; with Φ_r the step
+that dispatches an urgent job is credited with the risk it removes, and every step that
+leaves it waiting is charged for the risk that grows. It telescopes (no job waits at either
+end of a day), so the return still ranks policies as the unshaped one does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+import numpy as np
+
 from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
 
-REWARD_PARTS = ("wait", "miss", "cost", "waste")
+REWARD_PARTS = ("wait", "miss", "cost", "waste", "run")
 MISS_AS_WAIT_S = 3600.0  # [s] a miss under the deadline preset weighs like one job-hour of waiting
 COST_WEIGHT = 1.0  # per $: one dollar weighs like one second of waiting (tie-breaker)
 
 REWARD_PRESETS: dict[str, Callable[[CGRSPParams], dict[str, float]]] = {
-    "study": lambda p: {"wait": float(p.alpha1), "miss": float(p.alpha2), "cost": COST_WEIGHT, "waste": 0.0},
-    "deadline": lambda p: {"wait": float(p.alpha1), "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT, "waste": 0.0},
-    "capacity": lambda p: {"wait": 0.0, "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT, "waste": float(p.alpha1)},
+    "study": lambda p: {"wait": float(p.alpha1), "miss": float(p.alpha2), "cost": COST_WEIGHT, "waste": 0.0, "run": 0.0},
+    "deadline": lambda p: {"wait": float(p.alpha1), "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT, "waste": 0.0, "run": 0.0},
+    "capacity": lambda p: {"wait": 0.0, "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT, "waste": float(p.alpha1), "run": 0.0},
+    "occupancy": lambda p: {"wait": 0.0, "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT, "waste": float(p.alpha1), "run": float(p.alpha1)},
 }
 # What an episode is judged on (model selection, ``objective`` columns): the preset's own
-# weights, except for the learning proxy ``capacity``, which is judged on ``deadline``.
-OBJECTIVE_OF = {"study": "study", "deadline": "deadline", "capacity": "deadline"}
-SHAPINGS = ("none", "queue")
+# weights, except for the learning proxies ``capacity`` and ``occupancy``, judged on ``deadline``.
+OBJECTIVE_OF = {"study": "study", "deadline": "deadline", "capacity": "deadline", "occupancy": "deadline"}
+SHAPINGS = ("none", "queue", "backlog", "backlog_risk")
+RISK_HORIZON_S = 3600.0  # [s] a waiting job's deadline risk grows from 0 to 1 over its last hour of laxity
+# The part whose weight prices one job-second of waiting in each preset (the shaping term's
+# weight): the wait itself, or, in the learning proxies, the lost capacity that stands for it.
+SHAPING_PART = {"study": "wait", "deadline": "wait", "capacity": "waste", "occupancy": "waste"}
 
 
 def reward_weights(params: CGRSPParams, preset: str, overrides: Mapping[str, float] | None = None) -> dict[str, float]:
@@ -76,18 +109,37 @@ def summary_objective(summary: Mapping[str, float], weights: Mapping[str, float]
     n = summary["completed"]
     wait = summary["mean_wait_min"] * 60.0 * n  # [job-s] Σ_j w_j
     misses = summary["miss_pct"] / 100.0 * summary["n_jobs"]
-    return float(weights["wait"] * wait + weights["miss"] * misses + weights["cost"] * summary["cost_usd"])  # no waste: not in a summary
+    return float(weights["wait"] * wait + weights["miss"] * misses + weights["cost"] * summary["cost_usd"])  # no waste/run: not in a summary
 
 
 class QueuePotential:
-    """Φ of the module docstring for one parameter set (O(C) per evaluation)."""
+    """Φ of the module docstring for one parameter set (O(C) per evaluation).
 
-    def __init__(self, fleet: Fleet) -> None:
+    ``backlog=True`` (``shaping="backlog"``) keeps only the second term and counts every job
+    of the day not yet dispatched (b = N − dispatched, future arrivals included) instead of
+    the queue: Φ_b = −W̄·b(b − 1)/(2C), the run time the day's remaining jobs still owe the
+    slots. It changes only at a dispatch, by +W̄·(b − 1)/C. With ``occupancy``, which charges
+    a dispatch its whole slot time at q/C at once, this hands the unavoidable run time back
+    in the same step, so filling a slot is not made to look dearer than leaving it idle (the
+    bias of charging a job's run time up front under discounting), while the difference
+    between a short and a long job and the provisioning delay still show in that step. An
+    arrival does not move Φ_b, so the step that happens to span it is not charged for it (a
+    queue-based Φ charges arrivals to whichever step advances over them, and a dispatch onto
+    the last idle slot advances further than leaving it idle). The episode's shaping sum is
+    the constant Φ_b(end) − Φ_b(start) = W̄·N(N − 1)/(2C): it ranks policies as the
+    unshaped return does.
+    """
+
+    def __init__(self, fleet: Fleet, backlog: bool = False) -> None:
         self.w_mean = fleet.mean_wbar  # [s]
         self.C = len(fleet.slot_type)
+        self.backlog = backlog
 
     def __call__(self, sim) -> float:
         """Φ(sim's state) in job-seconds (≤ 0), before weighting."""
+        if self.backlog:
+            b = sim.n_jobs - len(sim.dispatched)
+            return -self.w_mean * b * (b - 1) / (2.0 * self.C)
         q = len(sim.waiting)
         if q == 0:
             return 0.0
@@ -96,4 +148,41 @@ class QueuePotential:
         return -(q / self.C * committed + self.w_mean * q * (q - 1) / (2.0 * self.C))
 
 
-__all__ = ["COST_WEIGHT", "MISS_AS_WAIT_S", "OBJECTIVE_OF", "REWARD_PARTS", "REWARD_PRESETS", "SHAPINGS", "QueuePotential", "reward_weights", "summary_objective"]
+class DeadlineRisk:
+    """Φ_r of the module docstring [jobs] (≤ 0; O(queue) per evaluation)."""
+
+    def __init__(self, sim, horizon_s: float = RISK_HORIZON_S) -> None:
+        wl = sim.workload
+        e = np.asarray(sim.fleet.fastest_wbar)[wl.complexity]
+        self.x = wl.deadline - e  # [s] the last start on the fastest slot that meets the deadline
+        self.h = float(horizon_s)
+
+    def __call__(self, sim) -> float:
+        if not sim.waiting:
+            return 0.0
+        ids = np.fromiter(sim.waiting, np.int64, len(sim.waiting))
+        return -float(np.clip((sim.t - self.x[ids] + self.h) / self.h, 0.0, 1.0).sum())
+
+
+class ShapingPotential:
+    """Φ(sim) for one ``shaping`` setting, in the weighted units of the reward (picklable)."""
+
+    def __init__(self, shaping: str, sim, preset: str, weights: Mapping[str, float]) -> None:
+        check_choice("shaping", shaping, SHAPINGS[1:])
+        self.w_queue = float(weights[SHAPING_PART[preset]])
+        self.queue = QueuePotential(sim.fleet, backlog=shaping != "queue")
+        self.risk = DeadlineRisk(sim) if shaping == "backlog_risk" else None
+        self.w_miss = float(weights["miss"])
+
+    def __call__(self, sim) -> float:
+        phi = self.w_queue * self.queue(sim)
+        return phi + self.w_miss * self.risk(sim) if self.risk is not None else phi
+
+
+def make_potential(shaping: str, sim, preset: str, weights: Mapping[str, float]) -> ShapingPotential | None:
+    """The shaping potential of ``shaping`` for this day (None for ``none``)."""
+    check_choice("shaping", shaping, SHAPINGS)
+    return None if shaping == "none" else ShapingPotential(shaping, sim, preset, weights)
+
+
+__all__ = ["COST_WEIGHT", "MISS_AS_WAIT_S", "OBJECTIVE_OF", "REWARD_PARTS", "REWARD_PRESETS", "RISK_HORIZON_S", "SHAPING_PART", "SHAPINGS", "DeadlineRisk", "QueuePotential", "ShapingPotential", "make_potential", "reward_weights", "summary_objective"]

@@ -211,6 +211,7 @@ def test_hand_computed_two_job_day():
     assert env.sim.t == pytest.approx(s0 + 10.0)
     assert info["reward_raw"]["wait"] == pytest.approx(s0 + 10.0 - s1)  # job 1 waited
     assert info["reward_raw"]["cost"] == pytest.approx(10.0 * 0.001)
+    assert info["reward_raw"]["run"] == pytest.approx(10.0 * 1 / 1)  # run time × (queue of 1) / C
     assert info["reward_raw"]["miss"] == 0
     assert r == pytest.approx(-(1.0 * (s0 + 10.0 - s1) + 1.0 * 0.01))
     assert sum(info["reward_parts"].values()) == pytest.approx(r)
@@ -222,5 +223,80 @@ def test_hand_computed_two_job_day():
     assert row[5] == pytest.approx(1.0)  # critical ratio ~2880 clipped to 10 → 1
     assert obs["slots"][0, 1] == 0.0  # idle
     obs, r, done, _, info = env.step(0)
-    assert done and info["reward_raw"] == {"wait": 0.0, "miss": 0.0, "cost": pytest.approx(0.01), "waste": 0.0}
+    assert done and info["reward_raw"] == {"wait": 0.0, "miss": 0.0, "cost": pytest.approx(0.01), "waste": 0.0, "run": pytest.approx(10.0)}
     assert info["summary"]["mean_wait_min"] == pytest.approx((s0 + 10.0 - s1) / 2 / 60)
+
+
+def test_window_by_class_holds_the_earliest_deadline_job_of_each_class():
+    env = CGRSPEnv(day="hectic", n_jobs=300, window=3, window_by="class", action_mode="slot")
+    assert env.config["window_by"] == "class" and env.action_space.n == 4
+    obs, _ = env.reset(seed=5)
+    sim, seen = env.sim, 0
+    for k in range(250):
+        win = env.window_jobs
+        waiting = list(sim.waiting)
+        classes = sorted({sim.complexity[j] for j in waiting})
+        # one job per class present, each the earliest deadline (ties: submit) of its class
+        assert sorted(sim.complexity[j] for j in win) == classes
+        for j in win:
+            same = [i for i in waiting if sim.complexity[i] == sim.complexity[j]]
+            assert j == min(same, key=lambda i: (sim.deadline[i], sim.submit[i]))
+        assert [sim.deadline[j] for j in win] == sorted(sim.deadline[j] for j in win)  # canonical order
+        mask = env.action_masks()
+        assert list(mask[: win.size]) == [True] * win.size and not mask[win.size : 3].any()
+        seen += len(classes) == 3
+        _, _, done, _, _ = env.step(k % win.size if win.size else env.wait_action)
+        if done:
+            break
+    assert seen > 50  # the window was full (all three classes waiting) most of the time
+    with pytest.raises(ConfigError, match="window_by = 'kind'.*order, class"):
+        CGRSPEnv(window_by="kind")
+
+
+def _defer_low_day(hold, seed, **params):
+    """EDF's job (window 1) on every offered slot, left idle while its type's stock is Low."""
+    env = CGRSPEnv(day="hectic", action_mode="slot", window=1, hold=hold, **params)  # the whole day: Low only from 09:00 UTC
+    env.reset(seed=seed)
+    done, noops = False, 0
+    while not done:
+        sim, mask = env.sim, env.action_masks()
+        low = sim.stock[sim.fleet.slot_type[env.offered_slot]] == 2
+        a = env.wait_action if (low and mask[env.wait_action]) else 0
+        noops += a == env.wait_action
+        _, _, done, _, info = env.step(a)
+    return info["summary"], noops
+
+
+@pytest.mark.parametrize("stock", [{}, {"stock_process": "markov", "stock_dwell_s": 900.0}])
+def test_hold_stock_asks_once_per_low_spell_and_plays_the_same_day(stock):
+    # a rule that leaves Low-stock slots idle plays the identical day whether the env asks
+    # again at every event (hold="event") or only once the status has changed (hold="stock")
+    event, n_event = _defer_low_day("event", 3, **stock)
+    held, n_held = _defer_low_day("stock", 3, **stock)
+    assert held == event
+    assert 0 < n_held < n_event
+    if stock:  # a persistent status: far fewer questions
+        assert n_held * 5 < n_event
+
+
+def test_a_held_slot_comes_back_when_its_stock_changes_and_the_day_never_stalls():
+    env = CGRSPEnv(day="hectic", n_jobs=200, action_mode="slot", window=2, hold="stock", stock_process="markov", stock_dwell_s=600.0)
+    env.reset(seed=1)
+    sim, done, released = env.sim, False, 0
+    while not done:
+        held_before = dict(env._held)
+        mask = env.action_masks()
+        # leave every slot idle whenever that is legal: only the no-stall rule ends the day
+        _, _, done, _, _ = env.step(env.wait_action if mask[env.wait_action] else 0)
+        if done:
+            break
+        for s, lv in held_before.items():
+            if s not in env._held and sim.slot_job[s] < 0 and sim.has_future_event():
+                assert sim.stock[sim.fleet.slot_type[s]] != lv  # let go only when the status changed
+                released += 1
+        assert env.offered_slot not in env._held
+    assert sim.n_completed == sim.n_jobs and released > 0
+    with pytest.raises(ConfigError, match="hold = 'stock' needs action_mode = 'slot'"):
+        CGRSPEnv(hold="stock", action_mode="joint")
+    with pytest.raises(ConfigError, match="hold = 'forever'.*event, stock"):
+        CGRSPEnv(hold="forever", action_mode="slot")

@@ -89,12 +89,19 @@ def test_the_config_holds_no_copy_of_the_weights():
 
 def test_reward_presets():
     p = CGRSPEnv(day="normal", alpha1=2.0, alpha2=30.0)
-    assert p.reward_weights == {"wait": 2.0, "miss": 30.0, "cost": 1.0, "waste": 0.0}
+    assert p.reward_weights == {"wait": 2.0, "miss": 30.0, "cost": 1.0, "waste": 0.0, "run": 0.0}
     d = CGRSPEnv(day="normal", reward="deadline", alpha1=2.0)
-    assert d.reward_weights == {"wait": 2.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 0.0}
+    assert d.reward_weights == {"wait": 2.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 0.0, "run": 0.0}
     c = CGRSPEnv(day="normal", reward="capacity")
-    assert c.reward_weights["wait"] == 0.0 and c.reward_weights["waste"] == 1.0
+    assert c.reward_weights["wait"] == 0.0 and c.reward_weights["waste"] == 1.0 and c.reward_weights["run"] == 0.0
     assert c.objective_weights == CGRSPEnv(day="normal", reward="deadline").reward_weights
+    o = CGRSPEnv(day="normal", reward="occupancy", alpha1=2.0)
+    assert o.reward_weights == {"wait": 0.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 2.0, "run": 2.0}
+    assert o.objective_weights == CGRSPEnv(day="normal", reward="deadline", alpha1=2.0).reward_weights
+    # an explicit price of a miss holds for the reward and for what the episode is judged on
+    m = CGRSPEnv(day="normal", reward="occupancy", reward_weights={"miss": 14400.0, "run": 0.5})
+    assert m.reward_weights["miss"] == m.objective_weights["miss"] == 14400.0
+    assert m.reward_weights["run"] == 0.5 and m.objective_weights["run"] == 0.0 and m.objective_weights["wait"] == 1.0
     with pytest.raises(ConfigError, match="reward"):
         CGRSPEnv(reward="fast")
 
@@ -112,12 +119,21 @@ def _episode(env, policy="edf", seed=1):
     return parts, info
 
 
-@pytest.mark.parametrize("action_mode", ["joint", "slot"])
-def test_queue_shaping_telescopes_to_zero_and_leaves_the_other_parts_alone(action_mode):
-    kw = dict(day="hectic", n_jobs=150, window=150, action_mode=action_mode, reward="deadline")
-    shaped, info = _episode(CGRSPEnv(shaping="queue", **kw))
+@pytest.mark.parametrize(
+    "action_mode, reward, shaping",
+    [("joint", "deadline", "queue"), ("slot", "deadline", "queue"), ("slot", "occupancy", "backlog"), ("slot", "occupancy", "backlog_risk")],
+)
+def test_queue_shaping_telescopes_to_zero_and_leaves_the_other_parts_alone(action_mode, reward, shaping):
+    kw = dict(day="hectic", n_jobs=150, window=150, action_mode=action_mode, reward=reward)
+    env = CGRSPEnv(shaping=shaping, **kw)
+    shaped, info = _episode(env)
     plain, _ = _episode(CGRSPEnv(shaping="none", **kw))
-    assert abs(shaped.pop("shaping")) < 1e-6 * sum(abs(v) for v in plain.values())
+    # Φ(end) − Φ(start): 0 for the queue's Φ (no queue at either end); for the backlog's, the
+    # whole day's run time owed at the start, W̄·N(N − 1)/(2C), weighted and scaled
+    n, fl = env.sim.n_jobs, env.sim.fleet
+    # (the deadline risk adds nothing: no job waits at either end)
+    want = env.reward_scale * env.reward_weights["waste"] * fl.mean_wbar * n * (n - 1) / (2 * len(fl.slot_type)) if shaping.startswith("backlog") else 0.0
+    assert abs(shaped.pop("shaping") - want) < 1e-6 * sum(abs(v) for v in plain.values())
     assert shaped == pytest.approx(plain, rel=1e-12)
 
 
@@ -149,13 +165,15 @@ def test_waste_books_lost_capacity_at_the_queue_exchange_rate():
         q, idle, slot = len(env.sim.waiting), env.sim.n_idle, env.offered_slot
         a = env.wait_action if (k % 3 == 2 and mask[env.wait_action]) else (0 if mask[0] else env.wait_action)
         _, _, done, _, info = env.step(a)
-        waste = info["reward_raw"]["waste"]
+        waste, run_part = info["reward_raw"]["waste"], info["reward_raw"]["run"]
         if a == 0 and info["dt"] == 0:
-            start, _ = env.sim.realised(env.sim.slot_job[slot])
+            start, run = env.sim.realised(env.sim.slot_job[slot])
             assert waste == pytest.approx((start - env.sim.t) * q / C)
+            assert run_part == pytest.approx(run * q / C)  # its run time, at the same rate
             checked["dispatch"] += 1
         elif a == env.wait_action and info["dt"] > 0 and q:
             assert waste == pytest.approx(idle * info["dt"] * q / C)
+            assert run_part == 0.0
             checked["idle"] += 1
         if done:
             break
@@ -255,3 +273,58 @@ def test_a_mixed_day_run_trains_and_is_judged_on_the_hectic_day_and_generalises(
     text = (run / "generalisation.md").read_text()
     assert "hectic_cmax7" in text and "normal" in text
     assert (run / "gen_hectic_cmax7.csv").exists()
+
+
+def test_backlog_shaping_hands_back_the_run_time_at_a_dispatch_and_ignores_arrivals():
+    """Under ``occupancy`` a dispatch is charged (delay + run)·q/C; ``backlog`` hands back
+    W̄·(b − 1)/C (b = the day's jobs not yet dispatched); a step without a dispatch gets none."""
+    env = CGRSPEnv(day="hectic", n_jobs=300, action_mode="slot", window=1, reward="occupancy", shaping="backlog")
+    env.reset(seed=3)
+    C, w_mean, scale = env.sim.params.c_max, env.sim.fleet.mean_wbar, env.reward_scale
+    checked = {"dispatch": 0, "idle": 0}
+    for k in range(600):
+        b = env.sim.n_jobs - len(env.sim.dispatched)
+        mask = env.action_masks()
+        dispatch = mask[0] and (k % 4 or not mask[env.wait_action])
+        _, _, done, _, info = env.step(0 if dispatch else env.wait_action)
+        if done:
+            break
+        if dispatch:  # b → b − 1, whatever arrived while the env advanced
+            assert info["reward_parts"]["shaping"] == pytest.approx(scale * w_mean * (b - 1) / C)
+            checked["dispatch"] += 1
+        elif info["dt"] > 0:  # time passed (arrivals, completions), nothing dispatched
+            assert info["reward_parts"]["shaping"] == 0.0
+            checked["idle"] += 1
+    assert min(checked.values()) > 20, checked
+
+
+def test_deadline_risk_rises_over_the_last_hour_of_laxity_and_is_lifted_at_dispatch():
+    from gpu_sched_env.cgrsp.rewards import RISK_HORIZON_S, DeadlineRisk
+
+    env = CGRSPEnv(day="hectic", n_jobs=300, action_mode="slot", window=1, reward="occupancy", shaping="backlog_risk")
+    env.reset(seed=4)
+    sim = env.sim
+    risk = DeadlineRisk(sim)
+    e = sim.fleet.fastest_wbar
+    def by_hand(t):
+        return -sum(min(1.0, max(0.0, (t - (sim.deadline[j] - e[sim.complexity[j]]) + RISK_HORIZON_S) / RISK_HORIZON_S)) for j in sim.waiting)
+    lifted = 0
+    for _ in range(400):  # leave slots idle often, so that tight jobs come within an hour of their deadline
+        mask = env.action_masks()
+        before = risk(sim)
+        assert before == pytest.approx(by_hand(sim.t))
+        a = env.wait_action if (mask[env.wait_action] and sim.t % 3 < 2) else 0
+        if a == 0:
+            j = int(env.window_jobs[0])
+            x = sim.deadline[j] - e[sim.complexity[j]]
+            r_j = min(1.0, max(0.0, (sim.t - x + RISK_HORIZON_S) / RISK_HORIZON_S))
+            t = sim.t
+            env.step(a)
+            if sim.t == t:  # same instant: the dispatch lifts exactly that job's risk
+                assert risk(sim) == pytest.approx(before + r_j)
+                lifted += r_j > 0
+        else:
+            env.step(a)
+        if env._done:
+            break
+    assert lifted > 0
