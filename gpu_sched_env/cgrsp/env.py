@@ -107,13 +107,15 @@ class CGRSPEnv(gym.Env):
       idle slots while jobs wait, as the time passes.
     * ``run`` [job-s]: a dispatch's realised run time at the same rate (with ``waste``, every
       slot-second is charged to the decision that filled it or left it idle).
+    * ``delay`` [s]: a dispatch's realised provisioning delay (the part of ``wait`` booked at
+      dispatch, on its own).
 
     The weights w come from the ``reward`` preset applied to the simulator's parameters
     (:mod:`gpu_sched_env.cgrsp.rewards`, one source of truth): ``study`` (default) is the
     model's objective, ``wait`` = α1 (``alpha1``), ``miss`` = α2 (``alpha2``); ``deadline``
     weighs a miss like one job-hour of waiting (``miss`` = 3600·α1); the learning proxies
-    ``capacity`` (``waste`` + misses) and ``occupancy`` (``waste`` + ``run`` + misses, the
-    queue integral charged to decisions) are judged on ``deadline``. ``cost`` = 1 per dollar
+    ``capacity`` (``waste`` + misses) and ``occupancy`` (``waste`` + ``run`` + ``delay`` +
+    misses, the wait charged to decisions) are judged on ``deadline``. ``cost`` = 1 per dollar
     in all (a tie-breaker). ``reward_weights`` overrides single parts (an override of ``miss`` also prices a miss in
     ``objective_weights``, what an episode is judged on: it is the operator's price of a miss). ``shaping="queue"``
     adds the potential-based term ``reward_scale · w_wait · (Φ(s') − Φ(s))``, Φ the negative
@@ -406,6 +408,7 @@ class CGRSPEnv(gym.Env):
         self._enc.remove(job)
         start, run = sim.realised(job)
         self._raw["wait"] += start - sim.t  # realised provisioning delay
+        self._raw["delay"] += start - sim.t  # the same, on its own (the job's wait while provisioning)
         # capacity lost to provisioning, at the queue's exchange rate q/C [job-s per slot-s]
         rate = (len(sim.waiting) + 1) / self._enc.C  # the queue before this dispatch, per slot
         self._raw["waste"] += (start - sim.t) * rate

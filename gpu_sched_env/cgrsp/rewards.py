@@ -1,7 +1,7 @@
 """What CGRSP-v0 rewards: named presets of the objective's weights, lost capacity, and shaping.
 
-The env books five raw quantities (``wait`` [job-s], ``miss`` [jobs], ``cost`` [$], ``waste``
-[job-s], ``run`` [job-s]); a *preset* turns them into weights, derived from the simulator's parameters so that
+The env books six raw quantities (``wait`` [job-s], ``miss`` [jobs], ``cost`` [$], ``waste``
+[job-s], ``run`` [job-s], ``delay`` [s]); a *preset* turns them into weights, derived from the simulator's parameters so that
 there is one source of truth (``alpha1``, ``alpha2`` in
 :class:`~gpu_sched_env.cgrsp.params.CGRSPParams`):
 
@@ -18,11 +18,14 @@ there is one source of truth (``alpha1``, ``alpha2`` in
   step, at a scale that does not grow with the day (README, Training).
 
 * ``occupancy``: ``capacity`` plus ``run``, the slot time a dispatch spends *running* its job,
-  at the same exchange rate. Every second of every slot is then charged at q/C when the
-  decision that filled it (or left it idle) is taken: provisioning and run at the dispatch,
-  idle time as it passes. Since Σ_slots (idle + provisioning + running) = C·Δt, that is the
-  queue-length integral ∫ q dt (the objective's Σ wait) with the rate frozen at each
-  decision, so the return ranks policies like the ``deadline`` objective (measured:
+  at the same exchange rate, plus ``delay``, the dispatched job's own provisioning delay.
+  Every second of every slot is then charged at q/C when the decision that filled it (or
+  left it idle) is taken: provisioning and run at the dispatch, idle time as it passes.
+  Since Σ_slots (idle + provisioning + running) = C·Δt, that is the queue-length integral
+  ∫ q dt with the rate frozen at each decision; a job's wait also holds its own
+  provisioning (it has left the queue but not started), which ``delay`` adds at face value,
+  so a Low-stock dispatch of the day's last jobs (q/C ≪ 1) is charged the hour its job
+  waits. The return ranks policies like the ``deadline`` objective (measured:
   ``scripts/diagnose_reward_alignment.py``) while each term is the consequence of one
   decision (low variance, no delay). ``capacity`` leaves the run time out: it cannot tell a
   short job from a long one, so it does not rank the SPT family above EDF. Judged on
@@ -71,15 +74,17 @@ from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
 
-REWARD_PARTS = ("wait", "miss", "cost", "waste", "run")
+REWARD_PARTS = ("wait", "miss", "cost", "waste", "run", "delay")
 MISS_AS_WAIT_S = 3600.0  # [s] a miss under the deadline preset weighs like one job-hour of waiting
 COST_WEIGHT = 1.0  # per $: one dollar weighs like one second of waiting (tie-breaker)
 
 REWARD_PRESETS: dict[str, Callable[[CGRSPParams], dict[str, float]]] = {
-    "study": lambda p: {"wait": float(p.alpha1), "miss": float(p.alpha2), "cost": COST_WEIGHT, "waste": 0.0, "run": 0.0},
-    "deadline": lambda p: {"wait": float(p.alpha1), "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT, "waste": 0.0, "run": 0.0},
-    "capacity": lambda p: {"wait": 0.0, "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT, "waste": float(p.alpha1), "run": 0.0},
-    "occupancy": lambda p: {"wait": 0.0, "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT, "waste": float(p.alpha1), "run": float(p.alpha1)},
+    "study": lambda p: {"wait": float(p.alpha1), "miss": float(p.alpha2), "cost": COST_WEIGHT, "waste": 0.0, "run": 0.0, "delay": 0.0},
+    "deadline": lambda p: {"wait": float(p.alpha1), "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT, "waste": 0.0, "run": 0.0, "delay": 0.0},
+    "capacity": lambda p: {"wait": 0.0, "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT, "waste": float(p.alpha1), "run": 0.0, "delay": 0.0},
+    "occupancy": lambda p: {
+        "wait": 0.0, "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT, "waste": float(p.alpha1), "run": float(p.alpha1), "delay": float(p.alpha1),
+    },
 }
 # What an episode is judged on (model selection, ``objective`` columns): the preset's own
 # weights, except for the learning proxies ``capacity`` and ``occupancy``, judged on ``deadline``.

@@ -223,7 +223,7 @@ def test_hand_computed_two_job_day():
     assert row[5] == pytest.approx(1.0)  # critical ratio ~2880 clipped to 10 → 1
     assert obs["slots"][0, 1] == 0.0  # idle
     obs, r, done, _, info = env.step(0)
-    assert done and info["reward_raw"] == {"wait": 0.0, "miss": 0.0, "cost": pytest.approx(0.01), "waste": 0.0, "run": pytest.approx(10.0)}
+    assert done and info["reward_raw"] == {"wait": 0.0, "miss": 0.0, "cost": pytest.approx(0.01), "waste": 0.0, "run": pytest.approx(10.0), "delay": 0.0}
     assert info["summary"]["mean_wait_min"] == pytest.approx((s0 + 10.0 - s1) / 2 / 60)
 
 

@@ -89,14 +89,14 @@ def test_the_config_holds_no_copy_of_the_weights():
 
 def test_reward_presets():
     p = CGRSPEnv(day="normal", alpha1=2.0, alpha2=30.0)
-    assert p.reward_weights == {"wait": 2.0, "miss": 30.0, "cost": 1.0, "waste": 0.0, "run": 0.0}
+    assert p.reward_weights == {"wait": 2.0, "miss": 30.0, "cost": 1.0, "waste": 0.0, "run": 0.0, "delay": 0.0}
     d = CGRSPEnv(day="normal", reward="deadline", alpha1=2.0)
-    assert d.reward_weights == {"wait": 2.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 0.0, "run": 0.0}
+    assert d.reward_weights == {"wait": 2.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 0.0, "run": 0.0, "delay": 0.0}
     c = CGRSPEnv(day="normal", reward="capacity")
     assert c.reward_weights["wait"] == 0.0 and c.reward_weights["waste"] == 1.0 and c.reward_weights["run"] == 0.0
     assert c.objective_weights == CGRSPEnv(day="normal", reward="deadline").reward_weights
     o = CGRSPEnv(day="normal", reward="occupancy", alpha1=2.0)
-    assert o.reward_weights == {"wait": 0.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 2.0, "run": 2.0}
+    assert o.reward_weights == {"wait": 0.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 2.0, "run": 2.0, "delay": 2.0}
     assert o.objective_weights == CGRSPEnv(day="normal", reward="deadline", alpha1=2.0).reward_weights
     # an explicit price of a miss holds for the reward and for what the episode is judged on
     m = CGRSPEnv(day="normal", reward="occupancy", reward_weights={"miss": 14400.0, "run": 0.5})
@@ -170,10 +170,11 @@ def test_waste_books_lost_capacity_at_the_queue_exchange_rate():
             start, run = env.sim.realised(env.sim.slot_job[slot])
             assert waste == pytest.approx((start - env.sim.t) * q / C)
             assert run_part == pytest.approx(run * q / C)  # its run time, at the same rate
+            assert info["reward_raw"]["delay"] == pytest.approx(start - env.sim.t)  # its own provisioning, at face value
             checked["dispatch"] += 1
         elif a == env.wait_action and info["dt"] > 0 and q:
             assert waste == pytest.approx(idle * info["dt"] * q / C)
-            assert run_part == 0.0
+            assert run_part == 0.0 and info["reward_raw"]["delay"] == 0.0
             checked["idle"] += 1
         if done:
             break
