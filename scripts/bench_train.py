@@ -41,8 +41,12 @@ def main() -> int:
     ref = fps(MaskablePPO("MlpPolicy", ref_env, **hp), args.steps)
     print(f"MaskablePPO, {args.n_envs} envs, {args.steps} steps, n_steps=1024, batch 256, 5 epochs, net 128x128, 1 torch thread")
     print(f"InvalidActionEnvDiscrete(dim=80, 60 invalid): {ref:8.0f} frames/s")
-    settings = {  # the main job's design, and the job–slot pairs with a 16-job window
+    settings = {  # the main job's design, conf/env/markov.yaml's, and the job–slot pairs with a 16-job window
         "slot mode, K=1 (main job)": {"action_mode": "slot", "window": 1, "reward": "capacity", "slot_rows": 10},
+        "slot mode, class heads (env=markov)": {
+            "action_mode": "slot", "window": 3, "window_by": "class", "order": "spt", "hold": "stock", "reward": "occupancy",
+            "shaping": "backlog_risk", "reward_weights": {"miss": 14400.0}, "slot_rows": 10, "stock_process": "markov", "stock_dwell_s": 900.0,
+        },
         "joint mode, K=16": {"action_mode": "joint", "window": 16},
     }
     for label, kw in settings.items():

@@ -114,8 +114,8 @@ class CGRSPEnv(gym.Env):
     (:mod:`gpu_sched_env.cgrsp.rewards`, one source of truth): ``study`` (default) is the
     model's objective, ``wait`` = α1 (``alpha1``), ``miss`` = α2 (``alpha2``); ``deadline``
     weighs a miss like one job-hour of waiting (``miss`` = 3600·α1); the learning proxies
-    ``capacity`` (``waste`` + misses) and ``occupancy`` (``waste`` + ``run`` + ``delay`` +
-    misses, the wait charged to decisions) are judged on ``deadline``. ``cost`` = 1 per dollar
+    ``capacity`` (``waste`` + misses) and ``occupancy`` (``waste`` + ``run`` + misses, the
+    queue integral charged to decisions) are judged on ``deadline``. ``cost`` = 1 per dollar
     in all (a tie-breaker). ``reward_weights`` overrides single parts (an override of ``miss`` also prices a miss in
     ``objective_weights``, what an episode is judged on: it is the operator's price of a miss). ``shaping="queue"``
     adds the potential-based term ``reward_scale · w_wait · (Φ(s') − Φ(s))``, Φ the negative

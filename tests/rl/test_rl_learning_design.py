@@ -96,7 +96,7 @@ def test_reward_presets():
     assert c.reward_weights["wait"] == 0.0 and c.reward_weights["waste"] == 1.0 and c.reward_weights["run"] == 0.0
     assert c.objective_weights == CGRSPEnv(day="normal", reward="deadline").reward_weights
     o = CGRSPEnv(day="normal", reward="occupancy", alpha1=2.0)
-    assert o.reward_weights == {"wait": 0.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 2.0, "run": 2.0, "delay": 2.0}
+    assert o.reward_weights == {"wait": 0.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 2.0, "run": 2.0, "delay": 0.0}
     assert o.objective_weights == CGRSPEnv(day="normal", reward="deadline", alpha1=2.0).reward_weights
     # an explicit price of a miss holds for the reward and for what the episode is judged on
     m = CGRSPEnv(day="normal", reward="occupancy", reward_weights={"miss": 14400.0, "run": 0.5})
@@ -329,3 +329,23 @@ def test_deadline_risk_rises_over_the_last_hour_of_laxity_and_is_lifted_at_dispa
         if env._done:
             break
     assert lifted > 0
+
+
+def test_env_markov_config_builds_the_persistent_stock_design_and_trains(tmp_path):
+    """``env=markov``: the options the README's persistent-stock result rests on, end to end."""
+    import gpu_sched_agents.rl.train as tr
+
+    cfg = cfg_for("env=markov")
+    kw = env_kwargs(cfg)
+    env = CGRSPEnv(**kw)
+    assert (env.window, env.window_by, env.order, env.action_mode, env.hold) == (3, "class", "spt", "slot", "stock")
+    assert (env.reward, env.shaping) == ("occupancy", "backlog_risk")
+    assert env.params.stock_process == "markov" and env.params.stock_dwell_s == 900.0
+    assert env.reward_weights["miss"] == env.objective_weights["miss"] == 14400.0  # trained and selected on
+    assert env.action_space.n == 4
+    run = tmp_path / "run"
+    cfg = cfg_for("env=markov", "train.total_timesteps=128", "train.eval_freq=128", "train.checkpoint_freq=128",
+                  "train.eval_seeds=[10000]", "train.final_eval_seeds=2", "train.progress_bar=false",
+                  "algo.n_steps=64", "algo.batch_size=64", "algo.n_epochs=1", "algo.net_arch=[16]", f"run_dir={run}")
+    tr.train(cfg)
+    assert (run / "final_eval.csv").exists() and (run / "checkpoints").is_dir()  # checkpoints pickle the env (no lambdas)
