@@ -116,9 +116,9 @@ class CGRSPEnv(gym.Env):
     weighs a miss like one job-hour of waiting (``miss`` = 3600·α1); the learning proxies
     ``capacity`` (``waste`` + misses) and ``occupancy`` (``waste`` + ``run`` + misses, the
     queue integral charged to decisions) are judged on ``deadline``. ``cost`` = 1 per dollar
-    in all (a tie-breaker). ``reward_weights`` overrides single parts (an override of ``miss`` also prices a miss in
-    ``objective_weights``, what an episode is judged on: it is the operator's price of a miss). ``shaping="queue"``
-    adds the potential-based term ``reward_scale · w_wait · (Φ(s') − Φ(s))``, Φ the negative
+    in all (a tie-breaker). ``reward_weights`` overrides single parts (an override of
+    ``miss`` also prices a miss in ``objective_weights``, what an episode is judged on: it
+    is the operator's price of a miss). ``shaping="queue"`` adds the potential-based term ``reward_scale · w_wait · (Φ(s') − Φ(s))``, Φ the negative
     fluid estimate of the queue's remaining wait; it sums to zero over an episode, so the
     return still equals the objective, but a dispatch that commits a slot for an hour (Low
     stock) is charged in its own step. ``reward_scale`` defaults to 1/3600 (one unit = one
@@ -149,8 +149,12 @@ class CGRSPEnv(gym.Env):
       class differ only in deadline and tightness, so with ``order=deadline`` the window is
       the earliest-deadline job per class and the action picks a class, or the no-op).
     * ``action_mode``: ``joint`` (default) or ``slot`` (see *Action space*).
+    * ``hold`` (``slot`` mode): ``event`` (default: a slot left idle is offered again at the
+      next decision point) or ``stock`` (only once its type's stock status differs from the
+      one it was left under; let go when nothing else can happen, so a day never stalls).
     * ``reward``: ``study`` (default), ``deadline``, ``capacity`` or ``occupancy`` (see *Rewards*).
-    * ``reward_weights``: mapping overriding some of ``wait``, ``miss``, ``cost`` (non-negative).
+    * ``reward_weights``: mapping overriding some of the parts (``wait``, ``miss``, ``cost``,
+      ``waste``, ``run``, ``delay``; non-negative).
     * ``shaping``: ``none`` (default), ``queue``, ``backlog`` (the day's undispatched jobs'
       run time) or ``backlog_risk`` (plus the waiting jobs' deadline risk, weighted like a
       miss); see :mod:`gpu_sched_env.cgrsp.rewards`.
@@ -169,7 +173,10 @@ class CGRSPEnv(gym.Env):
     * v0: initial version. Since 2026-11: ``action_mode``, ``reward`` presets (weights derived
       from ``alpha1``/``alpha2`` only), ``shaping``, ``info["dt"]``, the ``offer`` key and the
       ``offered`` slot column; heuristics are driven by ``HeuristicAgent``, not the env; one
-      provisioning quantile per job (delays independent of assignment order).
+      provisioning quantile per job (delays independent of assignment order). 2026-11-24:
+      ``window_by``, ``hold``, the ``occupancy`` preset with the ``run`` and ``delay`` parts,
+      ``backlog`` and ``backlog_risk`` shaping (defaults unchanged: every earlier setting
+      gives the same episodes).
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
