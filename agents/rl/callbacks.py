@@ -133,6 +133,7 @@ def learning_curve_figure(curve: pd.DataFrame, heuristics: dict[str, dict[str, f
             ax.axhline(means[m], color=cmap(i % 20), lw=1, ls="--", label=name)
         ax.plot(curve.timesteps, curve[m], "k-o", lw=2, ms=4, label="learned")
         ax.set_xlabel("training steps")
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x / 1000:g}k" if x else "0"))
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     axes[1].legend(fontsize=7, ncol=2, loc="upper right")
