@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import torch as th
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.envs import InvalidActionEnvDiscrete
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from gpu_sched_agents.rl.envs import make_vec_env
+from gpu_sched_agents.rl.envs import env_kwargs, make_vec_env
 from gpu_sched_agents.rl.policies import FactoredMaskablePolicy
 
 
@@ -27,6 +28,19 @@ def fps(model, steps: int) -> float:
     t0 = time.perf_counter()
     model.learn(steps, reset_num_timesteps=False)
     return steps / (time.perf_counter() - t0)
+
+
+def composed_env(*overrides: str) -> dict:
+    """The env keyword arguments of ``train.py`` under ``overrides`` (the day is set by --day)."""
+    from hydra import compose, initialize_config_dir
+
+    from gpu_sched_agents.rl.config import register_configs
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(Path(__file__).resolve().parents[1] / "conf"), version_base="1.3"):
+        kw = env_kwargs(compose(config_name="config", overrides=list(overrides)))
+    kw.pop("day")
+    return kw
 
 
 def main() -> int:
@@ -41,12 +55,9 @@ def main() -> int:
     ref = fps(MaskablePPO("MlpPolicy", ref_env, **hp), args.steps)
     print(f"MaskablePPO, {args.n_envs} envs, {args.steps} steps, n_steps=1024, batch 256, 5 epochs, net 128x128, 1 torch thread")
     print(f"InvalidActionEnvDiscrete(dim=80, 60 invalid): {ref:8.0f} frames/s")
-    settings = {  # the main job's design, conf/env/markov.yaml's, and the job–slot pairs with a 16-job window
-        "slot mode, K=1 (main job)": {"action_mode": "slot", "window": 1, "reward": "capacity", "slot_rows": 10},
-        "slot mode, class heads (env=markov)": {
-            "action_mode": "slot", "window": 3, "window_by": "class", "order": "spt", "hold": "stock", "reward": "occupancy",
-            "shaping": "backlog_risk", "reward_weights": {"miss": 14400.0}, "slot_rows": 10, "stock_process": "markov", "stock_dwell_s": 900.0,
-        },
+    settings = {  # the main job's design and conf/env/markov.yaml's, composed as train.py composes them, and job–slot pairs
+        "slot mode, K=1 (main job)": composed_env("env=default"),
+        "slot mode, class heads (env=markov)": composed_env("env=markov"),
         "joint mode, K=16": {"action_mode": "joint", "window": 16},
     }
     for label, kw in settings.items():

@@ -119,7 +119,7 @@ def env_kwargs(cfg: Any) -> dict[str, Any]:
         "day": MIXED_EVAL_DAY if cfg.day.name == MIXED else cfg.day.name,
         "window": int(cfg.env.window),
         "order": str(cfg.env.order),
-        "window_by": str(cfg.env.get("window_by", "order")),
+        "window_by": str(cfg.env.get("window_by", "order")),  # get: run configs written before these keys still load
         "action_mode": str(cfg.env.action_mode),
         "hold": str(cfg.env.get("hold", "event")),
         "reward": str(cfg.env.reward),

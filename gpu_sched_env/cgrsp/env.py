@@ -294,6 +294,8 @@ class CGRSPEnv(gym.Env):
         self._done = False
         self._held = {}
         self._advance()  # to the first decision point (first arrival: no wait accrues)
+        if self.action_mode == "slot":
+            self._offer_next()  # the first idle slot (nothing is declined or held yet)
         self._phi = self._phi_now()
         obs = self._observe()
         return obs, {"action_mask": self._mask.copy(), "t": sim.t, "seed": self.run_seed}
@@ -390,7 +392,7 @@ class CGRSPEnv(gym.Env):
         """
         sim = self.sim
         while not self._done:
-            nxt = next((s for s in self._offerable()), None) if sim.waiting else None
+            nxt = next(self._offerable(), None) if sim.waiting else None
             if nxt is not None:
                 self._offered = nxt
                 return
@@ -444,8 +446,6 @@ class CGRSPEnv(gym.Env):
         self._declined = set()
         if self._held:  # a new decision point: let go of the slots whose stock status changed
             self._held = {s: lv for s, lv in self._held.items() if alive and self._level(s) == lv}
-        if self.action_mode == "slot" and alive:
-            self._offered = next(s for s in range(self._enc.C) if sim.slot_job[s] < 0)
 
     # ------------------------------------------------------------------ reward (one place)
     def _phi_now(self) -> float:

@@ -174,7 +174,6 @@ class ShapingPotential:
     """Φ(sim) for one ``shaping`` setting, in the weighted units of the reward (picklable)."""
 
     def __init__(self, shaping: str, sim, preset: str, weights: Mapping[str, float]) -> None:
-        check_choice("shaping", shaping, SHAPINGS[1:])
         self.w_queue = float(weights[SHAPING_PART[preset]])
         self.queue = QueuePotential(sim.fleet, backlog=shaping != "queue")
         self.risk = DeadlineRisk(sim) if shaping == "backlog_risk" else None

@@ -49,11 +49,6 @@ class FreshStock:
         return self.fleet.stock_levels(t, self._u.take(self.fleet.n_types))
 
 
-def band_probs(fleet: Fleet, band: int, g: int) -> tuple[float, float, float]:
-    """Stationary (p_H, p_M, p_L) of type ``g`` in ``band`` (caps applied, summing to 1)."""
-    return fleet.level_probs(band, g)
-
-
 class _Path:
     """One type's redraw events: sim times and the quantile drawn at each (lazily extended)."""
 
@@ -102,7 +97,7 @@ class MarkovStock:
         for g, name in enumerate(fleet.type_names):
             rates = []
             for b in range(len(fleet.band_starts)):
-                gini = 1.0 - sum(x * x for x in band_probs(fleet, b, g))
+                gini = 1.0 - sum(x * x for x in fleet.level_probs(b, g))
                 # τ_b = D·(1 − Σπ²); a band with one certain status never changes, any rate will do
                 rates.append(1.0 / (self.dwell_s * gini) if gini > 1e-12 else 1.0 / self.dwell_s)
             self._paths.append(_Path(stream(seed, f"cgrsp/stock-markov/{name}"), rates, fleet.band_starts, fleet.start_offset))
@@ -143,4 +138,4 @@ def make_stock_process(params: CGRSPParams, fleet: Fleet, seed: int) -> FreshSto
     return FreshStock(fleet, seed)
 
 
-__all__ = ["FreshStock", "MarkovStock", "band_probs", "make_stock_process"]
+__all__ = ["FreshStock", "MarkovStock", "make_stock_process"]

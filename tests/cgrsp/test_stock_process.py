@@ -6,7 +6,7 @@ import pytest
 from gpu_sched_env.cgrsp import simulate
 from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.params import make_params
-from gpu_sched_env.cgrsp.stock import MarkovStock, band_probs
+from gpu_sched_env.cgrsp.stock import MarkovStock
 from gpu_sched_env.core.errors import ConfigError
 
 DAYS = {60.0: 60, 900.0: 400}  # enough for ≥ 19 000 runs per band
@@ -36,7 +36,7 @@ def _band_stats(dwell_s: float, seed: int = 3):
 def test_stationary_law_per_band_is_the_specs(dwell_s):
     fl, stats = _band_stats(dwell_s)
     for (g, b), (share, t_band, _) in stats.items():
-        want = np.array(band_probs(fl, b, g))
+        want = np.array(fl.level_probs(b, g))
         # a time share's sd is at most sqrt(0.25·2·τ/T) (status correlation time τ ≤ D): allow 4 sd
         tol = 4 * np.sqrt(0.25 * 2 * dwell_s / t_band)
         assert share == pytest.approx(want, abs=tol), (fl.type_names[g], b, share, want, tol)

@@ -304,7 +304,7 @@ def departures_section(exp: Experiment, validation: pd.DataFrame, fig_seeds: int
            if p in means.index}
     cost = means["cost_usd"]
     pub_pack = T.published_rh_pack()
-    ours = {k: float(v.iloc[0]) for k, v in T.pack_readings(means[["mean_wait_min"]].T).items()} if "rh" in means.index else pub_pack
+    ours = {k: float(v.iloc[0]) for k, v in T.pack_readings(means[["mean_wait_min"]].T).items()}
     L = ["## Calibration and departures from the published figures", "",
          f"Hectic day, C_max = 5, seeds {seeds[0]}–{max(validation['seed'])} (the `validation` experiment). "
          f"{int(c['holds'].sum())} of {len(c)} contract checks of spec §6 hold:", "", T.md_table(c, index=False), "",

@@ -107,11 +107,17 @@ def pack_readings(m: pd.DataFrame) -> dict[str, pd.Series]:
     contract's other checks. Only the second is consistent with the published table itself
     (:func:`published_rh_pack`).
     """
-    from gpu_sched_env.cgrsp.reference import CONTRACT_POLICIES, PUBLISHED_HECTIC
+    from gpu_sched_env.cgrsp.reference import CONTRACT_POLICIES
 
-    others = [p for p in m.columns if p != "rh" and p in PUBLISHED_HECTIC.index]
     contract = [p for p in m.columns if p in CONTRACT_POLICIES]
-    return {"other 10": m["rh"] / m[others].median(axis=1), "contract 7": m["rh"] / m[contract].median(axis=1)}
+    return {"other 10": m["rh"] / m[_other_published(m)].median(axis=1), "contract 7": m["rh"] / m[contract].median(axis=1)}
+
+
+def _other_published(m: pd.DataFrame) -> list[str]:
+    """The published policies among ``m``'s columns, RH excepted (extension heuristics are not)."""
+    from gpu_sched_env.cgrsp.reference import PUBLISHED_HECTIC
+
+    return [p for p in m.columns if p != "rh" and p in PUBLISHED_HECTIC.index]
 
 
 def published_rh_pack() -> dict[str, float]:
@@ -132,10 +138,8 @@ def rh_in_pack(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     column (within :data:`RH_PACK_BOUNDS`); ``within the range``: between the other
     published policies' lowest and highest wait.
     """
-    from gpu_sched_env.cgrsp.reference import PUBLISHED_HECTIC
-
     m = df.groupby([*by, "policy"], sort=False)["mean_wait_min"].mean().unstack("policy")
-    pack = [p for p in m.columns if p != "rh" and p in PUBLISHED_HECTIC.index]
+    pack = _other_published(m)
     lo, hi = RH_PACK_BOUNDS
     r = pack_readings(m)
     out = pd.DataFrame({
