@@ -10,12 +10,13 @@ adjusted), and a comparison figure (PNG).
 """
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from gpu_sched_agents.rl.envs import env_kwargs
+from gpu_sched_agents.rl.envs import env_config
 from gpu_sched_agents.rl.registry import get_algo, load_model
 from gpu_sched_agents.rl.train import baselines, compare_model
 from gpu_sched_env.cgrsp.params import DAY_TYPES
@@ -30,6 +31,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed0", type=int, default=20_000, help="first seed (default 20000: never used in training)")
     ap.add_argument("--day", choices=list(DAY_TYPES), default=None, help="day type (default: the training day)")
     args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
     cfg_path = args.run_dir / "config.yaml"
     if not cfg_path.exists():
         ap.error(f"{args.run_dir}: no config.yaml here; pass a run directory written by train.py")
@@ -45,7 +47,7 @@ def main(argv=None) -> int:
     model = load_model(cfg.algo.name, model_path, device="cpu")
     seeds = list(range(args.seed0, args.seed0 + args.seeds))
     stem = f"eval_{cfg.day.name}_{args.seeds}seeds_{Path(args.model).stem}"
-    compare_model(model, spec, env_kwargs(cfg), dict(cfg.env.params), seeds, cfg.algo.name, args.run_dir, stem, names=baselines())
+    compare_model(model, spec, env_config(cfg), seeds, cfg.algo.name, args.run_dir, stem, names=baselines(), progress=True)
     return 0
 
 

@@ -19,8 +19,9 @@ from sb3_contrib import MaskablePPO
 from sb3_contrib.common.envs import InvalidActionEnvDiscrete
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from gpu_sched_agents.rl.envs import env_kwargs, make_vec_env
+from gpu_sched_agents.rl.envs import env_config, make_vec_env
 from gpu_sched_agents.rl.policies import FactoredMaskablePolicy
+from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 
 
 def fps(model, steps: int) -> float:
@@ -30,17 +31,15 @@ def fps(model, steps: int) -> float:
     return steps / (time.perf_counter() - t0)
 
 
-def composed_env(*overrides: str) -> dict:
-    """The env keyword arguments of ``train.py`` under ``overrides`` (the day is set by --day)."""
+def composed_env(day: str, *overrides: str):
+    """The env config of ``train.py`` under ``overrides`` on ``day``."""
     from hydra import compose, initialize_config_dir
 
     from gpu_sched_agents.rl.config import register_configs
 
     register_configs()
     with initialize_config_dir(config_dir=str(Path(__file__).resolve().parents[1] / "conf"), version_base="1.3"):
-        kw = env_kwargs(compose(config_name="config", overrides=list(overrides)))
-    kw.pop("day")
-    return kw
+        return env_config(compose(config_name="config", overrides=[f"day={day}", *overrides]))
 
 
 def main() -> int:
@@ -56,12 +55,12 @@ def main() -> int:
     print(f"MaskablePPO, {args.n_envs} envs, {args.steps} steps, n_steps=1024, batch 256, 5 epochs, net 128x128, 1 torch thread")
     print(f"InvalidActionEnvDiscrete(dim=80, 60 invalid): {ref:8.0f} frames/s")
     settings = {  # the main job's design and conf/env/markov.yaml's, composed as train.py composes them, and job–slot pairs
-        "slot mode, K=1 (main job)": composed_env("env=default"),
-        "slot mode, class heads (env=markov)": composed_env("env=markov"),
-        "joint mode, K=16": {"action_mode": "joint", "window": 16},
+        "slot mode, K=1 (main job)": composed_env(args.day, "env=default"),
+        "slot mode, class heads (experiment=markov)": composed_env(args.day, "experiment=markov"),
+        "joint mode, K=16": CGRSPEnvConfig(day=args.day, action_mode="joint", window=16),
     }
-    for label, kw in settings.items():
-        venv = make_vec_env({"day": args.day, **kw}, args.n_envs, 0)
+    for label, config in settings.items():
+        venv = make_vec_env(config, args.n_envs, 0)
         ours = fps(MaskablePPO(FactoredMaskablePolicy, venv, **hp), args.steps)
         print(f"CGRSP-v0 ({args.day}, {label}, {venv.action_space.n} actions): {ours:8.0f} frames/s, ratio {ours / ref:.2f} (target ≥ 0.70)")
     return 0

@@ -28,7 +28,7 @@ import pandas as pd
 import torch as th
 from omegaconf import OmegaConf
 
-from gpu_sched_agents.rl.envs import TEST_SEED0, env_kwargs
+from gpu_sched_agents.rl.envs import TEST_SEED0, env_config
 from gpu_sched_agents.rl.policies import factored_mode
 from gpu_sched_agents.rl.registry import load_model
 from gpu_sched_env.cgrsp.env import CGRSPEnv
@@ -90,7 +90,7 @@ def diagnose(run_dir: Path, model_file: str, seeds: list[int], modes: tuple[str,
     model = load_model(cfg.algo.name, run_dir / model_file, device="cpu")
     if not hasattr(model.policy, "get_distribution"):
         raise SystemExit(f"{cfg.algo.name}: this diagnostic needs a policy-gradient model (ppo), not {type(model).__name__}")
-    env = CGRSPEnv(**env_kwargs(cfg))
+    env = CGRSPEnv(env_config(cfg))
     rng = np.random.default_rng(0)
     return pd.DataFrame([play(model, env, s, m, rng) for m in modes for s in seeds])
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import OmegaConf
 
-from gpu_sched_agents.rl.envs import TEST_SEED0, env_kwargs
+from gpu_sched_agents.rl.envs import TEST_SEED0, env_config
 from gpu_sched_agents.rl.registry import get_algo, load_model
 from gpu_sched_agents.rl.train import baselines, compare_model
 from gpu_sched_env.core.io import atomic_write_text
@@ -58,9 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name in a.settings:
         day, extra = SETTINGS[name]
-        params = {**dict(cfg.env.params), **extra}
-        kwargs = {**env_kwargs(cfg), "day": day, **params}
-        compare_model(model, spec, kwargs, params, seeds, cfg.algo.name, a.run_dir, f"gen_{name}", names=baselines())
+        config = env_config(cfg).replace(day=day, **extra)
+        compare_model(model, spec, config, seeds, cfg.algo.name, a.run_dir, f"gen_{name}", names=baselines())
         table = pd.read_csv(a.run_dir / f"gen_{name}.csv").set_index("policy")
         tests = pd.read_csv(a.run_dir / f"gen_{name}_tests.csv")
         heur = table.drop(index=cfg.algo.name)

@@ -136,7 +136,7 @@ class HeuristicAgent:
 
 def evaluate_heuristics(
     names: Iterable[str] = POLICY_NAMES,
-    env_kwargs: dict[str, Any] | None = None,
+    env_config: Any = None,
     seeds: Iterable[int] = (0,),
     fallback: str = "substitute",
 ) -> pd.DataFrame:
@@ -145,15 +145,15 @@ def evaluate_heuristics(
     Without an explicit ``window`` the window holds every job of the day, so each heuristic
     reproduces ``simulate(name, day, seed)`` exactly.
     """
+    from gpu_sched_env.cgrsp.config import CGRSPEnvConfig, as_env_config
     from gpu_sched_env.cgrsp.evaluation import evaluate
-    from gpu_sched_env.cgrsp.params import PARAM_NAMES, make_params
 
-    kw = dict(env_kwargs or {})
-    if "window" not in kw:
-        sim_params = {k: v for k, v in kw.items() if k in PARAM_NAMES}
-        kw["window"] = make_params(kw.get("day", "hectic"), **sim_params).n_jobs
+    given = env_config is not None and (isinstance(env_config, CGRSPEnvConfig) or "window" in env_config)
+    cfg = as_env_config(env_config)
+    if not given:  # no explicit window: the whole day, so every heuristic sees every job
+        cfg = cfg.replace(window=cfg.sim_params().n_jobs)
     seeds = list(seeds)
-    return pd.concat([evaluate(HeuristicAgent(n, fallback=fallback), kw, seeds) for n in names], ignore_index=True)
+    return pd.concat([evaluate(HeuristicAgent(n, fallback=fallback), cfg, seeds) for n in names], ignore_index=True)
 
 
 __all__ = ["FALLBACKS", "HeuristicAgent", "evaluate_heuristics"]

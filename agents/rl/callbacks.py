@@ -146,13 +146,16 @@ def learning_curve_figure(curve: pd.DataFrame, heuristics: dict[str, dict[str, f
     return path
 
 
-def flat_hparams(cfg: Any) -> dict[str, Any]:
-    """Scalar hyper-parameters for TensorBoard's HParams tab."""
+def flat_hparams(cfg: Any, env_config: Any) -> dict[str, Any]:
+    """Scalar hyper-parameters for TensorBoard's HParams tab: the algorithm's and the env config whole."""
     out: dict[str, Any] = {"algo": cfg.algo.name, "day": cfg.day.name, "seed": int(cfg.seed)}
     for k, v in cfg.algo.items():
         if isinstance(v, (int, float, str, bool)) and k != "name":
             out[f"algo.{k}"] = v
         elif k == "net_arch":
             out["algo.net_arch"] = "x".join(str(x) for x in v)
-    out.update({"env.window": int(cfg.env.window), "env.order": str(cfg.env.order), "train.total_timesteps": int(cfg.train.total_timesteps), "train.n_envs": int(cfg.train.n_envs)})
+    for k, v in env_config.as_dict().items():  # every env setting (dataclasses.asdict), nested ones flattened
+        for kk, vv in (v.items() if isinstance(v, dict) else [("", v)]):
+            out[f"env.{k}" + (f".{kk}" if kk else "")] = "none" if vv is None else vv if isinstance(vv, (int, float, str, bool)) else str(vv)
+    out.update({"train.total_timesteps": int(cfg.train.total_timesteps), "train.n_envs": int(cfg.train.n_envs)})
     return {k: (float(v) if isinstance(v, (np.floating,)) else v) for k, v in out.items()}

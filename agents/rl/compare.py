@@ -17,9 +17,9 @@ TABLE_METRICS = ("mean_wait_min", "miss_pct", "mean_tardiness_min", "cost_usd")
 TEST_METRICS = ("miss_pct", "mean_wait_min")
 
 
-def heuristic_runs(names: Sequence[str], seeds: Sequence[int], day: str, params: dict[str, Any]) -> pd.DataFrame:
+def heuristic_runs(names: Sequence[str], seeds: Sequence[int], day: str, params: dict[str, Any], progress: bool = False) -> pd.DataFrame:
     """Per-seed summaries of the heuristics (``simulate`` = the env driven by the heuristic agents)."""
-    return run_grid(list(names), list(seeds), day=day, params=params, executor="serial", progress=False)
+    return run_grid(list(names), list(seeds), day=day, params=params, executor="serial", progress=progress)
 
 
 def comparison(learned: pd.DataFrame, heuristics: pd.DataFrame, label: str = "learned") -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -9,6 +9,7 @@ import numpy as np
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
+from gpu_sched_env.cgrsp.config import CGRSPEnvConfig, env_config_of
 from gpu_sched_env.core.errors import check_choice
 
 VEC_ENVS = {"dummy": DummyVecEnv, "subproc": SubprocVecEnv}
@@ -90,11 +91,11 @@ class MixedDays(gym.Wrapper):
     and the arrival rate only), so the learner sees one env.
     """
 
-    def __init__(self, kwargs: dict[str, Any], seed: int, env_index: int) -> None:
+    def __init__(self, config: CGRSPEnvConfig, seed: int, env_index: int) -> None:
         from gpu_sched_env.cgrsp.env import CGRSPEnv
         from gpu_sched_env.cgrsp.workload import DEFAULT_MONTH_MIX
 
-        self._envs = {d: CGRSPEnv(**{**kwargs, "day": d}) for d in DEFAULT_MONTH_MIX}
+        self._envs = {d: CGRSPEnv(config.replace(day=d)) for d in DEFAULT_MONTH_MIX}
         counts = np.asarray(list(DEFAULT_MONTH_MIX.values()), float)
         self._days, self._p = list(DEFAULT_MONTH_MIX), counts / counts.sum()
         super().__init__(self._envs[MIXED_EVAL_DAY])
@@ -109,33 +110,22 @@ class MixedDays(gym.Wrapper):
         return self.env.unwrapped.action_masks()
 
 
-def env_kwargs(cfg: Any) -> dict[str, Any]:
-    """``CGRSPEnv`` keyword arguments from the Hydra config (the env derives the weights).
+def env_config(cfg: Any) -> CGRSPEnvConfig:
+    """The env's :class:`CGRSPEnvConfig` from the Hydra config (validated; raises ConfigError).
 
-    For ``day=mixed`` these are the evaluation env's (the hectic day); training envs mix
-    the day types (:class:`MixedDays`).
+    For ``day=mixed`` it is the evaluation env's (the hectic day); training envs mix the day
+    types (:class:`MixedDays`). Run configs written by older versions are read through the
+    env's one migration (:func:`~gpu_sched_env.cgrsp.config.migrate_env_section`).
     """
-    return {
-        "day": MIXED_EVAL_DAY if cfg.day.name == MIXED else cfg.day.name,
-        "window": int(cfg.env.window),
-        "order": str(cfg.env.order),
-        "window_by": str(cfg.env.get("window_by", "order")),  # get: run configs written before these keys still load
-        "action_mode": str(cfg.env.action_mode),
-        "hold": str(cfg.env.get("hold", "event")),
-        "reward": str(cfg.env.reward),
-        "reward_weights": {k: float(v) for k, v in cfg.env.reward_weights.items()} or None,
-        "shaping": str(cfg.env.shaping),
-        "reward_scale": float(cfg.env.reward_scale),
-        "slot_rows": None if cfg.env.get("slot_rows") is None else int(cfg.env.slot_rows),
-        **dict(cfg.env.params),
-    }
+    day = MIXED_EVAL_DAY if cfg.day.name == MIXED else cfg.day.name
+    return env_config_of(cfg.env, day)
 
 
-def _make(kwargs: dict[str, Any], seed: int, env_index: int, masked: bool, mixed: bool = False):
+def _make(config: CGRSPEnvConfig, seed: int, env_index: int, masked: bool, mixed: bool = False):
     def thunk() -> gym.Env:
         from gpu_sched_env.cgrsp.env import CGRSPEnv
 
-        base = MixedDays(kwargs, seed, env_index) if mixed else CGRSPEnv(**kwargs)
+        base = MixedDays(config, seed, env_index) if mixed else CGRSPEnv(config)
         env: gym.Env = TrainingDays(base, seed, env_index)
         if not masked:
             env = IllegalActionFallback(env)
@@ -144,11 +134,11 @@ def _make(kwargs: dict[str, Any], seed: int, env_index: int, masked: bool, mixed
     return thunk
 
 
-def make_vec_env(kwargs: dict[str, Any], n_envs: int, seed: int, kind: str = "dummy", masked: bool = True, mixed: bool = False) -> VecEnv:
+def make_vec_env(config: CGRSPEnvConfig, n_envs: int, seed: int, kind: str = "dummy", masked: bool = True, mixed: bool = False) -> VecEnv:
     """``n_envs`` training envs (SB3 ``VecEnv``); env i plays ``training_seeds(seed, ·, i)``.
 
     ``mixed``: each day's type is drawn from the month mix (:class:`MixedDays`).
     """
     check_choice("train.vec_env", kind, VEC_ENVS)
-    fns = [_make(kwargs, seed, i, masked, mixed) for i in range(n_envs)]
+    fns = [_make(config, seed, i, masked, mixed) for i in range(n_envs)]
     return VEC_ENVS[kind](fns) if kind == "dummy" else SubprocVecEnv(fns, start_method="forkserver")

@@ -15,15 +15,16 @@ import numpy as np
 import torch as th
 
 from gpu_sched_agents.heuristics.cgrsp_agents import HeuristicAgent
+from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 
 TEACHER_SEED0 = 30_000
 
 
-def collect(teacher: str, kwargs: dict[str, Any], episodes: int) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+def collect(teacher: str, config: CGRSPEnvConfig, episodes: int) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
     """``(observations, masks, actions)`` from ``episodes`` days of ``teacher``."""
     from gpu_sched_env.cgrsp.env import CGRSPEnv
 
-    env = CGRSPEnv(**kwargs)
+    env = CGRSPEnv(config)
     agent = HeuristicAgent(teacher, env)
     obs_buf: dict[str, list[np.ndarray]] = {}
     masks, actions = [], []
@@ -42,9 +43,9 @@ def collect(teacher: str, kwargs: dict[str, Any], episodes: int) -> tuple[dict[s
     return {k: np.stack(v) for k, v in obs_buf.items()}, np.stack(masks), np.asarray(actions, np.int64)
 
 
-def pretrain(model: Any, teacher: str, kwargs: dict[str, Any], episodes: int, epochs: int, batch_size: int = 256, lr: float = 1e-3, seed: int = 0) -> dict[str, float]:
+def pretrain(model: Any, teacher: str, config: CGRSPEnvConfig, episodes: int, epochs: int, batch_size: int = 256, lr: float = 1e-3, seed: int = 0) -> dict[str, float]:
     """Fit ``model.policy`` (MaskablePPO) to the teacher's actions; returns accuracy and loss."""
-    obs, masks, actions = collect(teacher, kwargs, episodes)
+    obs, masks, actions = collect(teacher, config, episodes)
     policy = model.policy
     opt = th.optim.Adam(policy.parameters(), lr=lr)
     n = actions.size

@@ -10,6 +10,7 @@ algo/day/seed (or ``resume_from=DIR``) from its last checkpoint.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import shlex
 import sys
@@ -38,22 +39,32 @@ from gpu_sched_agents.rl.envs import (
     TEST_SEEDS,
     VEC_ENVS,
     IllegalActionFallback,
-    env_kwargs,
+    env_config,
     make_vec_env,
 )
 from gpu_sched_agents.rl.registry import get_algo, load_model
 from gpu_sched_agents.rl.smdp import StepDurations
 from gpu_sched_env.cgrsp import POLICY_NAMES
+from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
+log = logging.getLogger(__name__)  # Hydra sends it to the console and the run's train.log
 FINAL_SEED0 = TEST_SEED0  # final evaluation seeds: 20 000 … (disjoint from training and selection days)
 _CKPT = re.compile(r"model_(\d+)_steps\.zip$")
 
 
-def validate(cfg: DictConfig) -> dict[str, Any]:
-    """Check what the schemas cannot (ranges, names, env kwargs); return the env kwargs."""
+def validate(cfg: DictConfig) -> CGRSPEnvConfig:
+    """Check what the schemas cannot (ranges, names, the env config); return the env config.
+
+    Runs before anything is written, so a bad value leaves no run directory behind.
+    """
     get_algo(cfg.algo.name)  # raises ConfigError for an unknown algorithm
+    check_number("seed", cfg.seed, lo=0, hi=2**32 - 1, integer=True)
+    check_number("algo.gamma", cfg.algo.gamma, lo=0.0, hi=1.0, lo_open=True)
+    check_number("algo.learning_rate", cfg.algo.learning_rate, lo=0.0, lo_open=True)
+    for i, width in enumerate(cfg.algo.net_arch):
+        check_number(f"algo.net_arch[{i}]", width, lo=1, integer=True)
     teacher = cfg.algo.get("bc_teacher")
     if teacher:
         if cfg.algo.name != "ppo":
@@ -76,19 +87,20 @@ def validate(cfg: DictConfig) -> dict[str, Any]:
         raise ConfigError("train.eval_seeds = []: give at least one held-out seed")
     for s in cfg.train.eval_seeds:
         check_number("train.eval_seeds[]", s, lo=SELECTION_SEEDS.start, hi=SELECTION_SEEDS.stop - 1, integer=True)
-    kwargs = env_kwargs(cfg)
+    if halflife is not None and cfg.env.shaping != "none":
+        raise ConfigError(f"algo.time_halflife_s = {halflife!r} with env.shaping = {cfg.env.shaping!r}: the shaping term γ·Φ′ − Φ needs one γ per step; use shaping=none with semi-MDP discounting")
+    config = env_config(cfg)  # raises ConfigError naming a bad env key or simulator parameter
     from gpu_sched_env.cgrsp.env import CGRSPEnv
 
-    CGRSPEnv(**kwargs).close()  # raises ConfigError naming a bad env key or simulator parameter
-    return kwargs
+    CGRSPEnv(config).close()  # the trace-free env builds (spaces, encoder)
+    return config
 
 
-def with_objective(runs: pd.DataFrame, kwargs: dict[str, Any]) -> pd.DataFrame:
+def with_objective(runs: pd.DataFrame, config: CGRSPEnvConfig) -> pd.DataFrame:
     """``runs`` (simulate summaries) with the env's objective column, as evaluation rows have it."""
-    from gpu_sched_env.cgrsp.env import CGRSPEnv
-    from gpu_sched_env.cgrsp.rewards import summary_objective
+    from gpu_sched_env.cgrsp.rewards import summary_objective, weights_of
 
-    w = CGRSPEnv(**kwargs).objective_weights
+    w = weights_of(config, config.sim_params())[1]
     return runs.assign(objective=[summary_objective(r, w) for r in runs.to_dict("records")])
 
 
@@ -128,10 +140,41 @@ def resolve_run_dir(cfg: DictConfig) -> tuple[Path, Path | None]:
     ckpt = latest_checkpoint(target)
     if ckpt is None:
         raise ConfigError(f"resume: {target}/checkpoints holds no model_*_steps.zip to resume from")
+    check_same_run(cfg, target)
     return target, ckpt
 
 
-def evaluate_model(model: Any, kwargs: dict[str, Any], seeds: list[int], masked: bool) -> pd.DataFrame:
+# Settings a resumed run may change: the budget and how it is reported, not what is learned.
+RESUMABLE_CHANGES = ("resume", "resume_from", "run_dir", "train.total_timesteps", "train.progress_bar", "train.final_eval_seeds", "hparams_search")
+
+
+def check_same_run(cfg: DictConfig, target: Path) -> None:
+    """Refuse to resume ``target`` under a config that differs in what is learned.
+
+    The run's ``config.yaml`` and ``cfg`` are compared key by key (everything but
+    :data:`RESUMABLE_CHANGES`); a difference is a ConfigError listing the keys and both values.
+    """
+    saved_path = target / "config.yaml"
+    if not saved_path.exists():
+        raise ConfigError(f"resume: {target} holds no config.yaml, so it cannot be checked against this run's config")
+    saved = _flat(OmegaConf.to_container(OmegaConf.load(saved_path), resolve=False))
+    here = _flat(OmegaConf.to_container(cfg, resolve=True))
+    keys = sorted(k for k in set(saved) | set(here) if not any(k == r or k.startswith(r + ".") for r in RESUMABLE_CHANGES))
+    diff = [f"{k}: {saved.get(k, '<absent>')!r} in the run, {here.get(k, '<absent>')!r} now" for k in keys if saved.get(k, "<absent>") != here.get(k, "<absent>")]
+    if diff:
+        raise ConfigError(f"resume: {target} was trained under another config; differing keys: " + "; ".join(diff) + " (start a new run, or resume with the run's own settings)")
+
+
+def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(d, dict):
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            out.update(_flat(v, f"{prefix}{k}."))
+        return out or {prefix[:-1]: {}}
+    return {prefix[:-1]: d}
+
+
+def evaluate_model(model: Any, config: CGRSPEnvConfig, seeds: list[int], masked: bool, progress: bool = False) -> pd.DataFrame:
     """Per-seed summaries of a trained model (deterministic actions).
 
     A model that cannot mask runs behind :class:`IllegalActionFallback`; its replaced
@@ -141,16 +184,20 @@ def evaluate_model(model: Any, kwargs: dict[str, Any], seeds: list[int], masked:
     from gpu_sched_env.cgrsp.evaluation import evaluate, run_episode
 
     if masked:
-        return evaluate(model, kwargs, seeds)
-    env = IllegalActionFallback(CGRSPEnv(**kwargs))
-    rows = [{**run_episode(model, env, s), "illegal_actions": env.n_illegal} for s in seeds]
+        return evaluate(model, config, seeds, progress=progress)
+    env = IllegalActionFallback(CGRSPEnv(config))
+    rows = [{**run_episode(model, env, s), "illegal_actions": env.n_illegal} for s in _bar(seeds, progress, "learned")]
     env.close()
     return pd.DataFrame(rows)
 
 
 def train(cfg: DictConfig) -> dict[str, float]:
     """Train, evaluate and write the run directory; return the final evaluation means."""
-    kwargs = validate(cfg)
+    try:
+        config = validate(cfg)
+    except ConfigError:
+        remove_unused_run_dir(Path(cfg.run_dir))  # a rejected config leaves no run directory behind
+        raise
     spec = get_algo(cfg.algo.name)
     run_dir, ckpt = resolve_run_dir(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -163,7 +210,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
     atomic_write_text(run_dir / "command.txt", prev + cmd + ("  # resumed from " + ckpt.name if ckpt else "") + "\n")
     th.set_num_threads(int(cfg.train.torch_threads))
 
-    venv = make_vec_env(kwargs, int(cfg.train.n_envs), int(cfg.seed), str(cfg.train.vec_env), masked=spec.masked_env, mixed=cfg.day.name == MIXED)
+    venv = make_vec_env(config, int(cfg.train.n_envs), int(cfg.seed), str(cfg.train.vec_env), masked=spec.masked_env, mixed=cfg.day.name == MIXED)
     if cfg.train.normalize_reward:
         stats = ckpt.with_name(ckpt.name.replace("model_", "model_vecnormalize_").replace(".zip", ".pkl")) if ckpt else None
         if stats is not None and stats.exists():
@@ -175,28 +222,27 @@ def train(cfg: DictConfig) -> dict[str, float]:
         buf = ckpt.with_name(ckpt.name.replace("model_", "model_replay_buffer_").replace(".zip", ".pkl"))
         if spec.save_replay_buffer and buf.exists():
             model.load_replay_buffer(buf)
-        print(f"resuming {run_dir} from {ckpt.name} at {model.num_timesteps} steps")
+        log.info(f"resuming {run_dir} from {ckpt.name} at {model.num_timesteps} steps")
     else:
         model = spec.cls(spec.policy, venv, seed=int(cfg.seed), tensorboard_log=str(run_dir / "tb"), device=cfg.train.device, verbose=0, **spec.kwargs(cfg.algo))
         teacher = cfg.algo.get("bc_teacher")
         if teacher:
             from gpu_sched_agents.rl.imitation import pretrain
 
-            bc = pretrain(model, teacher, kwargs, int(cfg.algo.bc_episodes), int(cfg.algo.bc_epochs), seed=int(cfg.seed))
+            bc = pretrain(model, teacher, config, int(cfg.algo.bc_episodes), int(cfg.algo.bc_epochs), seed=int(cfg.seed))
             atomic_write_text(run_dir / "bc.json", json.dumps({"teacher": teacher, **bc}, indent=2) + "\n")
-            print(f"behaviour cloning from {teacher}: {bc}")
+            log.info(f"behaviour cloning from {teacher}: {bc}")
 
     model.action_space = plain_action_space(model.action_space)
-    day, params = kwargs["day"], dict(cfg.env.params)
     eval_seeds = [int(s) for s in cfg.train.eval_seeds]
-    heur = with_objective(heuristic_runs(baselines(), eval_seeds, day, params), kwargs)
+    heur = with_objective(heuristic_runs(baselines(), eval_seeds, config.day, config.params), config)
     heur_means = {name: {m: float(g[m].mean()) for m in EVAL_METRICS} for name, g in heur.groupby("policy")}
     total = int(cfg.train.total_timesteps)
     callbacks = [
         EpisodeMetricsCallback(),
         *([StepDurations()] if cfg.algo.get("time_halflife_s") else []),  # info["dt"] → semi-MDP buffer
         CheckpointCallback(save_freq=max(1, int(cfg.train.checkpoint_freq) // int(cfg.train.n_envs)), save_path=str(run_dir / "checkpoints"), name_prefix="model", save_replay_buffer=spec.save_replay_buffer, save_vecnormalize=bool(cfg.train.normalize_reward)),
-        EvalCallback(lambda m: evaluate_model(m, kwargs, eval_seeds, spec.masked_env), int(cfg.train.eval_freq), run_dir, heur_means, total, flat_hparams(cfg), eval_at_start=ckpt is None and bool(cfg.algo.get("bc_teacher"))),
+        EvalCallback(lambda m: evaluate_model(m, config, eval_seeds, spec.masked_env), int(cfg.train.eval_freq), run_dir, heur_means, total, flat_hparams(cfg, config), eval_at_start=ckpt is None and bool(cfg.algo.get("bc_teacher"))),
         *_extra_callbacks(),
     ]
     remaining = total - int(model.num_timesteps)
@@ -206,7 +252,29 @@ def train(cfg: DictConfig) -> dict[str, float]:
     train_s = time.perf_counter() - t0
     model.save(run_dir / "final_model")
     venv.close()
-    return final_evaluation(cfg, spec, kwargs, run_dir, train_s)
+    return final_evaluation(cfg, spec, config, run_dir, train_s)
+
+
+# What Hydra writes into a run directory before the job starts (its config copy and log).
+HYDRA_ONLY = {".hydra", "train.log"}
+
+
+def remove_unused_run_dir(run_dir: Path) -> None:
+    """Delete ``run_dir`` if it holds nothing but what Hydra wrote before the job (and its parent if that is then empty)."""
+    import shutil
+
+    if run_dir.is_dir() and {p.name for p in run_dir.iterdir()} <= HYDRA_ONLY:
+        shutil.rmtree(run_dir)
+        if run_dir.parent.is_dir() and not any(run_dir.parent.iterdir()):
+            run_dir.parent.rmdir()
+
+
+def _bar(items: list, on: bool, desc: str):
+    if not on:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=desc)
 
 
 def _extra_callbacks() -> list:
@@ -214,7 +282,7 @@ def _extra_callbacks() -> list:
     return []
 
 
-def final_evaluation(cfg: DictConfig, spec: Any, kwargs: dict[str, Any], run_dir: Path, train_s: float) -> dict[str, float]:
+def final_evaluation(cfg: DictConfig, spec: Any, config: CGRSPEnvConfig, run_dir: Path, train_s: float) -> dict[str, float]:
     """Best model (else final) vs the eleven heuristics on fresh seeds; table, tests, figure."""
     n = int(cfg.train.final_eval_seeds)
     if n == 0:
@@ -223,7 +291,7 @@ def final_evaluation(cfg: DictConfig, spec: Any, kwargs: dict[str, Any], run_dir
     model = load_model(cfg.algo.name, path if path.exists() else run_dir / "final_model.zip", device=cfg.train.device)
     seeds = list(range(FINAL_SEED0, FINAL_SEED0 + n))
     note = f"Training wall time this invocation: {train_s:.0f} s."
-    return compare_model(model, spec, kwargs, dict(cfg.env.params), seeds, cfg.algo.name, run_dir, "final_eval", note, baselines())
+    return compare_model(model, spec, config, seeds, cfg.algo.name, run_dir, "final_eval", note, baselines(), progress=bool(cfg.train.progress_bar))
 
 
 def baselines() -> tuple[str, ...]:
@@ -234,15 +302,16 @@ def baselines() -> tuple[str, ...]:
     return ALL_POLICY_NAMES
 
 
-def compare_model(model: Any, spec: Any, kwargs: dict[str, Any], params: dict[str, Any], seeds: list[int], label: str, out_dir: Path, stem: str, note: str = "", names: tuple[str, ...] = POLICY_NAMES) -> dict[str, float]:
+def compare_model(model: Any, spec: Any, config: CGRSPEnvConfig, seeds: list[int], label: str, out_dir: Path, stem: str, note: str = "", names: tuple[str, ...] = POLICY_NAMES, progress: bool = False) -> dict[str, float]:
     """Evaluate ``model`` and the heuristics on ``seeds`` and write the comparison.
 
     Writes ``<stem>.{csv,md,png}``, ``<stem>_per_seed.csv`` and ``<stem>_tests.csv`` into
     ``out_dir``; prints the table and tests and returns the learned policy's means.
     """
-    day = kwargs["day"]
-    learned = evaluate_model(model, kwargs, seeds, spec.masked_env).assign(seed=seeds)
-    heur = heuristic_runs(names, seeds, day, params)
+    day = config.day
+    log.info(f"final evaluation: the learned policy and {len(names)} heuristics on {len(seeds)} held-out seeds")
+    learned = evaluate_model(model, config, seeds, spec.masked_env, progress=progress).assign(seed=seeds)
+    heur = heuristic_runs(names, seeds, day, config.params, progress=progress)
     table, tests = comparison(learned, heur, label=label)
     atomic_write_table(out_dir / f"{stem}_per_seed.csv", pd.concat([learned.assign(policy=label), heur], ignore_index=True))
     atomic_write_table(out_dir / f"{stem}.csv", table.reset_index())
@@ -256,6 +325,6 @@ def compare_model(model: Any, spec: Any, kwargs: dict[str, Any], params: dict[st
     )
     atomic_write_text(out_dir / f"{stem}.md", text)
     figure(table, out_dir / f"{stem}.png", f"{label} vs heuristics, {day} day, {len(seeds)} seeds (95 % CI)")
-    print(text)
-    print(f"Written to {out_dir}/{stem}.*")
+    log.info(text)
+    log.info(f"Written to {out_dir}/{stem}.*")
     return {m: float(table.loc[label, m]) for m in ("miss_pct", "mean_wait_min", "mean_tardiness_min", "cost_usd")}

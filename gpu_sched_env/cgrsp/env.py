@@ -1,24 +1,26 @@
 """Gymnasium adapter over the CGRSP simulator (:mod:`gpu_sched_env.cgrsp.sim`).
 
-The env owns no scheduling logic: it pauses :class:`~gpu_sched_env.cgrsp.sim.Simulator`
-at decision points, lets the agent make one assignment (or wait) per step, and books the
-reward parts. Observation encoding lives in :mod:`gpu_sched_env.cgrsp.obs`, renderings in
+The env owns no scheduling logic and little else: it pauses
+:class:`~gpu_sched_env.cgrsp.sim.Simulator` at decision points and coordinates four
+strategies, each with one home: the settings (:class:`~gpu_sched_env.cgrsp.config.CGRSPEnvConfig`),
+the action scheme (:mod:`gpu_sched_env.cgrsp.actions`: space layout, mask, decoding, its
+state), the observation (:mod:`gpu_sched_env.cgrsp.obs`) and the reward ledger
+(:class:`~gpu_sched_env.cgrsp.rewards.RewardLedger`). Renderings live in
 :mod:`gpu_sched_env.cgrsp.render`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
 import gymnasium as gym
 import numpy as np
 
-from gpu_sched_env.cgrsp.obs import ACTION_MODES, ORDERS, WINDOW_BY, ObsEncoder
-from gpu_sched_env.cgrsp.params import DAY_TYPES, make_params
+from gpu_sched_env.cgrsp.actions import ACTION_SCHEMES
+from gpu_sched_env.cgrsp.config import DEFAULT_REWARD_SCALE, REWARD_PARTS, CGRSPEnvConfig, Hold
+from gpu_sched_env.cgrsp.obs import ObsEncoder
 from gpu_sched_env.cgrsp.result import SimResult
-from gpu_sched_env.cgrsp.rewards import OBJECTIVE_OF, REWARD_PARTS, SHAPINGS, make_potential
-from gpu_sched_env.cgrsp.rewards import reward_weights as reward_weights_for
+from gpu_sched_env.cgrsp.rewards import RewardLedger, weights_of
 from gpu_sched_env.cgrsp.sim import Simulator
 from gpu_sched_env.cgrsp.trace import Trace
 from gpu_sched_env.core.errors import (
@@ -26,17 +28,13 @@ from gpu_sched_env.core.errors import (
     InvalidActionError,
     ResetNeededError,
     check_action,
-    check_choice,
-    check_number,
     check_options,
 )
 from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
 
-DEFAULT_REWARD_SCALE = 1.0 / 3600.0  # reward unit: one job-hour of waiting
-# How long a slot left idle in ``slot`` mode stays out of the offers: until the next decision
-# point, or until its type's stock status differs from the one it was left under.
-HOLDS = ("event", "stock")
+# How long a slot left idle in ``slot`` mode stays out of the offers (the ``hold`` setting).
+HOLDS: tuple[str, ...] = get_args(Hold)
 
 
 class CGRSPEnv(gym.Env):
@@ -118,10 +116,10 @@ class CGRSPEnv(gym.Env):
     queue integral charged to decisions) are judged on ``deadline``. ``cost`` = 1 per dollar
     in all (a tie-breaker). ``reward_weights`` overrides single parts (an override of
     ``miss`` also prices a miss in ``objective_weights``, what an episode is judged on: it
-    is the operator's price of a miss). ``shaping="queue"`` adds the potential-based term ``reward_scale · w_wait · (Φ(s') − Φ(s))``, Φ the negative
-    fluid estimate of the queue's remaining wait; it sums to zero over an episode, so the
-    return still equals the objective, but a dispatch that commits a slot for an hour (Low
-    stock) is charged in its own step. ``reward_scale`` defaults to 1/3600 (one unit = one
+    is the operator's price of a miss). ``shaping`` adds the potential-based term ``reward_scale · (γ·Φ(s′) − Φ(s))`` (γ =
+    ``shaping_gamma``, Φ = 0 at the end of the day; :mod:`gpu_sched_env.cgrsp.rewards`): it
+    leaves the optimal policy unchanged but charges a dispatch that commits a slot for an
+    hour (Low stock) in its own step. ``reward_scale`` defaults to 1/3600 (one unit = one
     job-hour of waiting). ``info["reward_parts"]`` holds each part's signed, weighted,
     scaled contribution (they sum to the reward; ``shaping`` included when on),
     ``info["reward_raw"]`` the unweighted quantities and ``info["dt"]`` the simulated
@@ -139,6 +137,11 @@ class CGRSPEnv(gym.Env):
     of at most C_max idle slots idle before an event, so an episode is finite.
 
     ## Arguments
+    ``CGRSPEnv(config=None, *, render_mode=None, trace=None, **kwargs)``: ``config`` is a
+    :class:`~gpu_sched_env.cgrsp.config.CGRSPEnvConfig` (every setting below, its default and
+    its checks live there, once); keywords build one (``gym.make("CGRSP-v0", window=1)``), or
+    change the given one, and any keyword that is not an env setting is a simulator parameter.
+
     * ``day``: ``quiet``, ``normal``, ``hectic`` (default) or ``surge``.
     * ``window`` (K, default 16): waiting jobs shown and addressable per step.
     * ``order``: canonical window order, ``deadline`` (default; ties by submit time),
@@ -158,6 +161,8 @@ class CGRSPEnv(gym.Env):
     * ``shaping``: ``none`` (default), ``queue``, ``backlog`` (the day's undispatched jobs'
       run time) or ``backlog_risk`` (plus the waiting jobs' deadline risk, weighted like a
       miss); see :mod:`gpu_sched_env.cgrsp.rewards`.
+    * ``shaping_gamma`` (in [0, 1], default 1): γ of the shaping term γ·Φ(s′) − Φ(s); set it
+      to the learner's discount so that shaping leaves the optimal policy unchanged.
     * ``reward_scale`` (> 0, default 1/3600).
     * ``slot_rows`` (≥ ``c_max``, default ``c_max``): rows of the ``slots`` table; the rows
       beyond ``c_max`` stay zero, so in ``slot`` mode (whose action space does not depend on
@@ -176,91 +181,57 @@ class CGRSPEnv(gym.Env):
       provisioning quantile per job (delays independent of assignment order). 2026-11-24:
       ``window_by``, ``hold``, the ``occupancy`` preset with the ``run`` and ``delay`` parts,
       ``backlog`` and ``backlog_risk`` shaping (defaults unchanged: every earlier setting
-      gives the same episodes).
+      gives the same episodes). 2026-11-25: one config object (``CGRSPEnvConfig``),
+      ``shaping_gamma`` (γ·Φ′ − Φ; the default 1 gives the earlier Φ′ − Φ).
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
-    def __init__(
-        self,
-        day: str = "hectic",
-        window: int = 16,
-        order: str = "deadline",
-        window_by: str = "order",
-        action_mode: str = "joint",
-        hold: str = "event",
-        reward: str = "study",
-        reward_weights: Mapping[str, float] | None = None,
-        shaping: str = "none",
-        reward_scale: float = DEFAULT_REWARD_SCALE,
-        slot_rows: int | None = None,
-        render_mode: str | None = None,
-        trace: Any = None,
-        **params: Any,
-    ) -> None:
-        check_choice("day", day, DAY_TYPES)
-        check_number("window", window, lo=1, integer=True)
-        check_choice("order", order, ORDERS)
-        check_choice("window_by", window_by, WINDOW_BY)
-        check_choice("action_mode", action_mode, ACTION_MODES)
-        check_choice("hold", hold, HOLDS)
-        if hold != "event" and action_mode != "slot":
-            raise ConfigError(f"hold = {hold!r} needs action_mode = 'slot' (got {action_mode!r}): a slot is held when the agent leaves it idle; allowed with joint: 'event'")
-        check_choice("shaping", shaping, SHAPINGS)
-        check_number("reward_scale", reward_scale, lo=0.0, lo_open=True)
+    def __init__(self, config: CGRSPEnvConfig | None = None, *, render_mode: str | None = None, trace: Any = None, **kwargs: Any) -> None:
+        if config is not None and not isinstance(config, CGRSPEnvConfig):
+            raise ConfigError(f"config = {config!r} must be a CGRSPEnvConfig (or give the settings as keywords)")
+        self.cfg = config.replace(**kwargs) if config is not None else CGRSPEnvConfig.from_kwargs(**kwargs)
         check_render_mode(render_mode)
-        self.params = make_params(day, **params)
+        cfg = self.cfg
+        self.params = cfg.sim_params()
         self._trace = None if trace is None else Trace.load(trace, self.params)  # a job log: one episode = the whole trace
         if self._trace is not None:
             self.params = self._trace.params(self.params)
-        self.day = day
-        self.window = int(window)
-        self.order = order
-        self.window_by = window_by
-        self.action_mode = action_mode
-        self.hold = hold
-        self.reward = reward
-        self.reward_weights = reward_weights_for(self.params, reward, reward_weights)
-        # what an episode is judged on; an explicit price of a miss holds for both
-        miss = {"miss": self.reward_weights["miss"]} if reward_weights and "miss" in reward_weights else None
-        self.objective_weights = reward_weights_for(self.params, OBJECTIVE_OF[reward], miss)
-        self.shaping = shaping
-        self.reward_scale = float(reward_scale)
         self.render_mode = render_mode
-        self._enc = ObsEncoder(self.params, self.window, order, action_mode, slot_rows, window_by)
-        self.slot_rows = self._enc.R
-        self.observation_space = self._enc.space()
-        self.action_space = MaskedDiscrete(self._enc.n_actions, self.action_masks)
+        # the reward's weights and what an episode is judged on (rewards.weights_of, one place)
+        self.reward_weights, self.objective_weights = weights_of(cfg, self.params)
+        self.actions = ACTION_SCHEMES[cfg.action_mode](cfg.window, self.params.c_max, cfg.hold)
+        self._enc = ObsEncoder(self.params, cfg.window, cfg.order, cfg.slot_rows, cfg.window_by)
+        self.observation_space = self._enc.space(self.actions.n_actions)
+        self.action_space = MaskedDiscrete(self.actions.n_actions, self.action_masks)
         self.sim: Simulator | None = None
+        self.ledger: RewardLedger | None = None
         self.run_seed: int | None = None  # the simulated day's seed, set by reset()
-        self._done = True
-        self._mask = np.zeros(self._enc.n_actions, bool)
+        self.done = True
+        self._mask = np.zeros(self.actions.n_actions, bool)
         self._win = np.zeros(0, np.int64)
-        self._offered: int | None = None
-        self._declined: set[int] = set()
-        self._held: dict[int, int] = {}  # hold="stock": slot -> the stock level it was left idle under
+
+    # ------------------------------------------------------------------ settings (read-only views of cfg)
+    day = property(lambda self: self.cfg.day, doc="Day type.")
+    window = property(lambda self: self.cfg.window, doc="K, the window's size.")
+    order = property(lambda self: self.cfg.order, doc="Canonical window order.")
+    window_by = property(lambda self: self.cfg.window_by, doc="How the window is filled.")
+    action_mode = property(lambda self: self.cfg.action_mode, doc="``joint`` or ``slot``.")
+    hold = property(lambda self: self.cfg.hold, doc="How long a slot left idle stays out of the offers.")
+    reward = property(lambda self: self.cfg.reward, doc="Reward preset.")
+    shaping = property(lambda self: self.cfg.shaping, doc="Shaping potential.")
+    reward_scale = property(lambda self: self.cfg.reward_scale, doc="Reward units per weighted raw unit.")
+    slot_rows = property(lambda self: self._enc.R, doc="Rows of the ``slots`` table.")
 
     @property
-    def config(self) -> dict[str, Any]:
-        """The env's own settings (the simulator's are in :attr:`params`)."""
-        return {
-            "day": self.day,
-            "window": self.window,
-            "order": self.order,
-            "window_by": self.window_by,
-            "action_mode": self.action_mode,
-            "hold": self.hold,
-            "reward": self.reward,
-            "reward_weights": dict(self.reward_weights),
-            "shaping": self.shaping,
-            "reward_scale": self.reward_scale,
-            "slot_rows": self.slot_rows,
-        }
+    def config(self) -> CGRSPEnvConfig:
+        """The env's settings (:class:`CGRSPEnvConfig`; the simulator's are in :attr:`params`)."""
+        return self.cfg
 
     @property
     def wait_action(self) -> int:
         """The no-op: *wait* (``joint``) or *leave the offered slot idle* (``slot``)."""
-        return self._enc.wait_action
+        return self.actions.wait_action
 
     @property
     def window_jobs(self) -> np.ndarray:
@@ -268,9 +239,14 @@ class CGRSPEnv(gym.Env):
         return self._win.copy()
 
     @property
+    def window_jobs_view(self) -> np.ndarray:
+        """The window's job ids without a copy (for the action schemes)."""
+        return self._win
+
+    @property
     def offered_slot(self) -> int | None:
         """The slot offered now in ``slot`` mode (None in ``joint`` mode or after the end)."""
-        return self._offered
+        return self.actions.offered
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
@@ -281,42 +257,28 @@ class CGRSPEnv(gym.Env):
         self.action_space.seed(int(self.np_random.integers(2**31 - 1)))
         sim = self.sim = Simulator(self.params, self.run_seed, None if self._trace is None else self._trace.workload(self.params, self.run_seed))
         self._enc.reset(sim)
-        wl = sim.workload
-        self._cum_submit = np.concatenate([[0.0], np.cumsum(wl.submit)])
-        self._dl_order = np.argsort(wl.deadline, kind="stable")
-        self._dl_sorted = wl.deadline[self._dl_order]
-        self._dl_ptr = 0
-        self._next_deadline = float(self._dl_sorted[0])  # [s] earliest deadline not yet settled
-        self._price = sim.fleet.price_per_s
-        self._potential = make_potential(self.shaping, sim, self.reward, self.reward_weights)
-        self._raw = dict.fromkeys(REWARD_PARTS, 0.0)  # booked, not yet returned
-        self._episode_raw = dict.fromkeys(REWARD_PARTS, 0.0)
-        self._done = False
-        self._held = {}
-        self._advance()  # to the first decision point (first arrival: no wait accrues)
-        if self.action_mode == "slot":
-            self._offer_next()  # the first idle slot (nothing is declined or held yet)
-        self._phi = self._phi_now()
+        self.ledger = RewardLedger(self.cfg, sim)
+        self.done = False
+        self.advance()  # to the first decision point (first arrival: no wait accrues)
+        self.actions.reset(self)
+        self.ledger.start(sim)
         obs = self._observe()
         return obs, {"action_mask": self._mask.copy(), "t": sim.t, "seed": self.run_seed}
 
     def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
         """Apply one assignment or the no-op; see the class docstring."""
-        if self.sim is None or self._done:
+        if self.sim is None or self.done:
             raise ResetNeededError("the episode has ended (or never started): call reset() first")
         a = self._check_action(action)
         t0 = self.sim.t
-        if self.action_mode == "joint":
-            self._step_joint(a)
-        else:
-            self._step_slot(a)
+        self.actions.apply(self, a)
         obs = self._observe()
-        reward, info = self._reward()
+        reward, info = self.ledger.settle(self.sim, self.done)
         info.update(action_mask=self._mask.copy(), t=self.sim.t, dt=self.sim.t - t0)
-        if self._done:
+        if self.done:
             info["summary"] = self.result().summary()
-            info["episode_raw"] = dict(self._episode_raw)
-        return obs, reward, self._done, False, info
+            info["episode_raw"] = dict(self.ledger.episode_raw)
+        return obs, reward, self.done, False, info
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the legal actions now (all False once the day is over)."""
@@ -345,153 +307,42 @@ class CGRSPEnv(gym.Env):
         a = self._check_action(action)
         if a == self.wait_action:
             return None
-        return self._pair(a)
+        return self.actions.pair(self._win, a)
 
     def encode(self, job: int, slot: int) -> int:
         """The action dispatching ``job`` to ``slot`` (InvalidActionError if not expressible now)."""
         pos = np.flatnonzero(self._win == job)
         if pos.size == 0:
             raise InvalidActionError(f"job {job!r} is not in the window (first {self.window} waiting jobs in {self.order} order)")
-        if not 0 <= slot < self._enc.C:
-            raise InvalidActionError(f"slot {slot!r} is out of range 0..{self._enc.C - 1}")
-        if self.action_mode == "slot":
-            if slot != self._offered:
-                raise InvalidActionError(f"slot {slot} is not the offered slot ({self._offered}); in slot mode an action only fills the offered slot")
-            return int(pos[0])
-        return int(pos[0]) * self._enc.C + int(slot)
+        if not 0 <= slot < self.actions.C:
+            raise InvalidActionError(f"slot {slot!r} is out of range 0..{self.actions.C - 1}")
+        return self.actions.encode(int(pos[0]), int(slot))
 
-    def _pair(self, a: int) -> tuple[int, int]:
-        if self.action_mode == "slot":
-            return int(self._win[a]), int(self._offered)  # type: ignore[arg-type]
-        i, s = divmod(a, self._enc.C)
-        return int(self._win[i]), s
-
-    # ------------------------------------------------------------------ transitions
-    def _step_joint(self, a: int) -> None:
-        if a == self.wait_action:
-            self._advance()
-            return
-        self._dispatch(*self._pair(a))
-        if not (self.sim.n_idle and self.sim.waiting):
-            self._advance()
-
-    def _step_slot(self, a: int) -> None:
-        if a == self.wait_action:
-            self._declined.add(self._offered)  # type: ignore[arg-type]
-            if self.hold == "stock":
-                self._held[self._offered] = self._level(self._offered)  # type: ignore[arg-type]
-        else:
-            self._dispatch(*self._pair(a))
-        self._offer_next()
-
-    def _offer_next(self) -> None:
-        """Offer the next idle slot neither declined nor held; advance when none is left.
-
-        Held slots are let go when nothing else can happen (no arrival or completion is
-        left), so that the day never stalls.
-        """
-        sim = self.sim
-        while not self._done:
-            nxt = next(self._offerable(), None) if sim.waiting else None
-            if nxt is not None:
-                self._offered = nxt
-                return
-            if self._held and sim.waiting and not sim.has_future_event():
-                self._held.clear()
-                self._declined = set()
-                continue
-            self._advance()
-        self._offered = None
-
-    def _offerable(self) -> Any:
-        """Idle slots that may be offered now (not declined at this instant, not held)."""
-        sj, declined, held = self.sim.slot_job, self._declined, self._held
-        return (s for s in range(self._enc.C) if sj[s] < 0 and s not in declined and s not in held)
-
-    def _level(self, slot: int) -> int:
-        return self.sim.stock[self.sim.fleet.slot_type[slot]]
-
-    def _dispatch(self, job: int, slot: int) -> None:
-        sim = self.sim
-        sim.assign(job, slot)
+    # ------------------------------------------------------------------ transitions (called by the action scheme)
+    def dispatch(self, job: int, slot: int) -> None:
+        """Assign ``job`` to the idle ``slot`` now and book its reward parts."""
+        self.sim.assign(job, slot)
         self._enc.remove(job)
-        start, run = sim.realised(job)
-        self._raw["wait"] += start - sim.t  # realised provisioning delay
-        self._raw["delay"] += start - sim.t  # the same, on its own (the job's wait while provisioning)
-        # capacity lost to provisioning, at the queue's exchange rate q/C [job-s per slot-s]
-        rate = (len(sim.waiting) + 1) / self._enc.C  # the queue before this dispatch, per slot
-        self._raw["waste"] += (start - sim.t) * rate
-        self._raw["run"] += run * rate  # the slot time it spends running, at the same rate
-        self._raw["cost"] += run * self._price[sim.fleet.slot_type[slot]]  # realised run cost
+        self.ledger.on_dispatch(self.sim, job, slot)
 
-    def _advance(self) -> None:
-        """Advance the simulator to the next decision point and book the wait and miss parts."""
+    def advance(self) -> None:
+        """Advance the simulator to the next decision point (or the end) and book the reward parts."""
         sim = self.sim
         t0, q0, n0, idle0 = sim.t, len(sim.waiting), sim.n_arrived, sim.n_idle
         alive = sim.advance()
-        t1, n1 = sim.t, sim.n_arrived
-        cs = self._cum_submit
-        # queue-length integral: old queue for the whole interval, arrivals from their submit
-        self._raw["wait"] += q0 * (t1 - t0) + (n1 - n0) * t1 - float(cs[n1] - cs[n0])
-        if q0:  # idle slots while jobs waited: lost capacity, at the exchange rate q/C
-            self._raw["waste"] += idle0 * (t1 - t0) * q0 / self._enc.C
-        if t1 >= self._next_deadline or not alive:  # some deadlines passed: settle them
-            dls = self._dl_sorted
-            k = int(np.searchsorted(dls, t1, side="right")) if alive else len(dls)
-            comp, dl = sim.completion, sim.deadline
-            self._raw["miss"] += sum(1 for j in self._dl_order[self._dl_ptr : k].tolist() if comp[j] > dl[j])
-            self._dl_ptr = k
-            self._next_deadline = float(dls[k]) if k < len(dls) else float("inf")
-        self._done = not alive
-        self._declined = set()
-        if self._held:  # a new decision point: let go of the slots whose stock status changed
-            self._held = {s: lv for s, lv in self._held.items() if alive and self._level(s) == lv}
-
-    # ------------------------------------------------------------------ reward (one place)
-    def _phi_now(self) -> float:
-        return 0.0 if self._potential is None or self._done else self._potential(self.sim)
-
-    def _reward(self) -> tuple[float, dict[str, Any]]:
-        """The step's reward from the parts booked since the last step, and its info entries."""
-        raw, self._raw = self._raw, dict.fromkeys(REWARD_PARTS, 0.0)
-        for k, v in raw.items():
-            self._episode_raw[k] += v
-        scale, w = self.reward_scale, self.reward_weights
-        parts = {k: -scale * w[k] * v for k, v in raw.items()}
-        if self._potential is not None:
-            phi = self._phi_now()
-            parts["shaping"] = scale * (phi - self._phi)
-            self._phi = phi
-        return float(sum(parts.values())), {"reward_parts": parts, "reward_raw": raw}
+        self.ledger.on_advance(sim, t0, q0, n0, idle0, alive)
+        self.done = not alive
+        self.actions.on_advance(sim, alive)
 
     # ------------------------------------------------------------------ actions and observations
     def _check_action(self, action: Any) -> int:
-        return check_action(action, self._enc.n_actions, self._mask, self._why_illegal)
-
-    def _why_illegal(self, a: int) -> str:
-        """Why the in-range action ``a`` is illegal now (for the error message)."""
-        layout = f"window position × {self._enc.C} + slot" if self.action_mode == "joint" else f"window position on offered slot {self._offered}"
-        if a == self.wait_action:
-            noop = "wait" if self.action_mode == "joint" else "leaving the offered slot idle"
-            why = f"{noop} is illegal: nothing is left to happen, so it would stall the day"
-        elif self.action_mode == "slot":
-            why = f"window position {a} is empty (the window holds {self._win.size} jobs)"
-        else:
-            i, s = divmod(a, self._enc.C)
-            if i >= self._win.size:
-                why = f"window position {i} is empty (the window holds {self._win.size} jobs)"
-            else:
-                why = f"slot {s} is busy with job {self.sim.slot_job[s]}"
-        return f"{why} (action = {layout}, no-op = {self.wait_action})"
+        return check_action(action, self.actions.n_actions, self._mask, lambda a: self.actions.why_illegal(self.sim, self._win, a))
 
     def _observe(self) -> dict[str, np.ndarray]:
-        if self.action_mode == "slot" and not self._done:
-            sim = self.sim
-            others = sum(1 for _ in self._offerable()) > 1
-            obs, self._win, self._mask = self._enc.encode(sim, self._offered, others or sim.has_future_event())
-        else:
-            obs, self._win, self._mask = self._enc.encode(self.sim)
+        obs, self._win = self._enc.encode(self.sim, None if self.done else self.actions.offered)
+        self._mask = self.actions.mask(self.sim, self._win.size) if not self.done else np.zeros(self.actions.n_actions, bool)
+        obs["action_mask"] = self._mask.view(np.int8).copy()
         return obs
 
 
-__all__ = ["ACTION_MODES", "REWARD_PARTS", "CGRSPEnv", "MaskedDiscrete"]
+__all__ = ["DEFAULT_REWARD_SCALE", "HOLDS", "REWARD_PARTS", "CGRSPEnv", "CGRSPEnvConfig", "MaskedDiscrete"]

@@ -14,7 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from gpu_sched_env.cgrsp.config import CGRSPEnvConfig, as_env_config
 from gpu_sched_env.cgrsp.env import REWARD_PARTS, CGRSPEnv
+from gpu_sched_env.cgrsp.rewards import summary_objective
 
 
 def _label(agent: Any) -> str:
@@ -49,32 +51,32 @@ def run_episode(agent: Any, env: Any, seed: int, deterministic: bool = True) -> 
         window=base.window,
         order=base.order,
         **{f"raw_{k}": float(info["episode_raw"][k]) for k in REWARD_PARTS},
-        # what the env's reward preset is judged on (shaping excluded: it sums to 0)
-        objective=float(sum(base.objective_weights[k] * info["episode_raw"][k] for k in REWARD_PARTS)),
+        # what the env's reward preset is judged on (one definition: rewards.summary_objective)
+        objective=summary_objective(info["summary"], base.objective_weights),
     )
     return row
 
 
 def evaluate(
     agent: Any,
-    env_kwargs: dict[str, Any] | None = None,
+    env_config: CGRSPEnvConfig | dict[str, Any] | None = None,
     seeds: Iterable[int] = (0,),
     deterministic: bool = True,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """Summaries of ``agent`` on ``CGRSPEnv(**env_kwargs)``, one row per seed.
+    """Summaries of ``agent`` on ``CGRSPEnv(env_config)``, one row per seed.
 
     Args:
         agent: anything with ``predict(obs, state=None, episode_start=None,
             deterministic=True)``; if it has ``bind(env)`` (heuristic agents) it is bound to
             the evaluation env; if ``predict`` takes ``action_masks`` (MaskablePPO) the
             env's mask is passed.
-        env_kwargs: keyword arguments of :class:`CGRSPEnv` (``day``, ``window`` …).
+        env_config: the env's :class:`CGRSPEnvConfig`, or its keywords (``day``, ``window`` …).
         seeds: run seeds; seed ``s`` is the same day ``simulate(..., seed=s)`` simulates.
         deterministic: passed to ``predict``.
         progress: show a progress bar.
     """
-    env = CGRSPEnv(**(env_kwargs or {}))
+    env = CGRSPEnv(as_env_config(env_config))
     if hasattr(agent, "bind"):
         agent.bind(env)
     seeds = list(seeds)

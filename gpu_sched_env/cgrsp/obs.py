@@ -1,35 +1,34 @@
-"""Observation and action encoding of the CGRSP env (NumPy, O(queue) per step).
+"""Observation encoding of the CGRSP env (NumPy, O(queue) per step).
 
 :class:`ObsEncoder` turns a paused :class:`~gpu_sched_env.cgrsp.sim.Simulator` into the
-``Dict`` observation of :class:`~gpu_sched_env.cgrsp.env.CGRSPEnv` and the action mask.
+``Dict`` observation of :class:`~gpu_sched_env.cgrsp.env.CGRSPEnv` (the action scheme,
+:mod:`gpu_sched_env.cgrsp.actions`, adds its mask) and holds the job window.
 It reads only what a scheduler may know (never realised run times or provisioning delays).
 Every entry is scaled to O(1) and clipped to the documented bounds of the space, so
 ``observation_space.contains(obs)`` always holds.
 
-Actions (``action_mode``): ``joint``: ``a = i * C + s`` puts the job at window position
-``i`` on slot ``s`` (``C = c_max``), ``a = K * C`` is *wait*; ``slot``: the env offers one
-idle slot at a time, ``a = i`` puts window position ``i`` on it, ``a = K`` leaves it idle.
-The last action is always the no-op (*wait* / *leave idle*).
 """
 
 from __future__ import annotations
 
 import math
+from typing import get_args
 
 import numpy as np
 from gymnasium import spaces
 
+from gpu_sched_env.cgrsp.config import ActionMode, Order, WindowBy
 from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.sim import Simulator
 from gpu_sched_env.core.errors import check_choice, check_number
 
-ORDERS = ("deadline", "submit", "spt", "laxity")
-ACTION_MODES = ("joint", "slot")
+ORDERS: tuple[str, ...] = get_args(Order)
+ACTION_MODES: tuple[str, ...] = get_args(ActionMode)
 # which waiting jobs fill the window: the first K in the canonical order, or the first of each
 # complexity class (jobs of one class differ only in deadline and tightness, so the class
 # heads are the whole job choice of a policy that keeps the order within a class)
-WINDOW_BY = ("order", "class")
+WINDOW_BY: tuple[str, ...] = get_args(WindowBy)
 HOUR = 3600.0  # [s] time unit of the observation
 WAIT_CLIP = 24.0  # [h] waits (and the backlog per slot) are clipped here
 CR_CLIP = 10.0  # critical ratios are clipped to [0, CR_CLIP] and divided by it
@@ -69,22 +68,18 @@ class ObsEncoder:
         params: CGRSPParams,
         window: int,
         order: str = "deadline",
-        action_mode: str = "joint",
         slot_rows: int | None = None,
         window_by: str = "order",
     ) -> None:
         check_choice("order", order, ORDERS)
-        check_choice("action_mode", action_mode, ACTION_MODES)
         check_choice("window_by", window_by, WINDOW_BY)
-        self.params, self.K, self.order, self.action_mode, self.window_by = params, int(window), order, action_mode, window_by
+        self.params, self.K, self.order, self.window_by = params, int(window), order, window_by
         p = params
         self.C = p.c_max
         if slot_rows is not None:
             check_number("slot_rows", slot_rows, lo=p.c_max, integer=True)
         self.R = self.C if slot_rows is None else int(slot_rows)  # rows of the slot table (≥ C; extra rows stay 0)
         self.T = len(p.gpu_types)
-        self.n_actions = self.K * (self.C if action_mode == "joint" else 1) + 1
-        self.wait_action = self.n_actions - 1
         type_idx = {n: i for i, n in enumerate(p.type_names)}
         self.slot_type = np.array([type_idx[n] for n in p.resolved_slot_types()], np.int64)
         self.wbar = np.array([g.mean_runtime_s for g in p.gpu_types], float).T  # (3, T) [s]
@@ -127,8 +122,8 @@ class ObsEncoder:
         self._slot_static = static
 
     # ------------------------------------------------------------------ spaces
-    def space(self) -> spaces.Dict:
-        """The observation space (bounds as documented in :class:`CGRSPEnv`)."""
+    def space(self, n_actions: int) -> spaces.Dict:
+        """The observation space (bounds as documented in :class:`CGRSPEnv`) for ``n_actions`` actions."""
         f32 = np.float32
         k, c, t = self.K, self.R, self.T
         return spaces.Dict(
@@ -139,7 +134,7 @@ class ObsEncoder:
                 "stock": spaces.Box(0.0, 1.0, (t, 3), dtype=f32),
                 "globals": spaces.Box(self.global_lo.astype(f32), self.global_hi.astype(f32), dtype=f32),
                 "offer": spaces.Box(np.zeros(len(self.slot_cols), f32), self.slot_hi.astype(f32), dtype=f32),
-                "action_mask": spaces.MultiBinary(self.n_actions),
+                "action_mask": spaces.MultiBinary(n_actions),
             }
         )
 
@@ -221,11 +216,10 @@ class ObsEncoder:
         return ids[: self.K], ids[self.K :]
 
     # ------------------------------------------------------------------ encoding
-    def encode(self, sim: Simulator, offered: int | None = None, wait_legal: bool | None = None) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
-        """Observation dict, window job ids, boolean action mask.
+    def encode(self, sim: Simulator, offered: int | None = None) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Observation dict (without ``action_mask``, which the action scheme adds) and the window's job ids.
 
         ``offered``: the slot offered in ``slot`` mode (None in ``joint`` mode).
-        ``wait_legal``: whether the no-op is legal (default: a future event exists).
         """
         t = sim.t
         win, beyond = self.window(sim)
@@ -282,14 +276,6 @@ class ObsEncoder:
             ],
             np.float32,
         )
-        # --- mask
-        mask = np.zeros(self.n_actions, bool)
-        if k and sim.n_idle:
-            if self.action_mode == "joint":
-                mask[: k * C].reshape(k, C)[:] = np.array(slot_job) < 0
-            elif offered is not None:
-                mask[:k] = True
-            mask[-1] = sim.has_future_event() if wait_legal is None else wait_legal
         obs = {
             "jobs": jobs,
             "beyond": bey,
@@ -297,9 +283,8 @@ class ObsEncoder:
             "stock": stock.astype(np.float32),
             "globals": glob,
             "offer": offer,
-            "action_mask": mask.view(np.int8).copy(),
         }
-        return obs, win, mask
+        return obs, win
 
 
 __all__ = ["ACTION_MODES", "BEYOND_COLS", "GLOBAL_COLS", "JOB_COLS", "ORDERS", "SLOT_COLS", "WINDOW_BY", "ObsEncoder"]

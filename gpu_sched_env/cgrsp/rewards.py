@@ -34,9 +34,12 @@ there is one source of truth (``alpha1``, ``alpha2`` in
 
 ``cost`` is weighted 1 per dollar in all four (a tie-breaker: ~$6 a day against ~10^6 s).
 
-*Shaping* (``shaping="queue"``) adds the potential-based term F = Φ(s') − Φ(s) (Ng, Harada &
-Russell 1999) with Φ the negative fluid estimate of the waiting still ahead of the queued
-jobs [job-s]:
+*Shaping* adds the potential-based term F = γ·Φ(s′) − Φ(s) (Ng, Harada & Russell 1999), γ =
+the env's ``shaping_gamma`` (set it to the learner's discount: training does), Φ = 0 once
+the day is over. Σ_t γ^t F_t = −Φ(s_0) then, whatever the policy, so the learner's optimal
+policy is unchanged; with γ = 1 the episode's shaping sum is Φ(end) − Φ(start). Each shaping
+is a sum of separate potentials (:data:`SHAPING_TERMS`). ``shaping="queue"`` uses Φ_q, the
+negative fluid estimate of the waiting still ahead of the queued jobs [job-s]:
 
     Φ(s) = −α1 · [ (q / C) · Σ_slots (f_s − t)  +  W̄ · q (q − 1) / (2 C) ]
 
@@ -44,13 +47,13 @@ jobs [job-s]:
 fleet's mean run time). The first term is the queue's share of the capacity that is already
 committed; the second the queue draining at C / W̄ jobs per second. Because F telescopes, an
 episode's shaping sum is Φ(end) − Φ(start) = 0 (both states have at most one queued job and
-no committed capacity), so the return still equals the objective. What changes is *when*
+no committed capacity), so with γ = 1 the return still equals the objective. What changes is *when*
 the consequence of an action shows: a dispatch onto a Low-stock slot (mean delay ~1 h)
 commits an hour of a slot at once, costing ≈ (q/C)·3 900 s in that step instead of hours of
 queue integral later, and leaving a slot idle for Δt costs (q/C)·Δt per idle slot.
 
 ``shaping="backlog"`` uses Φ_b = −W̄·b(b − 1)/(2C) over the day's b jobs not yet dispatched
-(:class:`QueuePotential`), for ``occupancy``: it hands a dispatch its unavoidable run time
+(:class:`BacklogPotential`), for ``occupancy``: it hands a dispatch its unavoidable run time
 back in the same step. The shaping term's weight is the preset's price of a job-second of
 waiting (:data:`SHAPING_PART`: ``wait``, or ``waste`` in the learning proxies).
 
@@ -68,14 +71,14 @@ end of a day), so the return still ranks policies as the unshaped one does.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import get_args
 
 import numpy as np
 
-from gpu_sched_env.cgrsp.fleet import Fleet
+from gpu_sched_env.cgrsp.config import REWARD_PARTS, Shaping
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
 
-REWARD_PARTS = ("wait", "miss", "cost", "waste", "run", "delay")
 MISS_AS_WAIT_S = 3600.0  # [s] a miss under the deadline preset weighs like one job-hour of waiting
 COST_WEIGHT = 1.0  # per $: one dollar weighs like one second of waiting (tie-breaker)
 
@@ -90,7 +93,7 @@ REWARD_PRESETS: dict[str, Callable[[CGRSPParams], dict[str, float]]] = {
 # What an episode is judged on (model selection, ``objective`` columns): the preset's own
 # weights, except for the learning proxies ``capacity`` and ``occupancy``, judged on ``deadline``.
 OBJECTIVE_OF = {"study": "study", "deadline": "deadline", "capacity": "deadline", "occupancy": "deadline"}
-SHAPINGS = ("none", "queue", "backlog", "backlog_risk")
+SHAPINGS: tuple[str, ...] = get_args(Shaping)
 RISK_HORIZON_S = 3600.0  # [s] a waiting job's deadline risk grows from 0 to 1 over its last hour of laxity
 # The part whose weight prices one job-second of waiting in each preset (the shaping term's
 # weight): the wait itself, or, in the learning proxies, the lost capacity that stands for it.
@@ -110,6 +113,17 @@ def reward_weights(params: CGRSPParams, preset: str, overrides: Mapping[str, flo
     return weights
 
 
+def weights_of(config, params: CGRSPParams) -> tuple[dict[str, float], dict[str, float]]:
+    """``(reward weights, objective weights)`` of an env config for ``params``.
+
+    The objective weights are what an episode is judged on (:data:`OBJECTIVE_OF`); an explicit
+    price of a miss in ``config.reward_weights`` holds for both (the operator's price of a miss).
+    """
+    weights = reward_weights(params, config.reward, config.reward_weights)
+    miss = {"miss": weights["miss"]} if "miss" in config.reward_weights else None
+    return weights, reward_weights(params, OBJECTIVE_OF[config.reward], miss)
+
+
 def summary_objective(summary: Mapping[str, float], weights: Mapping[str, float]) -> float:
     """Σ_k weight_k · part_k of a run from its summary (what an env episode with ``weights`` sums to)."""
     n = summary["completed"]
@@ -119,39 +133,39 @@ def summary_objective(summary: Mapping[str, float], weights: Mapping[str, float]
 
 
 class QueuePotential:
-    """Φ of the module docstring for one parameter set (O(C) per evaluation).
+    """Φ_q of the module docstring (``shaping="queue"``) in job-seconds (≤ 0; O(C) per evaluation)."""
 
-    ``backlog=True`` (``shaping="backlog"``) keeps only the second term and counts every job
-    of the day not yet dispatched (b = N − dispatched, future arrivals included) instead of
-    the queue: Φ_b = −W̄·b(b − 1)/(2C), the run time the day's remaining jobs still owe the
-    slots. It changes only at a dispatch, by +W̄·(b − 1)/C. With ``occupancy``, which charges
-    a dispatch its whole slot time at q/C at once, this hands the unavoidable run time back
-    in the same step, so filling a slot is not made to look dearer than leaving it idle (the
-    bias of charging a job's run time up front under discounting), while the difference
-    between a short and a long job and the provisioning delay still show in that step. An
-    arrival does not move Φ_b, so the step that happens to span it is not charged for it (a
-    queue-based Φ charges arrivals to whichever step advances over them, and a dispatch onto
-    the last idle slot advances further than leaving it idle). The episode's shaping sum is
-    the constant Φ_b(end) − Φ_b(start) = W̄·N(N − 1)/(2C): it ranks policies as the
-    unshaped return does.
-    """
-
-    def __init__(self, fleet: Fleet, backlog: bool = False) -> None:
-        self.w_mean = fleet.mean_wbar  # [s]
-        self.C = len(fleet.slot_type)
-        self.backlog = backlog
+    def __init__(self, sim) -> None:
+        self.w_mean = sim.fleet.mean_wbar  # [s]
+        self.C = len(sim.fleet.slot_type)
 
     def __call__(self, sim) -> float:
-        """Φ(sim's state) in job-seconds (≤ 0), before weighting."""
-        if self.backlog:
-            b = sim.n_jobs - len(sim.dispatched)
-            return -self.w_mean * b * (b - 1) / (2.0 * self.C)
         q = len(sim.waiting)
         if q == 0:
             return 0.0
         t = sim.t
         committed = sum(sim.expected_free(s) - t for s in range(self.C) if sim.slot_job[s] >= 0)
         return -(q / self.C * committed + self.w_mean * q * (q - 1) / (2.0 * self.C))
+
+
+class BacklogPotential:
+    """Φ_b = −W̄·b(b − 1)/(2C) over the day's b jobs not yet dispatched (future arrivals included).
+
+    It changes only at a dispatch, by +W̄·(b − 1)/C. With ``occupancy``, which charges a
+    dispatch its whole slot time at q/C at once, this hands the unavoidable run time back in
+    the same step, so filling a slot is not made to look dearer than leaving it idle, while
+    the difference between a short and a long job and the provisioning delay still show in
+    that step. An arrival does not move Φ_b, so the step that happens to span it is not
+    charged for it (a queue-based Φ charges arrivals to whichever step advances over them).
+    """
+
+    def __init__(self, sim) -> None:
+        self.w_mean = sim.fleet.mean_wbar  # [s]
+        self.C = len(sim.fleet.slot_type)
+
+    def __call__(self, sim) -> float:
+        b = sim.n_jobs - len(sim.dispatched)
+        return -self.w_mean * b * (b - 1) / (2.0 * self.C)
 
 
 class DeadlineRisk:
@@ -170,18 +184,26 @@ class DeadlineRisk:
         return -float(np.clip((sim.t - self.x[ids] + self.h) / self.h, 0.0, 1.0).sum())
 
 
+# Each shaping is a sum of (potential class, the reward part whose weight prices its unit):
+# job-seconds of waiting are priced like the preset's wait (SHAPING_PART), jobs at risk like a miss.
+SHAPING_TERMS: dict[str, tuple[tuple[type, str], ...]] = {
+    "none": (),
+    "queue": ((QueuePotential, "queue"),),
+    "backlog": ((BacklogPotential, "queue"),),
+    "backlog_risk": ((BacklogPotential, "queue"), (DeadlineRisk, "miss")),
+}
+
+
 class ShapingPotential:
-    """Φ(sim) for one ``shaping`` setting, in the weighted units of the reward (picklable)."""
+    """Φ(sim) = Σ_k w_k·Φ_k(sim) for one ``shaping`` setting, in the weighted units of the reward (picklable)."""
 
     def __init__(self, shaping: str, sim, preset: str, weights: Mapping[str, float]) -> None:
-        self.w_queue = float(weights[SHAPING_PART[preset]])
-        self.queue = QueuePotential(sim.fleet, backlog=shaping != "queue")
-        self.risk = DeadlineRisk(sim) if shaping == "backlog_risk" else None
-        self.w_miss = float(weights["miss"])
+        check_choice("shaping", shaping, SHAPINGS)
+        price = {"queue": float(weights[SHAPING_PART[preset]]), "miss": float(weights["miss"])}
+        self.terms = [(price[part], cls(sim)) for cls, part in SHAPING_TERMS[shaping]]
 
     def __call__(self, sim) -> float:
-        phi = self.w_queue * self.queue(sim)
-        return phi + self.w_miss * self.risk(sim) if self.risk is not None else phi
+        return float(sum(w * phi(sim) for w, phi in self.terms))
 
 
 def make_potential(shaping: str, sim, preset: str, weights: Mapping[str, float]) -> ShapingPotential | None:
@@ -190,4 +212,84 @@ def make_potential(shaping: str, sim, preset: str, weights: Mapping[str, float])
     return None if shaping == "none" else ShapingPotential(shaping, sim, preset, weights)
 
 
-__all__ = ["COST_WEIGHT", "MISS_AS_WAIT_S", "OBJECTIVE_OF", "REWARD_PARTS", "REWARD_PRESETS", "RISK_HORIZON_S", "SHAPING_PART", "SHAPINGS", "DeadlineRisk", "QueuePotential", "ShapingPotential", "make_potential", "reward_weights", "summary_objective"]
+class RewardLedger:
+    """Books the raw reward parts as the env's transitions happen and turns them into rewards.
+
+    The env calls :meth:`on_dispatch` after each assignment and :meth:`on_advance` after each
+    advance of the simulator; :meth:`settle` returns the step's reward and its ``info`` parts.
+    Reward = −scale·Σ_k w_k·raw_k + scale·(γ·Φ(s′) − Φ(s)) (the shaping term, Ng et al. 1999,
+    with Φ = 0 once the day is over, so it is policy-invariant for the learner's γ).
+    """
+
+    def __init__(self, config, sim) -> None:
+        self.scale = float(config.reward_scale)
+        self.gamma = float(config.shaping_gamma)
+        self.weights, self.objective_weights = weights_of(config, sim.params)
+        self.potential = make_potential(config.shaping, sim, config.reward, self.weights)
+        self.C = len(sim.fleet.slot_type)
+        self._price = sim.fleet.price_per_s
+        wl = sim.workload
+        self._cum_submit = np.concatenate([[0.0], np.cumsum(wl.submit)])
+        self._dl_order = np.argsort(wl.deadline, kind="stable")
+        self._dl_sorted = wl.deadline[self._dl_order]
+        self._dl_ptr = 0
+        self._next_deadline = float(self._dl_sorted[0])  # [s] earliest deadline not yet settled
+        self.raw = dict.fromkeys(REWARD_PARTS, 0.0)  # booked, not yet returned
+        self.episode_raw = dict.fromkeys(REWARD_PARTS, 0.0)
+        self._phi = 0.0
+
+    def start(self, sim) -> None:
+        """The day is paused at its first decision point: nothing booked yet counts."""
+        self.raw = dict.fromkeys(REWARD_PARTS, 0.0)
+        self._phi = self._phi_of(sim, done=False)
+
+    def on_dispatch(self, sim, job: int, slot: int) -> None:
+        """``job`` was just assigned to ``slot`` (the queue no longer holds it)."""
+        start, run = sim.realised(job)
+        delay = start - sim.t
+        raw = self.raw
+        raw["wait"] += delay  # realised provisioning delay
+        raw["delay"] += delay  # the same, on its own (the job's wait while provisioning)
+        rate = (len(sim.waiting) + 1) / self.C  # q/C: the queue before this dispatch, per slot
+        raw["waste"] += delay * rate  # capacity lost to provisioning, at the exchange rate
+        raw["run"] += run * rate  # the slot time it spends running, at the same rate
+        raw["cost"] += run * self._price[sim.fleet.slot_type[slot]]  # realised run cost
+
+    def on_advance(self, sim, t0: float, q0: int, n0: int, idle0: int, alive: bool) -> None:
+        """The simulator advanced from ``t0`` (queue ``q0``, ``n0`` arrived, ``idle0`` idle slots)."""
+        t1, n1 = sim.t, sim.n_arrived
+        cs = self._cum_submit
+        # queue-length integral: old queue for the whole interval, arrivals from their submit
+        self.raw["wait"] += q0 * (t1 - t0) + (n1 - n0) * t1 - float(cs[n1] - cs[n0])
+        if q0:  # idle slots while jobs waited: lost capacity, at the exchange rate q/C
+            self.raw["waste"] += idle0 * (t1 - t0) * q0 / self.C
+        if t1 >= self._next_deadline or not alive:  # some deadlines passed: settle them
+            dls = self._dl_sorted
+            k = int(np.searchsorted(dls, t1, side="right")) if alive else len(dls)
+            comp, dl = sim.completion, sim.deadline
+            self.raw["miss"] += sum(1 for j in self._dl_order[self._dl_ptr : k].tolist() if comp[j] > dl[j])
+            self._dl_ptr = k
+            self._next_deadline = float(dls[k]) if k < len(dls) else float("inf")
+
+    def settle(self, sim, done: bool) -> tuple[float, dict]:
+        """The step's reward from the parts booked since the last step, and its info entries."""
+        raw, self.raw = self.raw, dict.fromkeys(REWARD_PARTS, 0.0)
+        for k, v in raw.items():
+            self.episode_raw[k] += v
+        scale, w = self.scale, self.weights
+        parts = {k: -scale * w[k] * v for k, v in raw.items()}
+        if self.potential is not None:
+            phi = self._phi_of(sim, done)
+            parts["shaping"] = scale * (self.gamma * phi - self._phi)
+            self._phi = phi
+        return float(sum(parts.values())), {"reward_parts": parts, "reward_raw": raw}
+
+    def _phi_of(self, sim, done: bool) -> float:
+        return 0.0 if self.potential is None or done else self.potential(sim)
+
+    def objective(self, summary: Mapping[str, float]) -> float:
+        """What the episode is judged on (:func:`summary_objective` with :attr:`objective_weights`)."""
+        return summary_objective(summary, self.objective_weights)
+
+
+__all__ = ["weights_of", "BacklogPotential", "RewardLedger", "SHAPING_TERMS", "COST_WEIGHT", "MISS_AS_WAIT_S", "OBJECTIVE_OF", "REWARD_PARTS", "REWARD_PRESETS", "RISK_HORIZON_S", "SHAPING_PART", "SHAPINGS", "DeadlineRisk", "QueuePotential", "ShapingPotential", "make_potential", "reward_weights", "summary_objective"]

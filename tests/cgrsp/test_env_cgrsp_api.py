@@ -229,7 +229,7 @@ def test_hand_computed_two_job_day():
 
 def test_window_by_class_holds_the_earliest_deadline_job_of_each_class():
     env = CGRSPEnv(day="hectic", n_jobs=300, window=3, window_by="class", action_mode="slot")
-    assert env.config["window_by"] == "class" and env.action_space.n == 4
+    assert env.config.window_by == "class" and env.action_space.n == 4
     obs, _ = env.reset(seed=5)
     sim, seen = env.sim, 0
     for k in range(250):
@@ -284,17 +284,17 @@ def test_a_held_slot_comes_back_when_its_stock_changes_and_the_day_never_stalls(
     env.reset(seed=1)
     sim, done, released = env.sim, False, 0
     while not done:
-        held_before = dict(env._held)
+        held_before = dict(env.actions.held)
         mask = env.action_masks()
         # leave every slot idle whenever that is legal: only the no-stall rule ends the day
         _, _, done, _, _ = env.step(env.wait_action if mask[env.wait_action] else 0)
         if done:
             break
         for s, lv in held_before.items():
-            if s not in env._held and sim.slot_job[s] < 0 and sim.has_future_event():
+            if s not in env.actions.held and sim.slot_job[s] < 0 and sim.has_future_event():
                 assert sim.stock[sim.fleet.slot_type[s]] != lv  # let go only when the status changed
                 released += 1
-        assert env.offered_slot not in env._held
+        assert env.offered_slot not in env.actions.held
     assert sim.n_completed == sim.n_jobs and released > 0
     with pytest.raises(ConfigError, match="hold = 'stock' needs action_mode = 'slot'"):
         CGRSPEnv(hold="stock", action_mode="joint")

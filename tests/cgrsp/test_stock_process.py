@@ -116,7 +116,7 @@ def test_stock_parameters_reach_the_env_hydra_and_the_experiments(tmp_path):
     from hydra import compose, initialize_config_dir
 
     from gpu_sched_agents.rl.config import register_configs
-    from gpu_sched_agents.rl.envs import env_kwargs
+    from gpu_sched_agents.rl.envs import env_config
     from gpu_sched_env.cgrsp.env import CGRSPEnv
     from gpu_sched_env.cgrsp.experiments.grids import build_cells, configure
 
@@ -125,7 +125,7 @@ def test_stock_parameters_reach_the_env_hydra_and_the_experiments(tmp_path):
     conf = str(Path(__file__).resolve().parents[2] / "conf")
     with initialize_config_dir(config_dir=conf, version_base="1.3"):
         cfg = compose(config_name="config", overrides=["+env.params.stock_process=markov", "+env.params.stock_dwell_s=300"])
-    assert CGRSPEnv(**env_kwargs(cfg)).params.stock_process == "markov"
+    assert CGRSPEnv(env_config(cfg)).params.stock_process == "markov"
     cells = build_cells(configure("stock", seeds=[0], days=["surge"], policies=["edf", "edf_defer_low"]))
     got = {(c["labels"]["stock"], c["params"].get("stock_process"), c["params"].get("stock_dwell_s")) for c in cells}
     assert got == {("fresh", "fresh", None), ("60", "markov", 60.0), ("300", "markov", 300.0),

@@ -10,6 +10,7 @@ from omegaconf.errors import ConfigKeyError, ValidationError
 from gpu_sched_agents.rl.config import register_configs
 from gpu_sched_agents.rl.registry import ALGOS
 from gpu_sched_agents.rl.train import validate
+from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.core.errors import ConfigError
 
 CONF = str(Path(__file__).resolve().parents[2] / "conf")
@@ -26,8 +27,8 @@ def cfg_for(*overrides):
 def test_every_algo_day_composes_and_validates(algo, day):
     cfg = cfg_for(f"algo={algo}", f"day={day}", "run_dir=/tmp/x")
     assert cfg.algo.name == algo and cfg.day.name == day
-    kwargs = validate(cfg)
-    assert kwargs["day"] == day and kwargs["window"] == cfg.env.window
+    config = validate(cfg)
+    assert config.day == day and config.window == cfg.env.window
 
 
 def test_algo_groups_match_the_registry():
@@ -68,7 +69,7 @@ def test_bad_values_fail_validation_with_the_key(override, pattern):
         from gpu_sched_agents.rl.envs import make_vec_env
 
         with pytest.raises(ConfigError, match=r"train.vec_env = 'ray' is not known; allowed: dummy, subproc"):
-            make_vec_env({"day": "quiet"}, 1, 0, cfg.train.vec_env)
+            make_vec_env(CGRSPEnvConfig(day="quiet"), 1, 0, cfg.train.vec_env)
         return
     with pytest.raises(ConfigError, match=pattern):
         validate(cfg)

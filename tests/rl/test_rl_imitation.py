@@ -10,11 +10,12 @@ from gpu_sched_agents.rl.config import register_configs
 from gpu_sched_agents.rl.envs import make_vec_env
 from gpu_sched_agents.rl.imitation import collect, pretrain
 from gpu_sched_agents.rl.train import validate
+from gpu_sched_env.cgrsp.config import as_env_config
 from gpu_sched_env.core.errors import ConfigError
 
 CONF = str(Path(__file__).resolve().parents[2] / "conf")
 register_configs()
-KW = {"day": "normal", "window": 4}
+KW = as_env_config({"day": "normal", "window": 4})
 
 
 def test_collect_records_only_legal_teacher_actions():

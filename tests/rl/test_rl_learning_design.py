@@ -18,7 +18,7 @@ from gpu_sched_agents.rl.envs import (
     TEST_SEEDS,
     TRAIN_SEEDS,
     TrainingDays,
-    env_kwargs,
+    env_config,
     training_seeds,
 )
 from gpu_sched_agents.rl.policies import (
@@ -29,6 +29,7 @@ from gpu_sched_agents.rl.policies import (
 from gpu_sched_agents.rl.registry import get_algo
 from gpu_sched_agents.rl.smdp import TimeDiscountedBuffer
 from gpu_sched_agents.rl.train import validate
+from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S, summary_objective
 from gpu_sched_env.core.errors import ConfigError
@@ -66,7 +67,7 @@ def test_ppo_uses_the_factored_policy():
 @pytest.mark.parametrize("alpha2", [10.0, 50.0])
 def test_alpha2_changes_what_the_agent_is_trained_on(alpha2):
     cfg = cfg_for("env.reward=study", f"+env.params.alpha2={alpha2}", "env.shaping=none")
-    env = CGRSPEnv(**validate(cfg))
+    env = CGRSPEnv(validate(cfg))
     assert env.reward_weights["miss"] == alpha2 == env.objective_weights["miss"]
     agent = HeuristicAgent("fifo", env)
     obs, _ = env.reset(seed=3)
@@ -83,8 +84,8 @@ def test_alpha2_changes_what_the_agent_is_trained_on(alpha2):
 def test_the_config_holds_no_copy_of_the_weights():
     cfg = cfg_for()
     assert dict(cfg.env.reward_weights) == {}
-    kw = env_kwargs(cfg_for("+env.reward_weights.miss=7200"))
-    assert CGRSPEnv(**kw).reward_weights["miss"] == 7200.0
+    config = env_config(cfg_for("+env.reward_weights.miss=7200"))
+    assert CGRSPEnv(config).reward_weights["miss"] == 7200.0
 
 
 def test_reward_presets():
@@ -243,7 +244,7 @@ def test_mixed_days_follow_the_month_mix():
     from gpu_sched_agents.rl.envs import MixedDays
     from gpu_sched_env.cgrsp.workload import DEFAULT_MONTH_MIX
 
-    env = MixedDays({"window": 1, "action_mode": "slot", "slot_rows": 10}, seed=0, env_index=0)
+    env = MixedDays(CGRSPEnvConfig(window=1, action_mode="slot", slot_rows=10), seed=0, env_index=0)
     n = 600
     days = []
     for s in range(n):
@@ -326,25 +327,24 @@ def test_deadline_risk_rises_over_the_last_hour_of_laxity_and_is_lifted_at_dispa
                 lifted += r_j > 0
         else:
             env.step(a)
-        if env._done:
+        if env.done:
             break
     assert lifted > 0
 
 
 def test_env_markov_config_builds_the_persistent_stock_design_and_trains(tmp_path):
-    """``env=markov``: the options the README's persistent-stock result rests on, end to end."""
+    """``experiment=markov``: the options the persistent-stock result rests on, end to end."""
     import gpu_sched_agents.rl.train as tr
 
-    cfg = cfg_for("env=markov")
-    kw = env_kwargs(cfg)
-    env = CGRSPEnv(**kw)
+    cfg = cfg_for("experiment=markov")
+    env = CGRSPEnv(env_config(cfg))
     assert (env.window, env.window_by, env.order, env.action_mode, env.hold) == (3, "class", "spt", "slot", "stock")
     assert (env.reward, env.shaping) == ("occupancy", "backlog_risk")
     assert env.params.stock_process == "markov" and env.params.stock_dwell_s == 900.0
     assert env.reward_weights["miss"] == env.objective_weights["miss"] == 14400.0  # trained and selected on
     assert env.action_space.n == 4
     run = tmp_path / "run"
-    cfg = cfg_for("env=markov", "train.total_timesteps=128", "train.eval_freq=128", "train.checkpoint_freq=128",
+    cfg = cfg_for("experiment=markov", "train.total_timesteps=128", "train.eval_freq=128", "train.checkpoint_freq=128",
                   "train.eval_seeds=[10000]", "train.final_eval_seeds=2", "train.progress_bar=false",
                   "algo.n_steps=64", "algo.batch_size=64", "algo.n_epochs=1", "algo.net_arch=[16]", f"run_dir={run}")
     tr.train(cfg)

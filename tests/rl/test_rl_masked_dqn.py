@@ -6,8 +6,9 @@ import torch as th
 
 from gpu_sched_agents.rl.envs import make_vec_env
 from gpu_sched_agents.rl.masked_dqn import MaskedDQN, apply_mask
+from gpu_sched_env.cgrsp.config import as_env_config
 
-KW = {"day": "normal", "window": 4}
+KW = as_env_config({"day": "normal", "window": 4})
 
 
 def make_model(**kw):

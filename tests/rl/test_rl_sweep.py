@@ -66,7 +66,7 @@ def check_study(sweep_dir):
 
 
 def test_optuna_study_minimises_the_selection_objective(tmp_path):
-    from gpu_sched_agents.rl.envs import env_kwargs
+    from gpu_sched_agents.rl.envs import env_config
     from gpu_sched_agents.rl.registry import get_algo
     from gpu_sched_agents.rl.train import evaluate_model
 
@@ -81,7 +81,7 @@ def test_optuna_study_minimises_the_selection_objective(tmp_path):
     cfg = OmegaConf.load(run / "config.yaml")
     spec = get_algo("ppo")
     model = spec.cls.load(run / "best_model.zip", device="cpu")
-    df = evaluate_model(model, env_kwargs(cfg), [SELECTION_SEED], spec.masked_env)
+    df = evaluate_model(model, env_config(cfg), [SELECTION_SEED], spec.masked_env)
     assert float(df["objective"].mean()) == pytest.approx(results.best_value, rel=1e-9)
 
 

@@ -1,0 +1,208 @@
+"""The one config object of ``CGRSP-v0``: every env setting, its default and its checks.
+
+:class:`CGRSPEnvConfig` is the single home of the env's knobs. The env takes it (or the same
+names as keywords, which build one); Hydra's ``env`` schema is derived from it
+(:func:`hydra_schema`), so a misspelt key fails when a training config is composed;
+TensorBoard's HParams log it whole (``dataclasses.asdict``); a run directory's
+``config.yaml`` is read back through :func:`migrate_env_section`, the one place that knows
+what older run configs lacked. Simulator parameters (``c_max``, ``stock_process`` ...) are
+not env settings: they travel in ``params`` and are checked by
+:func:`~gpu_sched_env.cgrsp.params.make_params`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, get_args, get_origin
+
+from gpu_sched_env.cgrsp.params import DAY_TYPES, CGRSPParams, make_params
+from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
+
+Day = Literal["quiet", "normal", "hectic", "surge"]
+Order = Literal["deadline", "submit", "spt", "laxity"]
+WindowBy = Literal["order", "class"]
+ActionMode = Literal["joint", "slot"]
+Hold = Literal["event", "stock"]
+RewardPreset = Literal["study", "deadline", "capacity", "occupancy"]
+Shaping = Literal["none", "queue", "backlog", "backlog_risk"]
+
+REWARD_PARTS = ("wait", "miss", "cost", "waste", "run", "delay")
+DEFAULT_REWARD_SCALE = 1.0 / 3600.0  # reward unit: one job-hour of waiting
+CONFIG_VERSION = 2  # 1: run configs before the config object (no window_by/hold/shaping_gamma)
+
+
+@dataclass(frozen=True)
+class CGRSPEnvConfig:
+    """Settings of ``CGRSP-v0`` (the env's docstring, *Arguments*, explains each one).
+
+    Attributes:
+        day: day type (λ and N of the spec).
+        window: K, waiting jobs shown and addressable per step.
+        order: canonical window order.
+        window_by: ``order`` (the first K jobs in that order) or ``class`` (one head per
+            complexity class).
+        action_mode: ``joint`` (job–slot pairs) or ``slot`` (one idle slot offered at a time).
+        hold: ``slot`` mode only: a slot left idle is offered again at the next ``event`` or
+            once its ``stock`` status changes.
+        reward: reward preset (:mod:`gpu_sched_env.cgrsp.rewards`).
+        reward_weights: explicit per-part overrides of the preset (non-negative).
+        shaping: potential-based shaping term.
+        shaping_gamma: γ of the shaping term γ·Φ(s′) − Φ(s) (use the learner's discount; 1 =
+            undiscounted, the episode's shaping sum is then Φ(end) − Φ(start)).
+        reward_scale: reward units per weighted raw unit (> 0; 1/3600 = one job-hour).
+        slot_rows: rows of the ``slots`` table (≥ ``c_max``; None = ``c_max``).
+        params: simulator parameter overrides (any ``CGRSPParams`` field).
+    """
+
+    day: Day = "hectic"
+    window: int = 16
+    order: Order = "deadline"
+    window_by: WindowBy = "order"
+    action_mode: ActionMode = "joint"
+    hold: Hold = "event"
+    reward: RewardPreset = "study"
+    reward_weights: Mapping[str, float] = field(default_factory=dict)
+    shaping: Shaping = "none"
+    shaping_gamma: float = 1.0
+    reward_scale: float = DEFAULT_REWARD_SCALE
+    slot_rows: int | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for f in fields(self):  # every Literal field: one of its values
+            if get_origin(_hint(f.name)) is Literal:
+                check_choice(f.name, getattr(self, f.name), get_args(_hint(f.name)))
+        set_ = object.__setattr__
+        set_(self, "window", int(check_number("window", self.window, lo=1, integer=True)))
+        set_(self, "shaping_gamma", float(check_number("shaping_gamma", self.shaping_gamma, lo=0.0, hi=1.0)))
+        set_(self, "reward_scale", float(check_number("reward_scale", self.reward_scale, lo=0.0, lo_open=True)))
+        if not isinstance(self.reward_weights, Mapping):
+            raise ConfigError(f"reward_weights = {self.reward_weights!r} must be a mapping with keys {', '.join(REWARD_PARTS)}")
+        check_keys(self.reward_weights, REWARD_PARTS, section="reward_weights")
+        set_(self, "reward_weights", {k: float(check_number(f"reward_weights.{k}", v, lo=0.0)) for k, v in self.reward_weights.items()})
+        if not isinstance(self.params, Mapping):
+            raise ConfigError(f"params = {self.params!r} must be a mapping of simulator parameters")
+        set_(self, "params", dict(self.params))
+        # cross-field rules
+        if self.hold != "event" and self.action_mode != "slot":
+            raise ConfigError(f"hold = {self.hold!r} needs action_mode = 'slot' (got {self.action_mode!r}): a slot is held when the agent leaves it idle; allowed with joint: 'event'")
+        c_max = self.sim_params().c_max  # also checks every simulator parameter
+        if self.slot_rows is not None:
+            set_(self, "slot_rows", int(check_number("slot_rows", self.slot_rows, lo=c_max, integer=True)))
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The env settings (everything else given to the env is a simulator parameter)."""
+        return tuple(f.name for f in fields(cls) if f.name != "params")
+
+    @classmethod
+    def from_kwargs(cls, **kwargs: Any) -> CGRSPEnvConfig:
+        """Split keywords into env settings and simulator parameters (``gym.make`` style)."""
+        own = {k: kwargs.pop(k) for k in list(kwargs) if k in cls.names()}
+        params = {**dict(own.pop("params", None) or {}), **kwargs}
+        return cls(**own, params=params)
+
+    def replace(self, **kwargs: Any) -> CGRSPEnvConfig:
+        """A copy with some settings (or simulator parameters) changed."""
+        own = {k: v for k, v in kwargs.items() if k in self.names() or k == "params"}
+        extra = {k: v for k, v in kwargs.items() if k not in own}
+        params = {**self.params, **dict(own.pop("params", None) or {}), **extra}
+        return dataclasses.replace(self, **own, params=params)
+
+    def sim_params(self) -> CGRSPParams:
+        """The simulator's parameters for this day and overrides (validated)."""
+        return make_params(self.day, **self.params)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data (for YAML, JSON and TensorBoard's HParams)."""
+        return dataclasses.asdict(self) | {"reward_weights": dict(self.reward_weights), "params": dict(self.params)}
+
+
+def _hint(name: str) -> Any:
+    return _HINTS[name]
+
+
+_HINTS = typing.get_type_hints(CGRSPEnvConfig)
+
+
+def hydra_schema(exclude: tuple[str, ...] = ("day",)) -> type:
+    """A Hydra/OmegaConf structured-config schema with the fields and defaults of :class:`CGRSPEnvConfig`.
+
+    OmegaConf cannot type ``Literal`` fields, so they become ``str`` here; their values are
+    checked when the real config is built (:func:`env_config_of`), before a run writes
+    anything. ``day`` comes from Hydra's ``day`` group, so it is left out by default.
+    """
+    specs = []
+    for f in fields(CGRSPEnvConfig):
+        if f.name in exclude:
+            continue
+        hint = _HINTS[f.name]
+        if get_origin(hint) is Literal:
+            hint = str
+        elif f.name == "reward_weights":
+            hint = dict[str, float]
+        elif f.name == "params":
+            hint = dict[str, Any]
+        elif isinstance(hint, types.UnionType):  # int | None
+            hint = typing.Optional[int]  # noqa: UP045 (OmegaConf reads typing.Optional)
+        default = field(default_factory=f.default_factory) if f.default_factory is not dataclasses.MISSING else f.default
+        specs.append((f.name, hint, default))
+    return dataclasses.make_dataclass("CGRSPEnvSchema", specs)
+
+
+def migrate_env_section(section: Mapping[str, Any]) -> dict[str, Any]:
+    """A run config's ``env`` section in today's form (the one place that knows older forms).
+
+    Version 1 (runs written before the config object) lacked ``window_by``, ``hold`` and
+    ``shaping_gamma``: they take the values those runs were trained with (``order``,
+    ``event``, 1.0 = Φ′ − Φ). Unknown keys still fail when the config is built.
+    """
+    out = dict(section)
+    version = int(out.pop("version", 1))
+    if version < 2:
+        out.setdefault("window_by", "order")
+        out.setdefault("hold", "event")
+        out.setdefault("shaping_gamma", 1.0)
+    return out
+
+
+def env_config_of(section: Mapping[str, Any], day: str) -> CGRSPEnvConfig:
+    """The env config of a Hydra ``env`` section (a DictConfig or a mapping) for ``day``."""
+    check_choice("day", day, DAY_TYPES)
+    data = migrate_env_section({k: _plain(v) for k, v in section.items()})
+    unknown = sorted(set(data) - set(CGRSPEnvConfig.names()) - {"params"})
+    if unknown:
+        raise ConfigError(f"env: unknown key(s) {unknown}; allowed: {', '.join(CGRSPEnvConfig.names())}, params")
+    data["reward_weights"] = data.get("reward_weights") or {}
+    return CGRSPEnvConfig(day=day, **{k: v for k, v in data.items() if k != "day"})
+
+
+def as_env_config(spec: CGRSPEnvConfig | Mapping[str, Any] | None) -> CGRSPEnvConfig:
+    """A config from a config, a mapping of ``gym.make``-style keywords, or None (the defaults)."""
+    if isinstance(spec, CGRSPEnvConfig):
+        return spec
+    if spec is None:
+        return CGRSPEnvConfig()
+    if not isinstance(spec, Mapping):
+        raise ConfigError(f"env config = {spec!r} must be a CGRSPEnvConfig or a mapping of its settings and simulator parameters")
+    return CGRSPEnvConfig.from_kwargs(**spec)
+
+
+def _plain(v: Any) -> Any:
+    """OmegaConf containers as plain dicts/lists (no import of omegaconf here)."""
+    if hasattr(v, "items"):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)) or type(v).__name__ == "ListConfig":
+        return [_plain(x) for x in v]
+    return v
+
+
+__all__ = [
+    "CONFIG_VERSION", "DEFAULT_REWARD_SCALE", "REWARD_PARTS", "ActionMode", "CGRSPEnvConfig", "Day", "Hold", "Order",
+    "RewardPreset", "Shaping", "WindowBy", "as_env_config", "env_config_of", "hydra_schema", "migrate_env_section",
+]

@@ -1,0 +1,81 @@
+"""A run refuses what it cannot honour: mismatched resumes, bad values (leaving no directory), named setups."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+import gpu_sched_agents.rl.train as tr
+from gpu_sched_agents.rl.config import PPOConfig, register_configs
+from gpu_sched_agents.rl.envs import env_config
+from gpu_sched_env.core.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+CONF = str(ROOT / "conf")
+register_configs()
+TINY = [
+    "day=quiet", "train.total_timesteps=128", "train.n_envs=1", "train.eval_freq=128", "train.checkpoint_freq=128",
+    "train.eval_seeds=[10000]", "train.final_eval_seeds=0", "train.progress_bar=false",
+    "algo.n_steps=64", "algo.batch_size=64", "algo.n_epochs=1", "algo.net_arch=[16]",
+]
+
+
+def cfg_for(*overrides):
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides))
+
+
+def test_resume_refuses_a_run_trained_under_another_env(tmp_path):
+    family = tmp_path / "fam"
+    tr.train(cfg_for(*TINY, f"run_dir={family / 't1'}"))
+    with pytest.raises(ConfigError, match=r"differing keys: .*env\.") as err:
+        tr.train(cfg_for(*TINY, "env=markov", "resume=true", f"run_dir={family / 't2'}"))
+    assert "window" in str(err.value)  # names the key and both values
+    # the same config, a larger budget: allowed
+    tr.train(cfg_for(*TINY, "resume=true", "train.total_timesteps=192", f"run_dir={family / 't3'}"))
+
+
+@pytest.mark.parametrize(
+    ("override", "needle"),
+    [("seed=-1", "seed"), ("algo.gamma=1.5", "algo.gamma"), ("algo.net_arch=[0]", r"algo.net_arch\[0\]"),
+     ("env.order=nope", "order = 'nope'"), ("env.shaping_gamma=2", "shaping_gamma")],
+)
+def test_bad_values_are_config_errors_and_leave_no_run_directory(tmp_path, override, needle):
+    run = tmp_path / "fam" / "run"
+    (run / ".hydra").mkdir(parents=True)  # what Hydra writes before the job starts
+    (run / "train.log").write_text("")
+    with pytest.raises(ConfigError, match=needle):
+        tr.train(cfg_for(*TINY, override, f"run_dir={run}"))
+    assert not run.exists() and not run.parent.exists()
+
+
+def test_the_final_evaluation_is_logged_for_train_log(tmp_path, caplog):
+    caplog.set_level("INFO", logger="gpu_sched_agents.rl.train")
+    tr.train(cfg_for(*[o for o in TINY if not o.startswith("train.final_eval_seeds")], "train.final_eval_seeds=2", f"run_dir={tmp_path / 'r'}"))
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "final evaluation" in text and "Paired tests" in text
+
+
+def test_named_setups_compose_to_their_documented_commands():
+    main, plain = cfg_for("experiment=main"), cfg_for("algo=ppo", "day=hectic")
+    assert OmegaConf.to_container(main, resolve=False) == OmegaConf.to_container(plain, resolve=False)
+    markov = cfg_for("experiment=markov")
+    env = env_config(markov)
+    assert (env.window_by, env.hold, env.reward, env.shaping) == ("class", "stock", "occupancy", "backlog_risk")
+    assert env.params["stock_process"] == "markov" and markov.algo.gamma == 0.97 and env.shaping_gamma == 0.97
+    assert markov.train.total_timesteps == 400_000
+    assert env_config(cfg_for("experiment=markov_fresh")).sim_params().stock_process == "fresh"
+    assert cfg_for("experiment=month").day.name == "mixed"
+
+
+def test_the_main_job_shapes_with_the_learners_discount():
+    cfg = cfg_for()
+    assert env_config(cfg).shaping_gamma == cfg.algo.gamma == PPOConfig.gamma  # one default, in the schema
+
+
+def test_the_optuna_space_contains_the_shipped_defaults():
+    space = yaml.safe_load((ROOT / "conf/hparams_search/ppo_optuna.yaml").read_text())["hydra"]["sweeper"]["params"]
+    gammas = [float(x) for x in space["algo.gamma"].removeprefix("choice(").removesuffix(")").split(",")]
+    assert PPOConfig.gamma in gammas and cfg_for("experiment=markov").algo.gamma in gammas
