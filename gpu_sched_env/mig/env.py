@@ -108,6 +108,8 @@ class MIGEnv(gym.Env):
         check_kwargs(unknown, ("jobs", "config", "n_jobs", "capacities", "poll_interval", "reward_weights",
                                "render_mode"), "MIG-v0")
         self.render_mode = check_render_mode(render_mode)
+        if isinstance(capacities, np.ndarray) and capacities.ndim == 1:
+            capacities = capacities.tolist()  # a 1-D array is a sequence too (entries still checked below)
         if isinstance(capacities, (str, bytes)) or not isinstance(capacities, Sequence):
             raise ConfigError(f"capacities = {capacities!r} must be a sequence of instance memories [MB]")
         self.capacities = check_capacities(capacities)
