@@ -18,6 +18,7 @@ from gpu_sched_env.core.errors import (
     check_kwargs,
     check_number,
     check_options,
+    check_seed,
 )
 from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
@@ -177,7 +178,7 @@ class EdgeBatchEnv(gym.Env):
                 raise ConfigError("reset options.workloads is empty; give at least one workload name")
             self._check_workloads("reset options.workloads", names)
             source = tasks_from_workloads(names, self.table, self.cluster)  # raises before any change
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         if "workloads" not in options:
             source = tasks_from_workloads(random_workloads(self.n_tasks, self.np_random, self.mix), self.table,
                                           self.cluster)

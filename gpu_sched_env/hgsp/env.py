@@ -19,6 +19,7 @@ from gpu_sched_env.core.errors import (
     check_kwargs,
     check_number,
     check_options,
+    check_seed,
 )
 from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
@@ -145,7 +146,7 @@ class HGSPEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         """Start a new episode (a new task set for a preset)."""
         check_options(options)
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         if self._fixed is not None:
             ts = self._fixed
         else:

@@ -17,6 +17,7 @@ from gpu_sched_env.core.errors import (
     check_kwargs,
     check_number,
     check_options,
+    check_seed,
 )
 from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
@@ -123,7 +124,7 @@ class LLMServeEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         """Start a new episode."""
         check_options(options)
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         wl = mixed(int(self.np_random.integers(2**31 - 1)), self._n) if self._random else self._fixed
         self.sim = LLMSim(wl, self.dt, self.engine)
         r = wl.requests

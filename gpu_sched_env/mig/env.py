@@ -17,6 +17,7 @@ from gpu_sched_env.core.errors import (
     check_kwargs,
     check_number,
     check_options,
+    check_seed,
 )
 from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
@@ -172,7 +173,7 @@ class MIGEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Draw a data set (or take the fixed jobs) and return the first decision."""
         check_options(options)
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         if seed is not None:
             self.action_space.seed(int(self.np_random.integers(0, 2**31 - 1)))
         if self.fixed_jobs is not None:
