@@ -15,12 +15,16 @@ use it:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch as th
+from gymnasium import spaces
 from stable_baselines3 import DQN
+from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.dqn.policies import MultiInputPolicy, QNetwork
+
+from gpu_sched_env.core.errors import ConfigError
 
 MASK_KEY = "action_mask"
 _LOW = -1e9  # "minus infinity" that keeps arithmetic finite
@@ -61,9 +65,27 @@ def _random_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 class MaskedDQN(DQN):
-    """DQN whose exploration, targets and predictions use ``obs["action_mask"]``."""
+    """DQN whose exploration, targets and predictions use ``obs["action_mask"]``.
+
+    ``policy`` must be :class:`MaskedDQNPolicy` (or a subclass, or its name): SB3's own
+    ``"MlpPolicy"``/``"MultiInputPolicy"`` would take greedy actions without the mask, so
+    they raise :class:`~gpu_sched_env.core.errors.ConfigError`, as does an env whose
+    observation space is not a ``Dict`` with an ``action_mask`` entry.
+    """
+
+    policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {"MaskedDQNPolicy": MaskedDQNPolicy}
 
     def __init__(self, policy: Any = MaskedDQNPolicy, env: Any = None, **kwargs: Any) -> None:
+        cls = self.policy_aliases.get(policy) if isinstance(policy, str) else policy
+        if not (isinstance(cls, type) and issubclass(cls, MaskedDQNPolicy)):
+            raise ConfigError(
+                f"policy = {policy!r} is not allowed for MaskedDQN: it would ignore the action mask; "
+                "allowed: MaskedDQNPolicy (the default), its name 'MaskedDQNPolicy', or a subclass of it")
+        space = getattr(env, "observation_space", None)  # gym env or VecEnv; None for an env id or no env
+        if space is not None and not (isinstance(space, spaces.Dict) and MASK_KEY in space.spaces):
+            what = f"Dict with keys {list(space.spaces)}" if isinstance(space, spaces.Dict) else type(space).__name__
+            raise ConfigError(f"MaskedDQN env observation space = {what} is not allowed; allowed: a Dict space with "
+                              f"an {MASK_KEY!r} entry (e.g. CGRSP-v0's observation)")
         super().__init__(policy, env, **kwargs)
         seed = kwargs.get("seed")
         self._mask_rng = np.random.default_rng(None if seed is None else seed + 7919)

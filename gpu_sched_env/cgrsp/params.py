@@ -11,14 +11,57 @@ allowed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
+
+import numpy as np
 
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
 
 COMPLEXITIES = ("low", "medium", "high")
 STOCK_LEVELS = ("High", "Medium", "Low")
 STOCK_PROCESSES = ("fresh", "markov")
+DEFAULT_STOCK_DWELL_S = 900.0  # [s] see CGRSPParams.stock_dwell_s
+
+
+def _plain(v: Any) -> Any:
+    """NumPy scalars as Python numbers, lists and arrays as tuples (recursively); else ``v``.
+
+    So ``c_max=np.int64(5)`` or ``complexity_probs=np.array([...])`` behave as their Python
+    forms everywhere downstream (gymnasium's spaces refuse NumPy integers as sizes).
+    """
+    if isinstance(v, np.ndarray):
+        v = v.tolist()
+    if isinstance(v, (list, tuple)):
+        return tuple(_plain(x) for x in v)
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _plain_fields(obj: Any) -> None:
+    """Every field of the frozen dataclass ``obj`` in its :func:`_plain` form."""
+    for f in fields(obj):
+        object.__setattr__(obj, f.name, _plain(getattr(obj, f.name)))
+
+
+def _shape(field: str, value: Any, n: int | None, allowed: str) -> tuple:
+    """``value`` if it is a tuple (lists and arrays are tuples by now) of ``n`` entries, else raise."""
+    if not isinstance(value, tuple) or (n is not None and len(value) != n) or (n is None and not value):
+        raise ConfigError(f"{field} = {value!r} is not allowed; allowed: {allowed}")
+    return value
+
+
+def _validate_gpu_type(g: GPUType) -> None:
+    where = f"gpu_types[{g.name!r}]" if isinstance(g.name, str) else "gpu_types"
+    if not isinstance(g.name, str) or not g.name:
+        raise ConfigError(f"{where}.name = {g.name!r} is not allowed; allowed: a non-empty string")
+    check_number("cuda_cores", g.cuda_cores, lo=1, integer=True, section=where)
+    check_number("vram_gb", g.vram_gb, lo=1, integer=True, section=where)
+    check_number("price_per_h", g.price_per_h, lo=0.0, section=where)
+    check_number("beta_high", g.beta_high, lo=0.0, hi=1.0, section=where)
+    _shape(f"{where}.mean_runtime_s", g.mean_runtime_s, 3, "3 positive numbers of seconds (low, medium, high)")
+    for k, w in zip(COMPLEXITIES, g.mean_runtime_s):
+        check_number(f"mean_runtime_s[{k}]", w, lo=0.0, lo_open=True, section=where)
 
 
 @dataclass(frozen=True)
@@ -31,6 +74,10 @@ class GPUType:
     price_per_h: float  # [$/h], charged per second of execution only
     mean_runtime_s: tuple[float, float, float]  # [s] W̄ by complexity low/medium/high
     beta_high: float  # baseline probability of High stock
+
+    def __post_init__(self) -> None:
+        _plain_fields(self)
+        _validate_gpu_type(self)
 
 
 # Spec §1 table. A5000/medium and A4500/medium are the spec's documented assumptions.
@@ -84,7 +131,7 @@ class CGRSPParams:
     # [s] markov only: mean time a status lasts. 15 min: far above the ~10-75 s between
     # decision points and a job's run time (waiting out a Low status costs real time), far
     # below the 3-9 h time-of-day bands (each band still sees its stationary mix).
-    stock_dwell_s: float = 900.0
+    stock_dwell_s: float = DEFAULT_STOCK_DWELL_S
     # --- workload ------------------------------------------------------------------------
     arrival_rate: float = 0.100  # λ [jobs/s]
     n_jobs: int = 950  # jobs per day (exactly)
@@ -98,6 +145,7 @@ class CGRSPParams:
 
     # ------------------------------------------------------------------------------------
     def __post_init__(self) -> None:
+        _plain_fields(self)
         _validate(self)
 
     @property
@@ -119,29 +167,34 @@ class CGRSPParams:
 PARAM_NAMES: tuple[str, ...] = tuple(f.name for f in fields(CGRSPParams))
 
 
+_PAIR = "a pair (low, high) of seconds with 0 <= low <= high"
+_PROBS = "3 non-negative numbers (low, medium, high) summing to 1"
+_BANDS = ("a non-empty sequence of (start hour UTC, multiplier) pairs, start hours beginning at 0, "
+          "ascending strictly and below 24")
+_GPU_FIELDS = tuple(f.name for f in fields(GPUType))
+_GPU_TYPES = f"a non-empty sequence of GPUType (or of mappings with keys {', '.join(_GPU_FIELDS)})"
+
+
 def _pair(p: CGRSPParams, name: str) -> None:
-    lo, hi = getattr(p, name)
+    lo, hi = _shape(name, getattr(p, name), 2, _PAIR)
     check_number(f"{name}[0]", lo, lo=0.0)
     check_number(f"{name}[1]", hi, lo=0.0)
     if hi < lo:
-        raise ConfigError(f"{name} = {getattr(p, name)!r}: lower bound exceeds upper bound")
+        raise ConfigError(f"{name} = {getattr(p, name)!r}: lower bound exceeds upper bound; allowed: {_PAIR}")
 
 
 def _validate(p: CGRSPParams) -> None:
     check_number("c_max", p.c_max, lo=1, integer=True)
+    for i, g in enumerate(_shape("gpu_types", p.gpu_types, None, _GPU_TYPES)):
+        if not isinstance(g, GPUType):
+            raise ConfigError(f"gpu_types[{i}] = {g!r} is not allowed; allowed: a GPUType or a mapping with keys "
+                              f"{', '.join(_GPU_FIELDS)}")
     names = [g.name for g in p.gpu_types]
-    if len(set(names)) != len(names) or not names:
-        raise ConfigError(f"gpu_types: names must be unique and non-empty, got {names!r}")
-    for g in p.gpu_types:
-        check_number("price_per_h", g.price_per_h, lo=0.0, section=f"gpu_types[{g.name}]")
-        check_number("beta_high", g.beta_high, lo=0.0, hi=1.0, section=f"gpu_types[{g.name}]")
-        if len(g.mean_runtime_s) != 3:
-            raise ConfigError(f"gpu_types[{g.name}].mean_runtime_s = {g.mean_runtime_s!r}: need 3 values (low, medium, high)")
-        for k, w in zip(COMPLEXITIES, g.mean_runtime_s):
-            check_number(f"mean_runtime_s[{k}]", w, lo=0.0, lo_open=True, section=f"gpu_types[{g.name}]")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"gpu_types: names must be unique, got {names!r}")
     for name in ("slot_pattern", "slot_types"):
         v = getattr(p, name)
-        if not (v is None and name == "slot_types") and (isinstance(v, str) or not isinstance(v, (tuple, list))):
+        if not (v is None and name == "slot_types") and not isinstance(v, tuple):
             allowed = "a sequence of GPU type names" + (" or None (round-robin pattern)" if name == "slot_types" else "")
             raise ConfigError(f"{name} = {v!r} is not allowed; allowed: {allowed} from {names!r}")
     for n in p.slot_pattern:
@@ -153,9 +206,12 @@ def _validate(p: CGRSPParams) -> None:
             check_choice("slot_types", n, names)
     check_number("runtime_sigma", p.runtime_sigma, lo=0.0)
     check_number("start_hour_utc", p.start_hour_utc, lo=0.0, hi=24.0, hi_open=True)
+    for k, band in enumerate(_shape("tod_bands", p.tod_bands, None, _BANDS)):
+        _shape(f"tod_bands[{k}]", band, 2, "a (start hour UTC, multiplier) pair")
+        check_number(f"tod_bands[{k}][0]", band[0], lo=0.0, hi=24.0, hi_open=True)
     hours = [h for h, _ in p.tod_bands]
-    if not hours or hours[0] != 0.0 or any(b <= a for a, b in zip(hours, hours[1:])) or hours[-1] >= 24:
-        raise ConfigError(f"tod_bands = {p.tod_bands!r}: start hours must begin at 0, ascend strictly and stay below 24")
+    if hours[0] != 0.0 or any(b <= a for a, b in zip(hours, hours[1:])):
+        raise ConfigError(f"tod_bands = {p.tod_bands!r} is not allowed; allowed: {_BANDS}")
     for h, m in p.tod_bands:
         check_number(f"tod_bands[{h:g}h]", m, lo=0.0)
     check_number("p_high_cap", p.p_high_cap, lo=0.0, hi=1.0)
@@ -165,10 +221,14 @@ def _validate(p: CGRSPParams) -> None:
         _pair(p, name)
     check_choice("stock_process", p.stock_process, STOCK_PROCESSES)
     check_number("stock_dwell_s", p.stock_dwell_s, lo=0.0, lo_open=True)
+    if p.stock_process != "markov" and p.stock_dwell_s != DEFAULT_STOCK_DWELL_S:
+        _dwell_unused(p.stock_dwell_s, p.stock_process)
     check_number("arrival_rate", p.arrival_rate, lo=0.0, lo_open=True)
     check_number("n_jobs", p.n_jobs, lo=1, integer=True)
-    if len(p.complexity_probs) != 3 or any(x < 0 for x in p.complexity_probs) or abs(sum(p.complexity_probs) - 1) > 1e-9:
-        raise ConfigError(f"complexity_probs = {p.complexity_probs!r}: need 3 non-negative values summing to 1")
+    for k, x in zip(COMPLEXITIES, _shape("complexity_probs", p.complexity_probs, 3, _PROBS)):
+        check_number(f"complexity_probs[{k}]", x, lo=0.0)
+    if abs(sum(p.complexity_probs) - 1) > 1e-9:
+        raise ConfigError(f"complexity_probs = {p.complexity_probs!r} is not allowed; allowed: {_PROBS}")
     check_number("tight_fraction", p.tight_fraction, lo=0.0, hi=1.0)
     check_number("tight_window", p.tight_window, lo=0.0, lo_open=True)
     check_number("loose_window", p.loose_window, lo=0.0, lo_open=True)
@@ -176,26 +236,38 @@ def _validate(p: CGRSPParams) -> None:
     check_number("alpha2", p.alpha2, lo=0.0)
 
 
-_TUPLE_FIELDS = {f.name for f in fields(CGRSPParams) if "tuple" in str(f.type)}
+def _dwell_unused(dwell: Any, process: Any) -> None:
+    raise ConfigError(f"stock_dwell_s = {dwell!r} is not allowed with stock_process = {process!r}: the fresh process "
+                      "has no dwell time; allowed: stock_dwell_s only together with stock_process='markov'")
+
+
+def _gpu_type(i: int, g: Any) -> Any:
+    """A mapping entry of ``gpu_types`` as a GPUType (other entries are left to the validation)."""
+    if not isinstance(g, Mapping):
+        return g
+    check_keys(g, _GPU_FIELDS, section=f"gpu_types[{i}] keys")
+    missing = [k for k in _GPU_FIELDS if k not in g]
+    if missing:
+        raise ConfigError(f"gpu_types[{i}] = {dict(g)!r} lacks {', '.join(missing)}; allowed: a mapping with keys "
+                          f"{', '.join(_GPU_FIELDS)}")
+    return GPUType(**g)
 
 
 def make_params(day: str = "hectic", **overrides: Any) -> CGRSPParams:
-    """Parameters for a day type with overrides; raises ConfigError on anything unknown."""
+    """Parameters for a day type with overrides; raises ConfigError on anything unknown.
+
+    NumPy scalars are taken as the Python numbers they hold, lists and arrays as tuples.
+    """
     check_choice("day", day, DAY_TYPES)
     check_keys(overrides, PARAM_NAMES, section="CGRSP parameters")
-    values: dict[str, Any] = dict(DAY_TYPES[day])
-    for k, v in overrides.items():
-        if k in _TUPLE_FIELDS and isinstance(v, list):
-            v = tuple(tuple(x) if isinstance(x, list) else x for x in v)
-        values[k] = v
-    if "gpu_types" in values and not all(isinstance(g, GPUType) for g in values["gpu_types"]):
-        try:
-            values["gpu_types"] = tuple(
-                g if isinstance(g, GPUType) else GPUType(**{**g, "mean_runtime_s": tuple(g["mean_runtime_s"])})
-                for g in values["gpu_types"]
-            )
-        except TypeError as e:
-            raise ConfigError(f"gpu_types: {e}; each entry needs name, cuda_cores, vram_gb, price_per_h, mean_runtime_s, beta_high") from e
+    values: dict[str, Any] = {**DAY_TYPES[day], **overrides}
+    if "stock_dwell_s" in overrides:
+        process = check_choice("stock_process", values.get("stock_process", "fresh"), STOCK_PROCESSES)
+        if process != "markov":
+            _dwell_unused(overrides["stock_dwell_s"], process)
+    gpu_types = values.get("gpu_types")
+    if isinstance(gpu_types, (list, tuple, np.ndarray)):
+        values["gpu_types"] = tuple(_gpu_type(i, g) for i, g in enumerate(gpu_types))
     return CGRSPParams(**values)
 
 
@@ -209,6 +281,7 @@ __all__ = [
     "COMPLEXITIES",
     "DAY_TYPES",
     "DEFAULT_GPU_TYPES",
+    "DEFAULT_STOCK_DWELL_S",
     "PARAM_NAMES",
     "STOCK_LEVELS",
     "STOCK_PROCESSES",

@@ -53,12 +53,18 @@ def read_trace(src: TraceSource) -> pd.DataFrame:
     if not path.is_file():
         raise ConfigError(f"trace = {str(src)!r}: no such file")
     suffix = path.suffix.lower()
-    if suffix == ".csv":
-        # text, not pandas' float parser: every value is parsed (and checked) below, exactly
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
-    if suffix in (".parquet", ".pq"):
+    if suffix not in (".csv", ".parquet", ".pq"):
+        raise ConfigError(f"trace = {str(src)!r}: unknown file type {suffix!r}; allowed: .csv, .parquet, .pq")
+    allowed = f"allowed: a {'CSV' if suffix == '.csv' else 'Parquet'} file with the columns {', '.join(REQUIRED)}"
+    if path.stat().st_size == 0:
+        raise ConfigError(f"trace = {str(src)!r}: the file is empty; {allowed} and one row per job")
+    try:
+        if suffix == ".csv":
+            # text, not pandas' float parser: every value is parsed (and checked) below, exactly
+            return pd.read_csv(path, dtype=str, keep_default_na=False)
         return pd.read_parquet(path)
-    raise ConfigError(f"trace = {str(src)!r}: unknown file type {suffix!r}; allowed: .csv, .parquet, .pq")
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as exc:
+        raise ConfigError(f"trace = {str(src)!r}: cannot be read ({type(exc).__name__}: {exc}); {allowed}") from None
 
 
 def _where(src: TraceSource, i: int) -> str:

@@ -133,6 +133,20 @@ def check_kwargs(given: Mapping[str, Any], allowed: Iterable[str], where: str) -
     check_keys(given, allowed, section=f"{where} arguments")
 
 
+def check_seed(seed: Any) -> int | None:
+    """``reset(seed=...)`` as a Python ``int`` (NumPy integers too) or ``None``; else raise.
+
+    Gymnasium's own seeding refuses NumPy integers (``np.arange(10)`` as seeds); the envs of
+    the package take them.
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ConfigError(f"reset seed = {seed!r} is not allowed; allowed: None or a non-negative integer "
+                          "(Python or NumPy)")
+    return int(seed)
+
+
 def check_options(options: Mapping[str, Any] | None, allowed: Iterable[str] = ()) -> dict[str, Any]:
     """``reset(options=...)`` as a dict; unknown keys raise :class:`ConfigError`."""
     if options is None:

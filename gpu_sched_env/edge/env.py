@@ -18,6 +18,7 @@ from gpu_sched_env.core.errors import (
     check_kwargs,
     check_number,
     check_options,
+    check_seed,
 )
 from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
@@ -144,6 +145,9 @@ class EdgeBatchEnv(gym.Env):
         self.table = profiles if isinstance(profiles, ProfileTable) else (
             default_profiles() if profiles is None else load_profiles(profiles))
         self.mix = None if mix is None else dict(mix)
+        if self.mix is not None:
+            self._check_workloads("mix", self.mix)
+            random_workloads(1, np.random.default_rng(0), self.mix)  # its weight checks now, not at the first reset
         self.reward_scale_s = float(check_number("reward_scale_s", reward_scale_s, lo=0.0, lo_open=True))
         if reward_weights is not None and not isinstance(reward_weights, Mapping):
             raise ConfigError(f"reward_weights = {reward_weights!r} must be a mapping with keys {', '.join(REWARD_PARTS)}")
@@ -172,8 +176,9 @@ class EdgeBatchEnv(gym.Env):
             names = list(names)
             if not names:
                 raise ConfigError("reset options.workloads is empty; give at least one workload name")
+            self._check_workloads("reset options.workloads", names)
             source = tasks_from_workloads(names, self.table, self.cluster)  # raises before any change
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         if "workloads" not in options:
             source = tasks_from_workloads(random_workloads(self.n_tasks, self.np_random, self.mix), self.table,
                                           self.cluster)
@@ -191,6 +196,13 @@ class EdgeBatchEnv(gym.Env):
         self._device: list[int] = []
         self._i = 0
         return self._obs(), self._info({})
+
+    def _check_workloads(self, field: str, names: Any) -> None:
+        """Raise unless every name (key) has rows in the profile table (a typo would run on the table average)."""
+        unknown = [n for n in names if n not in self.table.workloads]
+        if unknown:
+            raise ConfigError(f"{field} = {names!r}: workload(s) {', '.join(map(repr, unknown))} not in the profile "
+                              f"table {self.table.source}; allowed: {', '.join(self.table.workloads)}")
 
     def step(self, action):
         """Place the current task on device ``action``."""

@@ -19,6 +19,7 @@ from gpu_sched_env.core.errors import (
     check_kwargs,
     check_number,
     check_options,
+    check_seed,
 )
 from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
@@ -112,12 +113,12 @@ class HGSPEnv(gym.Env):
         if n_tasks is not None:
             if self._preset is None:
                 raise ConfigError(f"n_tasks = {n_tasks!r}: only allowed with a preset name for tasks")
-            check_number("n_tasks", n_tasks, lo=1, integer=True)
+            n_tasks = check_number("n_tasks", n_tasks, lo=1, integer=True)  # an int, also from a NumPy integer
         self._n_tasks = n_tasks
         self._fixed = None if self._preset else resolve_tasks(tasks)
         if order is not None and self._fixed is None:
             raise ConfigError("order: only allowed with a fixed task set (CSV, DataFrame or TaskSet)")
-        self._order = None if order is None else self._check_order(order)
+        self._order = None if order is None else self._check_order(order, len(self._fixed.workload))
         self.cluster = make_cluster(cluster)
         weights = dict(tardiness=1.0, flow=0.0)
         if reward_weights is not None:
@@ -145,7 +146,7 @@ class HGSPEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         """Start a new episode (a new task set for a preset)."""
         check_options(options)
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         if self._fixed is not None:
             ts = self._fixed
         else:
@@ -222,10 +223,11 @@ class HGSPEnv(gym.Env):
         return self._ls.result()
 
     @staticmethod
-    def _check_order(order: Any) -> np.ndarray:
+    def _check_order(order: Any, n: int) -> np.ndarray:
         arr = np.asarray(order)
-        if arr.ndim != 1 or arr.dtype.kind not in "iu":
-            raise ConfigError(f"order = {order!r} must be a sequence of task indices (integers)")
+        if arr.ndim != 1 or arr.dtype.kind not in "iu" or sorted(arr.tolist()) != list(range(n)):
+            raise ConfigError(f"order = {order!r} is not allowed; allowed: a permutation of the task indices 0..{n - 1} "
+                              "(each index once)")
         return arr.astype(int)
 
     def _why_illegal(self, j: int) -> str:

@@ -17,10 +17,11 @@ from gpu_sched_env.core.errors import (
     check_kwargs,
     check_number,
     check_options,
+    check_seed,
 )
 from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
-from gpu_sched_env.llm.model import Workload, mixed, resolve_workload
+from gpu_sched_env.llm.model import Workload, make_cluster, mixed, resolve_workload
 from gpu_sched_env.llm.sim import LLMDecision, LLMSim
 
 N_FEAT = 7
@@ -101,6 +102,12 @@ class LLMServeEnv(gym.Env):
         self._n = int(check_number("n_requests", n_requests, lo=1, integer=True))
         if not self._random and n_requests != 50:
             raise ConfigError(f"n_requests = {n_requests!r}: only allowed with workload='mixed'")
+        if cluster is not None:
+            make_cluster(cluster)  # its own errors first: a bad count or GPU type names itself
+            if not isinstance(workload, pd.DataFrame):
+                raise ConfigError(f"cluster = {cluster!r}: only allowed with a request table (DataFrame) as the workload; "
+                                  f"workload {workload if isinstance(workload, str) else type(workload).__name__!r} "
+                                  "fixes its own cluster")
         self._fixed = None if self._random else resolve_workload(workload, 0, cluster)
         self.engine, self.dt = engine, dt
         LLMSim(self._fixed or mixed(0, self._n), dt, engine)  # validate engine and dt now
@@ -117,7 +124,7 @@ class LLMServeEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         """Start a new episode."""
         check_options(options)
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         wl = mixed(int(self.np_random.integers(2**31 - 1)), self._n) if self._random else self._fixed
         self.sim = LLMSim(wl, self.dt, self.engine)
         r = wl.requests

@@ -123,9 +123,13 @@ def make_cluster(counts: Mapping[str, int], table: Mapping[str, Mapping[str, flo
             raise ConfigError(f"throughput table {name}: needs exactly memory, prefill, decode; got {sorted(row)}")
         vals = {k: check_number(f"{name}.{k}", v, lo=0, lo_open=True) for k, v in row.items()}
         types[name] = GPUType(name, float(vals["memory"]), float(vals["prefill"]), float(vals["decode"]))
+    if not isinstance(counts, Mapping):
+        raise ConfigError(f"cluster = {counts!r} is not allowed; allowed: a mapping {{GPU type: count}} "
+                          f"with GPU types {', '.join(types)}")
     out = []
     for name, count in counts.items():
-        check_choice("GPU type", name, types)
+        if name not in types:
+            raise ConfigError(f"cluster = {dict(counts)!r}: GPU type {name!r} is not known; allowed: {', '.join(types)}")
         out += [types[name]] * int(check_number(f"cluster.{name}", count, lo=0, integer=True))
     if not out:
         raise ConfigError(f"cluster {dict(counts)!r} has no GPUs")

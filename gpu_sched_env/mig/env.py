@@ -17,6 +17,7 @@ from gpu_sched_env.core.errors import (
     check_kwargs,
     check_number,
     check_options,
+    check_seed,
 )
 from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
@@ -108,6 +109,8 @@ class MIGEnv(gym.Env):
         check_kwargs(unknown, ("jobs", "config", "n_jobs", "capacities", "poll_interval", "reward_weights",
                                "render_mode"), "MIG-v0")
         self.render_mode = check_render_mode(render_mode)
+        if isinstance(capacities, np.ndarray) and capacities.ndim == 1:
+            capacities = capacities.tolist()  # a 1-D array is a sequence too (entries still checked below)
         if isinstance(capacities, (str, bytes)) or not isinstance(capacities, Sequence):
             raise ConfigError(f"capacities = {capacities!r} must be a sequence of instance memories [MB]")
         self.capacities = check_capacities(capacities)
@@ -170,7 +173,7 @@ class MIGEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Draw a data set (or take the fixed jobs) and return the first decision."""
         check_options(options)
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         if seed is not None:
             self.action_space.seed(int(self.np_random.integers(0, 2**31 - 1)))
         if self.fixed_jobs is not None:

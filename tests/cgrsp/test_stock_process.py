@@ -76,8 +76,9 @@ def test_markov_is_reproducible_and_fresh_is_unchanged():
     a = simulate("rh", day="surge", seed=2, stock_process="markov", stock_dwell_s=300).summary()
     b = simulate("rh", day="surge", seed=2, stock_process="markov", stock_dwell_s=300).summary()
     assert a == b
-    # stock_dwell_s is unused by the fresh process
-    assert simulate("edf", seed=1).summary() == simulate("edf", seed=1, stock_dwell_s=60).summary()
+    # stock_dwell_s has no meaning for the fresh process: giving it there is refused (test_bad_inputs)
+    with pytest.raises(ConfigError, match="stock_dwell_s = 60 is not allowed with stock_process = 'fresh'"):
+        simulate("edf", seed=1, stock_dwell_s=60)
 
 
 @pytest.mark.parametrize("bad", [{"stock_process": "persistent"}, {"stock_process": "markov", "stock_dwell_s": 0},
