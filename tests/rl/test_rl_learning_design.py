@@ -332,7 +332,7 @@ def test_deadline_risk_rises_over_the_last_hour_of_laxity_and_is_lifted_at_dispa
 
 
 def test_env_markov_config_builds_the_persistent_stock_design_and_trains(tmp_path):
-    """``env=markov``: the options the README's persistent-stock result rests on, end to end."""
+    """``env=markov``: the options the persistent-stock result of docs/training.md rests on, end to end."""
     import gpu_sched_agents.rl.train as tr
 
     cfg = cfg_for("env=markov")
