@@ -29,6 +29,7 @@ from gpu_sched_env.core.errors import (
     ResetNeededError,
     check_action,
     check_options,
+    check_seed,
 )
 from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
@@ -252,6 +253,7 @@ class CGRSPEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         """Start a day; ``seed`` is the simulator's run seed (see *Starting state*)."""
         check_options(options)  # before anything changes: a bad option leaves the env as it was
+        seed = check_seed(seed)  # NumPy integers too
         super().reset(seed=seed)
         self.run_seed = int(seed) if seed is not None else int(self.np_random.integers(2**31 - 1))
         self.action_space.seed(int(self.np_random.integers(2**31 - 1)))
