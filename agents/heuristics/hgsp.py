@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from gpu_sched_agents.heuristics.env_agent import DecisionAgent
-from gpu_sched_env.core.errors import check_number
+from gpu_sched_env.core.errors import check_choice, check_number
 from gpu_sched_env.hgsp.policies import POLICIES as REGISTRY
 from gpu_sched_env.hgsp.sim import (
+    DECODERS,
     Decision,
     Problem,
     decode,
@@ -74,19 +75,25 @@ class SAGreedy(Greedy):
     (largest first), the rest keep their order. A worse neighbour is accepted with
     probability ``exp(-delta / T)``; ``T`` is multiplied by ``alpha`` after each iteration;
     the search stops after ``iters`` iterations, when ``T < t_min`` or when nothing is tardy.
-    The best ordering seen is kept. ``serial=True`` decodes orderings strictly in list order
-    instead of release-aware (see :mod:`gpu_sched_env.hgsp.sim`).
+    The best ordering seen is kept.
+
+    ``decoder`` turns an ordering into a schedule (see :mod:`gpu_sched_env.hgsp.sim`):
+    ``"list"`` (default, the study's decoder) places the tasks strictly in list order, each on
+    its earliest-finish GPU; ``"release"`` (ours) is release-aware: the next task is the
+    highest-priority one among those that have arrived by the earliest time any task could
+    start, so a late task moved to the front cannot reserve a GPU ahead of waiting ones.
     """
 
     name = "sagreedy"
 
     def __init__(self, iters: int = 100, t0: float = 1000.0, alpha: float = 0.95,
-                 t_min: float = 1.0, serial: bool = False) -> None:
+                 t_min: float = 1.0, decoder: str = "list") -> None:
         self.iters = check_number("sagreedy.iters", iters, lo=0, integer=True)
         self.t0 = check_number("sagreedy.t0", t0, lo=0, lo_open=True)
         self.alpha = check_number("sagreedy.alpha", alpha, lo=0, hi=1, lo_open=True, hi_open=True)
         self.t_min = check_number("sagreedy.t_min", t_min, lo=0, hi=t0, hi_open=True)
-        self.serial = bool(serial)
+        self.decoder = check_choice("sagreedy.decoder", decoder, DECODERS)
+        self.serial = DECODERS[decoder]  # read by hgsp.run when it decodes the returned order
         self.rng = np.random.default_rng(0)
         self.trace: list[dict[str, float]] = []  # one row per iteration (for plots/tests)
 

@@ -15,6 +15,7 @@ from gpu_sched_env.core.errors import (
     ConfigError,
     ResetNeededError,
     check_action,
+    check_choice,
     check_keys,
     check_kwargs,
     check_number,
@@ -25,7 +26,7 @@ from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb
 from gpu_sched_env.core.spaces import MaskedDiscrete
 from gpu_sched_env.hgsp.metrics import summarize
 from gpu_sched_env.hgsp.model import Cluster, TaskSet, make_cluster
-from gpu_sched_env.hgsp.sim import Decision, ListScheduler, Problem, decision
+from gpu_sched_env.hgsp.sim import DECODERS, Decision, ListScheduler, Problem, decision
 from gpu_sched_env.hgsp.workload import PRESETS, generate_tasks, resolve_tasks
 
 REWARD_PARTS = ("tardiness", "flow")
@@ -86,7 +87,9 @@ class HGSPEnv(gym.Env):
     ``tasks`` (preset name, CSV path, DataFrame or TaskSet; default ``"tasks1"``),
     ``cluster`` (``"small"``, ``"medium"``, ``"large"`` or ``{model: count}``), ``n_tasks``
     (preset size override, e.g. 100 for short episodes), ``order`` (priority list for a fixed
-    task set; default arrival order), ``reward_weights`` (mapping with keys tardiness, flow,
+    task set; default arrival order), ``decoder`` (how ``order`` is decoded: ``"list"``, strictly
+    in list order, the default as in SAGreedy, or ``"release"``, release-aware; the two agree
+    on the arrival order), ``reward_weights`` (mapping with keys tardiness, flow,
     non-negative), ``render_mode`` (``None``, ``"ansi"`` text or ``"rgb_array"`` Gantt chart
     of the placed tasks per GPU). Unknown arguments raise ``ConfigError``; ``reset()`` takes
     no options.
@@ -103,11 +106,14 @@ class HGSPEnv(gym.Env):
         cluster: str | Mapping[str, int] | Cluster = "small",
         n_tasks: int | None = None,
         order: Sequence[int] | None = None,
+        decoder: str = "list",
         reward_weights: Mapping[str, float] | None = None,
         render_mode: str | None = None,
         **unknown: Any,
     ) -> None:
-        check_kwargs(unknown, ("tasks", "cluster", "n_tasks", "order", "reward_weights", "render_mode"), "HGSP-v0")
+        check_kwargs(unknown, ("tasks", "cluster", "n_tasks", "order", "decoder", "reward_weights", "render_mode"),
+                     "HGSP-v0")
+        self._serial = DECODERS[check_choice("decoder", decoder, DECODERS, "HGSP-v0")]
         self.render_mode = check_render_mode(render_mode)
         self._preset = tasks if isinstance(tasks, str) and tasks in PRESETS else None
         if n_tasks is not None:
@@ -158,7 +164,7 @@ class HGSPEnv(gym.Env):
         pr = self.problem
         self._tref = float(ts.workload.mean()) / self._vmax
         self._wmax = max(float(ts.weight.max()), 1e-12)
-        self._ls = ListScheduler(pr, self._order)
+        self._ls = ListScheduler(pr, self._order, self._serial)
         self._task = self._ls.next_task()
         return self._obs(), self._info({})
 

@@ -1,7 +1,7 @@
 """FIFO / Greedy / SAGreedy side by side per preset and cluster, with CIs over seeds.
 
-The study published orderings, not tables of numbers; :data:`PUBLISHED` states them per
-(task set, cluster) and :func:`ordering_checks` says whether the measured means honour them.
+The study published a few figures and orderings, not tables; :data:`PUBLISHED` lists them per
+(task set, cluster) and :func:`published_vs_ours` marks each faithful / deviates / missing.
 """
 
 from __future__ import annotations
@@ -15,18 +15,19 @@ from gpu_sched_env.core.stats import mean_ci
 from gpu_sched_env.hgsp.api import run
 from gpu_sched_env.hgsp.workload import PRESETS, generate_tasks
 
-# policy label -> (policy name, extra parameters); "sagreedy_serial" is the spec's literal decoder
+# policy label -> (policy name, extra parameters); "sagreedy" decodes in list order (the
+# study's decoder, the default), "sagreedy_release" with our release-aware decoder
 VARIANTS: dict[str, tuple[str, dict]] = {
     "fifo": ("fifo", {}),
     "greedy": ("greedy", {}),
-    "sagreedy": ("sagreedy", {}),
-    "sagreedy_serial": ("sagreedy", {"serial": True}),
+    "sagreedy": ("sagreedy", {"decoder": "list"}),
+    "sagreedy_release": ("sagreedy", {"decoder": "release"}),
 }
 PUBLISHED: dict[tuple[str, str], str] = {
-    ("tasks1", "small"): "SAGreedy < Greedy < FIFO in WT and DMR; SAGreedy about -25 % WT vs FIFO",
-    ("tasks2", "medium"): "Greedy = SAGreedy << FIFO; FIFO DMR ~2 %, Greedy almost none",
-    ("tasks3", "small"): "FIFO DMR ~99 %; SAGreedy clearly fewer misses",
-    ("tasks4", "large"): "FIFO DMR ~99 %",
+    ("tasks1", "small"): "FIFO 86 % busy, ACT 9.2, DMR 5.7 %, makespan 2500; SAGreedy < Greedy < FIFO; SAGreedy -25 % WT",
+    ("tasks2", "medium"): "FIFO 43 % busy, DMR ~2 %; Greedy = SAGreedy, almost no misses",
+    ("tasks3", "small"): "FIFO DMR ~99 %; SAGreedy clearly fewer misses, -10 % WT",
+    ("tasks4", "large"): "FIFO DMR ~99 %; SAGreedy -1.3 % WT",
 }
 METRICS = ("wt", "dmr_pct", "act", "makespan", "gpu_util_pct")
 
@@ -85,45 +86,131 @@ def side_by_side(df: pd.DataFrame, metric: str = "wt", level: float = 0.95) -> p
     sm = summary(df, level)
     out = []
     greedy_wins = wins(df, "greedy", "fifo", metric)
-    sa_wins = wins(df, "sagreedy", "greedy", metric) if "sagreedy" in set(df.policy) else None
+    sa_wins = {p: wins(df, p, "greedy", metric) for p in ("sagreedy", "sagreedy_release") if p in set(df.policy)}
     for (ts, cl), g in sm.groupby(["tasks", "cluster"], sort=False):
         row = {"tasks": ts, "cluster": cl + (" (published)" if (ts, cl) in PUBLISHED else "")}
         for _, r in g.iterrows():
             row[r.policy] = _fmt(r[metric], r[f"{metric}_lo"], r[f"{metric}_hi"])
         row["Greedy < FIFO"] = f"{int(greedy_wins[ts, cl])}/{int(g.n_seeds.iloc[0])}"
-        if sa_wins is not None:
-            row["SAGreedy < Greedy"] = f"{int(sa_wins[ts, cl])}/{int(g.n_seeds.iloc[0])}"
+        for p, w in sa_wins.items():
+            label = "SAGreedy < Greedy" if p == "sagreedy" else "SAGreedy [release] < Greedy"
+            row[label] = f"{int(w[ts, cl])}/{int(g.n_seeds.iloc[0])}"
         out.append(row)
     return pd.DataFrame(out)
 
 
-def ordering_checks(df: pd.DataFrame) -> pd.DataFrame:
-    """Whether the measured means honour each :data:`PUBLISHED` ordering (one row per claim)."""
-    m = df.groupby(["tasks", "cluster", "policy"])[["wt", "dmr_pct"]].mean()
+# Causes of the deviations, as measured by scripts/hgsp_diagnose_tasks1.py (tasks1) and the
+# decoder comparison of the orderings table (docs/hgsp.md, "Published vs ours").
+CAUSES = {
+    "greedy_vs_fifo": "load, not deadlines: at 86 % busy EFT leaves the A30 idle while tasks queue "
+                      "for the A100/L40, so Greedy's mean flow time exceeds FIFO's; 9 of 10 deadline x "
+                      "memory models re-fitted to DMR 5.7 % keep Greedy worse (diagnosis, tables 2-4)",
+    "sa_list": "list-order decoder: a tardy task moved to the front reserves its GPU from its "
+               "arrival on, so SAGreedy's neighbours are worse and it returns (nearly) Greedy's "
+               "ordering",
+    "sa_list_equal": "list-order decoder: with a handful of tardy tasks, placing a moved task first "
+                     "(its GPU idles until it arrives) sometimes pays, as in the hand-computed example "
+                     "(tests/hgsp/test_hgsp_decoders.py)",
+    "sa_release": "release-aware decoder (ours): moved tasks cannot block waiting ones, so the "
+                  "annealing reaches far better orderings than the study's",
+}
+
+
+def _rel(a: float, b: float) -> float:
+    """100 (a - b) / b (nan if b == 0)."""
+    return 100.0 * (a - b) / b if b else float("nan")
+
+
+def published_vs_ours(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per published figure or claim (task set on its published cluster) with status.
+
+    ``df`` is :func:`run_seeds`'s frame (all four :data:`VARIANTS`). Status: ``faithful``
+    (inside the stated tolerance or the claim holds; ``(fitted)`` marks a figure a preset was
+    fitted to, so it is an input, not a prediction), ``deviates (size; cause)`` or ``missing``.
+    """
     rows = []
+    have = set(zip(df.tasks, df.cluster))
 
-    def add(ts: str, cl: str, claim: str, ok: bool, measured: str) -> None:
-        rows.append({"tasks": ts, "cluster": cl, "claim": claim, "measured": measured, "holds": bool(ok)})
-
-    def get(ts: str, cl: str, pol: str, k: str) -> float:
-        return float(m.loc[(ts, cl, pol), k])
-
-    for (ts, cl) in PUBLISHED:
-        if (ts, cl, "fifo") not in m.index:
-            continue
-        f, g, s = (get(ts, cl, p, "wt") for p in ("fifo", "greedy", "sagreedy"))
-        fd, gd, sd = (get(ts, cl, p, "dmr_pct") for p in ("fifo", "greedy", "sagreedy"))
-        if ts == "tasks1":
-            add(ts, cl, "WT: SAGreedy < Greedy < FIFO", s < g < f, f"{s:.1f} < {g:.1f} < {f:.1f}")
-            add(ts, cl, "DMR: Greedy < FIFO", gd < fd, f"{gd:.2f} % < {fd:.2f} %")
-        elif ts == "tasks2":
-            add(ts, cl, "WT: Greedy and SAGreedy < FIFO / 2", max(g, s) < f / 2, f"{g:.1f}, {s:.1f} vs {f:.1f}")
-            add(ts, cl, "WT: SAGreedy <= Greedy", s <= g, f"{s:.1f} <= {g:.1f}")
-            add(ts, cl, "WT: SAGreedy = Greedy (study: equal; here within 25 %)", abs(s - g) <= 0.25 * max(g, 1e-9),
-                f"{s:.1f} vs {g:.1f}")
-            add(ts, cl, "DMR: FIFO 1-4 %, Greedy < FIFO / 2", 1 <= fd <= 4 and gd < fd / 2, f"{fd:.2f} %, {gd:.2f} %")
+    def add(ts: str, figure: str, published: str, ours: str, ok: bool | None, size: str = "",
+            cause: str = "", fitted: bool = False) -> None:
+        if ok is None:
+            status, why = "missing", cause
+        elif ok:
+            status, why = ("faithful (fitted)" if fitted else "faithful"), ""
         else:
-            add(ts, cl, "DMR: FIFO > 95 %", fd > 95, f"{fd:.1f} %")
-            if ts == "tasks3":
-                add(ts, cl, "DMR: SAGreedy < FIFO - 10 points", sd < fd - 10, f"{sd:.1f} % vs {fd:.1f} %")
+            status, why = f"deviates ({size})", cause
+        rows.append({"tasks": ts, "figure": figure, "published": published, "ours": ours, "status": status,
+                     "cause": why})
+
+    def per_seed(ts: str, cl: str, pol: str, k: str) -> np.ndarray:
+        g = df[(df.tasks == ts) & (df.cluster == cl) & (df.policy == pol)].sort_values("seed")
+        return g[k].to_numpy(float)
+
+    def stat(ts: str, cl: str, pol: str, k: str) -> tuple[float, str]:
+        ci = mean_ci(per_seed(ts, cl, pol, k))
+        return ci.mean, _fmt(ci.mean, ci.lo, ci.hi)
+
+    def close(ts: str, figure: str, published: float, v: tuple[float, str], tol: float, unit: str,
+              fitted: bool = False) -> None:
+        d = v[0] - published
+        add(ts, figure, f"{published:g}{unit}", v[1] + unit, abs(d) <= tol,
+            f"{d:+.3g}{unit.strip() or ''} vs tolerance ±{tol:g}", fitted=fitted)
+
+    def sa_rows(ts: str, cl: str, published_pct: float | None, claim: str) -> None:
+        f = per_seed(ts, cl, "fifo", "wt").sum()
+        g = per_seed(ts, cl, "greedy", "wt")
+        for pol, dec in (("sagreedy", "list"), ("sagreedy_release", "release")):
+            s = per_seed(ts, cl, pol, "wt")
+            ch = _rel(s.sum(), f)
+            same = int(np.sum(np.isclose(s, g, rtol=1e-9, atol=1e-9)))
+            ours = f"{ch:+.1f} % (SAGreedy = Greedy on {same}/{len(s)} seeds)"
+            if published_pct is None:  # "SAGreedy = Greedy"
+                vs_g = _rel(s.sum(), g.sum())
+                add(ts, f"SAGreedy [{dec}] WT vs Greedy", claim,
+                    f"{vs_g:+.1f} % (equal on {same}/{len(s)} seeds)", same == len(s),
+                    f"{vs_g:+.1f} %, equal on {same}/{len(s)} seeds",
+                    CAUSES["sa_list_equal" if dec == "list" else "sa_release"])
+            else:
+                ok = abs(ch - published_pct) <= max(5.0, 0.25 * abs(published_pct))
+                ratio = (f"{ch / published_pct:.1f}x the published gain" if ch * published_pct > 0
+                         else "no gain")
+                add(ts, f"SAGreedy [{dec}] WT vs FIFO", f"{published_pct:+g} %", ours, ok,
+                    f"{ch - published_pct:+.1f} points, {ratio}", CAUSES[f"sa_{dec}"])
+
+    add("all", "task sets tasks1-tasks4", "used, not public", "seeded generator at the published loads",
+        None, cause="the study's sets and deadline model are not public (spec)")
+    if ("tasks1", "small") in have:
+        ts, cl = "tasks1", "small"
+        close(ts, "FIFO GPU utilisation", 86.0, stat(ts, cl, "fifo", "gpu_util_pct"), 3.0, " %", fitted=True)
+        close(ts, "FIFO ACT", 9.2, stat(ts, cl, "fifo", "act"), 0.1 * 9.2, "")
+        close(ts, "FIFO makespan", 2500.0, stat(ts, cl, "fifo", "makespan"), 0.05 * 2500, "")
+        close(ts, "FIFO DMR", 5.7, stat(ts, cl, "fifo", "dmr_pct"), 1.0, " %", fitted=True)
+        f, g = per_seed(ts, cl, "fifo", "wt"), per_seed(ts, cl, "greedy", "wt")
+        ga, fa = per_seed(ts, cl, "greedy", "act").mean(), per_seed(ts, cl, "fifo", "act").mean()
+        add(ts, "Greedy WT vs FIFO", "slightly better (< 0)",
+            f"{_rel(g.sum(), f.sum()):+.1f} % (better on {int((g < f).sum())}/{len(f)} seeds)", g.sum() < f.sum(),
+            f"{_rel(g.sum(), f.sum()):+.1f} % instead of < 0; ACT {ga:.2f} vs {fa:.2f}", CAUSES["greedy_vs_fifo"])
+        fd, gd = stat(ts, cl, "fifo", "dmr_pct")[0], stat(ts, cl, "greedy", "dmr_pct")[0]
+        add(ts, "Greedy DMR vs FIFO", "lower", f"{gd:.2f} % vs {fd:.2f} %", gd < fd,
+            f"{gd - fd:+.2f} points", CAUSES["greedy_vs_fifo"])
+        sa_rows(ts, cl, -25.0, "")
+    if ("tasks2", "medium") in have:
+        ts, cl = "tasks2", "medium"
+        close(ts, "FIFO GPU utilisation", 43.0, stat(ts, cl, "fifo", "gpu_util_pct"), 3.0, " %", fitted=True)
+        v = stat(ts, cl, "fifo", "dmr_pct")
+        add(ts, "FIFO DMR", "~2 %", v[1] + " %", 1.0 <= v[0] <= 3.0, f"{v[0] - 2:+.2f} points")
+        v = stat(ts, cl, "greedy", "dmr_pct")
+        add(ts, "Greedy DMR", "almost none", v[1] + " %", v[0] < 0.5, f"{v[0]:.2f} % (> 0.5 %)")
+        sa_rows(ts, cl, None, "equal")
+    for ts, cl, gain in (("tasks3", "small", -10.0), ("tasks4", "large", -1.3)):
+        if (ts, cl) not in have:
+            continue
+        v = stat(ts, cl, "fifo", "dmr_pct")
+        add(ts, "FIFO DMR", "~99 %", v[1] + " %", v[0] >= 95.0, f"{v[0] - 99:+.1f} points", fitted=True)
+        if ts == "tasks3":
+            for pol, dec in (("sagreedy", "list"), ("sagreedy_release", "release")):
+                sd = stat(ts, cl, pol, "dmr_pct")[0]
+                add(ts, f"SAGreedy [{dec}] DMR vs FIFO", "clearly fewer misses", f"{sd:.1f} % vs {v[0]:.1f} %",
+                    sd < v[0] - 5, f"{sd - v[0]:+.1f} points", CAUSES[f"sa_{dec}"])
+        sa_rows(ts, cl, gain, "")
     return pd.DataFrame(rows)

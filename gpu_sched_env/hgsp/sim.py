@@ -201,6 +201,11 @@ RULES: dict[str, Callable[[float, list[float], list[float], list[int]], int]] = 
 }
 
 
+# SAGreedy's decoder names -> ``serial`` flag of :func:`decode`: "list" = strictly in list
+# order (the study's), "release" = release-aware (ours; see the module docstring)
+DECODERS: dict[str, bool] = {"list": True, "release": False}
+
+
 def decode(problem: Problem, order: np.ndarray | None = None, rule: str = "eft", serial: bool = False) -> Schedule:
     """Build the schedule for a priority list with a fixed placement rule (fast path)."""
     choose = RULES[rule]

@@ -1,7 +1,9 @@
-"""The presets reproduce the study's published orderings (docs/hgsp.md, orderings tables).
+"""The presets at the study's loads against its published figures (docs/hgsp.md, "Published
+vs ours"): what matches, and the documented deviations (so a change that removes or moves one
+fails here and the doc must be regenerated).
 
 Fast tests use FIFO / Greedy decodes (milliseconds each) over 10 seeds and SAGreedy on a
-few seeds; the full 10-seed SAGreedy check is marked slow.
+few seeds; the full 10-seed table is marked slow.
 """
 
 import numpy as np
@@ -10,7 +12,7 @@ import pytest
 from gpu_sched_env.hgsp import generate_tasks, run
 from gpu_sched_env.hgsp.metrics import summarize
 from gpu_sched_env.hgsp.model import CLUSTER_PRESETS, make_cluster
-from gpu_sched_env.hgsp.orderings import ordering_checks, run_seeds, side_by_side
+from gpu_sched_env.hgsp.orderings import published_vs_ours, run_seeds, side_by_side
 from gpu_sched_env.hgsp.sim import Problem, decode
 from gpu_sched_env.hgsp.workload import PRESETS, REF_SPEED, SPEED_RATIO_A100_A30
 
@@ -42,38 +44,42 @@ def test_presets_state_their_cluster_and_horizon():
 
 
 def test_deadline_slack_lets_placement_matter():
-    # slack below the A100/A30 speed ratio: a tight task started at once on the A30 misses
+    # slack below the A100/A30 speed ratio: a tight task started at once on the A30 misses.
+    # tasks1's slack is fitted to the published DMR at the published load and lies above it.
     for name in ("tasks1", "tasks2", "tasks3", "tasks4"):
         p = PRESETS[name]
-        assert p.slack_lo < SPEED_RATIO_A100_A30 < p.slack_hi
+        if name != "tasks1":
+            assert p.slack_lo < SPEED_RATIO_A100_A30 < p.slack_hi
         ts = generate_tasks(name, 0)
         slack = (ts.deadline - ts.arrival) * REF_SPEED / ts.workload
         assert slack.min() >= p.slack_lo - 1e-2 and slack.max() <= p.slack_hi + 1e-2
-        assert np.mean(slack < SPEED_RATIO_A100_A30) > 0.05  # tasks2: 8.9 % expected
+    assert PRESETS["tasks1"].slack_lo > SPEED_RATIO_A100_A30
 
 
-def test_tasks1_small_greedy_beats_fifo():
+def test_tasks1_small_at_published_load():
     r = fifo_greedy("tasks1")
-    assert r["greedy_wt"].mean() < r["fifo_wt"].mean()
-    assert r["greedy_dmr"].mean() < r["fifo_dmr"].mean()
-    assert (r["greedy_wt"] < r["fifo_wt"]).sum() >= 8  # measured 9/10
-    assert 4.0 < r["fifo_dmr"].mean() < 7.5  # published DMR ~5.7 %
+    assert abs(r["fifo_dmr"].mean() - 5.7) < 1.0  # fitted to the published DMR 5.7 %
     assert r["fifo_makespan"].mean() == pytest.approx(2500, rel=0.03)
+    # documented deviation: at 86 % busy Greedy is worse than FIFO (published: slightly better)
+    assert r["greedy_wt"].mean() > r["fifo_wt"].mean()
+    assert (r["greedy_wt"] > r["fifo_wt"]).sum() >= 8
 
 
-def test_tasks1_small_sagreedy_beats_greedy():
-    for s in range(2):  # 10/10 seeds in the docs table (slow test below)
+def test_tasks1_small_sagreedy_decoders():
+    for s in range(2):
         g = run("greedy", "tasks1", "small", s).summary()["wt"]
-        sa = run("sagreedy", "tasks1", "small", s).summary()["wt"]
-        assert sa < g
+        lst = run("sagreedy", "tasks1", "small", s, iters=30).summary()["wt"]
+        rel = run("sagreedy", "tasks1", "small", s, iters=30, decoder="release").summary()["wt"]
+        assert lst == pytest.approx(g)  # the study's decoder finds nothing better than Greedy
+        assert rel < 0.8 * g
 
 
 def test_tasks2_medium_greedy_far_below_fifo():
     r = fifo_greedy("tasks2")
     assert r["greedy_wt"].mean() < r["fifo_wt"].mean() / 2
     assert (r["greedy_wt"] < r["fifo_wt"]).all()
-    assert 1.0 < r["fifo_dmr"].mean() < 4.0  # published ~2 %
-    assert r["greedy_dmr"].mean() < r["fifo_dmr"].mean() / 2
+    assert 1.0 < r["fifo_dmr"].mean() < 3.0  # published ~2 %
+    assert r["greedy_dmr"].mean() < 0.5  # published: almost none
     assert r["fifo_makespan"].mean() == pytest.approx(2500, rel=0.03)
 
 
@@ -81,23 +87,32 @@ def test_tasks3_small_and_tasks4_large_fifo_misses_nearly_all():
     assert fifo_greedy("tasks3", seeds=range(3))["fifo_dmr"].min() > 95
     assert fifo_greedy("tasks4", seeds=range(3))["fifo_dmr"].min() > 95
     f = run("fifo", "tasks3", "small", 0).summary()["dmr_pct"]
-    sa = run("sagreedy", "tasks3", "small", 0).summary()["dmr_pct"]
-    assert sa < f - 10  # measured 76.9 % vs 98.5 % over 10 seeds
+    sa = run("sagreedy", "tasks3", "small", 0, decoder="release").summary()["dmr_pct"]
+    assert sa < f - 10
 
 
-def test_side_by_side_table_and_checks_small():
+def test_side_by_side_table_and_published_small():
     df = run_seeds(["tasks1"], ["small"], range(2), sa_iters=5)
-    assert set(df.policy) == {"fifo", "greedy", "sagreedy", "sagreedy_serial"}
+    assert set(df.policy) == {"fifo", "greedy", "sagreedy", "sagreedy_release"}
     wide = side_by_side(df, "wt")
     assert list(wide.columns[:2]) == ["tasks", "cluster"] and wide.cluster[0] == "small (published)"
     assert "[" in wide.fifo[0]  # mean [CI]
-    checks = ordering_checks(df)
-    assert set(checks.tasks) == {"tasks1"} and checks.holds.dtype == bool
+    pub = published_vs_ours(df)
+    assert set(pub.tasks) == {"all", "tasks1"}
+    assert pub.status.str.match(r"faithful|deviates \(|missing").all()
+    row = pub.set_index("figure").loc["Greedy WT vs FIFO"]
+    assert row.status.startswith("deviates (+") and "load" in row.cause
 
 
 @pytest.mark.slow
-def test_published_orderings_hold_over_10_seeds():
-    df = run_seeds(["tasks1", "tasks2", "tasks3", "tasks4"], None, SEEDS)
-    checks = ordering_checks(df)
-    expected_false = checks.claim.str.startswith("WT: SAGreedy = Greedy")  # documented difference
-    assert checks[~expected_false].holds.all(), checks[~checks.holds]
+def test_published_vs_ours_over_10_seeds():
+    pub = published_vs_ours(run_seeds(["tasks1", "tasks2", "tasks3", "tasks4"], None, SEEDS))
+    st = pub.set_index(["tasks", "figure"]).status
+    # the figures the presets were fitted to hold; the documented deviations are still there
+    assert (pub[pub.status.str.contains("fitted")].shape[0]) == 5
+    for key in [("tasks1", "FIFO GPU utilisation"), ("tasks2", "FIFO GPU utilisation"), ("tasks1", "FIFO DMR")]:
+        assert st[key] == "faithful (fitted)"
+    assert st["tasks1", "FIFO ACT"] == "faithful"
+    assert st["tasks1", "Greedy WT vs FIFO"].startswith("deviates")
+    assert st["tasks1", "SAGreedy [list] WT vs FIFO"].startswith("deviates")
+    assert st["tasks3", "SAGreedy [release] WT vs FIFO"].startswith("deviates")
