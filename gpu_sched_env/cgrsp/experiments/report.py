@@ -130,6 +130,37 @@ def _sweep_section(exp: Experiment, df: pd.DataFrame, fig: Figure) -> list[str]:
     return L
 
 
+RESERVATION_METRICS = ("mean_wait_min", "tight_miss_pct", "loose_miss_pct", "miss_pct")
+
+
+def _reservation_section(exp: Experiment, df: pd.DataFrame, fig: Figure) -> list[str]:
+    """RH's ρ_res sweep: per day its offered load against the gate, then wait and miss by ρ_res."""
+    from gpu_sched_env.cgrsp.fleet import Fleet
+    from gpu_sched_env.cgrsp.params import make_params
+    from gpu_sched_env.cgrsp.policies import POLICIES
+
+    col, gate = exp.param or "rho_res", float(exp.params.get("rho_gate", POLICIES.entry("rh").knobs["rho_gate"]))
+    sim_params = {k: v for k, v in exp.params.items() if k not in POLICIES.entry("rh").knobs}
+    L: list[str] = []
+    reading = []
+    for day in exp.days:
+        d = df[df["day"] == day]
+        rho = Fleet.from_params(make_params(day, **sim_params)).offered_load
+        on = rho < gate
+        L += [f"{day} day: offered load ρ = λ·W̄_mean/C_max = {rho:.3f} {'<' if on else '≥'} gate {gate:g}, so the "
+              f"reservation is {'on' if on else 'off (identical rows)'} (mean ± 95 % CI over seeds):", "",
+              T.md_table(T.metric_sweep_table(d, col, RESERVATION_METRICS)), ""]
+        m = T.cell_means(d, (col,), RESERVATION_METRICS)
+        lo, hi = m.index.min(), m.index.max()
+        reading.append(f"{day}: wait {m.loc[lo, 'mean_wait_min']:.1f} → {m.loc[hi, 'mean_wait_min']:.1f} min, tight miss "
+                       f"{m.loc[lo, 'tight_miss_pct']:.2f} → {m.loc[hi, 'tight_miss_pct']:.2f} %, loose miss "
+                       f"{m.loc[lo, 'loose_miss_pct']:.2f} → {m.loc[hi, 'loose_miss_pct']:.2f} %")
+    L += [f"Reading (ρ_res = {lo} → {hi}): " + "; ".join(reading) + ".", "",
+          fig(F.sweep_lines(df.assign(policy=df["day"]), col, fig.dir / f"{exp.name}_lines.png", RESERVATION_METRICS[:3],
+                            title=exp.title).name), ""]
+    return L
+
+
 def _stock_section(exp: Experiment, df: pd.DataFrame, fig: Figure) -> list[str]:
     col = exp.param or "stock"
     L = ["Columns: `fresh` (a new stock draw at every decision point, the calibrated default) and the persistent "
@@ -201,7 +232,7 @@ def render_section(exp: Experiment, df: pd.DataFrame, fig_dir: str | os.PathLike
     """Markdown for one experiment; its figures (and CSV side tables if ``save_data``) go to ``fig_dir``."""
     fig = _Fig(Path(fig_dir), link_prefix, save_data)
     fig.dir.mkdir(parents=True, exist_ok=True)
-    render = _stock_section if exp.param == "stock" else RENDERERS[exp.kind]
+    render = _stock_section if exp.param == "stock" else _reservation_section if exp.param == "rho_res" else RENDERERS[exp.kind]
     lines = _header(exp, df, level) + render(exp, df, fig)
     note = NOTES.get(exp.name)
     return "\n".join(lines + ([note, ""] if note else []))
