@@ -257,7 +257,7 @@ NOTES: dict[str, str] = {
                 "under the gate, so its reservation (ρ_res = 1, spec §3.9) lets loose jobs dispatch only when "
                 "two or more slots are idle, onto the better-stocked one, and the slot left idle is re-rolled at the "
                 "next decision: under the fresh stock draw holding is a re-roll, not a cost (see `rho` and, under a persistent stock status, `rhomarkov`, where the "
-                "same reservation costs wait). Without the reservation (ρ_res = 0) RH waits 132 min there, 0.97×. "
+                "same reservation costs wait). Without the reservation (ρ_res = 0) RH waits 132 min there, 0.96× (contract 7; 0.95× the other ten). "
                 "It is at 0.75× and 0.83× on the quiet and normal days, where a wait is just the provisioning delay of the slot a job gets and RH, "
                 "like EDF and Balanced, takes the best-stocked idle slot: it ties the fastest policies (0.12 min "
                 "quiet), and meeting 0.9× there would mean giving it worse slots."),
