@@ -114,9 +114,11 @@ class RefRandom(Random):
 
 
 class RefRH(_QueueArrays, RH):
+    # extended with RH's reservation under rh_plan="idle" (loose jobs stop at rho_res free
+    # idle slots; eager only decides idle-slot placement) and its release after the last arrival
     @property
     def all_eager(self) -> bool:
-        """Every candidate counts as eager under ``rh_plan="idle"`` (see :class:`RH`)."""
+        """Every candidate is placed on idle slots only under ``rh_plan="idle"`` (see :class:`RH`)."""
         return self.cfg.rh_plan == "idle"
 
     def reset(self, sim: Simulator, rng: Any = None) -> None:
@@ -215,7 +217,7 @@ class RefRH(_QueueArrays, RH):
         sp = self.cfg.stock_penalty
         sp_slot = [sp[stock[slot_type[s]]] for s in range(c)]
         wq_a1, wq_a2, w_slot, c_slot = self._wq_a1, self._wq_a2, self._w_slot, self._c_slot
-        reserve = self.reserve
+        reserve = self.reserve if sim.n_arrived < sim.n_jobs else 0  # released after the last arrival
         deadline, cx, tight = sim.deadline, sim.complexity, self._tight
         out: list[Assignment] = []
         i = seen_tight = 0
@@ -230,12 +232,12 @@ class RefRH(_QueueArrays, RH):
             i += 1
             if tight[j]:
                 seen_tight += 1
-            elif n_free <= reserve and not eager:  # loose job, only reserved slots left
+            elif n_free <= reserve:  # loose job, only reserved slots left
                 if seen_tight >= n_tight:  # no tight job left to use them
                     break
                 continue
             k, d = cx[j], deadline[j]
-            can_idle = eager or tight[j] or n_free > reserve
+            can_idle = tight[j] or n_free > reserve
             best, best_v, best_fin = -1, float("inf"), 0.0
             for s in range(c):
                 if free[s]:

@@ -24,7 +24,7 @@ def test_default_designs_match_the_study():
     assert e["cmax"].values == (3, 5, 7, 10)
     assert e["theta"].values == (60.0, 180.0, 300.0, 600.0, 1200.0)
     assert e["crstar"].values == (1.5, 2.0, 3.0, 5.0, 10.0)
-    assert e["rho"].values == (0, 1, 2, 3) and e["rho"].days == ("surge", "hectic")
+    assert e["rho"].values == (0, 1, 2, 3) and e["rho"].days == ("normal", "surge", "hectic")
     assert e["objective"].w_cost == pytest.approx([0.1 * k for k in range(1, 10)])
     assert e["objective"].ratios == (1.0, 5.0, 10.0, 20.0, 50.0)
     assert e["month"].seeds == tuple(range(10)) and e["month"].n_days == 30
@@ -39,7 +39,7 @@ def test_cell_counts_and_labels():
     c = cells[0]
     assert c["day"] == "surge" and c["params"] == {"tight_fraction": 0.1}
     assert c["labels"] == {"cell": "surge/tight_fraction=0.1", "tight_fraction": 0.1}
-    assert len(build_cells(EXPERIMENTS["rho"])) == 1 * 30 * 4 * 2
+    assert len(build_cells(EXPERIMENTS["rho"])) == 1 * 30 * 4 * 3
     assert len(build_cells(EXPERIMENTS["daytype"])) == 11 * 30 * 4
 
 

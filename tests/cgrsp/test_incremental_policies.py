@@ -38,6 +38,7 @@ def lockstep(name, day, seed, knobs=None, planned=False, **params):
         ("hectic", 0, {"n_jobs": 1500}),
         ("hectic", 1, {"n_jobs": 1200, "c_max": 3}),
         ("hectic", 2, {"n_jobs": 1000, "c_max": 8}),
+        ("hectic", 12, {"n_jobs": 800, "c_max": 10}),  # ρ ≈ 0.72 < gate: RH reserves on a saturated day
         ("surge", 3, {}),
         ("surge", 4, {"c_max": 2, "n_jobs": 400}),
         ("normal", 5, {"c_max": 1}),
@@ -73,8 +74,8 @@ def test_rh_with_planning_on_busy_slots_equals_its_reference(knobs, day, seed, p
 
 
 def test_rh_plan_idle_never_plans_on_busy_slots():
-    # every candidate counts as eager (RH.all_eager): each one goes to an idle slot, so
-    # without deferral a decision commits min(idle slots, waiting) jobs; the planned
+    # every candidate goes to an idle slot (RH.all_eager), and on the hectic day (ρ ≈ 1.43)
+    # nothing is held back, so without deferral a decision commits min(idle slots, waiting) jobs; the planned
     # variant leaves idle slots (Low stock) for jobs it plans on busy ones that free sooner
     p = make_params("hectic", n_jobs=300)
     fewer = 0

@@ -144,7 +144,10 @@ class CADROOKnobs(CADRKnobs, SPTSlotKnobs):
 class RHKnobs(Knobs):
     """RH: reservation, its load gate, placement weights, deferral mode, stock penalty."""
 
-    rho_res: int = 1  # slots held back from loose jobs while ρ < rho_gate
+    # idle slots held back from loose jobs while ρ < rho_gate and jobs are still to arrive
+    # (a loose job takes an idle slot only while more than rho_res are free); waiting tight
+    # jobs lead the order then. See the rh module's docstring.
+    rho_res: int = 1
     rho_gate: float = 0.95
     rh_weights: tuple[float, float] = (0.5, 0.5)  # (QoS, cost) in the placement score
     # leave an idle slot for the next re-plan (fresh stock draw): "never" (default: commit
@@ -153,12 +156,11 @@ class RHKnobs(Knobs):
     # hectic miss by re-rolling the stock, and leaves the pack on every cell), "low" only for
     # Low-stock slots
     rh_defer: str = "never"
-    # where candidates are placed: "idle" (default, the RH every table was measured with:
-    # each candidate in RH order takes its best *idle* slot; nothing is planned on busy
-    # slots and no slot is held back) or "timeline" (the spec's full rolling horizon: a
-    # candidate may be planned on a busy slot's timeline, leaving an idle slot idle, and
-    # rho_res idle slots are held back from loose jobs; with fresh stock that re-rolls a
-    # Low status, see docs/results.md, experiment rhplan)
+    # where candidates are placed: "idle" (default: each candidate in RH order takes its
+    # best *idle* slot; nothing is planned on busy slots) or "timeline" (the spec's full
+    # rolling horizon: a candidate may be planned on a busy slot's timeline, leaving an idle
+    # slot idle; with fresh stock that re-rolls a Low status, see docs/results.md, experiment
+    # rhplan). The reservation (rho_res, rho_gate) applies under both.
     rh_plan: str = "idle"
     stock_penalty: tuple[float, float, float] = STOCK_PENALTY
 

@@ -37,10 +37,24 @@ slot, or t + min e if every slot is idle): hopeless (t + e_j > d) last, by deadl
 urgent (t + e_j ≤ d < t_free + e_j) first, by deadline; normal in between, by e_j (ties:
 deadline, submit).
 
-Anticipation: offered load ρ = λ·W̄_mean / C_max (W̄_mean averaged over the complexity mix
-and the slots). While ρ < gate, ``rho_res`` idle slots are held back from loose jobs, and
-waiting tight jobs are dispatched eagerly (first, onto their best idle slot). RH knows λ
-and the deadline mix, never the future jobs themselves.
+Anticipation (the reservation): offered load ρ = λ·W̄_mean / C_max (W̄_mean averaged over
+the complexity mix and the slots; :attr:`~gpu_sched_env.cgrsp.fleet.Fleet.offered_load`).
+While ρ < ``rho_gate`` (0.95) and more jobs can still arrive, with r = ``rho_res``:
+
+* tight jobs that can still meet their deadline are *eager*: they lead the order, by
+  deadline, each onto its best idle slot (hopeless tight jobs keep their place last);
+* a loose job may take an idle slot only while more than r idle slots are still free at
+  this decision (idle slots not yet given out by it, deferred slots not counted), so the
+  last r idle slots are left to tight jobs: those waiting now (the eager ones and the
+  hopeless ones) or those arriving later. Which idle slots stay free is whatever the loose
+  jobs' placements leave: each loose job still takes its own best idle slot.
+
+At or above the gate there is no reservation (no eager tier, no held slot). The holding
+ends with the day's arrivals: once the last of the day's N jobs (a parameter, like λ) has
+arrived no tight job can come, and the r slots are released (:meth:`RH.reserve_now`). RH
+knows λ, N and the deadline mix, never the future jobs themselves. The policy cannot
+stall: holding needs at most r < C_max idle slots (``check``), so some slot is busy and its
+completion is a future event; after the last arrival nothing is held at all.
 
 Data structures: x_j = d − e_j is static, so hopeless (x < t) is for good and the other tiers
 are runs of the deadline order within a complexity class (e is one value per class). The
@@ -84,12 +98,12 @@ class RH(CGRSPPolicy):
 
     name = "rh"
     Config = RHKnobs
-    # rh_plan="idle" (default): every candidate counts as an eager tight job, so it takes its
-    # best idle slot in RH order; nothing is planned on busy slots and no slot is held back
-    # (rho_res only moves waiting tight jobs to the front). This is the RH every published
-    # table of this project was measured with (the O(queue) version it replaced aliased its
-    # eager list to the whole order). rh_plan="timeline" is the documented rolling horizon
-    # (placement on busy slots, reserved slots), tested against its own reference in
+    # rh_plan="idle" (default): every candidate is placed like an eager job, on its best idle
+    # slot in RH order; nothing is planned on busy slots. The reservation applies all the
+    # same (loose jobs stop at rho_res free idle slots below the gate): until 2026-11-25 it
+    # did not, because every candidate counted as eager, and rho_res only moved the tight
+    # jobs to the front. rh_plan="timeline" is the documented rolling horizon (placement on
+    # busy slots too). Both are tested against their reference decision by decision in
     # tests/cgrsp/test_incremental_policies.py.
 
     def check(self, params: CGRSPParams) -> None:
@@ -190,7 +204,7 @@ class RH(CGRSPPolicy):
             return []
         self._sync(sim)
         lists = self._q.lists
-        reserve = self.reserve
+        reserve = self.reserve_now(sim)
         n_tight = sum(len(lists[g]) for g in (EAGER, EAGER + 1, EAGER + 2, HOPELESS_TIGHT)) if reserve else 0
         sp = self.cfg.stock_penalty
         sp_slot = [sp[stock[slot_type[s]]] for s in range(c)]
@@ -204,13 +218,13 @@ class RH(CGRSPPolicy):
             eager = eager or all_eager
             if tight[j]:
                 seen_tight += 1
-            elif n_free <= reserve and not eager:  # loose job, only reserved slots left
+            elif n_free <= reserve:  # loose job, only reserved slots left
                 if seen_tight >= n_tight:  # no tight job left to use them
                     break
                 tight_only[0] = True  # loose jobs can do nothing more: on to the tight ones
                 continue
             k, d = cx[j], deadline[j]
-            can_idle = eager or tight[j] or n_free > reserve
+            can_idle = tight[j] or n_free > reserve
             best, best_v, best_fin = -1, float("inf"), 0.0
             for s in range(c):
                 if free[s]:
@@ -236,6 +250,15 @@ class RH(CGRSPPolicy):
                 if n_free == 0:
                     break
         return out
+
+    def reserve_now(self, sim: Simulator) -> int:
+        """Idle slots held back from loose jobs at this decision.
+
+        ``rho_res`` while ρ < gate and more jobs can still arrive (``n_arrived < n_jobs``:
+        the day's job count is a parameter, like λ); 0 above the gate and once the day's
+        last job has arrived, when no tight arrival is left to hold a slot for.
+        """
+        return self.reserve if sim.n_arrived < sim.n_jobs else 0
 
     def _busy_delay(self, fl: Any, a: float, g: int) -> float:
         return self._band_delay[fl.band(a)][g]

@@ -122,7 +122,7 @@ def _applicable(name: str, ov: dict[str, Any]) -> dict[str, Any]:
         drop |= {"days"}
     if name == "single":
         drop |= {"seeds"}
-    if name in ("daytype", "rho"):
+    if name in ("daytype", "rho", "rhomarkov"):
         drop |= {"days"}
     if e.kind == "sweep" and not set(POLICY_NAMES) <= set(e.policies):  # policy-specific sweeps keep their policies
         drop |= {"policies"}

@@ -123,8 +123,8 @@ def miss_tardiness_scatter(df: pd.DataFrame, path: str | os.PathLike, published:
 
 
 def sweep_lines(df: pd.DataFrame, col: str, path: str | os.PathLike, metrics: Sequence[str],
-                title: str = "", xlabel: str | None = None, logx: bool = False) -> Path:
-    """Metric vs swept value, one line per policy with 95 % CI error bars."""
+                title: str = "", xlabel: str | None = None, logx: bool = False, colors: dict[str, str] | None = None) -> Path:
+    """Metric vs swept value, one line per policy with 95 % CI error bars (``colors``: per line, else the policy's)."""
     s = cell_means(df, ("policy", col), metrics).reset_index()
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.0 * len(metrics), 3.6), squeeze=False)
     pols = order_policies(list(s["policy"].unique()))
@@ -135,7 +135,7 @@ def sweep_lines(df: pd.DataFrame, col: str, path: str | os.PathLike, metrics: Se
     for ax, m in zip(axes[0], metrics):
         for p in pols:
             g = s[s["policy"] == p].sort_values(col, key=lambda c: c.map(pos))
-            ax.errorbar(g[col].map(pos), g[m], yerr=g[f"{m}_ci"].fillna(0), color=_color(p), marker="o", ms=3, capsize=2,
+            ax.errorbar(g[col].map(pos), g[m], yerr=g[f"{m}_ci"].fillna(0), color=(colors or {}).get(p, _color(p)), marker="o", ms=3, capsize=2,
                         lw=1.2, label=p)
         ax.set_xlabel(xlabel or col)
         ax.set_title(LABELS.get(m, m), fontsize=10)

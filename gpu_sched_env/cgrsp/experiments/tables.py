@@ -95,6 +95,14 @@ def sweep_table(df: pd.DataFrame, col: str, metric: str, digits: int = 2) -> pd.
     return t
 
 
+def metric_sweep_table(df: pd.DataFrame, col: str, metrics: Sequence[str], digits: int = 2) -> pd.DataFrame:
+    """Metric × swept value of ``col`` for one policy's rows: ``mean ± CI`` per cell."""
+    rows = {LABELS.get(m, m): sweep_table(df, col, m, digits).iloc[0] for m in metrics}
+    out = pd.DataFrame(rows).T
+    out.index.name = "metric"
+    return out
+
+
 # ---------------------------------------------------------------------------- RH in the pack
 RH_PACK_BOUNDS = (0.9, 2.0)  # spec §6: RH's mean wait within 0.9–2× the median policy's
 
@@ -328,6 +336,6 @@ def month_by_daytype(df: pd.DataFrame) -> pd.DataFrame:
 
 __all__ = [
     "ALL_METRICS", "LABELS", "MAIN_METRICS", "best_policy_grid", "cell_means", "composite_scores", "fmt_ci",
-    "md_table", "mean_rank_table", "month_by_daytype", "month_table", "month_totals", "order_policies",
+    "md_table", "mean_rank_table", "metric_sweep_table", "month_by_daytype", "month_table", "month_totals", "order_policies",
     "paired_tests", "policy_table", "run_totals", "sweep_table", "tests_md",
 ]
