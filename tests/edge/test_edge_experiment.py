@@ -15,7 +15,7 @@ def _run(*args):
 def test_experiment_runs_resumes_and_refuses_other_config(tmp_path):
     out = tmp_path / "edge"
     doc = tmp_path / "page.md"
-    doc.write_text("# page\n\n<!-- edge-results:start -->\nold\n<!-- edge-results:end -->\ntail\n")
+    doc.write_text("# page\n\n<!-- edge-results:start -->\nSTALE-TABLE\n<!-- edge-results:end -->\ntail\n")
     r = _run("--sizes", "5,10", "--seeds", "1", "--out", str(out), "--no-ablation", "--noise-sigma", "0",
              "--sensitivity-seeds", "1", "--update-docs", str(doc))
     assert r.returncode == 0, r.stderr
