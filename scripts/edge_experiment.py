@@ -34,7 +34,8 @@ from gpu_sched_env.core.io import (
 )
 from gpu_sched_env.core.rng import stream
 from gpu_sched_env.core.stats import mean_ci
-from gpu_sched_env.edge.ilp import FINISH, SolverConfig
+from gpu_sched_env.edge.ilp import DEFERRAL, FINISH, GPU_SHARE, ROUNDS, SolverConfig
+from gpu_sched_env.edge.llf import SPREAD_THRESHOLD, TIES, UTILISATION, LLFConfig
 from gpu_sched_env.edge.model import EdgeProblem, jetson_cluster
 from gpu_sched_env.edge.profiles import default_profiles, load_profiles
 from gpu_sched_env.edge.report import (
@@ -46,14 +47,25 @@ from gpu_sched_env.edge.report import (
     save_fig,
 )
 from gpu_sched_env.edge.sim import execution_noise, simulate
+from gpu_sched_env.edge.study import (
+    FIVE_MAKESPAN_MIN,
+    FIVE_TOTAL_MIN,
+    GAIN_100_PCT,
+    MAKESPAN_100_H,
+    llf_sensitivity,
+    measured_causes,
+    published_table,
+    sensitivity,
+    split_placement,
+)
 from gpu_sched_env.edge.workload import five_task_example, random_workloads, tasks_from_workloads
 
 MAIN = ("membatch", "baseline_ilp", "fcfs_llf")
 ABLATION = ("baseline_ilp-nosplit", "fcfs_llf-nosplit")
 NOISE_STREAM = "edge.noise"
 # the study's figures: five-task makespan and total computation [min]; makespan at 100 tasks [h]
-STUDY_FIVE = {"membatch": (115.0, 282.0), "baseline_ilp": (123.0, 221.0), "fcfs_llf": (155.0, 404.04)}
-STUDY_100 = {"membatch": 25.0, "baseline_ilp": 64.0, "fcfs_llf": 48.0}
+STUDY_FIVE = {k: (FIVE_MAKESPAN_MIN[k], FIVE_TOTAL_MIN[k]) for k in FIVE_MAKESPAN_MIN}
+STUDY_100 = MAKESPAN_100_H
 GAIN_TOLERANCE_PTS = 10.0  # documented tolerance on MemBatch's gains at 100 tasks [percentage points]
 POOL = 1000  # workloads drawn per seed; a run with n tasks uses the first n (nested sizes)
 DEFAULT_SIZES = "5,10,15,20,25,30,40,50,60,70,80,90,100"
@@ -72,6 +84,18 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="CP-SAT limit per ILP solve, deterministic units ~ s (default 1.0)")
     ap.add_argument("--wall-time", action="store_true", help="treat --time-limit as wall seconds (not reproducible)")
     ap.add_argument("--finish", default="max", choices=FINISH, help="device finish-time model in the ILP (default max)")
+    ap.add_argument("--rounds", default="load_aware", choices=ROUNDS,
+                    help="ILP rounds count work committed earlier (load_aware, default) or start idle (independent)")
+    ap.add_argument("--baseline-gpu-share", default="enforce", choices=GPU_SHARE,
+                    help="baseline ILP: enforce the per-device GPU-share sum (default, the study) or ignore it")
+    ap.add_argument("--baseline-deferral", default="auto", choices=DEFERRAL,
+                    help="baseline ILP: price of a task left for the next round (auto = best_time)")
+    ap.add_argument("--llf-utilisation", default="share", choices=UTILISATION, help="FCFS-LLF: what it ranks by")
+    ap.add_argument("--llf-spread-threshold", type=float, default=SPREAD_THRESHOLD,
+                    help="FCFS-LLF: utilisation below this ranks as idle (Ray's 0.5; 0 = off)")
+    ap.add_argument("--llf-ties", default="random", choices=TIES, help="FCFS-LLF: order of equal ranks")
+    ap.add_argument("--sensitivity-seeds", type=int, default=3,
+                    help="seeds of the variant tables at the largest size, no noise (default 3; 0 = skip)")
     ap.add_argument("--include-head", action="store_true", help="let the head Orin NX run tasks too")
     ap.add_argument("--profiles", default=None, help="profile table CSV/YAML (default: the built-in table)")
     ap.add_argument("--llf-top-k-fraction", type=float, default=0.2)
@@ -88,20 +112,35 @@ def parse_args(argv=None) -> argparse.Namespace:
         raise ConfigError(f"--sizes = {args.sizes!r}: each size must be in [1, {POOL}]")
     if args.seeds < 1:
         raise ConfigError(f"--seeds = {args.seeds!r}: must be >= 1")
+    if args.sensitivity_seeds < 0:
+        raise ConfigError(f"--sensitivity-seeds = {args.sensitivity_seeds!r}: must be >= 0")
     if not args.noise_sigma >= 0:
         raise ConfigError(f"--noise-sigma = {args.noise_sigma!r}: must be >= 0")
     return args
 
 
+def solver_config(args) -> SolverConfig:
+    """MemBatch's solver settings (the baseline's add its GPU-share and deferral options)."""
+    return SolverConfig(time_limit_s=args.time_limit, deterministic=not args.wall_time, finish=args.finish,
+                        rounds=args.rounds)
+
+
+def llf_config(args) -> LLFConfig:
+    """FCFS-LLF's options from the command line."""
+    return LLFConfig(args.llf_top_k_fraction, args.llf_top_k_min, args.llf_utilisation, args.llf_spread_threshold,
+                     args.llf_ties)
+
+
 def make(name: str, args, cluster):
-    solver = SolverConfig(time_limit_s=args.time_limit, deterministic=not args.wall_time, finish=args.finish)
+    solver = solver_config(args)
+    base = solver.replace(gpu_share=args.baseline_gpu_share, deferral=args.baseline_deferral)
     thr = cluster.min_mem_gb
     table = {
         "membatch": lambda: MemBatchILP(solver, thr),
-        "baseline_ilp": lambda: BaselineILP(solver, thr),
-        "fcfs_llf": lambda: FcfsLLF(args.llf_top_k_fraction, args.llf_top_k_min, thr),
-        "baseline_ilp-nosplit": lambda: BaselineILP(solver, split=False),
-        "fcfs_llf-nosplit": lambda: FcfsLLF(args.llf_top_k_fraction, args.llf_top_k_min, split=False),
+        "baseline_ilp": lambda: BaselineILP(base, thr),
+        "fcfs_llf": lambda: FcfsLLF(llf_config(args), thr),
+        "baseline_ilp-nosplit": lambda: BaselineILP(base, split=False),
+        "fcfs_llf-nosplit": lambda: FcfsLLF(llf_config(args), split=False),
     }
     return table[name]()
 
@@ -126,6 +165,7 @@ def run_point(name, tasks, cluster, seed, args):
         "n_feasible": sum(r.status == "FEASIBLE" for r in reps), "n_fallback": sum(r.fallback for r in reps),
         "max_gap": max((r.gap for r in reps if r.gap == r.gap), default=float("nan")),
         "n_batches": len({r.batch for r in reps}) if reps else 0,
+        "split_placement": split_placement(sim, cluster),
     }
     solves = pd.DataFrame([r.as_dict() for r in reps])
     return row, sim, solves
@@ -218,7 +258,7 @@ def gains(df: pd.DataFrame, n: int) -> pd.DataFrame:
     """MemBatch's makespan change vs each baseline at ``n`` tasks, paired per repetition."""
     last = df[df.n_tasks == n].pivot(index="seed", columns="scheduler", values="makespan_h")
     rows = []
-    for other, study in (("baseline_ilp", -61.0), ("fcfs_llf", -48.0)):
+    for other, study in GAIN_100_PCT.items():
         if {"membatch", other} <= set(last.columns):
             g = (last.membatch / last[other] - 1) * 100
             c = mean_ci(g.to_list())
@@ -228,7 +268,26 @@ def gains(df: pd.DataFrame, n: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def summarise(five: pd.DataFrame, df: pd.DataFrame, args, out: Path) -> str:
+def variant_tables(args, cluster, table, out: Path):
+    """The ILP and FCFS-LLF sensitivity tables at the largest size (no noise); None when skipped."""
+    if args.sensitivity_seeds == 0:
+        return None, None
+    nmax = max(args.sizes)
+    five = five_task_example(table, cluster)
+    scaled = {s: tasks_from_workloads(random_workloads(POOL, stream(s, "tasks"))[:nmax], table, cluster)
+              for s in range(args.sensitivity_seeds)}
+    solver = solver_config(args)
+    print(f"variant tables: {len(scaled)} seeds x {nmax} tasks ...", file=sys.stderr)
+    sens = sensitivity(five, scaled, cluster, solver, llf_config(args))
+    mb = {s: simulate(MemBatchILP(solver).decide(EdgeProblem(tuple(t), cluster)), cluster).makespan_s / 3600
+          for s, t in scaled.items()}
+    llf = llf_sensitivity(five, scaled, cluster, mb)
+    atomic_write_table(out / "sensitivity.csv", sens)
+    atomic_write_table(out / "llf_sensitivity.csv", llf)
+    return sens, llf
+
+
+def summarise(five: pd.DataFrame, df: pd.DataFrame, args, out: Path, sens=None, llf=None) -> str:
     nmax = max(args.sizes)
     cmd = "`.venv/bin/python scripts/edge_experiment.py " + " ".join(sys.argv[1:]) + "`"
     g = df.groupby(["n_tasks", "scheduler"]).makespan_h.mean().unstack("scheduler").reset_index()
@@ -242,8 +301,12 @@ def summarise(five: pd.DataFrame, df: pd.DataFrame, args, out: Path) -> str:
                           "runtime [s]": ci_cell(s.runtime_s, ".3f")}
                          for k, s in ((k, big[big.scheduler == k]) for k in order)])
     st = df.groupby("scheduler")[["n_solves", "n_optimal", "n_feasible", "n_fallback"]].sum().reset_index()
+    causes = measured_causes(five, df, nmax, sens, llf, args.time_limit)
+    pub = published_table(five, df, nmax, causes)
     lines = [f"Measured with {cmd}: {args.seeds} repetitions (rep s: workload seed s, FCFS-LLF stream s, "
              f"run-time noise stream s, lognormal log-sd {args.noise_sigma:g}); mean [95 % CI].", "",
+             f"**Published vs ours** (means of the run below; the study's largest size is 100, ours {nmax})", "",
+             md_table(pub), "",
              "**Five-task example** (one task per dataset)", "", md_table(five_table(five)), "",
              f"**At {nmax} tasks**", "", md_table(at_n), "", md_table(gains(df, nmax)), "",
              "**Mean makespan [h] per number of tasks**", "", md_table(g), "",
@@ -251,6 +314,12 @@ def summarise(five: pd.DataFrame, df: pd.DataFrame, args, out: Path) -> str:
              "**Solver status over all ILP solves**", "", md_table(st, ".0f")]
     if df.max_gap.notna().any():
         lines += ["", f"Largest relative gap: {df.max_gap.max():.2e}"]
+    if sens is not None:
+        lines += ["", f"**Sensitivity to the ILP variants** ({nmax} tasks, seeds 0-{args.sensitivity_seeds - 1}, "
+                  "no noise; five tasks: the example without noise; the default model is marked)", "",
+                  md_table(sens), "",
+                  f"**Sensitivity to FCFS-LLF's ranking** (five tasks: seeds 0-9; {nmax} tasks: seeds "
+                  f"0-{args.sensitivity_seeds - 1}; no noise; MemBatch in the default model)", "", md_table(llf)]
     text = "\n".join(lines)
     atomic_write_text(out / "report.md", f"# Edge experiment ({out})\n\n" + text + "\n")
     if args.update_docs:
@@ -265,7 +334,7 @@ def main(argv=None) -> int:
     table = default_profiles() if args.profiles is None else load_profiles(args.profiles)
     names = MAIN + (() if args.no_ablation else ABLATION)
     cfg = {k: v for k, v in vars(args).items()
-           if k not in ("out", "no_figures", "force", "seeds", "sizes", "update_docs")}
+           if k not in ("out", "no_figures", "force", "seeds", "sizes", "update_docs", "sensitivity_seeds")}
     cfg_path = out / "config.json"
     if cfg_path.exists() and not args.force:
         old = json.loads(cfg_path.read_text())
@@ -275,7 +344,8 @@ def main(argv=None) -> int:
     atomic_write_text(out / "command.txt", " ".join(["scripts/edge_experiment.py", *sys.argv[1:]]) + "\n")
     five = five_task(args, cluster, table, out, names)
     df = scaling(args, cluster, table, out, names)
-    print(summarise(five, df, args, out))
+    sens, llf = variant_tables(args, cluster, table, out)
+    print(summarise(five, df, args, out, sens, llf))
     return 0
 
 

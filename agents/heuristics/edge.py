@@ -23,7 +23,7 @@ from gpu_sched_env.core.errors import check_choice, check_keys
 from gpu_sched_env.core.rng import stream
 from gpu_sched_env.edge.env import obs_slices
 from gpu_sched_env.edge.ilp import SolverConfig, baseline_ilp_schedule, membatch_schedule
-from gpu_sched_env.edge.llf import TOP_K_FRACTION, TOP_K_MIN, fcfs_llf_schedule, llf_pick, top_k
+from gpu_sched_env.edge.llf import LLFConfig, fcfs_llf_schedule, llf_pick, top_k
 from gpu_sched_env.edge.model import EdgeProblem
 from gpu_sched_env.edge.plan import Plan
 from gpu_sched_env.edge.policies import POLICIES as REGISTRY
@@ -80,16 +80,14 @@ class BaselineILP(_ILPScheduler):
 
 
 class FcfsLLF(EdgeScheduler):
-    """FCFS – Least Loaded First (Ray's default placement): locality, then load, random in top k."""
+    """FCFS – Least Loaded First (Ray's default placement): locality, then utilisation, random in top k."""
 
     name = "fcfs_llf"
 
     def __init__(
-        self, fraction: float = TOP_K_FRACTION, minimum: int = TOP_K_MIN, split_threshold_gb: float | None = None,
-        split: bool = True,
+        self, cfg: LLFConfig | None = None, split_threshold_gb: float | None = None, split: bool = True,
     ) -> None:
-        top_k(1, fraction, minimum)  # validates
-        self.fraction, self.minimum = fraction, minimum
+        self.cfg = cfg or LLFConfig()
         self.split_threshold_gb = split_threshold_gb
         self.split = bool(split)
         self.rng = None
@@ -98,8 +96,8 @@ class FcfsLLF(EdgeScheduler):
         """Plan with :func:`~gpu_sched_env.edge.llf.fcfs_llf_schedule` (needs ``reset(problem, rng)`` first)."""
         if self.rng is None:
             raise RuntimeError("FcfsLLF.decide: call reset(problem, rng) first (rng e.g. stream(seed, 'fcfs_llf'))")
-        return fcfs_llf_schedule(problem.tasks, problem.cluster, self.rng, self.fraction, self.minimum,
-                                 self.split_threshold_gb, self.split)
+        return fcfs_llf_schedule(problem.tasks, problem.cluster, self.rng, self.cfg, self.split_threshold_gb,
+                                 self.split)
 
 
 SCHEDULERS: dict[str, type[EdgeScheduler]] = {c.name: c for c in (MemBatchILP, BaselineILP, FcfsLLF)}
@@ -113,18 +111,19 @@ def make_scheduler(name: str, **kwargs: Any) -> EdgeScheduler:
 
 
 # ---- env agents ----------------------------------------------------------------------------
-def _llf_choice(obs: np.ndarray, s: dict[str, slice], k: int, rng: np.random.Generator) -> int:
-    return llf_pick(obs[s["load_h"]], obs[s["local"]] > 0.5, obs[s["fits"]] > 0.5, k, rng)
+def _llf_choice(obs: np.ndarray, s: dict[str, slice], k: int, rng: np.random.Generator, cfg: LLFConfig) -> int:
+    util = obs[s["util"]] if cfg.utilisation == "share" else obs[s["load_h"]]
+    return llf_pick(util, obs[s["local"]] > 0.5, obs[s["fits"]] > 0.5, k, rng, cfg.spread_threshold, cfg.ties)
 
 
-def _random_choice(obs: np.ndarray, s: dict[str, slice], k: int, rng: np.random.Generator) -> int:
+def _random_choice(obs: np.ndarray, s: dict[str, slice], k: int, rng: np.random.Generator, cfg: LLFConfig) -> int:
     legal = np.flatnonzero(obs[s["fits"]] > 0.5)  # the mask, read from the observation
     return int(legal[rng.integers(len(legal))])
 
 
 # name -> (choice function, the knobs it takes)
 AGENTS: dict[str, tuple[Any, tuple[str, ...]]] = {
-    "fcfs_llf": (_llf_choice, ("fraction", "minimum")),  # FCFS-LLF, as FcfsLLF plans it
+    "fcfs_llf": (_llf_choice, ("fraction", "minimum", "utilisation", "spread_threshold", "ties")),  # as FcfsLLF
     "random": (_random_choice, ()),  # uniform over the devices with room
 }
 
@@ -139,16 +138,15 @@ class HeuristicAgent(EnvAgent):
         seed: seeds the agent's random stream ``stream(seed, LLF_STREAM)``; give the seed
             of the env's ``reset`` to replay ``FcfsLLF`` with that seed. Re-seed between
             episodes with :meth:`set_random_seed` (as on an SB3 model).
-        **knobs: ``fraction``, ``minimum`` for ``fcfs_llf`` (top-k candidates).
+        **knobs: the :class:`~gpu_sched_env.edge.llf.LLFConfig` fields for ``fcfs_llf``
+            (``fraction``, ``minimum``, ``utilisation``, ``spread_threshold``, ``ties``).
     """
 
     def __init__(self, name: str, env: Any = None, seed: int = 0, **knobs: Any) -> None:
         super().__init__(check_choice("agent", name, AGENTS), env)
         self._choose, allowed = AGENTS[name]
         check_keys(knobs, allowed, section=f"{name} agent parameters")
-        self.fraction = knobs.get("fraction", TOP_K_FRACTION)
-        self.minimum = knobs.get("minimum", TOP_K_MIN)
-        top_k(1, self.fraction, self.minimum)  # validates
+        self.cfg = LLFConfig(**knobs)  # validates
         self.set_random_seed(seed)
         self._layout: tuple[int, dict[str, slice], int] | None = None  # (n_devices, slices, k)
 
@@ -163,7 +161,7 @@ class HeuristicAgent(EnvAgent):
                 n = env.get_attr("cluster")[0].n
             else:
                 n = env.unwrapped.cluster.n
-            self._layout = (n, obs_slices(n), top_k(n, self.fraction, self.minimum))
+            self._layout = (n, obs_slices(n), top_k(n, self.cfg.fraction, self.cfg.minimum))
         return self._layout[1], self._layout[2]
 
     def predict(self, observation: Any, state: Any = None, episode_start: Any = None,
@@ -172,5 +170,5 @@ class HeuristicAgent(EnvAgent):
         s, k = self._slices()
         obs = np.asarray(observation, dtype=np.float32)
         if obs.ndim == 1:
-            return np.int64(self._choose(obs, s, k, self.rng)), state
-        return np.array([self._choose(o, s, k, self.rng) for o in obs], dtype=np.int64), state
+            return np.int64(self._choose(obs, s, k, self.rng, self.cfg)), state
+        return np.array([self._choose(o, s, k, self.rng, self.cfg) for o in obs], dtype=np.int64), state

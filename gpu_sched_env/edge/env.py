@@ -36,7 +36,7 @@ from gpu_sched_env.edge.workload import (
 
 REWARD_PARTS = ("makespan",)
 HOURS_HIGH = 1e6  # upper bound of the hour-valued blocks [h]
-OBS_BLOCKS = ("fits", "time_h", "gpu_frac", "mem_frac", "load_h", "local", "finish_h")
+OBS_BLOCKS = ("fits", "time_h", "gpu_frac", "mem_frac", "load_h", "util", "local", "finish_h")
 
 
 def obs_slices(n_devices: int) -> dict[str, slice]:
@@ -70,7 +70,7 @@ class EdgeBatchEnv(gym.Env):
     ``InvalidActionError`` and leaves the state unchanged.
 
     ## Observation Space
-    ``Box(0, high, (7 * D + 2,), float32)`` with ``D`` devices (blocks in ``obs_slices``):
+    ``Box(0, high, (8 * D + 2,), float32)`` with ``D`` devices (blocks in ``obs_slices``):
 
     | block | size | meaning |
     |---|---|---|
@@ -79,6 +79,7 @@ class EdgeBatchEnv(gym.Env):
     | gpu_frac | D | its GPU share on the device / 100 % (0 where it does not fit) |
     | mem_frac | D | its memory / device memory (0 where it does not fit) |
     | load_h | D | GPU-share-hours already committed to the device |
+    | util | D | GPU share already committed to the device / 100 % (may exceed 1: queued tasks) |
     | local | D | 1 where a task with the same data (`Task.data_key`) is already placed |
     | finish_h | D | when the device's last placed task ends [h] |
     | remaining | 1 | fraction of the episode's tasks not yet placed |
@@ -109,7 +110,7 @@ class EdgeBatchEnv(gym.Env):
     of the devices). Unknown arguments raise ``ConfigError``.
 
     ## Version History
-    * v0: initial version.
+    * v0: initial version; the ``util`` block (FCFS-LLF's default utilisation) added later.
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
@@ -192,6 +193,7 @@ class EdgeBatchEnv(gym.Env):
         self._t, self._g, self._m, self._fits = task_arrays(self.tasks, self.cluster)
         self._lines = [DeviceTimeline(dv.mem_gb, dv.gpu_cap) for dv in self.cluster.devices]
         self._load = np.zeros(self.cluster.n)
+        self._util = np.zeros(self.cluster.n)
         self._seen: list[set[str]] = [set() for _ in range(self.cluster.n)]
         self._device: list[int] = []
         self._i = 0
@@ -213,6 +215,7 @@ class EdgeBatchEnv(gym.Env):
         before = self._makespan()
         self._lines[j].add(self._t[i, j], self._m[i, j], self._g[i, j])
         self._load[j] += load_increment_h(self._t[i, j], self._g[i, j])
+        self._util[j] += self._g[i, j] / 100.0
         self._seen[j].add(self.tasks[i].data_key)
         self._device.append(j)
         self._i += 1
@@ -272,6 +275,7 @@ class EdgeBatchEnv(gym.Env):
             obs[s["mem_frac"]] = np.where(fits, self._m[i] / caps, 0.0)
             obs[s["local"]] = [self.tasks[i].data_key in seen for seen in self._seen]
         obs[s["load_h"]] = self._load.astype(np.float32)
+        obs[s["util"]] = self._util.astype(np.float32)
         obs[s["finish_h"]] = [ln.finish / 3600.0 for ln in self._lines]
         obs[s["remaining"]] = (len(self.tasks) - self._i) / max(1, len(self.tasks))
         obs[s["makespan_h"]] = self._makespan() / 3600.0

@@ -14,8 +14,21 @@ def _run(*args):
 
 def test_experiment_runs_resumes_and_refuses_other_config(tmp_path):
     out = tmp_path / "edge"
-    r = _run("--sizes", "5,10", "--seeds", "1", "--out", str(out), "--no-ablation", "--noise-sigma", "0")
+    doc = tmp_path / "page.md"
+    doc.write_text("# page\n\n<!-- edge-results:start -->\nSTALE-TABLE\n<!-- edge-results:end -->\ntail\n")
+    r = _run("--sizes", "5,10", "--seeds", "1", "--out", str(out), "--no-ablation", "--noise-sigma", "0",
+             "--sensitivity-seeds", "1", "--update-docs", str(doc))
     assert r.returncode == 0, r.stderr
+    page = doc.read_text()
+    assert "STALE-TABLE" not in page and page.endswith("<!-- edge-results:end -->\ntail\n")
+    for head in ("Published vs ours", "Sensitivity to the ILP variants", "Sensitivity to FCFS-LLF's ranking"):
+        assert head in page
+    pub = page[page.index("Published vs ours"):page.index("**Five-task example**")]
+    rows = [ln for ln in pub.splitlines() if ln.startswith("| ") and not ln.startswith("| figure")]
+    assert len(rows) >= 15 and all(ln.rstrip(" |").split("| ")[-1].split(" ")[0] in ("faithful", "deviates", "missing")
+                                   for ln in rows)
+    sens = pd.read_csv(out / "sensitivity.csv")
+    assert len(sens) == 8 and sens["default"].sum() == 1
     df = pd.read_csv(out / "scaling.csv")
     assert set(df.scheduler) == {"membatch", "baseline_ilp", "fcfs_llf"} and set(df.n_tasks) == {5, 10}
     five = pd.read_csv(out / "five_task.csv").set_index("scheduler")
@@ -30,7 +43,7 @@ def test_experiment_runs_resumes_and_refuses_other_config(tmp_path):
     assert len(points) == 6
     stamps = {p: p.stat().st_mtime_ns for p in points}
     r2 = _run("--sizes", "5,10,15", "--seeds", "1", "--out", str(out), "--no-ablation", "--no-figures",
-              "--noise-sigma", "0")
+              "--noise-sigma", "0", "--sensitivity-seeds", "0")
     assert r2.returncode == 0, r2.stderr
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())  # finished points skipped
     assert len(list((out / "points").glob("*.json"))) == 9
@@ -39,3 +52,7 @@ def test_experiment_runs_resumes_and_refuses_other_config(tmp_path):
     assert r3.returncode != 0 and "different configuration" in r3.stderr
     r4 = _run("--sizes", "0", "--out", str(tmp_path / "x"))
     assert r4.returncode != 0 and "--sizes" in r4.stderr
+    r5 = _run("--rounds", "greedy", "--out", str(tmp_path / "y"))
+    assert r5.returncode != 0 and "--rounds" in r5.stderr and "load_aware" in r5.stderr
+    r6 = _run("--llf-spread-threshold", "-1", "--sizes", "5", "--out", str(tmp_path / "z"))
+    assert r6.returncode != 0 and "spread_threshold" in r6.stderr

@@ -10,7 +10,7 @@ import pytest
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.rng import stream
 from gpu_sched_env.edge.ilp import baseline_ilp_schedule, membatch_schedule
-from gpu_sched_env.edge.llf import fcfs_llf_schedule
+from gpu_sched_env.edge.llf import LLFConfig, fcfs_llf_schedule
 from gpu_sched_env.edge.model import jetson_cluster
 from gpu_sched_env.edge.profiles import default_profiles
 from gpu_sched_env.edge.sim import execution_noise, simulate
@@ -52,12 +52,29 @@ def test_five_task_totals_and_placements(five):
     cx = _chest(mb)
     assert cx.device_name.str.split("-").str[0].tolist() == ["orin_nx", "xavier_nx"]
     assert (cx.duration_s / 60).tolist() == pytest.approx([70, 115], abs=0.01)  # table in 0.01 min
-    # baseline ILP: both sub-tasks on the Orin, the second waits for the first (64 % GPU each)
+    # baseline ILP (GPU-share constraint enforced): both sub-tasks on the Orin, the second in
+    # the next round, where it waits for the first (64 % GPU each); never > 100 % in a round
     cx = _chest(base)
     assert set(cx.device_name) == {"orin_nx-1"} and cx.start_s.iloc[1] == pytest.approx(cx.end_s.iloc[0])
+    assert cx["round"].tolist() == [0, 1]
+    per_round = base.schedule.groupby(["round", "device"]).gpu_pct.sum()
+    assert per_round.max() <= 100.0
     # FCFS-LLF: at least one sub-task on a Nano in most repetitions
     on_nano = [_chest(s).device_name.str.startswith("nano").any() for s in five["fcfs_llf"]]
-    assert sum(on_nano) >= 8
+    assert sum(on_nano) >= 7
+
+
+def test_fcfs_llf_chest_placement_depends_on_tie_order():
+    # the study's run had both Chest X-ray sub-tasks on Nanos. Each sub-task takes one of the
+    # two top-ranked devices; with device-index ties the three light tasks, arriving first,
+    # take three of the four Nanos, so both-on-Nanos never happens; with random ties (Ray's
+    # node order) it happens in some seeds (docs/edge.md, FCFS-LLF sensitivity table)
+    def both(cfg, s):
+        sim = simulate(fcfs_llf_schedule(FIVE, C, stream(s, "fcfs_llf"), cfg), C)
+        return _chest(sim).device_name.str.startswith("nano").all()
+
+    assert not any(both(LLFConfig(ties="index"), s) for s in range(20))
+    assert 0 < sum(both(LLFConfig(), s) for s in range(20)) < 20
 
 
 def test_gpu_utilisation_study_definition_orders_like_the_study(five):
