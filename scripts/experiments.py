@@ -7,7 +7,7 @@ python scripts/experiments.py all          # every experiment, timing, docs/resu
 
 import sys
 
-from gpu_sched_env.cgrsp.experiments.cli import main
+from studies.cgrsp.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpu_sched_env.cgrsp.experiments.cli import parse_param
-from gpu_sched_env.cgrsp.experiments.grids import MONTH_SEED_BASE
+from studies.cgrsp.cli import parse_param
+from studies.cgrsp.grids import MONTH_SEED_BASE
 from gpu_sched_env.cgrsp.params import DAY_TYPES, make_params
 from gpu_sched_env.cgrsp.trace import trace_frame, write_trace
 from gpu_sched_env.cgrsp.workload import generate, month_plan

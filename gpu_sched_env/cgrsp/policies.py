@@ -49,6 +49,12 @@ def knob_owners() -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+def param_names_help() -> str:
+    """What a CGRSP ``--param NAME`` may be (for error messages)."""
+    return (f"a simulator parameter ({', '.join(PARAM_NAMES)}) "
+            f"or a knob of a policy in play ({', '.join(knob_owners())})")
+
+
 def split_kwargs(kwargs: Mapping[str, Any], policies: Iterable[Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Split keywords into simulator parameters and, per named policy in play, its knobs.
 
@@ -101,4 +107,4 @@ def knob_diff(policy: str, knobs: Mapping[str, Any]) -> dict[str, Any]:
     return {k: _plain(v) for k, v in knobs.items() if _plain(v) != _plain(defaults[k])}
 
 
-__all__ = ["POLICIES", "build_policy", "knob_diff", "knob_owners", "per_policy_kwargs", "policy_names", "split_kwargs"]
+__all__ = ["POLICIES", "build_policy", "knob_diff", "knob_owners", "param_names_help", "per_policy_kwargs", "policy_names", "split_kwargs"]

@@ -30,8 +30,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpu_sched_env.cgrsp.params import COMPLEXITIES, CGRSPParams, with_overrides
-from gpu_sched_env.cgrsp.workload import Workload, draw_runtimes
+from gpu_sched_env.cgrsp.params import COMPLEXITIES, CGRSPParams, make_params, with_overrides
+from gpu_sched_env.cgrsp.workload import (
+    Workload,
+    draw_runtimes,
+    generate,
+    month_day_seed,
+    month_plan,
+)
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.io import atomic_write_table
 
@@ -194,6 +200,21 @@ def trace_frame(wl: Workload, day_offset_s: float = 0.0, id_prefix: str = "") ->
     })
 
 
+def day_trace(day: str, seed: int, **params: object) -> pd.DataFrame:
+    """The jobs ``simulate(policy, day, seed, **params)`` runs, as a trace."""
+    return trace_frame(generate(make_params(day, **params), seed))
+
+
+def month_trace(rep: int, **params: object) -> pd.DataFrame:
+    """Replication ``rep`` of the ``month`` experiment (same day plan and run seeds), days back to back.
+
+    Day d's times are shifted by d·86 400 s and its job ids prefixed ``dDD-``.
+    """
+    parts = [trace_frame(generate(make_params(day, **params), month_day_seed(rep, d)), 86400.0 * d, f"d{d:02d}-")
+             for d, day in enumerate(month_plan(rep))]
+    return pd.concat(parts, ignore_index=True)
+
+
 def write_trace(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     """Write a trace atomically as CSV (floats at full precision: they read back exactly) or Parquet."""
     path = Path(path)
@@ -204,4 +225,5 @@ def write_trace(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     return atomic_write_table(path, df)
 
 
-__all__ = ["EXAMPLE_TRACE", "OPTIONAL", "REQUIRED", "Trace", "parse_trace", "read_trace", "trace_frame", "write_trace"]
+__all__ = ["EXAMPLE_TRACE", "OPTIONAL", "REQUIRED", "Trace", "day_trace", "month_trace", "parse_trace", "read_trace",
+           "trace_frame", "write_trace"]

@@ -53,6 +53,16 @@ def draw_runtimes(p: CGRSPParams, seed: int, cx: np.ndarray) -> np.ndarray:
     return np.exp(mu + sigma * z)
 
 
+# Day d of month replication r is simulated with run seed MONTH_SEED_BASE + 1000·r + d, so
+# month days never reuse the worlds (seeds 0–29, 42) of the single-day experiments.
+MONTH_SEED_BASE = 1_000_000
+
+
+def month_day_seed(rep: int, day: int) -> int:
+    """Run seed of day ``day`` of month replication ``rep``."""
+    return MONTH_SEED_BASE + 1000 * int(rep) + int(day)
+
+
 # Default month mix (spec §1): back-calculated counts, ≈ 7 800 jobs a month.
 DEFAULT_MONTH_MIX: dict[str, int] = {"hectic": 4, "surge": 3, "normal": 18, "quiet": 5}
 

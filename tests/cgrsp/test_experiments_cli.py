@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from gpu_sched_env.cgrsp.experiments.cli import main
+from studies.cgrsp.cli import main
 
 FAST = ["--param", "n_jobs=25", "--executor", "serial", "--no-progress"]
 

@@ -3,7 +3,9 @@
 import pytest
 
 from gpu_sched_env.cgrsp import POLICY_NAMES
-from gpu_sched_env.cgrsp.experiments.grids import (
+from gpu_sched_env.cgrsp.workload import month_plan
+from gpu_sched_env.core.errors import ConfigError
+from studies.cgrsp.grids import (
     EXPERIMENT_NAMES,
     EXPERIMENTS,
     MONTH_SEED_BASE,
@@ -11,8 +13,6 @@ from gpu_sched_env.cgrsp.experiments.grids import (
     configure,
     parse_seeds,
 )
-from gpu_sched_env.cgrsp.workload import month_plan
-from gpu_sched_env.core.errors import ConfigError
 
 
 def test_default_designs_match_the_study():

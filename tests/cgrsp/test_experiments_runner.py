@@ -3,9 +3,9 @@
 import pandas as pd
 import pytest
 
-from gpu_sched_env.cgrsp.experiments import runner
-from gpu_sched_env.cgrsp.experiments.grids import build_cells, configure
-from gpu_sched_env.cgrsp.experiments.runner import CellStore, cell_key, run_cells, run_experiment
+from studies.cgrsp import runner
+from studies.cgrsp.grids import build_cells, configure
+from studies.cgrsp.runner import cell_key, cell_store, run_cells, run_experiment
 
 TINY = {"n_jobs": 25}
 DROP = ["cell_wall_s"]  # the only column allowed to differ between runs
@@ -29,8 +29,8 @@ def counting(monkeypatch):
 
 def test_serial_and_process_give_identical_rows(tmp_path):
     cells = build_cells(tiny())
-    a, ra = run_cells(cells, CellStore(tmp_path / "a"), executor="serial", progress=False)
-    b, rb = run_cells(cells, CellStore(tmp_path / "b"), executor="process", workers=2, progress=False)
+    a, ra = run_cells(cells, cell_store(tmp_path / "a"), executor="serial", progress=False)
+    b, rb = run_cells(cells, cell_store(tmp_path / "b"), executor="process", workers=2, progress=False)
     assert ra.n_run == rb.n_run == len(cells) == 12
     pd.testing.assert_frame_equal(a.drop(columns=DROP), b.drop(columns=DROP))
     assert list(a["policy"]) == [c["policy"] for c in cells]  # rows in cell order
@@ -38,7 +38,7 @@ def test_serial_and_process_give_identical_rows(tmp_path):
 
 
 def test_resume_runs_only_missing_cells(tmp_path, monkeypatch):
-    store = CellStore(tmp_path / "cells")
+    store = cell_store(tmp_path / "cells")
     ran = counting(monkeypatch)
     part, r1 = run_experiment(tiny(seeds=(0, 1)), tmp_path, store=store, executor="serial", progress=False)
     assert r1.n_run == 8 and len(ran) == 8
@@ -53,7 +53,7 @@ def test_resume_runs_only_missing_cells(tmp_path, monkeypatch):
 
 
 def test_interrupted_run_keeps_finished_cells(tmp_path, monkeypatch):
-    store = CellStore(tmp_path / "cells")
+    store = cell_store(tmp_path / "cells")
     real = runner.simulate_cell
     calls = []
 
@@ -72,7 +72,7 @@ def test_interrupted_run_keeps_finished_cells(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "simulate_cell", real)
     df, rep = run_cells(cells, store, executor="serial", progress=False)
     assert (rep.n_run, rep.n_cached) == (9, 3)
-    clean, _ = run_cells(cells, CellStore(tmp_path / "clean"), executor="serial", progress=False)
+    clean, _ = run_cells(cells, cell_store(tmp_path / "clean"), executor="serial", progress=False)
     pd.testing.assert_frame_equal(df.drop(columns=DROP), clean.drop(columns=DROP))
 
 
@@ -90,7 +90,7 @@ def test_cell_key_depends_on_every_input():
 
 
 def test_shared_cells_are_simulated_once(tmp_path, monkeypatch):
-    store = CellStore(tmp_path / "cells")
+    store = cell_store(tmp_path / "cells")
     ran = counting(monkeypatch)
     kw = dict(policies=["fifo", "edf"], seeds=[0, 1, 2], base_params=TINY)
     run_experiment(configure("validation", **kw), tmp_path, store=store, executor="serial", progress=False)
@@ -105,9 +105,9 @@ def test_ray_gives_the_same_numbers(tmp_path):
     import ray
 
     cells = build_cells(tiny())
-    a, _ = run_cells(cells, CellStore(tmp_path / "a"), executor="serial", progress=False)
+    a, _ = run_cells(cells, cell_store(tmp_path / "a"), executor="serial", progress=False)
     try:
-        b, rep = run_cells(cells, CellStore(tmp_path / "b"), executor="ray", progress=False)
+        b, rep = run_cells(cells, cell_store(tmp_path / "b"), executor="ray", progress=False)
     finally:
         ray.shutdown()
     assert rep.n_run == len(cells)

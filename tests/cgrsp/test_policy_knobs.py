@@ -7,11 +7,11 @@ import pytest
 import gpu_sched_env  # noqa: F401  (registers the env ids)
 from gpu_sched_agents.heuristics.cgrsp import POLICIES, make_policy
 from gpu_sched_env.cgrsp import PARAM_NAMES, simulate
-from gpu_sched_env.cgrsp.experiments.grids import build_cells, configure
 from gpu_sched_env.cgrsp.params import make_params
 from gpu_sched_env.cgrsp.policies import POLICIES as REGISTRY
 from gpu_sched_env.cgrsp.policies import knob_owners, per_policy_kwargs
 from gpu_sched_env.core.errors import ConfigError
+from studies.cgrsp.grids import build_cells, configure
 
 KNOBS = {
     "stock_penalty", "spt_weights", "balanced_weights", "lcf_stock_factor", "theta", "pressure_queue",

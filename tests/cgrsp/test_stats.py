@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpu_sched_env.cgrsp.experiments import tables as T
 from gpu_sched_env.core.stats import cohens_d_paired, compare_pairs, holm, mean_ci, paired_compare
+from studies.cgrsp import tables as T
 
 
 def t2_two_sided_p(t: float) -> float:

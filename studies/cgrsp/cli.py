@@ -13,7 +13,6 @@ per experiment ``<name>/results.parquet``, ``config.json``, ``report.md`` and fi
 from __future__ import annotations
 
 import argparse
-import ast
 import time
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,13 @@ from typing import Any
 import pandas as pd
 
 from gpu_sched_env.cgrsp import POLICY_NAMES
-from gpu_sched_env.cgrsp.experiments.grids import (
+from gpu_sched_env.cgrsp.params import DAY_TYPES
+from gpu_sched_env.cgrsp.policies import param_names_help
+from gpu_sched_env.core.cliargs import literal, parse_params
+from gpu_sched_env.core.errors import ConfigError
+from gpu_sched_env.core.fanout import EXECUTORS, default_workers
+from gpu_sched_env.core.io import atomic_write_table
+from studies.cgrsp.grids import (
     EXPERIMENT_NAMES,
     EXPERIMENTS,
     Experiment,
@@ -29,30 +34,10 @@ from gpu_sched_env.cgrsp.experiments.grids import (
     configure,
     parse_seeds,
 )
-from gpu_sched_env.cgrsp.experiments.report import write_experiment_report, write_results_page
-from gpu_sched_env.cgrsp.experiments.runner import CellStore, RunReport, run_experiment
-from gpu_sched_env.cgrsp.experiments.tables import MAIN_METRICS, cell_means
-from gpu_sched_env.cgrsp.params import DAY_TYPES, PARAM_NAMES
-from gpu_sched_env.cgrsp.policies import knob_owners
-from gpu_sched_env.core.errors import ConfigError
-from gpu_sched_env.core.fanout import EXECUTORS, default_workers
-from gpu_sched_env.core.io import atomic_write_table
-
-
-def _literal(text: str) -> Any:
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-
-
-def parse_param(text: str) -> tuple[str, Any]:
-    """``NAME=VALUE`` with a Python-literal value; strings stay strings."""
-    if "=" not in text:
-        raise ConfigError(f"--param {text!r}: expected NAME=VALUE with NAME a simulator parameter ({', '.join(PARAM_NAMES)}) "
-                          f"or a knob of a policy in play ({', '.join(knob_owners())})")
-    k, v = text.split("=", 1)
-    return k.strip(), _literal(v)
+from studies.cgrsp.report import write_experiment_report, write_results_page
+from studies.cgrsp.runner import RunReport, cell_store, run_experiment
+from studies.cgrsp.tables import MAIN_METRICS, cell_means
+from studies.store import CellStore
 
 
 def parse_mix(text: str) -> dict[str, float]:
@@ -98,8 +83,8 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
         "seeds": parse_seeds(args.seeds) if args.seeds else None,
         "policies": args.policies,
         "days": args.days,
-        "values": [_literal(v) for v in args.values] if args.values else None,
-        "base_params": dict(parse_param(t) for t in args.param) or None,
+        "values": [literal(v) for v in args.values] if args.values else None,
+        "base_params": parse_params(args.param, param_names_help) or None,
         "w_cost": args.w_cost,
         "ratios": args.ratios,
         "mix": parse_mix(args.mix) if args.mix else None,
@@ -164,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             configure(n, **o)  # validate everything before running anything
     except ConfigError as e:
         ap.error(str(e))
-    store = CellStore(args.out / "cells")
+    store = cell_store(args.out / "cells")
     t0 = time.perf_counter()
     results, rows = {}, []
     for n in names:

@@ -1,17 +1,15 @@
-"""Run experiment cells with resume: a content-keyed cell store written in atomic chunks.
+"""Run experiment cells with resume, in the shared cell store (:mod:`studies.store`).
 
-Every simulated day is keyed by a hash of its inputs (policy, day, seed, parameters) and of
-the simulator's and heuristics' source code. Finished cells are appended to the store as
-Parquet *chunks*, each written atomically (temporary file + rename), every
-``flush_every`` cells or ``flush_s`` seconds and when the run stops for any reason. A
-rerun — of the same experiment after an interruption, of a bigger grid, or of another
-experiment sharing cells — loads the keys already stored and simulates only the rest. A
-half-written chunk can never be read: temporary names start with a dot and are ignored.
+Every simulated day is keyed by its inputs (policy, day, seed, parameters) and the code
+version: the package version and a hash of the simulator's and heuristics' source code
+(:data:`SIM_SOURCES`). Finished cells are appended to the store in atomic chunks, every
+``flush_every`` cells or ``flush_s`` seconds and when the run stops for any reason. A rerun
+— of the same experiment after an interruption, of a bigger grid, or of another experiment
+sharing cells — loads the keys already stored and simulates only the rest.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -24,9 +22,10 @@ from typing import Any
 
 import pandas as pd
 
-from gpu_sched_env.cgrsp.experiments.grids import Experiment, build_cells
 from gpu_sched_env.core.fanout import iter_cells
 from gpu_sched_env.core.io import atomic_write_json, atomic_write_table
+from studies.cgrsp.grids import Experiment, build_cells
+from studies.store import CellStore, code_version, config_key
 
 # Modules whose code decides a simulated day's numbers (not the env, rendering, experiments).
 SIM_SOURCES = (
@@ -36,33 +35,16 @@ SIM_SOURCES = (
     "gpu_sched_env/cgrsp/workload.py", "gpu_sched_env/core/events.py", "gpu_sched_env/core/rng.py",
     "agents/heuristics/cgrsp/*.py",
 )
-# The heuristics' folder is `agents/` in a checkout and `gpu_sched_agents/` where the wheel is
-# installed; both hash under the checkout's name, so the fingerprint is the same in either.
-_INSTALLED_AS = {"agents/": "gpu_sched_agents/"}
 
 
-@lru_cache(maxsize=1)
-def sim_fingerprint() -> str:
-    """Hash of the simulator's and heuristics' sources: a change there invalidates stored cells."""
-    import gpu_sched_env
+def sim_version() -> str:
+    """Code version of a simulated day: package version + hash of :data:`SIM_SOURCES`."""
+    return code_version(SIM_SOURCES)
 
-    root = Path(gpu_sched_env.__file__).resolve().parent.parent
-    h = hashlib.sha1()
-    for pattern in SIM_SOURCES:
-        files = sorted(root.glob(pattern))
-        prefix = next((p for p in _INSTALLED_AS if pattern.startswith(p)), None)
-        if not files and prefix is not None:
-            installed = _INSTALLED_AS[prefix]
-            files = sorted(root.glob(installed + pattern[len(prefix):]))
-            names = [prefix + f.relative_to(root / installed).as_posix() for f in files]
-        else:
-            names = [f.relative_to(root).as_posix() for f in files]
-        if not files:  # a fingerprint that silently skips the heuristics would not invalidate
-            raise FileNotFoundError(f"sim_fingerprint: no file matches {pattern!r} under {root}")
-        for name, f in zip(names, files):
-            h.update(name.encode())
-            h.update(f.read_bytes())
-    return h.hexdigest()[:12]
+
+def cell_store(root: str | os.PathLike) -> CellStore:
+    """The store of CGRSP cells under ``root`` (keys carry :func:`sim_version`)."""
+    return CellStore(root, SIM_SOURCES)
 
 
 @lru_cache(maxsize=4096)
@@ -88,11 +70,7 @@ def cell_key(policy: str, day: str, seed: int, params: dict[str, Any], version: 
     it out.
     """
     canon = _canonical(policy, day, json.dumps(params, sort_keys=True, default=str))
-    blob = json.dumps(
-        {"policy": policy, "day": day, "seed": int(seed), "params": canon, "v": version or sim_fingerprint()},
-        sort_keys=True, default=str,
-    )
-    return hashlib.sha1(blob.encode()).hexdigest()[:20]
+    return config_key({"policy": policy, "day": day, "seed": int(seed), "params": canon}, version or sim_version())
 
 
 def simulate_cell(policy: str, day: str, seed: int, params: dict[str, Any]) -> dict[str, Any]:
@@ -103,38 +81,6 @@ def simulate_cell(policy: str, day: str, seed: int, params: dict[str, Any]) -> d
     row = {k: v for k, v in run_cell(policy, day, seed, **params).items() if not k.startswith("param_")}
     row["cell_wall_s"] = time.perf_counter() - t0  # [s] this cell's simulation time
     return row
-
-
-class CellStore:
-    """Append-only store of finished cells: ``<root>/chunk-*.parquet``, one row per cell."""
-
-    def __init__(self, root: str | os.PathLike) -> None:
-        self.root = Path(root)
-        self._n = 0
-
-    def chunks(self) -> list[Path]:
-        """Finished chunk files (temporary files are dot-prefixed and never matched)."""
-        return sorted(self.root.glob("chunk-*.parquet")) if self.root.is_dir() else []
-
-    def load(self) -> pd.DataFrame:
-        """Every stored row, one per key (first copy wins)."""
-        parts = [pd.read_parquet(f) for f in self.chunks()]
-        if not parts:
-            return pd.DataFrame({"key": pd.Series([], dtype=str)})
-        return pd.concat(parts, ignore_index=True).drop_duplicates("key", keep="first")
-
-    def keys(self) -> set[str]:
-        """Keys of the stored cells."""
-        parts = [pd.read_parquet(f, columns=["key"])["key"] for f in self.chunks()]
-        return set(pd.concat(parts)) if parts else set()
-
-    def write_chunk(self, rows: Sequence[dict[str, Any]]) -> Path | None:
-        """Write ``rows`` as one new chunk atomically (nothing for an empty list)."""
-        if not rows:
-            return None
-        self._n += 1
-        name = f"chunk-{time.time_ns()}-{os.getpid()}-{self._n:04d}.parquet"
-        return atomic_write_table(self.root / name, pd.DataFrame(list(rows)))
 
 
 @dataclass
@@ -169,36 +115,24 @@ def run_cells(
     keeps every finished cell: the buffer is flushed as a chunk on the way out.
     """
     t0 = time.perf_counter()
-    keys = [cell_key(c["policy"], c["day"], c["seed"], c["params"]) for c in cells]
+    keys = [cell_key(c["policy"], c["day"], c["seed"], c["params"], store.version) for c in cells]
     have = store.keys()
     todo: dict[str, dict[str, Any]] = {}
     for k, c in zip(keys, cells):
         if k not in have and k not in todo:
             todo[k] = {"policy": c["policy"], "day": c["day"], "seed": c["seed"], "params": c["params"]}
     todo_keys = list(todo)
-    buf: list[dict[str, Any]] = []
-    last = time.monotonic()
     sim_s = 0.0
-    try:
+    with store.writer(flush_every, flush_s) as out:  # flushed on the way out, Ctrl-C included
         if todo_keys:
             it = iter_cells(simulate_cell, [todo[k] for k in todo_keys], executor=executor, workers=workers,
                             desc=desc, progress=progress, ray_address=ray_address)
             for i, row in it:
                 k = todo_keys[i]
-                row["key"] = k
                 row["params_json"] = json.dumps(todo[k]["params"], sort_keys=True, default=str)
                 sim_s += row["cell_wall_s"]
-                buf.append(row)
-                if len(buf) >= flush_every or time.monotonic() - last >= flush_s:
-                    store.write_chunk(buf)
-                    buf, last = [], time.monotonic()
-    finally:
-        store.write_chunk(buf)
-    stored = store.load().set_index("key")
-    missing = [k for k in keys if k not in stored.index]
-    if missing:  # pragma: no cover - only if the store was altered underneath us
-        raise RuntimeError(f"{len(missing)} cells missing from the store after the run (e.g. key {missing[0]})")
-    df = stored.loc[keys].reset_index()
+                out.add(k, [row])
+    df = store.rows(keys)
     labels = pd.DataFrame([c.get("labels", {}) for c in cells])
     df = pd.concat([labels.reset_index(drop=True), df], axis=1)
     rep = RunReport(name, len(cells), len(set(keys)), len(set(keys)) - len(todo_keys), len(todo_keys),
@@ -220,14 +154,14 @@ def run_experiment(
     ``store`` is given. Keyword arguments go to :func:`run_cells`.
     """
     out = Path(out)
-    store = store or CellStore(out / "cells")
+    store = store or cell_store(out / "cells")
     cells = build_cells(exp)
     df, rep = run_cells(cells, store, desc=exp.name, name=exp.name, **kwargs)
     df.insert(0, "experiment", exp.name)
     d = out / exp.name
     atomic_write_table(d / "results.parquet", df)
     cfg = asdict(exp)
-    cfg.update({"argv": sys.argv, "sim_version": sim_fingerprint(), "run": asdict(rep)})
+    cfg.update({"argv": sys.argv, "sim_version": sim_version(), "run": asdict(rep)})
     atomic_write_json(d / "config.json", cfg)
     return df, rep
 
@@ -237,5 +171,5 @@ def load_results(out: str | os.PathLike, name: str) -> pd.DataFrame:
     return pd.read_parquet(Path(out) / name / "results.parquet")
 
 
-__all__ = ["CellStore", "RunReport", "cell_key", "load_results", "run_cells", "run_experiment",
-           "sim_fingerprint", "simulate_cell"]
+__all__ = ["SIM_SOURCES", "CellStore", "RunReport", "cell_key", "cell_store", "load_results", "run_cells",
+           "run_experiment", "sim_version", "simulate_cell"]

@@ -12,9 +12,9 @@ import pandas as pd
 from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
-from gpu_sched_env.cgrsp.experiments.tables import LABELS, cell_means, order_policies
 from gpu_sched_env.cgrsp.result import SimResult
 from gpu_sched_env.core.plotting import gantt, save
+from studies.cgrsp.tables import LABELS, cell_means, order_policies
 
 DPI = 100
 _PALETTE = plt.get_cmap("tab20").colors

@@ -1,26 +1,27 @@
 """The CGRSP experiment programme (spec §5): definitions, resumable fan-out, statistics, figures, reports.
 
-Modules: :mod:`.grids` (experiment definitions and their cells), :mod:`.runner` (content-keyed
-cell store, resume, fan-out), :mod:`.tables` (means with CIs, paired tests, re-scoring),
+Modules: :mod:`.grids` (experiment definitions and their cells), :mod:`.runner` (cells in the
+shared store :mod:`studies.store`, resume, fan-out), :mod:`.tables` (means with CIs, paired tests, re-scoring),
 :mod:`.figures` (PNG figures), :mod:`.diagnostics` (why results depart from the published
 ones), :mod:`.report` (Markdown per experiment and ``docs/results.md``), :mod:`.cli`.
 """
 
-from gpu_sched_env.cgrsp.experiments.grids import (
+from studies.cgrsp.grids import (
     EXPERIMENT_NAMES,
     EXPERIMENTS,
     Experiment,
     build_cells,
     configure,
 )
-from gpu_sched_env.cgrsp.experiments.runner import (
-    CellStore,
+from studies.cgrsp.runner import (
     RunReport,
     cell_key,
+    cell_store,
     load_results,
     run_cells,
     run_experiment,
 )
+from studies.store import CellStore
 
 __all__ = [
     "EXPERIMENTS",
@@ -30,6 +31,7 @@ __all__ = [
     "RunReport",
     "build_cells",
     "cell_key",
+    "cell_store",
     "configure",
     "load_results",
     "run_cells",

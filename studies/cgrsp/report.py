@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpu_sched_env.cgrsp.experiments import figures as F
-from gpu_sched_env.cgrsp.experiments import tables as T
-from gpu_sched_env.cgrsp.experiments.grids import MONTH_SEED_BASE, Experiment
 from gpu_sched_env.cgrsp.reference import PUBLISHED_HECTIC, check_contract
 from gpu_sched_env.core.io import atomic_write_text
+from studies.cgrsp import figures as F
+from studies.cgrsp import tables as T
+from studies.cgrsp.grids import MONTH_SEED_BASE, Experiment
 
 CLI = "python scripts/experiments.py"
 Figure = Callable[[str], str]  # file name -> Markdown link
@@ -355,7 +355,7 @@ NOTES: dict[str, str] = {
 # ---------------------------------------------------------------------------- results page
 def departures_section(exp: Experiment, validation: pd.DataFrame, fig_seeds: int = 10) -> list[str]:
     """Where and why the simulator departs from the published figures (spec §4/§6)."""
-    from gpu_sched_env.cgrsp.experiments.diagnostics import (
+    from studies.cgrsp.diagnostics import (
         idle_slots_at_decisions,
         slot_time_breakdown,
     )
