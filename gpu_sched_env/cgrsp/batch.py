@@ -13,11 +13,14 @@ from gpu_sched_env.core.stats import mean_ci
 METRICS = ("mean_wait_min", "miss_pct", "mean_tardiness_min", "cost_usd", "tight_miss_pct", "loose_miss_pct")
 
 
-def run_cell(policy: str, day: str, seed: int, **params: Any) -> dict[str, Any]:
-    """One simulated day's summary, tagged with its parameters (top-level: picklable)."""
+def run_cell(policy: str, day: str, seed: int, trace: Any = None, **params: Any) -> dict[str, Any]:
+    """One simulated day's summary, tagged with its parameters (top-level: picklable).
+
+    ``trace`` (a job-log path, see :mod:`gpu_sched_env.cgrsp.trace`) replaces the generated jobs.
+    """
     from gpu_sched_env.cgrsp.api import simulate
 
-    s = simulate(policy, day=day, seed=seed, **params).summary()
+    s = simulate(policy, day=day, seed=seed, trace=trace, **params).summary()
     s.update({f"param_{k}": v for k, v in params.items()})
     return s
 
@@ -27,17 +30,20 @@ def run_grid(
     seeds: Iterable[int],
     day: str = "hectic",
     params: dict[str, Any] | None = None,
+    trace: Any = None,
     **fanout: Any,
 ) -> pd.DataFrame:
     """Tidy table: one row per policy × seed (fan-out options as in ``core.fanout``).
 
     ``params`` holds simulator parameters and knobs of the policies in play; each policy
     gets the parameters and its own knobs. Everything is validated before fanning out.
+    ``trace`` (a job-log path) replaces each seed's generated jobs.
     """
     from gpu_sched_env.cgrsp.policies import per_policy_kwargs
 
     kw = per_policy_kwargs(day, params or {}, policies)
-    cells = [dict(policy=p, day=day, seed=int(s), **kw[p]) for p in policies for s in seeds]
+    extra = {} if trace is None else {"trace": str(trace)}
+    cells = [dict(policy=p, day=day, seed=int(s), **extra, **kw[p]) for p in policies for s in seeds]
     rows = map_cells(run_cell, cells, **fanout)
     return pd.DataFrame(rows)
 
