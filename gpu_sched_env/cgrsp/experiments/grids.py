@@ -15,7 +15,12 @@ from typing import Any
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp.params import DAY_TYPES
 from gpu_sched_env.cgrsp.policies import per_policy_kwargs, split_kwargs
-from gpu_sched_env.cgrsp.workload import DEFAULT_MONTH_MIX, month_plan
+from gpu_sched_env.cgrsp.workload import (
+    DEFAULT_MONTH_MIX,
+    MONTH_SEED_BASE,
+    month_day_seed,
+    month_plan,
+)
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
 
 KINDS = ("policies", "sweep", "objective", "month")
@@ -24,9 +29,6 @@ STOCK_DWELLS = (60.0, 300.0, 900.0, 3600.0)  # [s] mean dwell of the persistent 
 # labels: "fresh", or the markov chain's mean dwell D in seconds ("60", "300", ...)
 STOCK_SETTINGS = (("fresh", (("stock_process", "fresh"),)),) + tuple(
     (f"{d:g}", (("stock_process", "markov"), ("stock_dwell_s", d))) for d in STOCK_DWELLS)
-# Day d of month replication r is simulated with run seed MONTH_SEED_BASE + 1000·r + d, so
-# month days never reuse the worlds (seeds 0–29, 42) of the single-day experiments.
-MONTH_SEED_BASE = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,7 @@ def build_cells(exp: Experiment) -> list[dict[str, Any]]:
         for rep in exp.seeds:
             plan = month_plan(int(rep), dict(exp.mix), exp.n_days, exp.mix_mode)
             for d, day in enumerate(plan):
-                seed = MONTH_SEED_BASE + 1000 * int(rep) + d
+                seed = month_day_seed(int(rep), d)
                 for pol in exp.policies:
                     add(pol, day, seed, exp.params, {"cell": f"rep{rep}/day{d:02d}", "rep": int(rep), "day_index": d})
         return cells
