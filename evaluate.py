@@ -3,6 +3,8 @@
     python evaluate.py runs/train/ppo_hectic_seed0/<time>            # best model, 30 seeds
     python evaluate.py RUN_DIR --seeds 50 --seed0 30000 --day surge  # another day / seeds
     python evaluate.py RUN_DIR --model final_model.zip
+    python evaluate.py RUN_DIR --stock 900                          # under the persistent stock, D = 900 s
+    python evaluate.py RUN_DIR --month --reps 10                     # the month protocol (30 days x 10)
 
 Prints and writes (into the run directory) a table of mean wait, miss %, tardiness and cost
 with 95 % CIs, paired t-tests and Wilcoxon signed-rank tests against each heuristic (Holm-
@@ -10,6 +12,7 @@ adjusted), and a comparison figure (PNG).
 """
 
 import argparse
+import dataclasses
 import logging
 import sys
 from pathlib import Path
@@ -20,6 +23,7 @@ from gpu_sched_agents.rl.envs import env_config
 from gpu_sched_agents.rl.registry import get_algo, load_model
 from gpu_sched_agents.rl.train import baselines, compare_model
 from gpu_sched_env.cgrsp.params import DAY_TYPES
+from gpu_sched_env.core.errors import ConfigError
 
 
 def main(argv=None) -> int:
@@ -30,6 +34,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=30, help="number of seeds (default 30)")
     ap.add_argument("--seed0", type=int, default=20_000, help="first seed (default 20000: never used in training)")
     ap.add_argument("--day", choices=list(DAY_TYPES), default=None, help="day type (default: the training day)")
+    ap.add_argument("--stock", default=None, help="stock model to evaluate under: 'fresh' or a mean dwell in s (default: the training one)")
+    ap.add_argument("--month", action="store_true", help="the month protocol instead of single days (30 days of the mix, --reps replications)")
+    ap.add_argument("--reps", type=int, default=10, help="month replications (default 10)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
     cfg_path = args.run_dir / "config.yaml"
@@ -45,9 +52,50 @@ def main(argv=None) -> int:
         cfg.day.name = args.day
     spec = get_algo(cfg.algo.name)
     model = load_model(cfg.algo.name, model_path, device="cpu")
+    config = env_config(cfg)
+    tag = ""
+    if args.stock is not None:
+        try:
+            config = with_stock(config, args.stock)
+        except ConfigError as e:
+            ap.error(f"--stock {args.stock!r}: {e}")
+        tag = f"_stock{args.stock}"
+    if args.month:
+        if args.reps < 2:
+            ap.error(f"--reps {args.reps}: need at least 2 replications for confidence intervals and paired tests")
+        return month(model, spec, config, cfg.algo.name, args.run_dir, f"month_{args.reps}reps{tag}_{Path(args.model).stem}", args.reps)
     seeds = list(range(args.seed0, args.seed0 + args.seeds))
-    stem = f"eval_{cfg.day.name}_{args.seeds}seeds_{Path(args.model).stem}"
-    compare_model(model, spec, env_config(cfg), seeds, cfg.algo.name, args.run_dir, stem, names=baselines(), progress=True)
+    stem = f"eval_{cfg.day.name}_{args.seeds}seeds{tag}_{Path(args.model).stem}"
+    compare_model(model, spec, config, seeds, cfg.algo.name, args.run_dir, stem, names=baselines(), progress=True)
+    return 0
+
+
+def with_stock(config, stock: str):
+    """``config`` under another stock model: ``fresh`` or a mean dwell D [s] of the persistent one."""
+    params = {k: v for k, v in config.params.items() if k not in ("stock_process", "stock_dwell_s")}
+    if stock == "fresh":
+        return dataclasses.replace(config, params={**params, "stock_process": "fresh"})
+    try:
+        dwell = float(stock)
+    except ValueError:
+        raise ConfigError(f"stock = {stock!r} is not allowed; allowed: 'fresh' or a positive mean dwell in seconds") from None
+    return dataclasses.replace(config, params={**params, "stock_process": "markov", "stock_dwell_s": dwell})
+
+
+def month(model, spec, config, label: str, out_dir: Path, stem: str, reps: int) -> int:
+    """The month protocol: the learned policy against every baseline; writes ``<stem>.{md,csv}``."""
+    from gpu_sched_agents.rl.month import month_comparison, month_markdown, month_runs
+    from gpu_sched_agents.rl.train import evaluate_model
+    from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
+
+    stock = "fresh" if config.sim_params().stock_process == "fresh" else f"persistent (D = {config.sim_params().stock_dwell_s:g} s)"
+    runs = month_runs(model, label, config, baselines(), range(reps), lambda m, c, s: evaluate_model(m, c, s, spec.masked_env, progress=True), progress=True)
+    table, tests = month_comparison(runs, label)
+    atomic_write_table(out_dir / f"{stem}_per_day.csv", runs)
+    atomic_write_table(out_dir / f"{stem}.csv", table.reset_index())
+    text = month_markdown(table, tests, label, stock, reps)
+    atomic_write_text(out_dir / f"{stem}.md", text)
+    print(text)
     return 0
 
 

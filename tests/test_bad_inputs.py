@@ -265,8 +265,8 @@ def test_mig_capacities_as_numpy_array():
 def test_masked_dqn_refuses_policies_that_ignore_the_mask(policy):
     pytest.importorskip("stable_baselines3")
     from gpu_sched_agents.rl.envs import make_vec_env
-    from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
     from gpu_sched_agents.rl.masked_dqn import MaskedDQN, MaskedDQNPolicy
+    from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 
     venv = make_vec_env(CGRSPEnvConfig(day="normal", window=4), 1, 0)
     with pytest.raises(ConfigError, match=rf"policy = '{policy}' is not allowed for MaskedDQN: it would ignore the "

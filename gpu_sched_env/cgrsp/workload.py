@@ -53,18 +53,20 @@ def draw_runtimes(p: CGRSPParams, seed: int, cx: np.ndarray) -> np.ndarray:
     return np.exp(mu + sigma * z)
 
 
+# Default month mix (spec §1): back-calculated counts, ≈ 7 800 jobs a month.
+DEFAULT_MONTH_MIX: dict[str, int] = {"hectic": 4, "surge": 3, "normal": 18, "quiet": 5}
+
+
 # Day d of month replication r is simulated with run seed MONTH_SEED_BASE + 1000·r + d, so
-# month days never reuse the worlds (seeds 0–29, 42) of the single-day experiments.
+# month days never reuse the worlds (seeds 0–29, 42, 20 000+) of the single-day experiments.
 MONTH_SEED_BASE = 1_000_000
 
 
-def month_day_seed(rep: int, day: int) -> int:
-    """Run seed of day ``day`` of month replication ``rep``."""
-    return MONTH_SEED_BASE + 1000 * int(rep) + int(day)
-
-
-# Default month mix (spec §1): back-calculated counts, ≈ 7 800 jobs a month.
-DEFAULT_MONTH_MIX: dict[str, int] = {"hectic": 4, "surge": 3, "normal": 18, "quiet": 5}
+def month_day_seed(rep: int, day_index: int) -> int:
+    """Run seed of day ``day_index`` of month replication ``rep`` (every policy plays the same days)."""
+    check_number("rep", rep, lo=0, integer=True)
+    check_number("day_index", day_index, lo=0, hi=999, integer=True)
+    return MONTH_SEED_BASE + 1000 * int(rep) + int(day_index)
 
 
 def month_plan(

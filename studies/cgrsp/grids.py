@@ -196,7 +196,7 @@ def build_cells(exp: Experiment) -> list[dict[str, Any]]:
         for rep in exp.seeds:
             plan = month_plan(int(rep), dict(exp.mix), exp.n_days, exp.mix_mode)
             for d, day in enumerate(plan):
-                seed = month_day_seed(rep, d)
+                seed = month_day_seed(int(rep), d)
                 for pol in exp.policies:
                     add(pol, day, seed, exp.params, {"cell": f"rep{rep}/day{d:02d}", "rep": int(rep), "day_index": d})
         return cells
