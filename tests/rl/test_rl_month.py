@@ -4,7 +4,13 @@ import pandas as pd
 import pytest
 
 from gpu_sched_agents.heuristics.cgrsp_agents import HeuristicAgent
-from gpu_sched_agents.rl.month import month_comparison, month_days, month_markdown, month_runs, month_totals
+from gpu_sched_agents.rl.month import (
+    month_comparison,
+    month_days,
+    month_markdown,
+    month_runs,
+    month_totals,
+)
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.cgrsp.evaluation import evaluate
 from gpu_sched_env.cgrsp.workload import DEFAULT_MONTH_MIX, month_day_seed
