@@ -8,15 +8,17 @@ Each repetition s uses workload seed s (scaling), FCFS-LLF stream s and executio
 stream s (lognormal run-time factors, --noise-sigma); tables give means and 95 % CIs over
 the repetitions (SciPy t-intervals, ``core.stats.mean_ci``).
 
-Resumable: each (scheduler, n_tasks, seed) point is one JSON file under <out>/points/,
-written atomically; a rerun skips finished points (``--force`` recomputes). The run's
-configuration is stored in <out>/config.json and a rerun with a different one is refused.
+Resumable: each (scheduler, n_tasks, seed) point is one cell of the shared resume store
+(``studies/store.py``) under <out>/cells/, keyed by the point, the run's settings and the
+code version (package version + hash of the edge simulator's and schedulers' sources); a
+rerun computes only the points not stored under the current key (``--force`` recomputes all).
+The run's configuration is recorded in <out>/config.json.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import hashlib
 import sys
 from pathlib import Path
 
@@ -25,6 +27,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from gpu_sched_agents.heuristics.edge import LLF_STREAM, BaselineILP, FcfsLLF, MemBatchILP
+from gpu_sched_env.cli import import_studies
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.io import (
     atomic_write_json,
@@ -60,6 +63,8 @@ from gpu_sched_env.edge.study import (
 )
 from gpu_sched_env.edge.workload import five_task_example, random_workloads, tasks_from_workloads
 
+CellStore = import_studies("studies.store").CellStore  # the repository's studies/ (not installed)
+
 MAIN = ("membatch", "baseline_ilp", "fcfs_llf")
 ABLATION = ("baseline_ilp-nosplit", "fcfs_llf-nosplit")
 NOISE_STREAM = "edge.noise"
@@ -69,6 +74,9 @@ STUDY_100 = MAKESPAN_100_H
 GAIN_TOLERANCE_PTS = 10.0  # documented tolerance on MemBatch's gains at 100 tasks [percentage points]
 POOL = 1000  # workloads drawn per seed; a run with n tasks uses the first n (nested sizes)
 DEFAULT_SIZES = "5,10,15,20,25,30,40,50,60,70,80,90,100"
+# the code that decides a point's numbers: the edge model and simulator, its profiles, the schedulers
+EDGE_SOURCES = ("gpu_sched_env/edge/*.py", "gpu_sched_env/edge/*.csv", "gpu_sched_env/core/rng.py",
+                "agents/heuristics/edge.py")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -200,24 +208,38 @@ def five_task(args, cluster, table, out: Path, names):
     return df
 
 
+def run_config(args) -> dict:
+    """The settings a point's numbers depend on (besides scheduler, size, seed and the code)."""
+    cfg = {k: v for k, v in vars(args).items()
+           if k not in ("out", "no_figures", "force", "seeds", "sizes", "update_docs", "sensitivity_seeds", "no_ablation")}
+    if args.profiles is not None:  # the table's content, not only its name
+        cfg["profiles_sha1"] = hashlib.sha1(Path(args.profiles).read_bytes()).hexdigest()
+    return cfg
+
+
 def scaling(args, cluster, table, out: Path, names):
-    pts = out / "points"
+    store = CellStore(out / "cells", EDGE_SOURCES)
+    schedules = out / "schedules"
+    cfg = run_config(args)
     todo = [(name, n, s) for s in range(args.seeds) for n in args.sizes for name in names]
+    keys = {p: store.key({"scheduler": p[0], "n_tasks": p[1], "seed": p[2], "pool": POOL, **cfg}) for p in todo}
+    nmax = max(args.sizes)
+    have = set() if args.force else store.keys()
+    # a figure's schedule (largest size, seed 0) is kept beside the store, named by its point's key
+    need = [p for p in todo if keys[p] not in have
+            or (p[1] == nmax and p[2] == 0 and not (schedules / f"{keys[p]}.csv").is_file())]
+    print(f"edge scaling: {len(todo) - len(need)} of {len(todo)} points from the store", file=sys.stderr)
     pools = {s: random_workloads(POOL, stream(s, "tasks")) for s in range(args.seeds)}
-    rows = []
-    bar = tqdm(todo, desc="edge scaling", unit="pt", file=sys.stderr)
-    for name, n, s in bar:
-        f = pts / f"{name}_n{n:04d}_s{s}.json"
-        bar.set_postfix_str(f"{name} n={n} seed={s}")
-        if f.exists() and not args.force:
-            rows.append(json.loads(f.read_text()))
-            continue
-        tasks = tasks_from_workloads(pools[s][:n], table, cluster)
-        row, sim, _ = run_point(name, tasks, cluster, s, args)
-        if n == max(args.sizes) and s == 0:
-            atomic_write_table(pts / f"{name}_n{n:04d}_s{s}_schedule.csv", sim.schedule)
-        atomic_write_json(f, row)  # written last: its presence marks the point done
-        rows.append(row)
+    with store.writer(flush_every=20) as w:
+        bar = tqdm(need, desc="edge scaling", unit="pt", file=sys.stderr)
+        for name, n, s in bar:
+            bar.set_postfix_str(f"{name} n={n} seed={s}")
+            tasks = tasks_from_workloads(pools[s][:n], table, cluster)
+            row, sim, _ = run_point(name, tasks, cluster, s, args)
+            if n == nmax and s == 0:
+                atomic_write_table(schedules / f"{keys[(name, n, s)]}.csv", sim.schedule)
+            w.add(keys[(name, n, s)], [row])
+    rows = store.rows([keys[p] for p in todo]).drop(columns="key")
     df = pd.DataFrame(rows).sort_values(["scheduler", "n_tasks", "seed"]).reset_index(drop=True)
     atomic_write_table(out / "scaling.csv", df)
     if not args.no_figures:
@@ -225,8 +247,7 @@ def scaling(args, cluster, table, out: Path, names):
                               schedulers=MAIN), out / "makespan_vs_tasks.png")
         save_fig(plot_scaling(df, "runtime_s", "scheduler runtime [s]", "Scheduler runtime vs number of tasks", logy=True,
                               schedulers=MAIN), out / "runtime_vs_tasks.png")
-        nmax = max(args.sizes)
-        scheds = {k: pd.read_csv(pts / f"{k}_n{nmax:04d}_s0_schedule.csv") for k in MAIN}
+        scheds = {k: pd.read_csv(schedules / f"{keys[(k, nmax, 0)]}.csv") for k in MAIN}
         save_fig(plot_utilisation(scheds, labels(cluster), f"GPU utilisation — {nmax} tasks, seed 0"),
                  out / f"utilisation_n{nmax}.png")
         for k in MAIN:
@@ -333,14 +354,7 @@ def main(argv=None) -> int:
     cluster = jetson_cluster(include_head=args.include_head)
     table = default_profiles() if args.profiles is None else load_profiles(args.profiles)
     names = MAIN + (() if args.no_ablation else ABLATION)
-    cfg = {k: v for k, v in vars(args).items()
-           if k not in ("out", "no_figures", "force", "seeds", "sizes", "update_docs", "sensitivity_seeds")}
-    cfg_path = out / "config.json"
-    if cfg_path.exists() and not args.force:
-        old = json.loads(cfg_path.read_text())
-        if old != json.loads(json.dumps(cfg)):
-            raise ConfigError(f"{cfg_path} was written with a different configuration {old}; use another --out or --force")
-    atomic_write_json(cfg_path, cfg)
+    atomic_write_json(out / "config.json", {**run_config(args), "seeds": args.seeds, "sizes": args.sizes})
     atomic_write_text(out / "command.txt", " ".join(["scripts/edge_experiment.py", *sys.argv[1:]]) + "\n")
     five = five_task(args, cluster, table, out, names)
     df = scaling(args, cluster, table, out, names)

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from studies.store import CellStore
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -12,7 +14,7 @@ def _run(*args):
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
-def test_experiment_runs_resumes_and_refuses_other_config(tmp_path):
+def test_experiment_runs_and_resumes_from_the_shared_store(tmp_path):
     out = tmp_path / "edge"
     doc = tmp_path / "page.md"
     doc.write_text("# page\n\n<!-- edge-results:start -->\nSTALE-TABLE\n<!-- edge-results:end -->\ntail\n")
@@ -39,17 +41,22 @@ def test_experiment_runs_resumes_and_refuses_other_config(tmp_path):
         assert (out / png).stat().st_size > 1000
     report = (out / "report.md").read_text()
     assert "At 10 tasks" in report and "Five-task example" in report and "[" in report
-    points = sorted((out / "points").glob("*.json"))
-    assert len(points) == 6
-    stamps = {p: p.stat().st_mtime_ns for p in points}
+    store = CellStore(out / "cells", version="any")  # reading keys and rows does not depend on the version
+    assert len(store.keys()) == 6 and len(store.load()) == 6
+    chunks = {p: p.stat().st_mtime_ns for p in store.chunks()}
     r2 = _run("--sizes", "5,10,15", "--seeds", "1", "--out", str(out), "--no-ablation", "--no-figures",
               "--noise-sigma", "0", "--sensitivity-seeds", "0")
     assert r2.returncode == 0, r2.stderr
-    assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())  # finished points skipped
-    assert len(list((out / "points").glob("*.json"))) == 9
+    assert "6 of 9 points from the store" in r2.stderr
+    assert all(p.stat().st_mtime_ns == t for p, t in chunks.items())  # finished points kept, not rewritten
+    assert len(store.keys()) == 9
+    again = pd.read_csv(out / "scaling.csv")
+    pd.testing.assert_frame_equal(again[again.n_tasks < 15].reset_index(drop=True), df)  # stored rows read back
+    # other settings are other cells: nothing stale is reused, nothing is refused
     r3 = _run("--sizes", "5", "--seeds", "1", "--out", str(out), "--no-ablation", "--noise-sigma", "0",
-              "--time-limit", "2")
-    assert r3.returncode != 0 and "different configuration" in r3.stderr
+              "--time-limit", "2", "--no-figures", "--sensitivity-seeds", "0")
+    assert r3.returncode == 0, r3.stderr
+    assert "0 of 3 points from the store" in r3.stderr and len(store.keys()) == 12
     r4 = _run("--sizes", "0", "--out", str(tmp_path / "x"))
     assert r4.returncode != 0 and "--sizes" in r4.stderr
     r5 = _run("--rounds", "greedy", "--out", str(tmp_path / "y"))
