@@ -143,6 +143,14 @@ RUN_INSTALLED = textwrap.dedent("""
         steps += 1
     pd.testing.assert_frame_equal(env.unwrapped.result("rh").jobs, ref.jobs, check_exact=True)
     print("JOBS", len(ref.jobs), "STEPS", steps, "COMPLETED", info["summary"]["completed"])
+
+    # the console entry point: library commands work, the research programme says where it lives
+    import subprocess
+    gpu_sched = Path(sys.executable).parent / "gpu-sched"
+    r = subprocess.run([str(gpu_sched), "trace", "--day", "quiet", "--out", "t.csv"], capture_output=True, text=True)
+    assert r.returncode == 0 and "written to" in r.stdout, r.stderr
+    r = subprocess.run([str(gpu_sched), "experiments", "list"], capture_output=True, text=True)
+    assert r.returncode == 1 and "not installed with the package" in r.stderr, r.stderr
 """)
 
 
@@ -166,7 +174,10 @@ def test_wheel_installs_beside_another_agents_package_and_runs(tmp_path):
     ours, standin = _build_wheels(tmp_path)
     with zipfile.ZipFile(ours) as z:
         top = {n.split("/")[0] for n in z.namelist() if not n.split("/")[0].endswith(".dist-info")}
-        assert top == {"gpu_sched_env", "gpu_sched_agents"}
+        assert top == {"gpu_sched_env", "gpu_sched_agents"}  # no `studies`: the research programme stays in the checkout
+        assert not any(n.startswith("studies/") or "/studies/" in n for n in z.namelist())
+        entry_points = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/entry_points.txt"))).decode()
+        assert "gpu-sched = gpu_sched_env.cli:main" in entry_points
         assert "gpu_sched_env/cgrsp/data/example_trace.csv" in z.namelist()
 
     python = _venv_with_these_dependencies(tmp_path / "venv")

@@ -12,8 +12,8 @@ from gpu_sched_env.cgrsp.params import make_params
 from gpu_sched_env.cgrsp.trace import EXAMPLE_TRACE, Trace, trace_frame, write_trace
 from gpu_sched_env.cgrsp.workload import generate
 from gpu_sched_env.core.errors import ConfigError
-from scripts.write_trace import main as write_main
-from scripts.write_trace import month_trace
+from gpu_sched_env.cgrsp.commands import trace_main as write_main
+from gpu_sched_env.cgrsp.trace import month_trace
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +126,23 @@ def test_bad_columns_and_files(tmp_path):
     df["tight"] = [True, 2]
     with pytest.raises(ConfigError, match=r"trace row 1, column tight = 2"):
         Trace.load(df, p)
+
+
+def test_compare_replays_a_trace_and_cli_dispatches(tmp_path, capsys):
+    from gpu_sched_env.cgrsp.api import simulate
+    from gpu_sched_env.cli import main
+
+    trace = tmp_path / "quiet.csv"
+    assert main(["trace", "--day", "quiet", "--seed", "1", "--param", "n_jobs=40", "--out", str(trace)]) == 0
+    out = tmp_path / "cmp"
+    assert main(["compare", "--trace", str(trace), "--day", "quiet", "--seeds", "2", "--policies", "fifo", "edf",
+                 "--executor", "serial", "--no-progress", "--out", str(out)]) == 0
+    per_seed = pd.read_csv(out / "trace_quiet_quiet" / "per_seed.csv")
+    assert len(per_seed) == 4 and set(per_seed["policy"]) == {"fifo", "edf"}
+    # seed 1 on the trace of seed 1's day is that day itself
+    row = per_seed[(per_seed.policy == "edf") & (per_seed.seed == 1)].iloc[0]
+    assert row["mean_wait_min"] == pytest.approx(simulate("edf", "quiet", 1, n_jobs=40).summary()["mean_wait_min"])
+    assert "trace" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["compare", "--trace", str(tmp_path / "missing.csv"), "--seeds", "1"])
+    assert main(["no-such-command"]) == 2

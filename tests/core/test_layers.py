@@ -55,6 +55,8 @@ def test_every_gpu_sched_env_module_imports_without_agents():
                 failed.append((m.name, traceback.format_exc()))
         agents = [k for k in sys.modules if k.split(".")[0] in AGENT_PACKAGES]
         assert not agents, f"agents got imported: {agents}"
+        studies = [k for k in sys.modules if k.split(".")[0] == "studies"]
+        assert not studies, f"studies got imported: {studies}"
         for name, tb in failed:
             print(name, tb)
         print("MODULES", n, "FAILED", len(failed))
@@ -75,6 +77,26 @@ def test_no_gpu_sched_env_source_imports_agents_even_lazily():
             if any(_is_agents(n) for n in names):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == []
+
+
+def _imported_names(path):
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            yield node.lineno, [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            yield node.lineno, [node.module or ""]
+
+
+def test_studies_is_the_top_layer():
+    # the research programme (studies/, not installed) may use everything; nothing installed uses it
+    offenders = [f"{path.relative_to(ROOT)}:{line}"
+                 for folder in ("gpu_sched_env", "agents") for path in sorted((ROOT / folder).rglob("*.py"))
+                 for line, names in _imported_names(path)
+                 if any(n == "studies" or n.startswith("studies.") for n in names)]
+    assert offenders == []
+    uses = {n.split(".")[0] for path in (ROOT / "studies").rglob("*.py") for _, names in _imported_names(path)
+            for n in names}
+    assert {"gpu_sched_env", "studies"} <= uses  # the walk saw real imports
 
 
 def _module_import_graph():
