@@ -8,12 +8,11 @@ import pytest
 import gpu_sched_env  # noqa: F401  (registers the env ids)
 from gpu_sched_agents.heuristics.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp import simulate
+from gpu_sched_env.cgrsp.commands import trace_main as write_main
 from gpu_sched_env.cgrsp.params import make_params
-from gpu_sched_env.cgrsp.trace import EXAMPLE_TRACE, Trace, trace_frame, write_trace
+from gpu_sched_env.cgrsp.trace import EXAMPLE_TRACE, Trace, month_trace, trace_frame, write_trace
 from gpu_sched_env.cgrsp.workload import generate
 from gpu_sched_env.core.errors import ConfigError
-from gpu_sched_env.cgrsp.commands import trace_main as write_main
-from gpu_sched_env.cgrsp.trace import month_trace
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,6 @@
 """SAGreedy's decoders (list order = the study's, default; release-aware = ours), the presets'
 published loads, and the tasks1 diagnosis script (issue 20)."""
 
-import importlib.util
 from pathlib import Path
 
 import gymnasium as gym
@@ -95,10 +94,9 @@ def test_presets_name_the_study_clusters():
 
 
 def _diagnose_module():
-    spec = importlib.util.spec_from_file_location("hgsp_diagnose_tasks1", ROOT / "scripts/hgsp_diagnose_tasks1.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from studies.diagnose import hgsp_tasks1
+
+    return hgsp_tasks1
 
 
 def test_diagnose_script_tiny_budget(tmp_path):
