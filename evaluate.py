@@ -5,6 +5,7 @@
     python evaluate.py RUN_DIR --model final_model.zip
     python evaluate.py RUN_DIR --stock 900                          # under the persistent stock, D = 900 s
     python evaluate.py RUN_DIR --month --reps 10                     # the month protocol (30 days x 10)
+    python evaluate.py RUN_DIR --trace jobs.csv --seeds 5           # on a job log (gpu-sched trace writes one)
 
 Prints and writes (into the run directory) a table of mean wait, miss %, tardiness and cost
 with 95 % CIs, paired t-tests and Wilcoxon signed-rank tests against each heuristic (Holm-
@@ -37,6 +38,9 @@ def main(argv=None) -> int:
     ap.add_argument("--stock", default=None, help="stock model to evaluate under: 'fresh' or a mean dwell in s (default: the training one)")
     ap.add_argument("--month", action="store_true", help="the month protocol instead of single days (30 days of the mix, --reps replications)")
     ap.add_argument("--reps", type=int, default=10, help="month replications (default 10)")
+    ap.add_argument("--trace", type=Path, default=None, metavar="FILE",
+                    help="a job log (CSV/Parquet) that replaces each seed's generated jobs: the model and the "
+                         "heuristics play it with the run's env settings (seeds still draw run times and stock)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
     cfg_path = args.run_dir / "config.yaml"
@@ -60,6 +64,13 @@ def main(argv=None) -> int:
         except ConfigError as e:
             ap.error(f"--stock {args.stock!r}: {e}")
         tag = f"_stock{args.stock}"
+    if args.trace is not None:
+        seeds = list(range(args.seed0, args.seed0 + args.seeds))
+        try:
+            return on_trace(model, config, args.trace, seeds, cfg.algo.name, args.run_dir,
+                            f"trace_{args.trace.stem}_{args.seeds}seeds{tag}_{Path(args.model).stem}")
+        except ConfigError as e:
+            ap.error(f"--trace {str(args.trace)!r}: {e}")
     if args.month:
         if args.reps < 2:
             ap.error(f"--reps {args.reps}: need at least 2 replications for confidence intervals and paired tests")
@@ -80,6 +91,34 @@ def with_stock(config, stock: str):
     except ValueError:
         raise ConfigError(f"stock = {stock!r} is not allowed; allowed: 'fresh' or a positive mean dwell in seconds") from None
     return dataclasses.replace(config, params={**params, "stock_process": "markov", "stock_dwell_s": dwell})
+
+
+def on_trace(model, config, trace: Path, seeds: list[int], label: str, out_dir: Path, stem: str) -> int:
+    """The model and every baseline heuristic on a job log; writes ``<stem>.csv`` (per seed) and ``<stem>_summary.csv``.
+
+    The model plays ``CGRSPEnv(config, trace=trace)``; each heuristic is ``simulate`` on the
+    same trace with the same simulator parameters, so every policy sees the same jobs, run
+    times and stock per seed.
+    """
+    import pandas as pd
+
+    from gpu_sched_env.cgrsp.batch import run_grid, summarise
+    from gpu_sched_env.cgrsp.env import CGRSPEnv
+    from gpu_sched_env.cgrsp.evaluation import run_episode
+    from gpu_sched_env.core.io import atomic_write_table
+
+    env = CGRSPEnv(config, trace=trace)
+    ours = pd.DataFrame([run_episode(model, env, s) for s in seeds]).assign(policy=label, seed=seeds)
+    heur = run_grid(list(baselines()), seeds, day=config.day, params=dict(config.params), trace=trace,
+                    executor="serial", progress=False)
+    df = pd.concat([ours[list(heur.columns.intersection(ours.columns))], heur], ignore_index=True)
+    summary = summarise(df)
+    atomic_write_table(out_dir / f"{stem}.csv", df)
+    atomic_write_table(out_dir / f"{stem}_summary.csv", summary.reset_index())
+    cols = ["mean_wait_min", "mean_wait_min_ci", "miss_pct", "miss_pct_ci", "mean_tardiness_min", "cost_usd"]
+    print(f"{label} and the heuristics on trace {trace} ({env.params.n_jobs} jobs), seeds {seeds[0]}-{seeds[-1]}")
+    print(summary[cols].round(2).to_string())
+    return 0
 
 
 def month(model, spec, config, label: str, out_dir: Path, stem: str, reps: int) -> int:

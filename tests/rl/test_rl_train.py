@@ -116,6 +116,19 @@ def test_evaluate_cli_on_a_trained_run(tmp_path, capsys):
         assert (run / f"eval_quiet_2seeds_best_model{suffix}").exists()
     with pytest.raises(SystemExit):
         evaluate.main([str(tmp_path / "nowhere")])
+    # on a job log: the trace of seed 500's quiet day replays that day for every policy
+    from gpu_sched_env.cgrsp import simulate
+    from gpu_sched_env.cli import main as gpu_sched
+
+    trace = tmp_path / "quiet_500.csv"
+    assert gpu_sched(["trace", "--day", "quiet", "--seed", "500", "--out", str(trace)]) == 0
+    assert evaluate.main([str(run), "--trace", str(trace), "--seeds", "2", "--seed0", "500"]) == 0
+    df = pd.read_csv(run / "trace_quiet_500_2seeds_best_model.csv")
+    assert set(df.policy) >= {"ppo", "fifo", "edf"} and len(df[df.policy == "ppo"]) == 2
+    edf = df[(df.policy == "edf") & (df.seed == 500)].iloc[0]
+    assert edf["mean_wait_min"] == pytest.approx(simulate("edf", "quiet", 500).summary()["mean_wait_min"])
+    with pytest.raises(SystemExit):
+        evaluate.main([str(run), "--trace", str(tmp_path / "missing.csv"), "--seeds", "2"])
 
 
 def test_reward_normalisation_saves_its_statistics_with_checkpoints(tmp_path):
