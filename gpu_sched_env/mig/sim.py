@@ -177,9 +177,14 @@ def run_policy(
 
     The policy follows :class:`~gpu_sched_env.core.policy.Policy`: ``reset(sim, rng)`` with
     the run's policy stream, then ``decide(state) -> action`` (see
-    :mod:`gpu_sched_env.mig.policies`).
+    :mod:`gpu_sched_env.mig.policies`). A policy with ``minute_by_minute = True`` is run
+    by :func:`gpu_sched_env.mig.preempt.run_minute_policy` instead (it may pause jobs).
     """
     policy = POLICIES.make(policy) if isinstance(policy, str) else check_policy(policy)
+    if getattr(policy, "minute_by_minute", False):  # pauses and migrates: the per-minute loop
+        from gpu_sched_env.mig.preempt import run_minute_policy
+
+        return run_minute_policy(jobs, policy, capacities, poll_interval, stream(seed, "mig.policy"))
     sim = PlacementSim(jobs, capacities, poll_interval)
     policy.reset(sim, stream(seed, "mig.policy"))
     st = sim.reset()
