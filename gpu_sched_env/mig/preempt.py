@@ -15,28 +15,20 @@ score it exactly as they score CP-SAT's plan (makespan = end of the last unit).
 Policies follow :class:`gpu_sched_env.core.policy.Policy`: ``reset(sim, rng)`` with the
 :class:`MinuteSim`, then ``decide(state) -> {job id: instance}`` for a :class:`MinuteState`.
 A policy class sets ``minute_by_minute = True`` so that
-:func:`~gpu_sched_env.mig.sim.run_policy` drives it with this loop.
+:func:`~gpu_sched_env.mig.sim.run_policy` drives it with this loop (``MinuteSim.run``).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-
-import numpy as np
 
 from gpu_sched_env.core.errors import InvalidActionError
 from gpu_sched_env.mig.model import (
-    DEFAULT_CAPACITIES,
     Job,
-    check_capacities,
-    check_poll,
-    metrics,
     release_time,
-    schedule_frame,
 )
-from gpu_sched_env.mig.sim import RunResult
+from gpu_sched_env.mig.sim import OnlineSim
 
 
 @dataclass(frozen=True)
@@ -72,22 +64,12 @@ class MinuteState:
     present: tuple[Present, ...]  # released, unfinished jobs, in arrival order
 
 
-class MinuteSim:
+class MinuteSim(OnlineSim):
     """Step-able minute-by-minute online simulator (see module docstring)."""
-
-    def __init__(
-        self, jobs: Sequence[Job], capacities: Sequence[int] = DEFAULT_CAPACITIES, poll_interval: int = 1
-    ) -> None:
-        self.capacities = check_capacities(capacities)
-        self.poll = check_poll(poll_interval)
-        self.jobs = sorted(jobs, key=lambda j: (j.arrival, j.id))
-        self.reset()
 
     def reset(self) -> MinuteState | None:
         """Start over; return the first minute's state (None if there is nothing to run)."""
-        biggest = max(self.capacities)
-        self.skipped = [j.id for j in self.jobs if j.peak > biggest]
-        todo = [j for j in self.jobs if j.peak <= biggest]
+        todo = self._runnable()
         self.release = {j.id: release_time(j.arrival, self.poll) for j in todo}
         self._todo = todo
         self.done = {j.id: 0 for j in todo}
@@ -145,26 +127,3 @@ class MinuteSim:
         self.ran = set(used.values())
         self.t += 1
         return self.state()
-
-    def result(self, method: str, solve_time: float = 0.0) -> RunResult:
-        """Schedule and metrics of the finished run."""
-        sched = schedule_frame(self.rows)
-        return RunResult(method, sched, metrics(self.jobs, sched, self.skipped), solve_time,
-                         self.n_polls, list(self.skipped))
-
-
-def run_minute_policy(
-    jobs: Sequence[Job], policy, capacities: Sequence[int] = DEFAULT_CAPACITIES, poll_interval: int = 1,
-    rng: np.random.Generator | None = None,
-) -> RunResult:
-    """Drive a minute-by-minute policy over :class:`MinuteSim` (called by ``run_policy``)."""
-    sim = MinuteSim(jobs, capacities, poll_interval)
-    policy.reset(sim, rng if rng is not None else np.random.default_rng(0))
-    st = sim.reset()
-    spent = 0.0
-    while st is not None:
-        t0 = time.perf_counter()
-        d = policy.decide(st)
-        spent += time.perf_counter() - t0
-        st = sim.step(d)
-    return sim.result(getattr(policy, "name", type(policy).__name__), spent)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -76,8 +77,12 @@ class RunResult:
     bound: float = float("nan")
 
 
-class PlacementSim:
-    """Step-able online placement simulator (see module docstring)."""
+class OnlineSim:
+    """What the online loops share: checked inputs, the jobs too big to run, the run and its result.
+
+    Subclasses implement ``reset() -> first view or None`` and ``step(decision) -> next view
+    or None``, and collect the executed units in ``rows``.
+    """
 
     def __init__(
         self, jobs: Sequence[Job], capacities: Sequence[int] = DEFAULT_CAPACITIES, poll_interval: int = 1
@@ -85,13 +90,48 @@ class PlacementSim:
         self.capacities = check_capacities(capacities)
         self.poll = check_poll(poll_interval)
         self.jobs = sorted(jobs, key=lambda j: (j.arrival, j.id))
+        self.rows: list[tuple[int, int, int, int]] = []
         self.reset()
+
+    def reset(self) -> Any:
+        """Start over; return the first view (None if there is nothing to do)."""
+        raise NotImplementedError
+
+    def step(self, decision: Any) -> Any:
+        """Apply the policy's decision; return the next view or None at the end."""
+        raise NotImplementedError
+
+    def _runnable(self) -> list[Job]:
+        """Set ``skipped`` (peak above every instance) and return the other jobs, in arrival order."""
+        biggest = max(self.capacities)
+        self.skipped = [j.id for j in self.jobs if j.peak > biggest]
+        return [j for j in self.jobs if j.peak <= biggest]
+
+    def result(self, method: str, solve_time: float = 0.0) -> RunResult:
+        """Schedule and metrics of the finished run."""
+        sched = schedule_frame(self.rows)
+        return RunResult(method, sched, metrics(self.jobs, sched, self.skipped), solve_time,
+                         self.n_polls, list(self.skipped))
+
+    def run(self, policy: Policy, rng: np.random.Generator) -> RunResult:
+        """Drive ``policy`` (``reset(self, rng)``, then ``decide(view)``) to the end; time its decisions."""
+        policy.reset(self, rng)
+        view = self.reset()
+        spent = 0.0
+        while view is not None:
+            t0 = time.perf_counter()
+            d = policy.decide(view)
+            spent += time.perf_counter() - t0
+            view = self.step(d)
+        return self.result(getattr(policy, "name", type(policy).__name__), spent)
+
+
+class PlacementSim(OnlineSim):
+    """Step-able online placement simulator (see module docstring)."""
 
     def reset(self) -> PlacementState | None:
         """Start over; return the first decision (or None if there is nothing to place)."""
-        biggest = max(self.capacities)
-        self.skipped = [j.id for j in self.jobs if j.peak > biggest]
-        self._todo = [j for j in self.jobs if j.peak <= biggest]
+        self._todo = self._runnable()
         self._next = 0  # index into _todo of the next job not yet taken
         self.t = -1  # no poll yet
         self.free = [0] * len(self.capacities)
@@ -162,12 +202,6 @@ class PlacementSim:
             self.rows.extend((job.id, k, a, start + k) for k in range(job.length))
         return self._advance()
 
-    def result(self, method: str, solve_time: float = 0.0) -> RunResult:
-        """Schedule and metrics of the finished run."""
-        sched = schedule_frame(self.rows)
-        return RunResult(method, sched, metrics(self.jobs, sched, self.skipped), solve_time,
-                         self.n_polls, list(self.skipped))
-
 
 def run_policy(
     jobs: Sequence[Job], policy: str | Policy, capacities: Sequence[int] = DEFAULT_CAPACITIES,
@@ -178,20 +212,13 @@ def run_policy(
     The policy follows :class:`~gpu_sched_env.core.policy.Policy`: ``reset(sim, rng)`` with
     the run's policy stream, then ``decide(state) -> action`` (see
     :mod:`gpu_sched_env.mig.policies`). A policy with ``minute_by_minute = True`` is run
-    by :func:`gpu_sched_env.mig.preempt.run_minute_policy` instead (it may pause jobs).
+    on :class:`gpu_sched_env.mig.preempt.MinuteSim` instead (it may pause jobs).
     """
     policy = POLICIES.make(policy) if isinstance(policy, str) else check_policy(policy)
     if getattr(policy, "minute_by_minute", False):  # pauses and migrates: the per-minute loop
-        from gpu_sched_env.mig.preempt import run_minute_policy
+        from gpu_sched_env.mig.preempt import MinuteSim
 
-        return run_minute_policy(jobs, policy, capacities, poll_interval, stream(seed, "mig.policy"))
-    sim = PlacementSim(jobs, capacities, poll_interval)
-    policy.reset(sim, stream(seed, "mig.policy"))
-    st = sim.reset()
-    spent = 0.0
-    while st is not None:
-        t0 = time.perf_counter()
-        a = policy.decide(st)
-        spent += time.perf_counter() - t0
-        st = sim.step(a)
-    return sim.result(getattr(policy, "name", type(policy).__name__), spent)
+        sim: OnlineSim = MinuteSim(jobs, capacities, poll_interval)
+    else:
+        sim = PlacementSim(jobs, capacities, poll_interval)
+    return sim.run(policy, stream(seed, "mig.policy"))
