@@ -44,6 +44,7 @@ def test_interruptible_jobs_let_cpsat_beat_best_fit_hand_instance():
     # Optimum: 2000 MB runs J1u0@1, J0u0@2, J0u1@3; J1u1@2, J1u2@3 on small: makespan 4.
     jobs = [Job(0, 0.5, (1500, 1500)), Job(1, 0.5, (1500, 100, 100))]
     assert run_policy(jobs, BestFit()).metrics.makespan == 6
+    assert run_policy(jobs, "best_fit_pausing").metrics.makespan == 4
     ex = run_exact(jobs, time_limit=5)
     assert ex.metrics.makespan == 4 and ex.status == "optimal" and ex.gap == 0
     check_schedule(jobs, CAPS, ex.schedule, 1)
