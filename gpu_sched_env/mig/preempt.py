@@ -28,7 +28,7 @@ from gpu_sched_env.mig.model import (
     Job,
     release_time,
 )
-from gpu_sched_env.mig.sim import OnlineSim
+from gpu_sched_env.mig.online import OnlineSim
 
 
 @dataclass(frozen=True)

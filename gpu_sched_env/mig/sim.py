@@ -15,13 +15,10 @@ the same code as :func:`run_policy`.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from gpu_sched_env.core.errors import InvalidActionError
 from gpu_sched_env.core.policy import Policy, check_policy
@@ -29,14 +26,13 @@ from gpu_sched_env.core.rng import stream
 from gpu_sched_env.mig.model import (
     DEFAULT_CAPACITIES,
     Job,
-    Metrics,
-    check_capacities,
-    check_poll,
-    metrics,
     release_time,
-    schedule_frame,
 )
+from gpu_sched_env.mig.online import OnlineSim, RunResult
 from gpu_sched_env.mig.policies import POLICIES
+from gpu_sched_env.mig.preempt import MinuteSim
+
+__all__ = ["OnlineSim", "PlacementSim", "PlacementState", "RunResult", "run_policy"]
 
 
 @dataclass(frozen=True)
@@ -60,70 +56,6 @@ class PlacementState:
         """Legal actions: instances that can hold the job's peak, then defer."""
         fits = [c >= self.job.peak for c in self.capacities]
         return np.array([*fits, self.can_defer], dtype=bool)
-
-
-@dataclass
-class RunResult:
-    """One run of a method on one data set."""
-
-    method: str
-    schedule: pd.DataFrame
-    metrics: Metrics
-    solve_time: float  # [s] wall clock spent deciding, summed over polls
-    n_polls: int
-    skipped: list[int] = field(default_factory=list)
-    status: str = "heuristic"
-    gap: float = float("nan")
-    bound: float = float("nan")
-
-
-class OnlineSim:
-    """What the online loops share: checked inputs, the jobs too big to run, the run and its result.
-
-    Subclasses implement ``reset() -> first view or None`` and ``step(decision) -> next view
-    or None``, and collect the executed units in ``rows``.
-    """
-
-    def __init__(
-        self, jobs: Sequence[Job], capacities: Sequence[int] = DEFAULT_CAPACITIES, poll_interval: int = 1
-    ) -> None:
-        self.capacities = check_capacities(capacities)
-        self.poll = check_poll(poll_interval)
-        self.jobs = sorted(jobs, key=lambda j: (j.arrival, j.id))
-        self.rows: list[tuple[int, int, int, int]] = []
-        self.reset()
-
-    def reset(self) -> Any:
-        """Start over; return the first view (None if there is nothing to do)."""
-        raise NotImplementedError
-
-    def step(self, decision: Any) -> Any:
-        """Apply the policy's decision; return the next view or None at the end."""
-        raise NotImplementedError
-
-    def _runnable(self) -> list[Job]:
-        """Set ``skipped`` (peak above every instance) and return the other jobs, in arrival order."""
-        biggest = max(self.capacities)
-        self.skipped = [j.id for j in self.jobs if j.peak > biggest]
-        return [j for j in self.jobs if j.peak <= biggest]
-
-    def result(self, method: str, solve_time: float = 0.0) -> RunResult:
-        """Schedule and metrics of the finished run."""
-        sched = schedule_frame(self.rows)
-        return RunResult(method, sched, metrics(self.jobs, sched, self.skipped), solve_time,
-                         self.n_polls, list(self.skipped))
-
-    def run(self, policy: Policy, rng: np.random.Generator) -> RunResult:
-        """Drive ``policy`` (``reset(self, rng)``, then ``decide(view)``) to the end; time its decisions."""
-        policy.reset(self, rng)
-        view = self.reset()
-        spent = 0.0
-        while view is not None:
-            t0 = time.perf_counter()
-            d = policy.decide(view)
-            spent += time.perf_counter() - t0
-            view = self.step(d)
-        return self.result(getattr(policy, "name", type(policy).__name__), spent)
 
 
 class PlacementSim(OnlineSim):
@@ -215,10 +147,7 @@ def run_policy(
     on :class:`gpu_sched_env.mig.preempt.MinuteSim` instead (it may pause jobs).
     """
     policy = POLICIES.make(policy) if isinstance(policy, str) else check_policy(policy)
-    if getattr(policy, "minute_by_minute", False):  # pauses and migrates: the per-minute loop
-        from gpu_sched_env.mig.preempt import MinuteSim
-
-        sim: OnlineSim = MinuteSim(jobs, capacities, poll_interval)
-    else:
-        sim = PlacementSim(jobs, capacities, poll_interval)
+    # a policy that pauses and migrates is driven minute by minute
+    loop = MinuteSim if getattr(policy, "minute_by_minute", False) else PlacementSim
+    sim: OnlineSim = loop(jobs, capacities, poll_interval)
     return sim.run(policy, stream(seed, "mig.policy"))
