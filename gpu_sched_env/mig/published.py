@@ -18,7 +18,7 @@ import pandas as pd
 from gpu_sched_env.mig.generator.generate import is_prime
 from gpu_sched_env.mig.histograms import attr_pmf, gof, histogram_data
 from gpu_sched_env.mig.model import DEFAULT_CAPACITIES
-from gpu_sched_env.mig.report import HEURISTIC, PAUSING, markdown_table, paired
+from gpu_sched_env.mig.report import HEURISTIC, PAUSING, markdown_table, paired, summary
 from gpu_sched_env.mig.workload import mig_dataset, mig_experiment_config
 
 ALPHA = 0.01  # a distribution check passes at p > ALPHA (as the interop tests)
@@ -27,6 +27,7 @@ DOC_KEY = "mig-results"  # docs/mig.md markers: <!-- mig-results:start --> ... :
 
 def dataset_stats(seeds: Sequence[int], n_jobs: int) -> dict[str, Any]:
     """Measured properties of the Part B data sets of ``seeds`` (pooled)."""
+    cfg = mig_experiment_config(n_jobs)
     sets = [mig_dataset(s, n_jobs) for s in seeds]
     jobs = [j for js in sets for j in js]
     lengths = np.array([j.length for j in jobs])
@@ -37,7 +38,7 @@ def dataset_stats(seeds: Sequence[int], n_jobs: int) -> dict[str, Any]:
         "n_sets": len(sets), "n_jobs": n_jobs, "all_prime": all(is_prime(s) for s in seeds),
         "first_seed": min(seeds), "last_seed": max(seeds),
         "length_min": int(lengths.min()), "length_max": int(lengths.max()), "length_mean": float(lengths.mean()),
-        "length_p": gof(lengths, attr_pmf(mig_experiment_config().run_length, "round")),
+        "length_p": gof(lengths, attr_pmf(cfg.run_length, cfg.rounding)),
         "first_min": int(first.min()), "first_max": int(first.max()), "first_mean": float(first.mean()),
         "mem_max": int(max(j.peak for j in jobs)), "step_rel_sd": float(rel.std()),
         "rate": float(1.0 / gaps.mean()), "deadlines": sorted({j.deadline for j in jobs}),
@@ -48,8 +49,6 @@ def dataset_stats(seeds: Sequence[int], n_jobs: int) -> dict[str, Any]:
 
 def results_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per method: makespan mean ± 95 % CI, quantiles, distance to the lower bound, time, status."""
-    from gpu_sched_env.mig.report import summary
-
     s = summary(df)
     lb = df.drop_duplicates("seed")["lower_bound"]
     rows = [{"method": "lower bound (LB)", "makespan mean ± CI [min]": f"{lb.mean():.1f}",
