@@ -8,8 +8,8 @@ module registers the policies.
 
 :class:`BestFitPausing` is the one minute-by-minute policy (``minute_by_minute = True``):
 ``run_policy`` drives it with :class:`gpu_sched_env.mig.preempt.MinuteSim`, and it re-decides
-every minute which present jobs run where, pausing and resuming jobs like CP-SAT may. It
-places whole jobs on nothing, so ``MIG-v0`` (one placement per job) cannot use it.
+every minute which present jobs run where, pausing and resuming jobs as CP-SAT may. It
+never places a whole job, so ``MIG-v0`` (one placement per job) cannot drive it.
 """
 
 from __future__ import annotations
@@ -86,8 +86,9 @@ class BestFitPausing:
     makespan objective CP-SAT minimises (docs/mig.md, "Lower bound"): first *scarcity*
     (fewer instances can hold the job's next minute = higher value, since only those can
     run it), then *remaining run length* (longer = higher: ``t + remaining`` bounds the
-    makespan), then the job that ran in the last minute (fewer pauses), then arrival order.
-    A started job that is not stoppable keeps its instance every minute until done.
+    makespan), then the job that ran in the last minute (fewer pauses), then job id (the
+    arrival order in generated sets). A started job that is not stoppable comes before all
+    and keeps its instance every minute until done.
     """
 
     name = "best_fit_pausing"
