@@ -2,8 +2,8 @@
 
 1. Generator throughput: our vectorised generator vs a bare per-job NumPy draw loop (the
    straightforward port of the Java tool), both on the Java tool's test config, N jobs.
-2. Solve time on 50-job data sets: CP-SAT (online, per data set) vs Best-Fit, median over
-   the first S prime seeds.
+2. Solve time on 50-job data sets: CP-SAT (online, per data set) vs Best-Fit and the
+   pausing Best-Fit, median over the first S prime seeds.
 
     .venv/bin/python scripts/bench_mig.py --jobs 100000 --seeds 20
 """
@@ -68,23 +68,25 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bare NumPy draw loop   : {t_loop:8.3f} s  {n / t_loop:12,.0f} jobs/s")
     print(f"speed-up (draws)       : {t_loop / t_ours:8.1f} x")
 
-    from gpu_sched_agents.heuristics.mig import BestFit
+    from gpu_sched_agents.heuristics.mig import BestFit, BestFitPausing
     from gpu_sched_env.mig.cpsat import run_exact
     from gpu_sched_env.mig.sim import run_policy
     from gpu_sched_env.mig.workload import mig_dataset
 
-    bf_t, cp_t, status = [], [], []
+    bf_t, pz_t, cp_t, status = [], [], [], []
     for p in next_primes(a.seeds):
         jobs = mig_dataset(p)
-        t0 = time.perf_counter()
-        run_policy(jobs, BestFit())
-        bf_t.append(time.perf_counter() - t0)
+        for policy, out in ((BestFit(), bf_t), (BestFitPausing(), pz_t)):
+            t0 = time.perf_counter()
+            run_policy(jobs, policy)
+            out.append(time.perf_counter() - t0)
         r = run_exact(jobs, time_limit=a.time_limit)
         cp_t.append(r.solve_time)
         status.append(r.status)
     mb, mc = statistics.median(bf_t), statistics.median(cp_t)
     print(f"\n# Solve time per 50-job data set, median over the first {a.seeds} prime seeds")
     print(f"Best-Fit (whole online run) : {mb * 1e3:10.3f} ms")
+    print(f"pausing Best-Fit (whole run): {statistics.median(pz_t) * 1e3:10.3f} ms")
     print(f"CP-SAT (sum of poll solves) : {mc * 1e3:10.1f} ms   (max {max(cp_t):.2f} s, "
           f"{status.count('optimal')}/{len(status)} optimal, limit {a.time_limit:g} s)")
     print(f"ratio CP-SAT / Best-Fit     : {mc / mb:10.0f} x")

@@ -1,10 +1,13 @@
-"""MIG experiment: Best-Fit vs CP-SAT on data sets with successive prime seeds.
+"""MIG experiment: Best-Fit, the pausing Best-Fit and CP-SAT on data sets with successive prime seeds.
 
+Every row carries the data set's makespan lower bound (docs/mig.md, "Lower bound").
 Resumable: each seed's rows go to ``OUT/seeds/seed_<p>.json`` (atomic); a rerun skips
 seeds already done with the same settings. Then writes results.csv, summary.csv,
-summary.md and figures (PNG) under OUT.
+summary.md (results beside the bound + the published-vs-ours table) and figures (PNG)
+under OUT; ``--doc docs/mig.md`` also writes that block into the doc between its
+``<!-- mig-results:start -->`` / ``:end`` markers.
 
-    .venv/bin/python scripts/mig_experiment.py --n-sets 100 --time-limit 10
+    .venv/bin/python scripts/mig_experiment.py --n-sets 100 --time-limit 10 --doc docs/mig.md
 """
 
 from __future__ import annotations
@@ -18,17 +21,17 @@ import pandas as pd
 from tqdm import tqdm
 
 from gpu_sched_env.core.errors import ConfigError
-from gpu_sched_env.core.io import atomic_write_json, atomic_write_table, atomic_write_text
-from gpu_sched_env.mig.generator import next_primes
-from gpu_sched_env.mig.report import (
-    COLUMNS,
-    figures,
-    gantt_figure,
-    markdown_table,
-    paired,
-    run_seed,
-    summary,
+from gpu_sched_env.core.io import (
+    atomic_write_json,
+    atomic_write_table,
+    atomic_write_text,
+    replace_doc_section,
 )
+from gpu_sched_env.mig.generator import next_primes
+from gpu_sched_env.mig.published import DOC_KEY, dataset_stats, doc_block
+from gpu_sched_env.mig.report import COLUMNS, HEURISTICS, figures, gantt_figure, run_seed, summary
+
+PUBLISHED = Path(__file__).resolve().parents[1] / "../shared/data/job-generator/test_jobs.json"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--poll-interval", type=int, default=1, help="polling interval [min] (default 1)")
     ap.add_argument("--out", type=Path, default=Path("runs/mig_experiment"))
     ap.add_argument("--no-figures", action="store_true")
+    ap.add_argument("--doc", type=Path, help="also write the results block into this Markdown file (between markers)")
+    ap.add_argument("--published", type=Path, default=PUBLISHED, help="the Java tool's test_jobs.json (optional)")
     a = ap.parse_args(argv)
     for name in ("n_sets", "n_jobs", "workers", "poll_interval"):
         if getattr(a, name) < 1:
@@ -49,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         raise ConfigError(f"--time-limit = {a.time_limit}: allowed: > 0")
     settings = {"n_jobs": a.n_jobs, "time_limit": a.time_limit, "workers": a.workers,
                 "poll_interval": a.poll_interval}
+    # what a cached seed file must match: the settings, the methods and the row layout
+    cache_key = {**settings, "methods": [*HEURISTICS, "cpsat"], "columns": list(COLUMNS)}
     seeds = next_primes(a.n_sets, a.first_seed)
     atomic_write_json(a.out / "config.json", {**settings, "seeds": seeds, "argv": sys.argv})
     rows = []
@@ -57,26 +64,25 @@ def main(argv: list[str] | None = None) -> int:
         f = a.out / "seeds" / f"seed_{p}.json"
         if f.is_file():
             rec = json.loads(f.read_text())
-            if rec.get("settings") == settings:
+            if rec.get("settings") == cache_key:
                 rows += rec["rows"]
                 continue
         todo.append(p)
     print(f"{len(seeds) - len(todo)} of {len(seeds)} data sets already done; running {len(todo)}")
     for p in tqdm(todo, desc="data sets", unit="set"):
         r = run_seed(p, **settings)
-        atomic_write_json(a.out / "seeds" / f"seed_{p}.json", {"settings": settings, "rows": r})
+        atomic_write_json(a.out / "seeds" / f"seed_{p}.json", {"settings": cache_key, "rows": r})
         rows += r
     df = pd.DataFrame(rows, columns=list(COLUMNS)).sort_values(["seed", "method"]).reset_index(drop=True)
     atomic_write_table(a.out / "results.csv", df)
     summ = summary(df)
     atomic_write_table(a.out / "summary.csv", summ)
-    pc = paired(df)
-    md = ["# MIG experiment", "", f"Command: `{' '.join(sys.argv)}`", "",
-          markdown_table(summ), "",
-          "Paired makespan difference Best-Fit − CP-SAT: "
-          + ", ".join(f"{k} = {v:.4g}" for k, v in pc.items()), ""]
-    atomic_write_text(a.out / "summary.md", "\n".join(md))
-    print("\n".join(md))
+    command = " ".join(["scripts/mig_experiment.py", *(argv if argv is not None else sys.argv[1:])])
+    block = doc_block(df, dataset_stats(seeds, a.n_jobs), settings, command, a.published)
+    atomic_write_text(a.out / "summary.md", f"# MIG experiment\n\n{block}\n")
+    print(block)
+    if a.doc is not None:
+        print("doc:", replace_doc_section(a.doc, DOC_KEY, block))
     if not a.no_figures:
         for path in figures(df, a.out):
             print("figure:", path)

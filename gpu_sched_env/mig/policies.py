@@ -3,7 +3,10 @@
 Policies follow :class:`gpu_sched_env.core.policy.Policy` with ``reset(sim, rng)`` (the
 :class:`~gpu_sched_env.mig.sim.PlacementSim`) and ``decide(state) -> action`` for one
 :class:`~gpu_sched_env.mig.sim.PlacementState`: an instance index, or
-``state.defer_action``.
+``state.defer_action``. A policy with ``minute_by_minute = True`` (``best_fit_pausing``)
+instead gets ``reset(sim, rng)`` with a :class:`~gpu_sched_env.mig.preempt.MinuteSim` and
+``decide(state) -> {job id: instance}`` every minute for a
+:class:`~gpu_sched_env.mig.preempt.MinuteState`; ``run_policy`` picks the loop.
 """
 
 from __future__ import annotations

@@ -15,12 +15,10 @@ the same code as :func:`run_policy`.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from gpu_sched_env.core.errors import InvalidActionError
 from gpu_sched_env.core.policy import Policy, check_policy
@@ -28,14 +26,13 @@ from gpu_sched_env.core.rng import stream
 from gpu_sched_env.mig.model import (
     DEFAULT_CAPACITIES,
     Job,
-    Metrics,
-    check_capacities,
-    check_poll,
-    metrics,
     release_time,
-    schedule_frame,
 )
+from gpu_sched_env.mig.online import OnlineSim, RunResult
 from gpu_sched_env.mig.policies import POLICIES
+from gpu_sched_env.mig.preempt import MinuteSim
+
+__all__ = ["OnlineSim", "PlacementSim", "PlacementState", "RunResult", "run_policy"]
 
 
 @dataclass(frozen=True)
@@ -61,37 +58,12 @@ class PlacementState:
         return np.array([*fits, self.can_defer], dtype=bool)
 
 
-@dataclass
-class RunResult:
-    """One run of a method on one data set."""
-
-    method: str
-    schedule: pd.DataFrame
-    metrics: Metrics
-    solve_time: float  # [s] wall clock spent deciding, summed over polls
-    n_polls: int
-    skipped: list[int] = field(default_factory=list)
-    status: str = "heuristic"
-    gap: float = float("nan")
-    bound: float = float("nan")
-
-
-class PlacementSim:
+class PlacementSim(OnlineSim):
     """Step-able online placement simulator (see module docstring)."""
-
-    def __init__(
-        self, jobs: Sequence[Job], capacities: Sequence[int] = DEFAULT_CAPACITIES, poll_interval: int = 1
-    ) -> None:
-        self.capacities = check_capacities(capacities)
-        self.poll = check_poll(poll_interval)
-        self.jobs = sorted(jobs, key=lambda j: (j.arrival, j.id))
-        self.reset()
 
     def reset(self) -> PlacementState | None:
         """Start over; return the first decision (or None if there is nothing to place)."""
-        biggest = max(self.capacities)
-        self.skipped = [j.id for j in self.jobs if j.peak > biggest]
-        self._todo = [j for j in self.jobs if j.peak <= biggest]
+        self._todo = self._runnable()
         self._next = 0  # index into _todo of the next job not yet taken
         self.t = -1  # no poll yet
         self.free = [0] * len(self.capacities)
@@ -162,12 +134,6 @@ class PlacementSim:
             self.rows.extend((job.id, k, a, start + k) for k in range(job.length))
         return self._advance()
 
-    def result(self, method: str, solve_time: float = 0.0) -> RunResult:
-        """Schedule and metrics of the finished run."""
-        sched = schedule_frame(self.rows)
-        return RunResult(method, sched, metrics(self.jobs, sched, self.skipped), solve_time,
-                         self.n_polls, list(self.skipped))
-
 
 def run_policy(
     jobs: Sequence[Job], policy: str | Policy, capacities: Sequence[int] = DEFAULT_CAPACITIES,
@@ -177,16 +143,11 @@ def run_policy(
 
     The policy follows :class:`~gpu_sched_env.core.policy.Policy`: ``reset(sim, rng)`` with
     the run's policy stream, then ``decide(state) -> action`` (see
-    :mod:`gpu_sched_env.mig.policies`).
+    :mod:`gpu_sched_env.mig.policies`). A policy with ``minute_by_minute = True`` is run
+    on :class:`gpu_sched_env.mig.preempt.MinuteSim` instead (it may pause jobs).
     """
     policy = POLICIES.make(policy) if isinstance(policy, str) else check_policy(policy)
-    sim = PlacementSim(jobs, capacities, poll_interval)
-    policy.reset(sim, stream(seed, "mig.policy"))
-    st = sim.reset()
-    spent = 0.0
-    while st is not None:
-        t0 = time.perf_counter()
-        a = policy.decide(st)
-        spent += time.perf_counter() - t0
-        st = sim.step(a)
-    return sim.result(getattr(policy, "name", type(policy).__name__), spent)
+    # a policy that pauses and migrates is driven minute by minute
+    loop = MinuteSim if getattr(policy, "minute_by_minute", False) else PlacementSim
+    sim: OnlineSim = loop(jobs, capacities, poll_interval)
+    return sim.run(policy, stream(seed, "mig.policy"))

@@ -3,6 +3,7 @@ import pytest
 
 from gpu_sched_agents.heuristics.mig import POLICIES, BestFit
 from gpu_sched_env.core.errors import ConfigError, InvalidActionError
+from gpu_sched_env.mig.bound import makespan_lower_bound
 from gpu_sched_env.mig.bruteforce import brute_force_makespan
 from gpu_sched_env.mig.cpsat import greedy_append, run_exact, solve_poll
 from gpu_sched_env.mig.model import Job, check_schedule, metrics, release_time, schedule_frame
@@ -43,6 +44,7 @@ def test_interruptible_jobs_let_cpsat_beat_best_fit_hand_instance():
     # Optimum: 2000 MB runs J1u0@1, J0u0@2, J0u1@3; J1u1@2, J1u2@3 on small: makespan 4.
     jobs = [Job(0, 0.5, (1500, 1500)), Job(1, 0.5, (1500, 100, 100))]
     assert run_policy(jobs, BestFit()).metrics.makespan == 6
+    assert run_policy(jobs, "best_fit_pausing").metrics.makespan == 4
     ex = run_exact(jobs, time_limit=5)
     assert ex.metrics.makespan == 4 and ex.status == "optimal" and ex.gap == 0
     check_schedule(jobs, CAPS, ex.schedule, 1)
@@ -73,11 +75,22 @@ def test_cpsat_optimum_equals_brute_force(trial):
     ]
     rel = {j.id: int(rng.integers(0, 3)) for j in jobs}
     res = solve_poll(jobs, caps, 0, rel, {}, _hint(jobs, caps, rel), time_limit=5)
+    opt = brute_force_makespan(jobs, caps, rel)
     assert res.status == "optimal" and res.gap == 0
-    assert res.objective == brute_force_makespan(jobs, caps, rel)
+    assert res.objective == opt
     rows = [(j, k, i, s) for (j, k), (i, s) in res.plan.items()]
     fake = [Job(j.id, float(rel[j.id]), j.mem, stoppable=j.stoppable) for j in jobs]
     check_schedule(fake, caps, schedule_frame(rows), 1)
+    # the lower bound: below the optimum, and equal to it on these tiny instances when every
+    # job is stoppable (observed on all of them; not a theorem, see docs/mig.md)
+    lb = makespan_lower_bound(jobs, caps, release=rel)
+    assert lb == makespan_lower_bound(fake, caps) and lb <= opt
+    if all(j.stoppable for j in jobs):
+        assert lb == opt
+    for name in POLICIES:  # every heuristic is at or above the optimum, hence the bound
+        r = run_policy(fake, name, caps)
+        check_schedule(fake, caps, r.schedule, 1)
+        assert lb <= opt <= r.metrics.makespan, name
 
 
 def test_online_exact_on_small_dataset_with_non_stoppable_jobs():
