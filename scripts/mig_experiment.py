@@ -1,8 +1,10 @@
 """MIG experiment: Best-Fit, the pausing Best-Fit and CP-SAT on data sets with successive prime seeds.
 
 Every row carries the data set's makespan lower bound (docs/mig.md, "Lower bound").
-Resumable: each seed's rows go to ``OUT/seeds/seed_<p>.json`` (atomic); a rerun skips
-seeds already done with the same settings. Then writes results.csv, summary.csv,
+Resumable: each seed's rows are one cell of the shared resume store (``studies/store.py``)
+under ``OUT/cells/``, keyed by the seed, the settings and the code version (package version +
+hash of the MIG simulator's and heuristics' sources); a rerun runs only the seeds not stored
+under the current key. Then writes results.csv, summary.csv,
 summary.md (results beside the bound + the published-vs-ours table) and figures (PNG)
 under OUT; ``--doc docs/mig.md`` also writes that block into the doc between its
 ``<!-- mig-results:start -->`` / ``:end`` markers.
@@ -13,13 +15,13 @@ under OUT; ``--doc docs/mig.md`` also writes that block into the doc between its
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import pandas as pd
 from tqdm import tqdm
 
+from gpu_sched_env.cli import import_studies
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.io import (
     atomic_write_json,
@@ -32,6 +34,11 @@ from gpu_sched_env.mig.published import DOC_KEY, dataset_stats, doc_block
 from gpu_sched_env.mig.report import COLUMNS, HEURISTICS, figures, gantt_figure, run_seed, summary
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "../shared/data/job-generator/test_jobs.json"
+
+# the code that decides a data set's rows: the MIG model, simulator, solvers and heuristics
+MIG_SOURCES = ("gpu_sched_env/mig/*.py", "gpu_sched_env/mig/generator/*.py", "gpu_sched_env/core/rng.py",
+               "agents/heuristics/mig.py")
+CellStore = import_studies("studies.store").CellStore  # the repository's studies/ (not installed)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,21 +65,15 @@ def main(argv: list[str] | None = None) -> int:
     cache_key = {**settings, "methods": [*HEURISTICS, "cpsat"], "columns": list(COLUMNS)}
     seeds = next_primes(a.n_sets, a.first_seed)
     atomic_write_json(a.out / "config.json", {**settings, "seeds": seeds, "argv": sys.argv})
-    rows = []
-    todo = []
-    for p in seeds:
-        f = a.out / "seeds" / f"seed_{p}.json"
-        if f.is_file():
-            rec = json.loads(f.read_text())
-            if rec.get("settings") == cache_key:
-                rows += rec["rows"]
-                continue
-        todo.append(p)
+    store = CellStore(a.out / "cells", MIG_SOURCES)
+    keys = {p: store.key({"seed": p, **cache_key}) for p in seeds}
+    have = store.keys()
+    todo = [p for p in seeds if keys[p] not in have]
     print(f"{len(seeds) - len(todo)} of {len(seeds)} data sets already done; running {len(todo)}")
-    for p in tqdm(todo, desc="data sets", unit="set"):
-        r = run_seed(p, **settings)
-        atomic_write_json(a.out / "seeds" / f"seed_{p}.json", {"settings": cache_key, "rows": r})
-        rows += r
+    with store.writer(flush_every=1) as w:  # one chunk per data set: each is minutes of CP-SAT at full size
+        for p in tqdm(todo, desc="data sets", unit="set"):
+            w.add(keys[p], run_seed(p, **settings))
+    rows = store.rows([keys[p] for p in seeds]).drop(columns="key").to_dict("records")
     df = pd.DataFrame(rows, columns=list(COLUMNS)).sort_values(["seed", "method"]).reset_index(drop=True)
     atomic_write_table(a.out / "results.csv", df)
     summ = summary(df)
