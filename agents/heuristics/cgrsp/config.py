@@ -60,6 +60,7 @@ _CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "n_rollouts": lambda n, v: check_number(n, v, lo=1, hi=64, integer=True),
     "horizon_s": lambda n, v: check_number(n, v, lo=0.0, lo_open=True),
     "max_candidates": lambda n, v: check_number(n, v, lo=2, hi=16, integer=True),
+    "confidence_z": lambda n, v: check_number(n, v, lo=0.0),
 }
 
 
@@ -178,8 +179,9 @@ class RolloutKnobs(Knobs):
 
     base: str = "spt_rescue_defer_exp"  # the rule rolled out and improved upon (a rule name, planner.RULE_BASES)
     n_rollouts: int = 4  # sampled futures per candidate (common random numbers across candidates)
-    horizon_s: float = 1800.0  # [s] simulated look-ahead per rollout
+    horizon_s: float = 900.0  # [s] simulated look-ahead per rollout
     max_candidates: int = 4  # candidate plans evaluated per decision point (the base rule's first)
+    confidence_z: float = 2.0  # leave the base rule's plan only for a paired advantage > z standard errors
 
 
 def with_defer(config: type[Knobs], default: str) -> type[Knobs]:

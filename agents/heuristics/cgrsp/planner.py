@@ -12,8 +12,10 @@ plans from its base rule (a deferring rule of :mod:`.extensions`, or a published
 only while an event is still to come, so the planner never stalls a day). Each candidate
 is applied to ``n_rollouts`` sampled futures and the base rule is simulated from there for
 ``horizon_s`` seconds; the candidate with the least mean objective
-α1·Σ wait + α2·Σ misses (the params' weights) over the jobs waiting now and those arriving
-in the horizon is taken (ties: the earlier candidate, so the base rule's plan wins ties).
+α1·Σ wait + α2·Σ misses (the params' weights, with a terminal term for slots still busy at
+the horizon, :meth:`ModelSim.cost`) over the jobs waiting now and those arriving in the
+horizon is taken, if it beats the base rule's plan by more than ``confidence_z`` paired
+standard errors (:func:`pick`); otherwise the base rule's plan.
 
 **What the model knows.** A future is drawn from the public model only: arrivals at rate λ
 with the complexity and deadline mix (at most the number of jobs still to come, ``n_jobs``
@@ -49,7 +51,6 @@ from gpu_sched_env.cgrsp.fleet import HIGH
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.policies import POLICIES
 from gpu_sched_env.cgrsp.sim import Simulator
-from gpu_sched_env.cgrsp.stock import FreshStock
 from gpu_sched_env.core.errors import check_choice
 from gpu_sched_env.core.events import EventQueue
 
@@ -125,6 +126,34 @@ class _MarkovFromNow:
                 i -= 1
             u.append(us[i])
         return self.fleet.stock_levels(t, u)
+
+
+_M64 = (1 << 64) - 1
+
+
+def _mix(x: int) -> int:
+    """splitmix64 finaliser: a well-spread 64-bit hash of ``x``."""
+    x = (x + 0x9E3779B97F4A7C15) & _M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
+
+
+class _FreshByTime:
+    """Fresh stock whose draw is a hash of (future, time in ms, type).
+
+    Independent at every decision point, as in the fresh model, but the same at the same
+    instant in every candidate's rollout: common random numbers that do not drift apart
+    when candidates decide at different times.
+    """
+
+    def __init__(self, fleet: Any, seed: int) -> None:
+        self.fleet = fleet
+        self.seed = seed
+
+    def levels(self, t: float) -> list[int]:
+        k = _mix(self.seed ^ int(t * 1000.0))
+        return self.fleet.stock_levels(t, [_mix(k + g) / 18446744073709551616.0 for g in range(self.fleet.n_types)])
 
 
 @dataclass
@@ -239,19 +268,23 @@ class ModelSim(Simulator):
         self.t = snap.t
         self.stock = list(snap.stock)
         self.n_decisions = 0
-        self._stock = fut.markov if fut.markov is not None else FreshStock(fleet, fut.stock_seed)
+        self._stock = fut.markov if fut.markov is not None else _FreshByTime(fleet, fut.stock_seed)
         self._prov_q = fut.prov_q
         self.n_busy0 = snap.n_busy
+        self._busy_end = fut.busy_end
 
     def cost(self, t_end: float) -> float:
-        """α1·Σ wait + α2·Σ misses of the jobs not on a slot at the snapshot, as of ``t_end``.
+        """α1·(waits + slot backlog) + α2·misses of the jobs not on a slot at the snapshot, as of ``t_end``.
 
         A dispatched job's wait runs to its (model) start; a job still waiting counts its
-        wait up to ``t_end`` and a miss if its deadline has passed by then.
+        wait up to ``t_end`` and a miss if its deadline has passed by then. Terminal term:
+        a slot still busy at ``t_end`` for b more seconds delays each of the Q jobs still
+        waiting by about b/C (the capacity it withholds, shared by the C slots): α1·Q·b/C.
         """
-        p = self.params
+        p, fl = self.params, self.fleet
         wait = miss = 0.0
         start, comp, sub, dl = self._start, self.completion, self.submit, self.deadline
+        queued = 0
         for i in range(self.n_busy0, self.n_jobs):
             if sub[i] > t_end:
                 break
@@ -261,10 +294,22 @@ class ModelSim(Simulator):
             if c < _INF:
                 miss += c > dl[i]
             elif s < _INF:
-                miss += s + self.fleet.wbar[self.complexity[i]][self.fleet.slot_type[self.job_slot[i]]] > dl[i]
+                miss += s + fl.wbar[self.complexity[i]][fl.slot_type[self.job_slot[i]]] > dl[i]
             else:
                 miss += dl[i] < t_end
+                queued += 1
+        if queued:
+            wait += queued * self._backlog(t_end) / len(self.slot_job)
         return p.alpha1 * wait + p.alpha2 * miss
+
+    def _backlog(self, t_end: float) -> float:
+        """Σ over busy slots of the time [s] past ``t_end`` until they free (model values)."""
+        out = 0.0
+        for s, i in enumerate(self.slot_job):
+            if i >= 0:
+                e = self._start[i] + self._rt[i][self.fleet.slot_type[s]] if i >= self.n_busy0 else self._busy_end[s]
+                out += max(0.0, e - t_end)
+        return out
 
 
 def roll(model: ModelSim, plan: list[Assignment], policy: CGRSPPolicy, t_end: float) -> float:
@@ -276,6 +321,24 @@ def roll(model: ModelSim, plan: list[Assignment], policy: CGRSPPolicy, t_end: fl
         for j, s in policy.decide(model):
             model.assign(j, s)
     return model.cost(t_end)
+
+
+def pick(costs: np.ndarray, z: float) -> int:
+    """The candidate to take from rollout costs (rollouts × candidates; column 0: the base plan).
+
+    The candidate with the least mean cost, if its paired advantage over the base plan
+    exceeds ``z`` standard errors (with one rollout: any advantage); else the base plan.
+    Rollout costs are noisy (a day's futures differ by far more than one dispatch), so this
+    keeps the planner from trading the base rule's plan for noise.
+    """
+    mean = costs.mean(axis=0)
+    k = int(np.argmin(mean))
+    if k == 0:
+        return 0
+    d = costs[:, k] - costs[:, 0]
+    n = len(d)
+    se = float(d.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0
+    return k if float(d.mean()) < -z * se else 0
 
 
 # ----------------------------------------------------------------------------- policy
@@ -340,16 +403,16 @@ class Rollout(CGRSPPolicy):
         mplans = [[(index[j], s) for j, s in plan] for plan in cands]
         gen = np.random.default_rng([self._key, sim.n_decisions])
         t_end = sim.t + cfg.horizon_s
-        totals = [0.0] * len(cands)
-        for _ in range(cfg.n_rollouts):
+        costs = np.empty((cfg.n_rollouts, len(cands)))
+        for r in range(cfg.n_rollouts):
             fut = sample_future(snap, sim.fleet, self.params, cfg.horizon_s, gen)
             for k, plan in enumerate(mplans):
                 model = ModelSim(self.params, sim.fleet, snap, fut)
-                totals[k] += roll(model, plan, POLICIES.make(cfg.base, self.params), t_end)
-        best = min(range(len(cands)), key=lambda k: (totals[k], k))
+                costs[r, k] = roll(model, plan, POLICIES.make(cfg.base, self.params), t_end)
+        best = pick(costs, cfg.confidence_z)
         self.n_planned += 1
         self.plan_seconds += time.perf_counter() - t0
         return cands[best]
 
 
-__all__ = ["RULE_BASES", "Future", "ModelSim", "Rollout", "Snapshot", "roll", "sample_future", "snapshot"]
+__all__ = ["RULE_BASES", "Future", "ModelSim", "Rollout", "Snapshot", "pick", "roll", "sample_future", "snapshot"]
