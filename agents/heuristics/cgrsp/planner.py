@@ -313,11 +313,16 @@ class ModelSim(Simulator):
 
 
 def roll(model: ModelSim, plan: list[Assignment], policy: CGRSPPolicy, t_end: float) -> float:
-    """Apply ``plan`` (model ids) now, then run ``policy`` on ``model`` until ``t_end``; the cost."""
+    """Apply ``plan`` (model ids) now, then run ``policy`` on ``model`` until ``t_end``; the cost.
+
+    The model's arrivals end at the horizon, so a plan that leaves every slot idle (the
+    real day still has arrivals to come) may leave the model with nothing to happen: then
+    nothing happens until ``t_end``, and the cost is taken there.
+    """
     for j, s in plan:
         model.assign(j, s)
     policy.reset(model, None)
-    while model.t <= t_end and model.advance():
+    while model.t <= t_end and (model.has_future_event() or not model.waiting) and model.advance():
         for j, s in policy.decide(model):
             model.assign(j, s)
     return model.cost(t_end)
