@@ -68,6 +68,20 @@ def markdown(tab: pd.DataFrame, seeds: list[int], dwell: float, best: dict[str, 
     seeds_txt = f"{seeds[0]}–{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
     strongest_txt = "; ".join(f"{st}: `{p}`" for st, p in best.items())
     return (
+        "# Strong rule baselines (CGRSP)\n\n"
+        "Deferring rules: a published rule plus ONE knob, `defer` (`agents/heuristics/cgrsp/extensions.py`), applied "
+        "by one mechanism: the idle slots the mode names are hidden from the rule for this decision point, and the "
+        "published rule fills the others unchanged. `_defer_low`: Low-stock slots while another slot is busy; "
+        "`_defer_lm`: every slot not in High stock while another slot is busy; `_defer_exp`: a slot whose status' "
+        "mean provisioning delay exceeds the expected cost of waiting for a better one under the public stock model "
+        "(per look at a new status: the expected time to the next event under fresh stock, at least the mean time to "
+        "the type's next redraw τ = D·(1 − Σπ²) under the Markov process; accept High only, or High and Medium, "
+        "whichever is cheaper: w/P(A) + E[delay | A]), while an event is still to come. None of them can stall a day. "
+        "Published rules (first four rows) are unchanged.\n\n"
+        "`STRONG_RULES` / `best_rule(params)` in `gpu_sched_agents.heuristics.cgrsp` name THE bar for learners; "
+        "`baselines()` of the RL trainer (final_eval, TensorBoard) includes every rule below.\n\n"
+        f"Command: `python scripts/strong_rules.py` (hectic and surge days, fresh stock and Markov stock with "
+        f"D = {dwell:g} s). "
         f"Seeds {seeds_txt} ({len(seeds)} per cell), mean ± 95 % CI half-width (t, n−1 df). "
         f"Strongest rule (QoS first: lowest day-averaged miss %, then lowest day-averaged wait): {strongest_txt}.\n\n"
         + "\n".join(lines) + "\n"
