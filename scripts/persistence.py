@@ -88,6 +88,24 @@ def policy_points(label: str, factory: Callable[[CGRSPParams], Any], seeds: Sequ
     return pd.concat(out, ignore_index=True)
 
 
+def paired(df: pd.DataFrame, ref: str) -> pd.DataFrame:
+    """Every other label minus ``ref`` on the seeds both ran, per day × stock: mean and 95 % CI."""
+    from gpu_sched_env.core.stats import mean_ci
+
+    rows = []
+    base = df[df.label == ref].set_index(["day", "stock", "seed"])
+    for label, g in df[df.label != ref].groupby("label", sort=False):
+        for (day, stock), h in g.groupby(["day", "stock"], sort=False):
+            h = h.set_index(["day", "stock", "seed"])
+            common = h.index.intersection(base.index)
+            row = {"label": label, "vs": ref, "day": day, "stock": stock, "n": len(common)}
+            for m in ("miss_pct", "mean_wait_min"):
+                ci = mean_ci((h.loc[common, m] - base.loc[common, m]).to_numpy())
+                row[f"{m}_diff"], row[f"{m}_ci"] = ci.mean, ci.half_width
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def figure(df: pd.DataFrame, path: Path) -> Path:
     """Mean wait and miss % (95 % CI) against the stock model, one panel per day × metric."""
     from gpu_sched_env.core.plotting import plt, save
@@ -156,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     figure(df, a.out.with_suffix(".png"))
     summary = df.groupby(["label", "policy", "day", "stock"], sort=False)[["miss_pct", "mean_wait_min"]].mean().round(2)
     print(summary.to_string())
+    if df.label.nunique() > 1:
+        print("\nPaired differences (label − best rule) on the seeds both ran:")
+        print(paired(df, parts[0].label.iloc[0]).round(2).to_string(index=False))
     print(f"written {a.out.with_suffix('.csv')} and {a.out.with_suffix('.png')}")
     return 0
 

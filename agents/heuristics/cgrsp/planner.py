@@ -352,7 +352,9 @@ class Rollout(CGRSPPolicy):
 
     Knobs (:class:`~gpu_sched_agents.heuristics.cgrsp.config.RolloutKnobs`): ``base`` (the
     rule, one of :data:`RULE_BASES`), ``n_rollouts`` (sampled futures per candidate),
-    ``horizon_s`` (look-ahead [s]), ``max_candidates`` (plans per decision point).
+    ``horizon_s`` (look-ahead [s]), ``max_candidates`` (plans per decision point),
+    ``confidence_z`` (paired standard errors an alternative must win by). After a run,
+    ``n_planned`` counts the decision points with a choice and ``plan_seconds`` their time.
     """
 
     name = "rollout"
