@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dwells", nargs="+", default=list(DWELLS), help="'fresh' and/or mean dwell times [s]")
     ap.add_argument("--days", nargs="+", default=list(DAYS), choices=list(DAYS))
     ap.add_argument("--planner-knob", action="append", default=[], metavar="NAME=VALUE",
-                    help="rollout knob (n_rollouts, horizon_s, max_candidates, confidence_z, base)")
+                    help="rollout knob (n_rollouts, horizon_s, max_candidates, confidence_z, base_rule)")
     ap.add_argument("--extra", type=Path, action="append", default=[], help="tidy CSV of further points (same columns)")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--out", type=Path, default=Path("docs/figures/persistence"), help="path stem of the .csv and .png")
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     knobs: dict[str, Any] = {}
     for kv in a.planner_knob:
         k, _, v = kv.partition("=")
-        knobs[k] = v if k == "base" else float(v) if "." in v or "e" in v else int(v)
+        knobs[k] = v if k == "base_rule" else float(v) if "." in v or "e" in v else int(v)
     rule_names = {best_rule(stock_process=stock_params(d).get("stock_process", "fresh")) for d in a.dwells}
     parts = [named_points(f"best rule ({', '.join(sorted(rule_names))})", best_rule, range(SEED0, SEED0 + a.rule_seeds), a.dwells, a.days, workers=a.workers)]
     if a.planner_seeds:

@@ -45,13 +45,13 @@ def main(argv: list[str] | None = None) -> int:
     knobs = {}
     for kv in a.knob:
         k, _, v = kv.partition("=")
-        knobs[k] = v if k == "base" else float(v) if "." in v else int(v)
+        knobs[k] = v if k == "base_rule" else float(v) if "." in v else int(v)
     base = make_policy("rollout", make_params("hectic"), **knobs).cfg
     rows = []
     for day in a.days:
         for label, stock in STOCKS.items():
             for seed in range(20000, 20000 + a.seeds):
-                for name, kn in (("rollout", knobs), (base.base, {})):
+                for name, kn in (("rollout", knobs), (base.base_rule, {})):
                     rows.append({"day": day, "stock": label, "seed": seed, "policy": name, **one_day(name, day, stock, seed, **kn)})
     df = pd.DataFrame(rows)
     print(f"rollout knobs: {base}")

@@ -204,8 +204,8 @@ def test_planner_is_deterministic_for_a_seed_and_reports_its_cost():
 
 @pytest.mark.parametrize("knob, value, match", [
     ("n_rollouts", 0, "n_rollouts"), ("n_rollouts", 2.5, "n_rollouts"), ("horizon_s", 0.0, "horizon_s"),
-    ("max_candidates", 1, "max_candidates"), ("confidence_z", -1.0, "confidence_z"), ("base", "fifo", "base = 'fifo'"),
-    ("base", 3, "base type"),
+    ("max_candidates", 1, "max_candidates"), ("confidence_z", -1.0, "confidence_z"), ("base_rule", "fifo", "base_rule = 'fifo'"),
+    ("base_rule", 3, "base_rule type"),
 ])
 def test_planner_budget_knobs_are_validated(knob, value, match):
     with pytest.raises(ConfigError, match=match):

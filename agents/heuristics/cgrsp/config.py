@@ -56,7 +56,7 @@ _CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "rh_defer": lambda n, v: check_choice(n, v, RH_DEFER_MODES),
     "rh_plan": lambda n, v: check_choice(n, v, RH_PLAN_MODES),
     "defer": lambda n, v: check_choice(n, v, DEFER_MODES),
-    "base": lambda n, v: check_choice(f"{n} type", type(v).__name__, ("str",)),  # the name: checked by the planner
+    "base_rule": lambda n, v: check_choice(f"{n} type", type(v).__name__, ("str",)),  # the name: checked by the planner
     "n_rollouts": lambda n, v: check_number(n, v, lo=1, hi=64, integer=True),
     "horizon_s": lambda n, v: check_number(n, v, lo=0.0, lo_open=True),
     "max_candidates": lambda n, v: check_number(n, v, lo=2, hi=16, integer=True),
@@ -177,7 +177,7 @@ class RHKnobs(Knobs):
 class RolloutKnobs(Knobs):
     """The rollout planner: base rule, rollouts per candidate, look-ahead, candidates per decision."""
 
-    base: str = "spt_rescue_defer_exp"  # the rule rolled out and improved upon (a rule name, planner.RULE_BASES)
+    base_rule: str = "spt_rescue_defer_exp"  # the rule rolled out and improved upon (a rule name, planner.RULE_BASES)
     n_rollouts: int = 4  # sampled futures per candidate (common random numbers across candidates)
     horizon_s: float = 900.0  # [s] simulated look-ahead per rollout
     max_candidates: int = 4  # candidate plans evaluated per decision point (the base rule's first)

@@ -350,7 +350,7 @@ def pick(costs: np.ndarray, z: float) -> int:
 class Rollout(CGRSPPolicy):
     """Rollout policy improvement over a rule, with the simulator as the model (see the module doc).
 
-    Knobs (:class:`~gpu_sched_agents.heuristics.cgrsp.config.RolloutKnobs`): ``base`` (the
+    Knobs (:class:`~gpu_sched_agents.heuristics.cgrsp.config.RolloutKnobs`): ``base_rule`` (the
     rule, one of :data:`RULE_BASES`), ``n_rollouts`` (sampled futures per candidate),
     ``horizon_s`` (look-ahead [s]), ``max_candidates`` (plans per decision point),
     ``confidence_z`` (paired standard errors an alternative must win by). After a run,
@@ -361,12 +361,12 @@ class Rollout(CGRSPPolicy):
     Config = RolloutKnobs
 
     def check(self, params: CGRSPParams) -> None:
-        check_choice("base", self.cfg.base, RULE_BASES)
+        check_choice("base_rule", self.cfg.base_rule, RULE_BASES)
 
     def reset(self, sim: Simulator, rng: Any = None) -> None:
         if rng is None:
             raise ValueError("Rollout planner needs the run's policy stream (rng)")
-        base = self.cfg.base
+        base = self.cfg.base_rule
         self._base = POLICIES.make(base, self.params)
         self._base.reset(sim, rng)
         # the same rule without deferral fills the offered slots of every candidate
@@ -415,7 +415,7 @@ class Rollout(CGRSPPolicy):
             fut = sample_future(snap, sim.fleet, self.params, cfg.horizon_s, gen)
             for k, plan in enumerate(mplans):
                 model = ModelSim(self.params, sim.fleet, snap, fut)
-                costs[r, k] = roll(model, plan, POLICIES.make(cfg.base, self.params), t_end)
+                costs[r, k] = roll(model, plan, POLICIES.make(cfg.base_rule, self.params), t_end)
         best = pick(costs, cfg.confidence_z)
         self.n_planned += 1
         self.plan_seconds += time.perf_counter() - t0
