@@ -19,6 +19,7 @@ from gpu_sched_agents.heuristics.cgrsp import (
     make_policy,
 )
 from gpu_sched_agents.heuristics.cgrsp.extensions import defer_cost, deferred_slots
+from gpu_sched_agents.heuristics.cgrsp.ordering import EDF
 from gpu_sched_agents.heuristics.cgrsp.planner import pick, snapshot
 from gpu_sched_env.cgrsp import simulate
 from gpu_sched_env.cgrsp.fleet import HIGH, LOW, MEDIUM
@@ -245,3 +246,23 @@ def test_persistence_script_on_a_tiny_budget(tmp_path):
     assert len(extra) == 1 and extra.label.iloc[0] == "fifo as learned"
     with pytest.raises(ConfigError, match="dwell = 'often'"):
         mod.stock_params("often")
+
+
+class _FormerEDFDeferLow(EDF):
+    """The former edf_defer_low class (filter EDF's plan): the generic mechanism must match it."""
+
+    name = "edf_defer_low_former"
+
+    def decide(self, sim):
+        busy = any(j >= 0 for j in sim.slot_job)
+        st, stock = sim.fleet.slot_type, sim.stock
+        return [(j, s) for j, s in super().decide(sim) if not (busy and stock[st[s]] == LOW)]
+
+
+@pytest.mark.parametrize("stock", [{}, MARKOV], ids=["fresh", "markov"])
+def test_edf_defer_low_is_unchanged_by_the_generic_mechanism(stock):
+    for day, seed in (("hectic", 0), ("surge", 1)):
+        p = make_params(day, **stock)
+        former = _FormerEDFDeferLow(p)
+        ref = simulate(former, day, seed, **stock).jobs
+        pd.testing.assert_frame_equal(simulate("edf_defer_low", day, seed, **stock).jobs, ref, check_exact=True)
