@@ -24,7 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 from stable_baselines3.common.callbacks import CheckpointCallback
 from stable_baselines3.common.vec_env import VecNormalize
 
-from gpu_sched_agents.heuristics.cgrsp import ALL_POLICY_NAMES
+from gpu_sched_agents.heuristics.cgrsp import ALL_POLICY_NAMES, EXTENSIONS
 from gpu_sched_agents.rl.callbacks import (
     EVAL_METRICS,
     EpisodeMetricsCallback,
@@ -295,11 +295,13 @@ def final_evaluation(cfg: DictConfig, spec: Any, config: CGRSPEnvConfig, run_dir
 
 
 def baselines() -> tuple[str, ...]:
-    """The eleven published heuristics and our extensions (``edf_defer_low``).
+    """The eleven published heuristics and our deferring rules (``EXTENSIONS``).
 
-    Every learned policy is compared with the best known rule too, not only the published ones.
+    The rules include ``spt_rescue_defer_exp`` (the strongest, ``STRONG_RULES``) and
+    ``edf_defer_low``. Every learned policy is compared with the best known rule too, not only the published
+    ones. The rollout planner (``PLANNERS``) is left out: it costs seconds per day.
     """
-    return ALL_POLICY_NAMES
+    return POLICY_NAMES + tuple(EXTENSIONS)
 
 
 def compare_model(model: Any, spec: Any, config: CGRSPEnvConfig, seeds: list[int], label: str, out_dir: Path, stem: str, note: str = "", names: tuple[str, ...] = POLICY_NAMES, progress: bool = False) -> dict[str, float]:

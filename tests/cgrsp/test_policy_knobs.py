@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import gpu_sched_env  # noqa: F401  (registers the env ids)
-from gpu_sched_agents.heuristics.cgrsp import POLICIES, make_policy
+from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS, POLICIES, make_policy
 from gpu_sched_env.cgrsp import PARAM_NAMES, simulate
 from gpu_sched_env.cgrsp.params import make_params
 from gpu_sched_env.cgrsp.policies import POLICIES as REGISTRY
@@ -16,14 +16,18 @@ from studies.cgrsp.grids import build_cells, configure
 KNOBS = {
     "stock_penalty", "spt_weights", "balanced_weights", "lcf_stock_factor", "theta", "pressure_queue",
     "theta_pressure", "cr_star", "rho_res", "rho_gate", "rh_weights", "rh_defer", "rh_plan",
+    "defer", "base_rule", "n_rollouts", "horizon_s", "max_candidates", "confidence_z",  # extensions
 }
 
 
 def test_the_simulator_knows_no_knob_and_every_knob_has_a_policy():
     assert not KNOBS & set(PARAM_NAMES)
     assert set(knob_owners()) == KNOBS
-    assert knob_owners()["theta"] == ("spt_rescue", "adaptive")
-    assert knob_owners()["cr_star"] == ("cadr", "cadr_oo")
+    # published owners first; the deferring rules built on them carry their knobs too
+    assert knob_owners()["theta"][:2] == ("spt_rescue", "adaptive")
+    assert set(knob_owners()["theta"][2:]) == {n for n in EXTENSIONS if n.startswith("spt_rescue_defer_")}
+    assert knob_owners()["cr_star"][:2] == ("cadr", "cadr_oo")
+    assert set(knob_owners()["defer"]) == set(EXTENSIONS)
     for name, cls in POLICIES.items():  # the registry's knob table is the config's
         assert dict(REGISTRY.entry(name).knobs) == cls.Config.defaults()
 
@@ -82,7 +86,7 @@ def test_simulate_rejects_a_knob_of_another_policy_listing_both_sets():
     with pytest.raises(ConfigError) as e:
         simulate("fifo", "quiet", 0, theta=600.0)
     msg = str(e.value)
-    assert "theta is a knob of spt_rescue, adaptive, not of the policies in play" in msg
+    assert "theta is a knob of spt_rescue, adaptive, spt_rescue_defer_low, spt_rescue_defer_lm, spt_rescue_defer_exp, not of the policies in play" in msg
     assert "simulator parameters: c_max" in msg and "knobs of fifo: none" in msg
     with pytest.raises(ConfigError, match="knobs of rh: rho_res, rho_gate, rh_weights, rh_defer, rh_plan, stock_penalty"):
         simulate("rh", "quiet", 0, rho_ress=0)

@@ -9,6 +9,7 @@ from hydra import compose, initialize_config_dir
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import gpu_sched_agents.rl.train as tr
+from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS, STRONG_RULES
 from gpu_sched_agents.rl.config import register_configs
 from gpu_sched_agents.rl.registry import get_algo
 
@@ -52,7 +53,9 @@ def test_tiny_training_run_writes_everything(algo, tmp_path):
     learned = scalar_tags(run / "tb" / "learned_1")
     assert {"eval/miss_pct", "eval/mean_wait_min", "eval/mean_tardiness_min", "eval/cost_usd", "episode/miss_pct", "reward_parts/wait", "reward_parts/miss"} <= learned
     heur = sorted(p.name for p in (run / "tb").glob("heuristic_*"))
-    assert len(heur) == 12 and "heuristic_edf_defer_low" in heur  # published eleven + extension
+    # published eleven + the deferring rules (the strongest among them), not the rollout planner
+    assert len(heur) == 11 + len(EXTENSIONS) and {"heuristic_edf_defer_low", f"heuristic_{STRONG_RULES['fresh']}"} <= set(heur)
+    assert "heuristic_rollout" not in heur
     assert "eval/miss_pct" in scalar_tags(run / "tb" / "heuristic_rh")
     table = (run / "final_eval.md").read_text()
     assert algo in table and "rh" in table and "Paired tests" in table

@@ -1,4 +1,4 @@
-"""The CGRSP heuristics (spec §3): ten published policies plus the CADR-OO ablation.
+"""The CGRSP heuristics (spec §3): ten published policies plus the CADR-OO ablation, and ours.
 
 Importing this package registers every policy, with its knobs and their defaults, in
 :data:`gpu_sched_env.cgrsp.policies.POLICIES` (the ``cgrsp`` entry point of the
@@ -13,8 +13,9 @@ from typing import Any
 
 from gpu_sched_agents.heuristics.cgrsp.base import CGRSPPolicy
 from gpu_sched_agents.heuristics.cgrsp.deadline import CADR, CADROO, Adaptive, SPTRescue
-from gpu_sched_agents.heuristics.cgrsp.extensions import EDFDeferLow
+from gpu_sched_agents.heuristics.cgrsp.extensions import RULES, STRONG_RULES, best_rule
 from gpu_sched_agents.heuristics.cgrsp.ordering import EDF, FIFO, LCF, SPT, Balanced, Random
+from gpu_sched_agents.heuristics.cgrsp.planner import Rollout
 from gpu_sched_agents.heuristics.cgrsp.rh import RH
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.policies import POLICIES as REGISTRY
@@ -24,13 +25,16 @@ POLICIES: dict[str, type[CGRSPPolicy]] = {
     for cls in (FIFO, SPT, EDF, LCF, Balanced, Random, SPTRescue, Adaptive, RH, CADR, CADROO)
 }
 POLICY_NAMES: tuple[str, ...] = tuple(POLICIES)  # the published ten + CADR-OO
-# our own heuristics: usable everywhere by name, but kept out of the published-policy tables
-EXTENSIONS: dict[str, type[CGRSPPolicy]] = {cls.name: cls for cls in (EDFDeferLow,)}
-ALL_POLICY_NAMES: tuple[str, ...] = POLICY_NAMES + tuple(EXTENSIONS)
+# our own heuristics: usable everywhere by name, but kept out of the published-policy tables.
+# EXTENSIONS: the deferring rules (cheap; every learner is compared with them); PLANNERS:
+# the rollout planner (the simulator as its model; seconds to minutes per day).
+EXTENSIONS: dict[str, type[CGRSPPolicy]] = dict(RULES)
+PLANNERS: dict[str, type[CGRSPPolicy]] = {Rollout.name: Rollout}
+ALL_POLICY_NAMES: tuple[str, ...] = POLICY_NAMES + tuple(EXTENSIONS) + tuple(PLANNERS)
 
 for _cls in POLICIES.values():
     REGISTRY.register(_cls.name, _cls, knobs=_cls.Config.defaults())
-for _cls in EXTENSIONS.values():
+for _cls in (*EXTENSIONS.values(), *PLANNERS.values()):
     REGISTRY.register(_cls.name, _cls, published=False, knobs=_cls.Config.defaults())
 
 
@@ -44,4 +48,7 @@ def make_policy(name: str, params: CGRSPParams, **knobs: Any) -> CGRSPPolicy:
     return REGISTRY.make(name, params, **knobs)
 
 
-__all__ = ["ALL_POLICY_NAMES", "EXTENSIONS", "POLICIES", "POLICY_NAMES", "CGRSPPolicy", "make_policy"]
+__all__ = [
+    "ALL_POLICY_NAMES", "EXTENSIONS", "PLANNERS", "POLICIES", "POLICY_NAMES", "STRONG_RULES", "CGRSPPolicy",
+    "best_rule", "make_policy",
+]

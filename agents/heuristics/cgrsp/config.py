@@ -11,7 +11,7 @@ parameter set (:meth:`gpu_sched_agents.heuristics.cgrsp.base.CGRSPPolicy.check`)
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields, make_dataclass
 from typing import Any
 
 from gpu_sched_env.cgrsp.params import STOCK_LEVELS
@@ -19,6 +19,10 @@ from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
 
 RH_DEFER_MODES = ("expected", "low", "never")
 RH_PLAN_MODES = ("idle", "timeline")
+# deferral of idle slots by stock status (extensions.py): "none", "low" (Low-stock slots),
+# "low_medium" (every slot not in High stock), "expected" (a slot whose status' mean delay
+# exceeds the expected cost of waiting for a better status under the public stock model)
+DEFER_MODES = ("none", "low", "low_medium", "expected")
 STOCK_PENALTY = (0.0, 0.2, 1.0)  # sp(High/Medium/Low), added to slot scores
 
 
@@ -51,6 +55,12 @@ _CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "rho_gate": lambda n, v: check_number(n, v, lo=0.0),
     "rh_defer": lambda n, v: check_choice(n, v, RH_DEFER_MODES),
     "rh_plan": lambda n, v: check_choice(n, v, RH_PLAN_MODES),
+    "defer": lambda n, v: check_choice(n, v, DEFER_MODES),
+    "base_rule": lambda n, v: check_choice(f"{n} type", type(v).__name__, ("str",)),  # the name: checked by the planner
+    "n_rollouts": lambda n, v: check_number(n, v, lo=1, hi=64, integer=True),
+    "horizon_s": lambda n, v: check_number(n, v, lo=0.0, lo_open=True),
+    "max_candidates": lambda n, v: check_number(n, v, lo=2, hi=16, integer=True),
+    "confidence_z": lambda n, v: check_number(n, v, lo=0.0),
 }
 
 
@@ -165,7 +175,26 @@ class RHKnobs(Knobs):
     stock_penalty: tuple[float, float, float] = STOCK_PENALTY
 
 
+@dataclass(frozen=True)
+class RolloutKnobs(Knobs):
+    """The rollout planner: base rule, rollouts per candidate, look-ahead, candidates per decision."""
+
+    base_rule: str = "spt_rescue_defer_exp"  # the rule rolled out and improved upon (a rule name, planner.RULE_BASES)
+    n_rollouts: int = 4  # sampled futures per candidate (common random numbers across candidates)
+    horizon_s: float = 900.0  # [s] simulated look-ahead per rollout
+    max_candidates: int = 4  # candidate plans evaluated per decision point (the base rule's first)
+    confidence_z: float = 2.0  # leave the base rule's plan only for a paired advantage > z standard errors
+
+
+def with_defer(config: type[Knobs], default: str) -> type[Knobs]:
+    """``config`` plus the ``defer`` knob (default ``default``): the config of a deferring rule."""
+    check_choice("defer", default, DEFER_MODES)
+    fields_ = [("defer", str, field(default=default))]
+    return make_dataclass(f"{config.__name__}Defer", fields_, bases=(config,), frozen=True)
+
+
 __all__ = [
+    "DEFER_MODES",
     "RH_DEFER_MODES",
     "RH_PLAN_MODES",
     "AdaptiveKnobs",
@@ -177,5 +206,7 @@ __all__ = [
     "NoKnobs",
     "RHKnobs",
     "RescueKnobs",
+    "RolloutKnobs",
     "SPTSlotKnobs",
+    "with_defer",
 ]

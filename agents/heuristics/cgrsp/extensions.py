@@ -1,29 +1,181 @@
 """Heuristics of our own, beyond the published ten (not in the calibration tables).
 
-They are registered under their names (``simulate("edf_defer_low", ...)``, heuristic agents,
-behaviour-cloning teachers) but are not part of ``POLICY_NAMES``, so the published-policy
-tables and experiments are unchanged.
+They are registered under their names (``simulate("cadr_defer_low", ...)``, heuristic agents,
+behaviour-cloning teachers, ``baselines()`` of the learners) but are not part of
+``POLICY_NAMES``, so the published-policy tables and experiments are unchanged.
+
+**Deferring rules.** One mechanism, one knob: a published rule with the ``defer`` knob
+(:data:`~gpu_sched_agents.heuristics.cgrsp.config.DEFER_MODES`) first picks the idle slots to
+leave idle at this decision point (:func:`deferred_slots`), then runs the published rule
+unchanged on a view of the simulator in which those slots are not idle
+(:class:`IdleView`): the published rule places its best jobs on the slots that remain.
+
+* ``low``: Low-stock idle slots, while another slot is busy;
+* ``low_medium``: every idle slot not in High stock, while another slot is busy;
+* ``expected``: a slot whose status' mean delay exceeds the expected cost of waiting for a
+  better status (:func:`defer_cost`), from the public stock model (fresh or Markov with
+  its mean dwell), while a future event (a busy slot or an arrival still to come) exists.
+
+A deferral never stalls a day: every mode defers only while an event is still to come,
+which brings the next decision point (and, under fresh stock, a new draw).
+
+Registered names (:data:`RULES`): ``<base>_defer_low``, ``<base>_defer_lm``,
+``<base>_defer_exp`` for the bases SPT, SPT+Rescue and CADR, and ``edf_defer_low``.
+:data:`STRONG_RULES` names the strongest rule under each stock model (measured by
+``scripts/strong_rules.py``, docs/strong_rules.md); :func:`best_rule` picks it for a
+parameter set.
 """
 
 from __future__ import annotations
 
-from gpu_sched_agents.heuristics.cgrsp.base import Assignment
-from gpu_sched_agents.heuristics.cgrsp.ordering import EDF
-from gpu_sched_env.cgrsp.fleet import LOW
+from typing import Any
+
+from gpu_sched_agents.heuristics.cgrsp.base import Assignment, CGRSPPolicy
+from gpu_sched_agents.heuristics.cgrsp.config import with_defer
+from gpu_sched_agents.heuristics.cgrsp.deadline import CADR, SPTRescue
+from gpu_sched_agents.heuristics.cgrsp.ordering import EDF, SPT
+from gpu_sched_env.cgrsp.fleet import HIGH, LOW
+from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.sim import Simulator
 
+_MIN_GAP = 1.0  # [s] floor of the expected time to the next decision point
 
-class EDFDeferLow(EDF):
-    """EDF that leaves a Low-stock idle slot for the next decision point while a slot is busy.
 
-    The stock status is redrawn at every decision point, so a Low-stock slot (600–7 200 s
-    provisioning) is usually better left idle for the few seconds until the next event than
-    filled now. While another slot is busy a completion is sure to come, so nothing stalls.
+class IdleView:
+    """The simulator as a rule sees it with some idle slots hidden (left idle this decision).
+
+    Every attribute is the simulator's except :meth:`idle_slots` and :attr:`n_idle`, which
+    list only the slots still offered.
     """
 
-    name = "edf_defer_low"
+    __slots__ = ("_sim", "_idle")
+
+    def __init__(self, sim: Simulator, idle: list[int]) -> None:
+        self._sim = sim
+        self._idle = idle
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sim, name)
+
+    def idle_slots(self) -> list[int]:
+        """The offered idle slots in registration order (a new list)."""
+        return list(self._idle)
+
+    @property
+    def n_idle(self) -> int:
+        """Number of offered idle slots."""
+        return len(self._idle)
+
+
+def next_event_gap(sim: Simulator) -> float:
+    """Expected time [s] to the next event, from public knowledge.
+
+    The soonest busy slot's expected free time, or an arrival (exponential gaps of mean
+    1/λ) while any is still to come; at least 1 s.
+    """
+    t = sim.t
+    gap = min((sim.expected_free(s) - t for s, j in enumerate(sim.slot_job) if j >= 0), default=float("inf"))
+    if sim.n_arrived < sim.n_jobs:
+        gap = min(gap, 1.0 / sim.params.arrival_rate)
+    return max(gap, _MIN_GAP)
+
+
+def defer_cost(sim: Simulator, g: int, gap: float) -> float:
+    """Expected time [s] until a slot of type ``g`` left idle now starts a job, waiting for a better status.
+
+    Each look at a new status costs ``w``: the time to the next decision point (``gap``)
+    under fresh stock; under the Markov process at least the mean time to the type's next
+    redraw τ = D·(1 − Σπ²) (:mod:`gpu_sched_env.cgrsp.stock`). Accepting only the levels of
+    a set A costs w / P(A) + E[delay | A]; the best of A = {High} and A = {High, Medium}.
+    """
+    fl, p = sim.fleet, sim.params
+    probs = fl.level_probs(fl.band(sim.t), g)
+    w = gap
+    if p.stock_process == "markov":
+        w = max(gap, p.stock_dwell_s * (1.0 - sum(x * x for x in probs)))
+    best = float("inf")
+    for n_acc in (1, 2):  # accept High; accept High or Medium
+        pa = sum(probs[:n_acc])
+        if pa > 0.0:
+            best = min(best, w / pa + sum(probs[i] * fl.delay_mean[i] for i in range(n_acc)) / pa)
+    return best
+
+
+def deferred_slots(sim: Simulator, mode: str) -> list[int]:
+    """Idle slots to leave idle at this decision point under deferral ``mode`` (never stalls)."""
+    if mode == "none":
+        return []
+    idle = sim.idle_slots()
+    busy = len(idle) < len(sim.slot_job)
+    st, stock = sim.fleet.slot_type, sim.stock
+    if mode == "low":
+        return [s for s in idle if stock[st[s]] == LOW] if busy else []
+    if mode == "low_medium":
+        return [s for s in idle if stock[st[s]] != HIGH] if busy else []
+    if not (busy or sim.n_arrived < sim.n_jobs):  # "expected": only while an event is to come
+        return []
+    gap = next_event_gap(sim)
+    dm = sim.fleet.delay_mean
+    cost: dict[int, float] = {}
+    out = []
+    for s in idle:
+        g = st[s]
+        if stock[g] != HIGH:
+            if g not in cost:
+                cost[g] = defer_cost(sim, g, gap)
+            if dm[stock[g]] > cost[g]:
+                out.append(s)
+    return out
+
+
+class Deferring(CGRSPPolicy):
+    """Mixin: leave the slots :func:`deferred_slots` names idle, let the base rule fill the others."""
 
     def decide(self, sim: Simulator) -> list[Assignment]:
-        busy = any(j >= 0 for j in sim.slot_job)
-        slot_type, stock = sim.fleet.slot_type, sim.stock
-        return [(j, s) for j, s in super().decide(sim) if not (busy and stock[slot_type[s]] == LOW)]
+        held = deferred_slots(sim, self.cfg.defer)
+        if not held:
+            return super().decide(sim)
+        offered = [s for s in sim.idle_slots() if s not in held]
+        if not offered:
+            return []
+        return super().decide(IdleView(sim, offered))  # type: ignore[arg-type]
+
+
+# suffix of a registered name -> deferral mode
+SUFFIXES: dict[str, str] = {"low": "low", "lm": "low_medium", "exp": "expected"}
+
+
+def deferring(base: type[CGRSPPolicy], suffix: str) -> type[CGRSPPolicy]:
+    """The deferring rule ``<base.name>_defer_<suffix>``: ``base`` with the ``defer`` knob."""
+    mode = SUFFIXES[suffix]
+    name = f"{base.name}_defer_{suffix}"
+    doc = f"{base.__name__} leaving idle slots idle while waiting pays (defer = {mode!r} by default)."
+    return type(f"{base.__name__}Defer{suffix.title()}", (Deferring, base), {
+        "name": name, "Config": with_defer(base.Config, mode), "__doc__": doc, "__module__": __name__,
+    })
+
+
+RULE_BASES: tuple[type[CGRSPPolicy], ...] = (SPT, SPTRescue, CADR)
+RULES: dict[str, type[CGRSPPolicy]] = {
+    cls.name: cls for cls in [deferring(b, sfx) for b in RULE_BASES for sfx in SUFFIXES] + [deferring(EDF, "low")]
+}
+EDFDeferLow = RULES["edf_defer_low"]
+
+# The strongest rule under each stock model ("fresh": redrawn at every decision point;
+# "markov": persistent), from docs/strong_rules.md (scripts/strong_rules.py: hectic and
+# surge days, test seeds 20000-20029, fresh and markov D = 900 s). THE bar for learners.
+STRONG_RULES: dict[str, str] = {"fresh": "spt_rescue_defer_exp", "markov": "spt_rescue_defer_exp"}
+
+
+def best_rule(params: CGRSPParams | None = None, stock_process: str | None = None) -> str:
+    """Name of the strongest rule for ``params`` (or a stock process name; default: fresh)."""
+    sp = stock_process or (params.stock_process if params is not None else "fresh")
+    from gpu_sched_env.core.errors import check_choice
+
+    return STRONG_RULES[check_choice("stock_process", sp, tuple(STRONG_RULES))]
+
+
+__all__ = [
+    "RULES", "RULE_BASES", "STRONG_RULES", "SUFFIXES", "Deferring", "EDFDeferLow", "IdleView",
+    "best_rule", "defer_cost", "deferred_slots", "deferring", "next_event_gap",
+]

@@ -1,0 +1,268 @@
+"""Deferring rules (one `defer` knob over the published rules), the rollout planner, their scripts."""
+
+import copy
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpu_sched_agents.heuristics.cgrsp import (
+    ALL_POLICY_NAMES,
+    EXTENSIONS,
+    PLANNERS,
+    POLICY_NAMES,
+    STRONG_RULES,
+    best_rule,
+    make_policy,
+)
+from gpu_sched_agents.heuristics.cgrsp.extensions import defer_cost, deferred_slots
+from gpu_sched_agents.heuristics.cgrsp.ordering import EDF
+from gpu_sched_agents.heuristics.cgrsp.planner import pick, snapshot
+from gpu_sched_env.cgrsp import simulate
+from gpu_sched_env.cgrsp.fleet import HIGH, LOW, MEDIUM
+from gpu_sched_env.cgrsp.params import make_params
+from gpu_sched_env.cgrsp.sim import Simulator, run
+from gpu_sched_env.core.errors import ConfigError
+from gpu_sched_env.core.rng import stream
+from tests.cgrsp.fixtures_tiny import run_policy, tiny_params, tiny_sim
+
+LOOSE = 1e6
+MARKOV = {"stock_process": "markov", "stock_dwell_s": 900.0}
+TINY_PLAN = {"n_rollouts": 2, "horizon_s": 300.0}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _script(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# ----------------------------------------------------------------------------- rules by name
+def test_rules_are_registered_extensions_with_the_defer_knob():
+    assert {"spt_rescue_defer_low", "spt_rescue_defer_lm", "cadr_defer_low", "cadr_defer_lm", "spt_defer_low",
+            "spt_defer_lm", "spt_rescue_defer_exp", "cadr_defer_exp", "spt_defer_exp", "edf_defer_low"} <= set(EXTENSIONS)
+    for name in (*EXTENSIONS, *PLANNERS):
+        assert name in ALL_POLICY_NAMES and name not in POLICY_NAMES
+    assert make_policy("cadr_defer_lm", make_params("hectic")).cfg.defer == "low_medium"
+    assert make_policy("cadr_defer_lm", make_params("hectic")).cfg.cr_star == 3.0  # the base's knobs come along
+    with pytest.raises(ConfigError, match=r"defer = 'sometimes' is not known; allowed: none, low, low_medium, expected"):
+        make_policy("cadr_defer_low", make_params("hectic"), defer="sometimes")
+
+
+@pytest.mark.parametrize("name", list(EXTENSIONS))
+def test_every_rule_simulates_under_both_stock_models(name):
+    for stock in ({}, MARKOV):
+        s = simulate(name, "surge", 1, n_jobs=120, **stock).summary()
+        assert s["completed"] == 120
+    assert simulate(name, "hectic", 2, n_jobs=200).summary()["completed"] == 200
+
+
+def test_defer_none_is_the_published_rule_job_for_job():
+    for base in ("spt", "spt_rescue", "cadr", "edf"):
+        for stock in ({}, MARKOV):
+            ref = simulate(base, "hectic", 3, **stock).jobs
+            got = simulate(f"{base}_defer_low", "hectic", 3, defer="none", **stock).jobs
+            pd.testing.assert_frame_equal(ref, got, check_exact=True)
+            assert not ref.equals(simulate(f"{base}_defer_low", "hectic", 3, **stock).jobs)
+
+
+def _medium_state(stock):
+    """Two slots (fast, cheap): job 0 on the fast slot, job 1 waiting at t = 1, cheap slot idle."""
+    sim = tiny_sim(tiny_params(), [0.0, 1.0], [2, 0], [LOOSE, LOOSE])
+    assert sim.advance()
+    sim.assign(0, 0)
+    assert sim.advance() and sim.t == 1.0 and sim.idle_slots() == [1]
+    sim.stock = list(stock)
+    return sim
+
+
+def test_low_and_low_medium_differ_on_a_medium_stock_slot():
+    p = tiny_params()
+    low, lm = make_policy("cadr_defer_low", p), make_policy("cadr_defer_lm", p)
+    for stock, want_low, want_lm in (([HIGH, MEDIUM], [(1, 1)], []), ([HIGH, LOW], [], []), ([HIGH, HIGH], [(1, 1)], [(1, 1)])):
+        for pol, want in ((low, want_low), (lm, want_lm)):
+            sim = _medium_state(stock)
+            pol.reset(sim, stream(0, "cgrsp/policy"))
+            assert pol.decide(sim) == want, (pol.name, stock)
+    # with no slot busy neither defers (nothing else would come to wake the day)
+    sim = tiny_sim(p, [0.0], [0], [LOOSE])
+    assert sim.advance()
+    sim.stock = [MEDIUM, LOW]
+    for pol in (low, lm):
+        pol.reset(sim, stream(0, "cgrsp/policy"))
+        assert len(pol.decide(sim)) == 1
+
+
+def test_deferred_slots_and_defer_cost_by_hand():
+    sim = Simulator(make_params("hectic"), 0)
+    sim.t = 20000.0  # 10:33 UTC: the 09-18 band, 3090: p = (0.25, 0.375, 0.375)
+    g = sim.fleet.type_names.index("RTX 3090")
+    # fresh, 10 s to the next event: accept High only, 10/0.25 + 5 = 45 s (vs 16 + 47 = 63 s)
+    assert defer_cost(sim, g, 10.0) == pytest.approx(45.0)
+    markov = Simulator(make_params("hectic", **MARKOV), 0)
+    markov.t = 20000.0
+    tau = 900.0 * (1 - (0.25**2 + 0.375**2 + 0.375**2))  # mean time to the next redraw
+    assert defer_cost(markov, g, 10.0) == pytest.approx(min(tau / 0.25 + 5.0, tau / 0.625 + (0.25 * 5 + 0.375 * 75) / 0.625))
+    # nothing to defer when the mode is none, or nothing is busy and nothing is to come
+    assert deferred_slots(sim, "none") == []
+
+
+@pytest.mark.parametrize("name", [*EXTENSIONS, *PLANNERS])
+def test_a_single_slot_day_never_stalls(name):
+    # one slot, Low stock always: every rule must still dispatch when its slot is the only one
+    p = tiny_params(slots=("cheap",), beta={"cheap": 0.0}, delay_low=(50.0, 50.0))
+    knobs = TINY_PLAN if name in PLANNERS else {}
+    sim = run_policy(name, tiny_sim(p, [0.0, 5.0, 7.0, 300.0], [0, 1, 2, 0], [LOOSE] * 4), **knobs)
+    assert sim.done
+    for stock in ({}, MARKOV):
+        s = simulate(name, "normal", 4, n_jobs=30, c_max=1, **stock, **knobs).summary()
+        assert s["completed"] == 30
+
+
+def test_strong_rules_and_best_rule():
+    for sp, name in STRONG_RULES.items():
+        assert name in EXTENSIONS
+        assert best_rule(stock_process=sp) == name
+    assert best_rule(make_params("hectic", **MARKOV)) == STRONG_RULES["markov"]
+    assert best_rule() == STRONG_RULES["fresh"]
+    with pytest.raises(ConfigError, match="stock_process = 'sticky'"):
+        best_rule(stock_process="sticky")
+
+
+# ----------------------------------------------------------------------------- planner
+class _Forbidden:
+    """Stands in for a realised draw: any read fails."""
+
+    def __getitem__(self, i):
+        raise AssertionError("the planner read a realised draw")
+
+    def __len__(self):
+        raise AssertionError("the planner read a realised draw")
+
+    def levels(self, t):
+        raise AssertionError("the planner read the future stock")
+
+
+def _at_planned_decision(params, seed, min_t=2000.0, **knobs):
+    """(sim, planner) at the first decision after ``min_t`` with several candidate plans."""
+    sim = Simulator(params, seed)
+    pol = make_policy("rollout", params, **knobs)
+    pol.reset(sim, stream(seed, "cgrsp/policy"))
+    while sim.advance():
+        if sim.t > min_t and len(pol.candidates(sim)) > 1:
+            return sim, pol
+        for j, s in pol.decide(sim):
+            sim.assign(j, s)
+    raise AssertionError("no decision point with a choice")
+
+
+@pytest.mark.parametrize("stock", [{}, MARKOV], ids=["fresh", "markov"])
+def test_planner_reads_no_realised_draw(stock):
+    params = make_params("hectic", n_jobs=400, **stock)
+    sim, pol = _at_planned_decision(params, 5, **TINY_PLAN)
+    ref_sim, ref_pol = copy.deepcopy(sim), copy.deepcopy(pol)
+    want = ref_pol.decide(ref_sim)
+    # 1. perturb every realised future of a copy: run times, delay quantiles, provisioning
+    #    starts not yet happened, future arrivals' times and attributes, the stock to come
+    alt_sim, alt_pol = copy.deepcopy(sim), copy.deepcopy(pol)
+    rng = np.random.default_rng(99)
+    alt_sim._rt = [[x * rng.uniform(0.5, 2.0) for x in row] for row in alt_sim._rt]
+    alt_sim._prov_q = rng.random(alt_sim.n_jobs).tolist()
+    t, na = alt_sim.t, alt_sim.n_arrived
+    for j in range(alt_sim.n_jobs):
+        if alt_sim._start[j] > t and alt_sim._start[j] != math.inf:
+            alt_sim._start[j] = t + rng.uniform(1.0, 5000.0)
+    later = np.sort(t + rng.uniform(1.0, 20000.0, alt_sim.n_jobs - na)).tolist()
+    alt_sim.submit[na:] = later
+    alt_sim.deadline[na:] = [x + 60.0 for x in later]
+    alt_sim.complexity[na:] = rng.integers(0, 3, len(later)).tolist()
+    alt_sim._stock = _Forbidden()
+    assert alt_pol.decide(alt_sim) == want
+    # 2. make the private arrays raise on any read
+    for attr in ("_rt", "_prov_q", "_stock"):
+        setattr(sim, attr, _Forbidden())
+    assert pol.decide(sim) == want
+    # the snapshot holds arrived jobs only
+    assert len(snapshot(ref_sim).jobs) == ref_sim.n_arrived - ref_sim.n_completed
+
+
+def test_planner_is_deterministic_for_a_seed_and_reports_its_cost():
+    a = simulate("rollout", "surge", 7, n_jobs=150, **TINY_PLAN)
+    b = simulate("rollout", "surge", 7, n_jobs=150, **TINY_PLAN)
+    pd.testing.assert_frame_equal(a.jobs, b.jobs, check_exact=True)
+    p = make_params("surge", n_jobs=150)
+    sim = Simulator(p, 7)
+    pol = make_policy("rollout", p, **TINY_PLAN)
+    pol.reset(sim, stream(7, "cgrsp/policy"))
+    run(sim, pol)
+    assert pol.n_planned > 0 and pol.plan_seconds > 0
+
+
+@pytest.mark.parametrize("knob, value, match", [
+    ("n_rollouts", 0, "n_rollouts"), ("n_rollouts", 2.5, "n_rollouts"), ("horizon_s", 0.0, "horizon_s"),
+    ("max_candidates", 1, "max_candidates"), ("confidence_z", -1.0, "confidence_z"), ("base_rule", "fifo", "base_rule = 'fifo'"),
+    ("base_rule", 3, "base_rule type"),
+])
+def test_planner_budget_knobs_are_validated(knob, value, match):
+    with pytest.raises(ConfigError, match=match):
+        make_policy("rollout", make_params("hectic"), **{knob: value})
+
+
+def test_pick_keeps_the_base_plan_unless_an_alternative_is_clearly_better():
+    noisy = np.array([[100.0, 90.0], [100.0, 130.0], [100.0, 80.0]])  # mean −0, noisy
+    assert pick(noisy, 1.0) == 0
+    clear = np.array([[100.0, 90.0], [100.0, 91.0], [100.0, 89.0]])
+    assert pick(clear, 2.0) == 1
+    assert pick(np.array([[5.0, 6.0, 4.0]]), 2.0) == 2  # one rollout: any advantage
+
+
+# ----------------------------------------------------------------------------- scripts
+def test_strong_rules_script_on_one_seed(tmp_path):
+    mod = _script("strong_rules")
+    out = tmp_path / "sr.md"
+    assert mod.main(["--seeds", "1", "--out", str(out)]) == 0
+    text = out.read_text()
+    for name in (*mod.BASES, *EXTENSIONS):
+        assert f"| {name} |" in text or f"| **{name}** |" in text
+    assert "Strongest rule" in text
+
+
+def test_persistence_script_on_a_tiny_budget(tmp_path):
+    mod = _script("persistence")
+    stem = tmp_path / "persistence"
+    assert mod.main(["--rule-seeds", "2", "--planner-seeds", "1", "--dwells", "fresh", "900", "--days", "surge",
+                     "--planner-knob", "n_rollouts=1", "--planner-knob", "horizon_s=120.0", "--out", str(stem)]) == 0
+    df = pd.read_csv(stem.with_suffix(".csv"))
+    assert list(df.columns) == mod.COLUMNS
+    assert len(df) == 2 * 2 + 1 * 2 and set(df.stock.astype(str)) == {"fresh", "900"}
+    assert stem.with_suffix(".png").stat().st_size > 10_000
+    # learned points plug in as a policy factory
+    extra = mod.policy_points("fifo as learned", lambda p: make_policy("fifo", p), [20000], ["fresh"], ["surge"])
+    assert len(extra) == 1 and extra.label.iloc[0] == "fifo as learned"
+    with pytest.raises(ConfigError, match="dwell = 'often'"):
+        mod.stock_params("often")
+
+
+class _FormerEDFDeferLow(EDF):
+    """The former edf_defer_low class (filter EDF's plan): the generic mechanism must match it."""
+
+    name = "edf_defer_low_former"
+
+    def decide(self, sim):
+        busy = any(j >= 0 for j in sim.slot_job)
+        st, stock = sim.fleet.slot_type, sim.stock
+        return [(j, s) for j, s in super().decide(sim) if not (busy and stock[st[s]] == LOW)]
+
+
+@pytest.mark.parametrize("stock", [{}, MARKOV], ids=["fresh", "markov"])
+def test_edf_defer_low_is_unchanged_by_the_generic_mechanism(stock):
+    for day, seed in (("hectic", 0), ("surge", 1)):
+        p = make_params(day, **stock)
+        former = _FormerEDFDeferLow(p)
+        ref = simulate(former, day, seed, **stock).jobs
+        pd.testing.assert_frame_equal(simulate("edf_defer_low", day, seed, **stock).jobs, ref, check_exact=True)
