@@ -5,6 +5,7 @@
     python evaluate.py RUN_DIR --model final_model.zip
     python evaluate.py RUN_DIR --stock 900                          # under the persistent stock, D = 900 s
     python evaluate.py RUN_DIR --month --reps 10                     # the month protocol (30 days x 10)
+    python evaluate.py RUN_DIR --persistence --seeds 20              # fresh and D = 60..3600 s, hectic and surge
     python evaluate.py RUN_DIR --trace jobs.csv --seeds 5           # on a job log (gpu-sched trace writes one)
 
 Prints and writes (into the run directory) a table of mean wait, miss %, tardiness and cost
@@ -38,6 +39,9 @@ def main(argv=None) -> int:
     ap.add_argument("--stock", default=None, help="stock model to evaluate under: 'fresh' or a mean dwell in s (default: the training one)")
     ap.add_argument("--month", action="store_true", help="the month protocol instead of single days (30 days of the mix, --reps replications)")
     ap.add_argument("--reps", type=int, default=10, help="month replications (default 10)")
+    ap.add_argument("--persistence", action="store_true",
+                    help="evaluate under every stock model of the persistence sweep on the hectic and surge days; writes persistence_points.csv for scripts/persistence.py --extra")
+    ap.add_argument("--label", default=None, help="label of the learned points (--persistence; default: algo, training stock model and seed)")
     ap.add_argument("--trace", type=Path, default=None, metavar="FILE",
                     help="a job log (CSV/Parquet) that replaces each seed's generated jobs: the model and the "
                          "heuristics play it with the run's env settings (seeds still draw run times and stock)")
@@ -71,6 +75,8 @@ def main(argv=None) -> int:
                             f"trace_{args.trace.stem}_{args.seeds}seeds{tag}_{Path(args.model).stem}")
         except ConfigError as e:
             ap.error(f"--trace {str(args.trace)!r}: {e}")
+    if args.persistence:
+        return persistence(model, spec, config, args, cfg)
     if args.month:
         if args.reps < 2:
             ap.error(f"--reps {args.reps}: need at least 2 replications for confidence intervals and paired tests")
@@ -118,6 +124,36 @@ def on_trace(model, config, trace: Path, seeds: list[int], label: str, out_dir: 
     cols = ["mean_wait_min", "mean_wait_min_ci", "miss_pct", "miss_pct_ci", "mean_tardiness_min", "cost_usd"]
     print(f"{label} and the heuristics on trace {trace} ({env.params.n_jobs} jobs), seeds {seeds[0]}-{seeds[-1]}")
     print(summary[cols].round(2).to_string())
+    return 0
+
+
+PERSISTENCE_DWELLS = ("fresh", "60", "300", "900", "3600")
+PERSISTENCE_DAYS = ("hectic", "surge")
+
+
+def persistence(model, spec, config, args, cfg) -> int:
+    """The learned policy under every stock model of the persistence sweep (tidy rows for ``scripts/persistence.py --extra``)."""
+    import pandas as pd
+
+    from gpu_sched_agents.rl.train import evaluate_model
+    from gpu_sched_env.core.io import atomic_write_table
+
+    p = config.sim_params()
+    trained = "fresh" if p.stock_process == "fresh" else f"D={p.stock_dwell_s:g}s"
+    label = args.label or f"learned {cfg.algo.name}, trained {trained}, seed {cfg.seed}"
+    seeds = list(range(args.seed0, args.seed0 + args.seeds))
+    rows = []
+    for day in PERSISTENCE_DAYS:
+        for dwell in PERSISTENCE_DWELLS:
+            runs = evaluate_model(model, with_stock(config, dwell).replace(day=day), seeds, spec.masked_env, progress=True)
+            rows.append(pd.DataFrame({"label": label, "policy": cfg.algo.name, "day": day, "stock": dwell,
+                                      "dwell_s": float("nan") if dwell == "fresh" else float(dwell), "seed": seeds,
+                                      "miss_pct": runs.miss_pct.to_numpy(), "mean_wait_min": runs.mean_wait_min.to_numpy()}))
+    out = pd.concat(rows, ignore_index=True)
+    path = args.run_dir / f"persistence_points_{Path(args.model).stem}.csv"
+    atomic_write_table(path, out)
+    print(out.groupby(["day", "stock"], sort=False)[["miss_pct", "mean_wait_min"]].mean().round(2).to_string())
+    print(f"written {path}")
     return 0
 
 

@@ -148,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--planner-knob", action="append", default=[], metavar="NAME=VALUE",
                     help="rollout knob (n_rollouts, horizon_s, max_candidates, confidence_z, base_rule)")
     ap.add_argument("--extra", type=Path, action="append", default=[], help="tidy CSV of further points (same columns)")
+    ap.add_argument("--planner-from", type=Path, default=None,
+                    help="take the planner's rows from an earlier CSV of this script instead of re-running it")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--out", type=Path, default=Path("docs/figures/persistence"), help="path stem of the .csv and .png")
     a = ap.parse_args(argv)
@@ -159,7 +161,10 @@ def main(argv: list[str] | None = None) -> int:
         knobs[k] = v if k == "base_rule" else float(v) if "." in v or "e" in v else int(v)
     rule_names = {best_rule(stock_process=stock_params(d).get("stock_process", "fresh")) for d in a.dwells}
     parts = [named_points(f"best rule ({', '.join(sorted(rule_names))})", best_rule, range(SEED0, SEED0 + a.rule_seeds), a.dwells, a.days, workers=a.workers)]
-    if a.planner_seeds:
+    if a.planner_from is not None:
+        earlier = pd.read_csv(a.planner_from, dtype={"stock": str})
+        parts.append(earlier[earlier.label == "rollout planner"][COLUMNS])
+    elif a.planner_seeds:
         parts.append(named_points("rollout planner", "rollout", range(SEED0, SEED0 + a.planner_seeds), a.dwells, a.days,
                                   knobs=knobs, workers=a.workers))
     for path in a.extra:

@@ -83,3 +83,33 @@ def figure(table: pd.DataFrame, path: str | Path, title: str) -> Path:
     fig.suptitle(title)
     fig.tight_layout()
     return save(fig, path)
+
+
+def versus_rules(run_dir: Path, stem: str = "final_eval", rules: Sequence[str] | None = None) -> dict[str, Any]:
+    """A learned run against the strongest rule on its own test seeds (from ``<stem>_per_seed.csv`` / ``_tests.csv``).
+
+    The strongest rule is the deferring rule (``rules``, default every extension heuristic)
+    with the lowest mean miss %, then the lowest mean wait, on the run's test seeds: the bar
+    is re-measured per run, never taken from another seed set. ``beats`` is the issue's
+    criterion: wait lower with Holm p < 0.05 and mean miss not higher.
+    """
+    import yaml
+
+    run_dir = Path(run_dir)
+    per_seed = pd.read_csv(run_dir / f"{stem}_per_seed.csv")
+    tests = pd.read_csv(run_dir / f"{stem}_tests.csv").set_index(["vs", "metric"])
+    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
+    label = cfg["algo"]["name"]
+    means = per_seed.groupby("policy")[["miss_pct", "mean_wait_min"]].mean()
+    pool = [r for r in (rules if rules is not None else EXTENSIONS) if r in means.index]
+    best = min(pool, key=lambda r: (round(means.loc[r, "miss_pct"], 9), means.loc[r, "mean_wait_min"]))
+    w, m = tests.loc[(best, "mean_wait_min")], tests.loc[(best, "miss_pct")]
+    params = cfg["env"].get("params") or {}
+    stock = "fresh" if params.get("stock_process", "fresh") == "fresh" else f"D={float(params.get('stock_dwell_s', 900)):g}s"
+    return {
+        "run": run_dir.name, "seed": cfg["seed"], "stock": stock, "n": int(w.n),
+        "learned miss %": means.loc[label, "miss_pct"], "learned wait": means.loc[label, "mean_wait_min"],
+        "best rule": best, "rule miss %": means.loc[best, "miss_pct"], "rule wait": means.loc[best, "mean_wait_min"],
+        "Δ wait": float(w.mean_diff), "Holm p wait": float(w.t_p_holm), "Δ miss": float(m.mean_diff), "Holm p miss": float(m.t_p_holm),
+        "beats": bool(w.mean_diff < 0 and w.t_p_holm < 0.05 and m.mean_diff <= 0),
+    }

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from gpu_sched_env.core.plotting import gantt, plt, save
+from gpu_sched_env.core.tables import markdown_table
 from gpu_sched_env.edge.sim import step_function
 
 COLORS = {"membatch": "#2ca02c", "baseline_ilp": "#d62728", "fcfs_llf": "#1f77b4",
@@ -18,16 +19,8 @@ LABELS = {"membatch": "MemBatch ILP", "baseline_ilp": "Baseline ILP", "fcfs_llf"
 
 
 def md_table(df: pd.DataFrame, floatfmt: str = ".2f") -> str:
-    """A DataFrame as a GitHub Markdown table (no extra dependency)."""
-    def cell(v) -> str:
-        if isinstance(v, (float, np.floating)):
-            return "" if np.isnan(v) else format(float(v), floatfmt)
-        return str(v)
-
-    head = "| " + " | ".join(map(str, df.columns)) + " |"
-    sep = "|" + "|".join("---" for _ in df.columns) + "|"
-    rows = ["| " + " | ".join(cell(v) for v in r) + " |" for r in df.itertuples(index=False)]
-    return "\n".join([head, sep, *rows])
+    """A DataFrame as a GitHub Markdown table (:func:`gpu_sched_env.core.tables.markdown_table`)."""
+    return markdown_table(df, floatfmt, nan="")
 
 
 def utilisation_steps(schedule: pd.DataFrame, device: int, gpu_cap: float = 100.0) -> tuple[np.ndarray, np.ndarray]:

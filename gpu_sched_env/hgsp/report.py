@@ -11,6 +11,7 @@ import pandas as pd
 
 from gpu_sched_env.core import plotting
 from gpu_sched_env.core.io import atomic_write_table
+from gpu_sched_env.core.tables import markdown_table as _markdown_table
 from gpu_sched_env.hgsp.api import RunResult, run
 from gpu_sched_env.hgsp.metrics import METRICS, per_gpu_utilisation
 from gpu_sched_env.hgsp.model import make_cluster
@@ -142,19 +143,8 @@ def write_folder(runs: dict[str, RunResult], table: pd.DataFrame, folder: str | 
 
 
 def markdown_table(df: pd.DataFrame, cols: Sequence[str] | None = None, digits: int = 2) -> str:
-    """A GitHub Markdown table (no extra dependency)."""
-    cols = list(cols or df.columns)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for _, row in df[cols].iterrows():
-        cells = []
-        for c in cols:
-            v = row[c]
-            if isinstance(v, (float, np.floating)):
-                cells.append("nan" if np.isnan(v) else f"{v:,.{digits}f}")
-            else:
-                cells.append(str(v))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    """A GitHub Markdown table of ``cols`` (:func:`gpu_sched_env.core.tables.markdown_table`)."""
+    return _markdown_table(df[list(cols or df.columns)], f",.{digits}f", nan="nan")
 
 
 RESULT_COLUMNS = ("tasks", "cluster", "policy", *METRICS, "wt_vs_fifo_pct", "wall_s")

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from gpu_sched_env.core.stats import mean_ci, paired_compare
+from gpu_sched_env.core.tables import markdown_table as _markdown_table
 from gpu_sched_env.mig.bound import makespan_lower_bound
 from gpu_sched_env.mig.cpsat import run_exact
 from gpu_sched_env.mig.model import DEFAULT_CAPACITIES, check_schedule
@@ -167,14 +168,5 @@ def gantt_figure(seed: int, out_path: str | Path, time_limit: float = 10.0, n_jo
 
 
 def markdown_table(df: pd.DataFrame, floatfmt: str = ".4g") -> str:
-    """A GitHub Markdown table (no optional ``tabulate`` dependency)."""
-
-    def cell(v: Any) -> str:
-        if isinstance(v, (float, np.floating)):
-            return format(float(v), floatfmt)
-        return str(v)
-
-    head = "| " + " | ".join(map(str, df.columns)) + " |"
-    sep = "|" + "|".join("---" for _ in df.columns) + "|"
-    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([head, sep, *body])
+    """A GitHub Markdown table (:func:`gpu_sched_env.core.tables.markdown_table`)."""
+    return _markdown_table(df, floatfmt, nan="nan")

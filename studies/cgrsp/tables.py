@@ -8,13 +8,13 @@ Markdown pipe table.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from gpu_sched_env.cgrsp.batch import summarise
 from gpu_sched_env.core.stats import compare_pairs, mean_ci
+from gpu_sched_env.core.tables import markdown_table
 
 MAIN_METRICS = ("mean_wait_min", "miss_pct", "mean_tardiness_min", "cost_usd")
 ALL_METRICS = MAIN_METRICS + (
@@ -44,21 +44,8 @@ def fmt_ci(mean: float, half: float, digits: int = 2) -> str:
 
 
 def md_table(df: pd.DataFrame, index: bool = True, floatfmt: str = ".2f") -> str:
-    """A Markdown pipe table (floats formatted with ``floatfmt``)."""
-    d = df.reset_index() if index and (df.index.name or any(df.index.names)) else df
-
-    def cell(v: Any) -> str:
-        if isinstance(v, (float, np.floating)):
-            return "—" if not np.isfinite(v) else format(float(v), floatfmt)
-        if isinstance(v, (bool, np.bool_)):
-            return "yes" if v else "no"
-        return str(v).replace("|", "\\|")
-
-    head = "| " + " | ".join(str(c) for c in d.columns) + " |"
-    rule = "|" + "|".join("---:" if pd.api.types.is_numeric_dtype(d[c]) and not pd.api.types.is_bool_dtype(d[c])
-                          else "---" for c in d.columns) + "|"
-    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in d.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
+    """A Markdown pipe table (:func:`gpu_sched_env.core.tables.markdown_table`, numbers right-aligned)."""
+    return markdown_table(df, floatfmt, index=index, align_numbers=True)
 
 
 def order_policies(names: Sequence[str]) -> list[str]:

@@ -1,0 +1,38 @@
+"""The learner-vs-strongest-rule row: the bar is chosen per run on its own seeds, and the criterion can fail."""
+
+import pandas as pd
+import yaml
+
+from gpu_sched_agents.rl.compare import comparison, versus_rules
+
+
+def _run(tmp_path, learned_wait, learned_miss, name="run"):
+    seeds = list(range(8))
+    rows = []
+    for s in seeds:
+        rows.append({"policy": "ppo", "seed": s, "miss_pct": learned_miss, "mean_wait_min": learned_wait + 0.1 * s})
+        rows.append({"policy": "spt_rescue_defer_exp", "seed": s, "miss_pct": 0.0, "mean_wait_min": 50.0 + 0.1 * s + 0.05 * (s % 2)})
+        rows.append({"policy": "cadr_defer_exp", "seed": s, "miss_pct": 0.1, "mean_wait_min": 40.0 + 0.1 * s})  # lower wait, but misses
+        rows.append({"policy": "fifo", "seed": s, "miss_pct": 20.0, "mean_wait_min": 150.0 + s})
+    per_seed = pd.DataFrame(rows)
+    for m in ("mean_tardiness_min", "cost_usd"):
+        per_seed[m] = 0.0
+    table, tests = comparison(per_seed[per_seed.policy == "ppo"].drop(columns="policy"), per_seed[per_seed.policy != "ppo"], label="ppo")
+    d = tmp_path / name
+    d.mkdir()
+    per_seed.to_csv(d / "final_eval_per_seed.csv", index=False)
+    tests.to_csv(d / "final_eval_tests.csv", index=False)
+    (d / "config.yaml").write_text(yaml.safe_dump({"algo": {"name": "ppo"}, "seed": 3, "env": {"params": {"stock_process": "markov", "stock_dwell_s": 900}}}))
+    return d
+
+
+def test_the_bar_is_the_rule_with_the_lowest_miss_then_wait(tmp_path):
+    row = versus_rules(_run(tmp_path, learned_wait=45.0, learned_miss=0.0))
+    assert row["best rule"] == "spt_rescue_defer_exp"  # cadr_defer_exp waits less but misses
+    assert row["stock"] == "D=900s" and row["seed"] == 3 and row["n"] == 8
+    assert row["Δ wait"] < 0 and row["beats"] is True
+
+
+def test_a_learner_that_waits_more_or_misses_more_does_not_beat_it(tmp_path):
+    assert versus_rules(_run(tmp_path, learned_wait=55.0, learned_miss=0.0, name="slow"))["beats"] is False
+    assert versus_rules(_run(tmp_path, learned_wait=45.0, learned_miss=0.5, name="missing"))["beats"] is False
