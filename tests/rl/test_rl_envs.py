@@ -1,0 +1,128 @@
+"""Training envs: disjoint seed spaces, day mixes, the named markov setup."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hydra import compose, initialize_config_dir
+
+from gpu_sched_agents.rl.config import register_configs
+from gpu_sched_agents.rl.envs import (
+    SELECTION_SEEDS,
+    TEST_SEEDS,
+    TRAIN_SEEDS,
+    TrainingDays,
+    env_config,
+    training_seeds,
+)
+from gpu_sched_agents.rl.train import validate
+from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
+from gpu_sched_env.cgrsp.env import CGRSPEnv
+from gpu_sched_env.core.errors import ConfigError
+
+CONF = str(Path(__file__).resolve().parents[2] / "conf")
+register_configs()
+
+
+def cfg_for(*overrides):
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        return compose(config_name="config", overrides=["run_dir=/tmp/x", *overrides])
+
+
+
+# ----------------------------------------------------------------------------- seed spaces
+@pytest.mark.parametrize("seed", [0, 1, 10, 20, 30, 999, 20_000, 2**31 - 2])
+def test_training_days_never_coincide_with_selection_or_test_seeds(seed):
+    for i in range(3):
+        days = training_seeds(seed, 500, env_index=i)
+        assert all(TRAIN_SEEDS.start <= d < TRAIN_SEEDS.stop for d in days)
+        assert not set(days) & (set(SELECTION_SEEDS) | set(TEST_SEEDS))
+    assert training_seeds(seed, 20, 0) == training_seeds(seed, 20, 0)  # reproducible
+    assert training_seeds(seed, 20, 0) != training_seeds(seed, 20, 1)  # one stream per env
+
+
+def test_training_envs_play_exactly_the_training_days():
+    env = TrainingDays(CGRSPEnv(day="quiet", window=4), seed=7, env_index=1)
+    played = []
+    for _ in range(3):
+        env.reset()
+        played.append(env.unwrapped.run_seed)
+    assert played == training_seeds(7, 3, env_index=1)
+
+
+@pytest.mark.parametrize(
+    "override, pattern",
+    [
+        ("train.eval_seeds=[20000]", "train.eval_seeds"),
+        ("train.eval_seeds=[5]", "train.eval_seeds"),
+        ("train.final_eval_seeds=10001", "train.final_eval_seeds"),
+        ("train.vec_env=threads", "train.vec_env"),
+        ("env.action_mode=pairs", "action_mode"),
+        ("env.shaping=potential", "shaping"),
+        ("env.reward=fast", "reward"),
+    ],
+)
+def test_bad_seed_spaces_and_choices_fail_validation(override, pattern):
+    with pytest.raises(ConfigError, match=pattern):
+        validate(cfg_for(override))
+
+
+def test_time_discounting_is_ppo_only():
+    with pytest.raises(ConfigError, match="time_halflife_s"):
+        validate(cfg_for("algo=ppo_unmasked", "algo.time_halflife_s=60"))
+    validate(cfg_for("algo=ppo", "algo.time_halflife_s=60"))
+
+# ----------------------------------------------------------------------------- mixed days, generalisation
+def test_mixed_days_follow_the_month_mix():
+    from gpu_sched_agents.rl.envs import MixedDays
+    from gpu_sched_env.cgrsp.workload import DEFAULT_MONTH_MIX
+
+    env = MixedDays(CGRSPEnvConfig(window=1, action_mode="slot", slot_rows=10), seed=0, env_index=0)
+    n = 600
+    days = []
+    for s in range(n):
+        env.reset(seed=s)
+        days.append(env.unwrapped.day)
+    total = sum(DEFAULT_MONTH_MIX.values())
+    for day, k in DEFAULT_MONTH_MIX.items():
+        p = k / total
+        assert abs(days.count(day) / n - p) < 4 * np.sqrt(p * (1 - p) / n), day
+
+
+def test_a_mixed_day_run_trains_and_is_judged_on_the_hectic_day_and_generalises(tmp_path):
+    import subprocess
+    import sys
+
+    import gpu_sched_agents.rl.train as tr
+
+    run = tmp_path / "run"
+    cfg = cfg_for("day=mixed", "train.total_timesteps=128", "train.eval_freq=128", "train.checkpoint_freq=128",
+                  "train.eval_seeds=[10000]", "train.final_eval_seeds=2", "train.progress_bar=false",
+                  "algo.n_steps=64", "algo.batch_size=64", "algo.n_epochs=1", "algo.net_arch=[16]", f"run_dir={run}")
+    tr.train(cfg)
+    assert "hectic day" in (run / "final_eval.md").read_text()
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, str(root / "scripts" / "generalise.py"), str(run), "--seeds", "2",
+                          "--settings", "normal", "hectic_cmax7"], cwd=root, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    text = (run / "generalisation.md").read_text()
+    assert "hectic_cmax7" in text and "normal" in text
+    assert (run / "gen_hectic_cmax7.csv").exists()
+
+def test_env_markov_config_builds_the_persistent_stock_design_and_trains(tmp_path):
+    """``experiment=markov``: the options the persistent-stock result rests on, end to end."""
+    import gpu_sched_agents.rl.train as tr
+
+    cfg = cfg_for("experiment=markov")
+    env = CGRSPEnv(env_config(cfg))
+    assert (env.window, env.window_by, env.order, env.action_mode, env.hold) == (3, "class", "spt", "slot", "stock")
+    assert (env.reward, env.shaping) == ("occupancy", "backlog_risk")
+    assert env.params.stock_process == "markov" and env.params.stock_dwell_s == 900.0
+    assert env.reward_weights["miss"] == env.objective_weights["miss"] == 14400.0  # trained and selected on
+    assert env.action_space.n == 4
+    run = tmp_path / "run"
+    cfg = cfg_for("experiment=markov", "train.total_timesteps=128", "train.eval_freq=128", "train.checkpoint_freq=128",
+                  "train.eval_seeds=[10000]", "train.final_eval_seeds=2", "train.progress_bar=false",
+                  "algo.n_steps=64", "algo.batch_size=64", "algo.n_epochs=1", "algo.net_arch=[16]", f"run_dir={run}")
+    tr.train(cfg)
+    assert (run / "final_eval.csv").exists() and (run / "checkpoints").is_dir()  # checkpoints pickle the env (no lambdas)
