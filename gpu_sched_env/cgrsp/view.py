@@ -46,10 +46,7 @@ public names, and ``tests/cgrsp/test_view.py`` checks that none of them reaches 
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from gpu_sched_env.cgrsp.sim import Simulator
+from typing import Any
 
 # the public names of the view (tests check that this is all a policy can see)
 VIEW_FIELDS: tuple[str, ...] = (
@@ -73,7 +70,7 @@ class SimView:
         "idle_slots", "started", "start_if_started", "expected_free", "wbar", "has_future_event",
     )
 
-    def __init__(self, sim: Simulator) -> None:
+    def __init__(self, sim: Any) -> None:  # a Simulator (not imported here: sim.py imports this module)
         self._sim = sim
         self.params = sim.params
         self.fleet = sim.fleet
