@@ -126,10 +126,16 @@ class SimView:
     def _catch_up(self, k: int, n: int) -> None:
         """Append jobs ``k .. n - 1`` (arrived since the last call) to the per-job lists (the simulator calls it)."""
         sim = self._sim
-        self.submit += sim.submit[k:n]
-        self.deadline += sim.deadline[k:n]
-        self.complexity += sim.complexity[k:n]
-        self.tight += sim.tight[k:n]
+        if n - k == 1:  # the common case: one arrival since the last decision point
+            self.submit.append(sim.submit[k])
+            self.deadline.append(sim.deadline[k])
+            self.complexity.append(sim.complexity[k])
+            self.tight.append(sim.tight[k])
+        else:
+            self.submit.extend(sim.submit[k:n])
+            self.deadline.extend(sim.deadline[k:n])
+            self.complexity.extend(sim.complexity[k:n])
+            self.tight.extend(sim.tight[k:n])
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle/copy the slots, ``waiting`` as the simulator's dict (a mapping proxy does not pickle)."""

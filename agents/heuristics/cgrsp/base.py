@@ -180,14 +180,14 @@ class HeapOrder:
 
     def sync(self, view: SimView) -> None:
         """Add arrivals since the last call and re-insert undispatched handed-out jobs."""
-        heap, key, waiting = self._heap, self._key, view.waiting
+        heap, key, waiting, n = self._heap, self._key, view.waiting, view.n_arrived
         for e in self._held:
             if e[-1] in waiting:
                 heapq.heappush(heap, e)
         self._held = []
-        for j in range(self._seen, view.n_arrived):
+        for j in range(self._seen, n):
             heapq.heappush(heap, key(j) + (j,))
-        self._seen = view.n_arrived
+        self._seen = n
 
     def take(self, view: SimView, k: int, skip: Callable[[int], bool] | None = None) -> list[int]:
         """Up to ``k`` waiting jobs in key order; jobs for which ``skip`` is true are passed over."""

@@ -219,7 +219,8 @@ class CADR(CGRSPPolicy):
         return out
 
     def decide(self, view: SimView) -> list[Assignment]:
-        return place_in_order(view, self.order(view, view.n_idle), self._rule)
+        idle = view.idle_slots()
+        return place_in_order(view, self.order(view, len(idle)), self._rule, idle)
 
 
 class CADROO(CADR):

@@ -38,7 +38,8 @@ class _KeyOrder(CGRSPPolicy):
 
     def decide(self, view: SimView) -> list[Assignment]:
         self._order.sync(view)
-        return place_in_order(view, self._order.take(view, view.n_idle), self.rule)
+        idle = view.idle_slots()
+        return place_in_order(view, self._order.take(view, len(idle)), self.rule, idle)
 
 
 class FIFO(_KeyOrder):
