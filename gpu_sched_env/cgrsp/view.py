@@ -37,7 +37,8 @@ realised run times, provisioning delays and future arrivals, the stock process.
 
 Speed: the view is made once per simulator and its attributes are the simulator's own lists
 and bound methods (the per-job lists grow as jobs arrive, at decision points); scalars that
-change (``t``, ``stock``, ``n_arrived`` ...) are properties. The lists are read-only
+change (``t``, ``stock``, ``n_idle`` ...) are properties, except ``n_arrived``, which the
+simulator sets with the per-job lists at each decision point. The lists are read-only
 by convention: a policy must not mutate them. Names starting with ``_`` are not part of the
 view (Python cannot hide an object from code that goes looking for it; the contract is the
 public names, and ``tests/cgrsp/test_view.py`` checks that none of them reaches the rest).
@@ -65,7 +66,7 @@ class SimView:
     """
 
     __slots__ = (
-        "_sim", "params", "fleet", "n_jobs", "submit", "deadline", "complexity", "tight",
+        "_sim", "params", "fleet", "n_jobs", "n_arrived", "submit", "deadline", "complexity", "tight",
         "waiting", "dispatched", "slot_job", "slot_dispatch", "slot_level",
         "idle_slots", "started", "start_if_started", "expected_free", "wbar", "has_future_event",
     )
@@ -76,6 +77,7 @@ class SimView:
         self.fleet = sim.fleet
         self.n_jobs = sim.n_jobs
         n = sim.n_arrived  # 0 for a fresh simulator; the planner's model starts mid-day
+        self.n_arrived: int = n  # = len(self.submit): set with the lists at each decision point
         self.submit: list[float] = sim.submit[:n]
         self.deadline: list[float] = sim.deadline[:n]
         self.complexity: list[int] = sim.complexity[:n]
@@ -97,11 +99,6 @@ class SimView:
     def t(self) -> float:
         """The clock [s]."""
         return self._sim.t
-
-    @property
-    def n_arrived(self) -> int:
-        """Jobs arrived so far (ids 0 .. n_arrived - 1)."""
-        return self._sim.n_arrived
 
     @property
     def n_idle(self) -> int:
@@ -126,6 +123,7 @@ class SimView:
     def _catch_up(self, k: int, n: int) -> None:
         """Append jobs ``k .. n - 1`` (arrived since the last call) to the per-job lists (the simulator calls it)."""
         sim = self._sim
+        self.n_arrived = n
         if n - k == 1:  # the common case: one arrival since the last decision point
             self.submit.append(sim.submit[k])
             self.deadline.append(sim.deadline[k])

@@ -30,8 +30,9 @@ class QueueLog:
 
     def arrivals(self, view: SimView) -> range:
         """Ids of the jobs that arrived since the previous call."""
-        r = range(self._arrived, view.n_arrived)
-        self._arrived = view.n_arrived
+        n = view.n_arrived
+        r = range(self._arrived, n)
+        self._arrived = n
         return r
 
     def dispatches(self, view: SimView) -> list[int]:
