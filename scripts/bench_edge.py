@@ -42,9 +42,9 @@ def main() -> int:
     for name, s in scheds.items():
         times, plan = [], None
         for _ in range(args.repeats):
-            s.reset(problem, stream(args.seed, LLF_STREAM))
+            rng = stream(args.seed, LLF_STREAM)
             t0 = time.perf_counter()
-            plan = s.decide(problem)
+            plan = s.plan(problem, rng)
             times.append(time.perf_counter() - t0)
         sim = simulate(plan, cluster)
         st = {}

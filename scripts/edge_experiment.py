@@ -156,8 +156,7 @@ def make(name: str, args, cluster):
 def run_point(name, tasks, cluster, seed, args):
     sched = make(name, args, cluster)
     problem = EdgeProblem(tuple(tasks), cluster)
-    sched.reset(problem, stream(seed, LLF_STREAM))
-    plan = sched.decide(problem)
+    plan = sched.plan(problem, stream(seed, LLF_STREAM))
     noise = execution_noise(plan.tasks, args.noise_sigma, stream(seed, NOISE_STREAM))
     sim = simulate(plan, cluster, noise)
     reps = plan.reports
@@ -300,7 +299,7 @@ def variant_tables(args, cluster, table, out: Path):
     solver = solver_config(args)
     print(f"variant tables: {len(scaled)} seeds x {nmax} tasks ...", file=sys.stderr)
     sens = sensitivity(five, scaled, cluster, solver, llf_config(args))
-    mb = {s: simulate(MemBatchILP(solver).decide(EdgeProblem(tuple(t), cluster)), cluster).makespan_s / 3600
+    mb = {s: simulate(MemBatchILP(solver).plan(EdgeProblem(tuple(t), cluster)), cluster).makespan_s / 3600
           for s, t in scaled.items()}
     llf = llf_sensitivity(five, scaled, cluster, mb)
     atomic_write_table(out / "sensitivity.csv", sens)

@@ -26,7 +26,7 @@ def one_day(name: str, day: str, stock: dict, seed: int, **knobs) -> dict:
     p = make_params(day, **stock)
     sim = Simulator(p, seed)
     pol = make_policy(name, p, **knobs)
-    pol.reset(sim, stream(seed, "cgrsp/policy"))
+    pol.reset(sim.view, stream(seed, "cgrsp/policy"))
     t0 = time.perf_counter()
     run(sim, pol)
     wall = time.perf_counter() - t0

@@ -3,7 +3,7 @@
 :class:`HeuristicAgent` has the Stable-Baselines3 ``predict`` signature, so one evaluation
 path (:func:`gpu_sched_env.cgrsp.evaluation.evaluate`) serves heuristics and trained models.
 The agent drives the named policy itself (the env has no scheduling logic): at each decision
-point it asks the policy for its plan (``policy.decide(sim)``, once per decision point) and
+point it asks the policy for its plan (``policy.decide(sim.view)``, once per decision point) and
 emits it one assignment per step, then the no-op. With a window at least as large as the
 queue this reproduces ``simulate(name, day, seed)`` job for job, in either action mode.
 """
@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from gpu_sched_agents.heuristics.cgrsp import ALL_POLICY_NAMES, POLICY_NAMES, make_policy
+from gpu_sched_agents.heuristics.env_agent import EnvAgent
 from gpu_sched_env.core.errors import ConfigError, check_choice
 from gpu_sched_env.core.rng import stream
 
@@ -29,7 +30,7 @@ class _Driver:
     def __init__(self, name: str, env: Any, knobs: dict[str, Any]) -> None:
         self.sim = env.sim
         self.policy = make_policy(name, env.params, **knobs)
-        self.policy.reset(env.sim, stream(env.run_seed, "cgrsp/policy"))  # as in simulate()
+        self.policy.reset(env.sim.view, stream(env.run_seed, "cgrsp/policy"))  # as in simulate()
         self.decision = -1
         self.plan: list[tuple[int, int]] = []
 
@@ -37,14 +38,18 @@ class _Driver:
         """The policy's remaining plan at this decision point (stale entries dropped)."""
         sim = self.sim
         if self.decision != sim.n_decisions:
-            self.decision, self.plan = sim.n_decisions, list(self.policy.decide(sim))
+            self.decision, self.plan = sim.n_decisions, list(self.policy.decide(sim.view))
         waiting, slot_job = sim.waiting, sim.slot_job
         self.plan = [(j, s) for j, s in self.plan if j in waiting and slot_job[s] < 0]
         return self.plan
 
 
-class HeuristicAgent:
+class HeuristicAgent(EnvAgent):
     """A named CGRSP heuristic behind ``predict(obs, state, episode_start, deterministic)``.
+
+    An :class:`~gpu_sched_agents.heuristics.env_agent.EnvAgent` like every scenario's agent;
+    not a ``DecisionAgent``: a CGRSP decision is a plan of several assignments, emitted one
+    per env step (:meth:`action`).
 
     Args:
         name: a published heuristic (:data:`gpu_sched_agents.heuristics.cgrsp.POLICY_NAMES`) or an
@@ -61,11 +66,10 @@ class HeuristicAgent:
     """
 
     def __init__(self, name: str, env: Any = None, fallback: str = "substitute", **knobs: Any) -> None:
-        self.name = check_choice("policy", name, ALL_POLICY_NAMES)
+        super().__init__(check_choice("policy", name, ALL_POLICY_NAMES))
         self.knobs = knobs
         self.fallback = check_choice("fallback", fallback, FALLBACKS)
         self._drivers: dict[int, _Driver] = {}
-        self.env = None
         if env is not None:
             self.bind(env)
 
@@ -104,7 +108,7 @@ class HeuristicAgent:
     def plan(self, env: Any) -> list[tuple[int, int]]:
         """The policy's remaining ``(job, slot)`` plan for ``env``'s current decision point.
 
-        ``policy.decide(sim)`` is called once per decision point; entries whose job has left
+        ``policy.decide(sim.view)`` is called once per decision point; entries whose job has left
         the queue or whose slot is taken are dropped. The policy instance lives for the
         episode, reset with the run's ``cgrsp/policy`` stream as in ``simulate``; a new
         episode (or an unpickled env) gets a fresh one.
@@ -123,9 +127,7 @@ class HeuristicAgent:
         Returns ``(action, state)``: an ``np.int64`` for a single env, an ``int64`` array of
         shape ``(n_envs,)`` for a vectorised one; ``state`` is passed through.
         """
-        env = self.env
-        if env is None:
-            raise RuntimeError(f"HeuristicAgent({self.name!r}) has no env: pass env= or call bind(env)")
+        env = self._bound_env()
         if hasattr(env, "envs"):  # SB3 DummyVecEnv or Gymnasium SyncVectorEnv
             return np.asarray([self.action(e) for e in env.envs], np.int64), state
         return np.int64(self.action(env)), state

@@ -1,6 +1,6 @@
 """LLM-serving heuristics: FIFO and WSRPT, plus the env agent.
 
-Every policy follows :class:`gpu_sched_env.core.policy.Policy` (``reset(sim, rng)``,
+Every policy follows :class:`gpu_sched_env.core.policy.Policy` (``reset(setup, rng)``,
 ``decide(decision) -> request index``, see :mod:`gpu_sched_env.llm.policies`) and picks among
 ``decision.candidates`` (the queued requests whose GPUs are free now). Policies use only
 estimated run times (``p_est``), never realised ones. Importing this module registers them.
@@ -12,7 +12,7 @@ import numpy as np
 
 from gpu_sched_agents.heuristics.env_agent import DecisionAgent
 from gpu_sched_env.llm.policies import POLICIES as REGISTRY
-from gpu_sched_env.llm.sim import LLMDecision, LLMSim
+from gpu_sched_env.llm.sim import LLMDecision, LLMSetup
 
 
 class FIFO:
@@ -20,7 +20,7 @@ class FIFO:
 
     name = "fifo"
 
-    def reset(self, sim: LLMSim, rng: np.random.Generator) -> None:
+    def reset(self, setup: LLMSetup, rng: np.random.Generator) -> None:
         """Nothing to reset (deterministic)."""
 
     def decide(self, d: LLMDecision) -> int:

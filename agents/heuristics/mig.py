@@ -1,6 +1,7 @@
 """MIG placement heuristics and their env agent.
 
-Policies follow :class:`gpu_sched_env.core.policy.Policy`: ``reset(sim, rng)``, then
+Policies follow :class:`gpu_sched_env.core.policy.Policy`: ``reset(setup, rng)`` (a frozen
+:class:`~gpu_sched_env.mig.online.MIGSetup`), then
 ``decide(state)`` for a :class:`gpu_sched_env.mig.sim.PlacementState` (see
 :mod:`gpu_sched_env.mig.policies`). :class:`HeuristicAgent` drives ``MIG-v0`` with the same
 rule by reading the env's decision, so both paths give the same schedule. Importing this
@@ -18,9 +19,10 @@ import numpy as np
 
 from gpu_sched_agents.heuristics.env_agent import DecisionAgent
 from gpu_sched_env.core.errors import ConfigError
+from gpu_sched_env.mig.online import MIGSetup
 from gpu_sched_env.mig.policies import POLICIES as REGISTRY
-from gpu_sched_env.mig.preempt import MinuteSim, MinuteState, Present
-from gpu_sched_env.mig.sim import PlacementSim, PlacementState
+from gpu_sched_env.mig.preempt import MinuteState, Present
+from gpu_sched_env.mig.sim import PlacementState
 
 
 class _Placement:
@@ -31,7 +33,7 @@ class _Placement:
     def __init__(self) -> None:
         self.rng = np.random.default_rng(0)
 
-    def reset(self, sim: PlacementSim, rng: np.random.Generator) -> None:
+    def reset(self, setup: MIGSetup, rng: np.random.Generator) -> None:
         """Start a new run."""
         self.rng = rng
 
@@ -97,7 +99,7 @@ class BestFitPausing:
     def __init__(self) -> None:
         self.rng = np.random.default_rng(0)
 
-    def reset(self, sim: MinuteSim, rng: np.random.Generator) -> None:
+    def reset(self, setup: MIGSetup, rng: np.random.Generator) -> None:
         """Start a new run."""
         self.rng = rng
 

@@ -47,7 +47,7 @@ def simulate(policy: str | Policy, day: str = "hectic", seed: int = 0, trace: Tr
         p = tr.params(p)
     pol = build_policy(policy, p, **knobs.get(policy, {}) if isinstance(policy, str) else {})
     sim = Simulator(p, seed, workload=None if tr is None else tr.workload(p, seed))
-    pol.reset(sim, stream(seed, "cgrsp/policy"))
+    pol.reset(sim.view, stream(seed, "cgrsp/policy"))
     run(sim, pol)
     return sim.result(policy=getattr(pol, "name", str(policy)), day=day)
 

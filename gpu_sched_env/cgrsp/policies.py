@@ -1,10 +1,13 @@
 """The CGRSP policy registry and knob handling; ``gpu_sched_agents.heuristics.cgrsp`` fills it (plug-in group).
 
-Policies follow :class:`gpu_sched_env.core.policy.Policy` with ``state`` = the
-:class:`~gpu_sched_env.cgrsp.sim.Simulator` (read-only by contract) and the decision an
-ordered list of ``(job_id, slot_index)`` assignments. Factories take the run's
-:class:`~gpu_sched_env.cgrsp.params.CGRSPParams` and the policy's knobs:
-``POLICIES.make("rh", params, rho_res=2)``; each entry lists its knobs with their defaults.
+Policies follow :class:`gpu_sched_env.core.policy.Policy`: ``reset(view, rng)`` and
+``decide(view)`` with ``view`` the simulator's read-only
+:class:`~gpu_sched_env.cgrsp.view.SimView` (never the simulator: no ``assign``, no realised
+draws), the decision an ordered list of ``(job_id, slot_index)`` assignments. Factories have
+the one registry signature ``POLICIES.make(name, world, **knobs)``
+(:mod:`gpu_sched_env.core.registry`) with ``world`` the run's
+:class:`~gpu_sched_env.cgrsp.params.CGRSPParams`: ``POLICIES.make("rh", params, rho_res=2)``;
+each entry lists its knobs with their defaults.
 The simulator resolves names here, so this package never imports the agents.
 
 A user's keywords (``simulate(..., c_max=3, theta=300)``, the experiment CLI's ``--param``,
@@ -23,7 +26,7 @@ from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.policy import Policy, check_policy
 from gpu_sched_env.core.registry import PolicyRegistry
 
-POLICIES = PolicyRegistry("cgrsp")
+POLICIES = PolicyRegistry("cgrsp", world=CGRSPParams)
 
 
 def policy_names(published_only: bool = True) -> tuple[str, ...]:

@@ -15,13 +15,12 @@ Control is inverted so the same simulator serves batch runs and the Gymnasium en
 * :meth:`Simulator.assign` dispatches one waiting job to one idle slot at the current time.
 * :func:`run` loops ``advance`` → ``policy.decide`` → ``assign``.
 
-What a policy may read (public attributes): ``t``, ``waiting`` (job ids in submit order),
-``n_arrived`` (jobs ``0 .. n_arrived - 1`` have arrived), ``dispatched`` (job ids in dispatch
-order: with ``n_arrived`` it lets a policy keep its own view of the queue incrementally),
-``idle_slots()``, ``stock``, per-job ``submit``/``deadline``/``complexity``/``tight``,
-``fleet`` (W̄ table, prices, slot types), slot occupancy and :meth:`expected_free`,
-``params``. Realised run times and provisioning delays are private (``_rt``, ``_start``)
-and are never shown to a policy before they happen.
+A policy never sees the simulator: :func:`run` (and every other driver) hands it the
+simulator's :class:`~gpu_sched_env.cgrsp.view.SimView` (``sim.view``), which exposes what a
+scheduler may know (clock, arrived jobs' public attributes, queue, slots, stock status, the
+fleet and parameters) and neither :meth:`Simulator.assign`, :meth:`Simulator.advance` nor the
+realised draws (run times, provisioning delays, future arrivals). Realised run times and
+provisioning delays are private here too (``_rt``, ``_start``).
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.result import SimResult
 from gpu_sched_env.cgrsp.stock import make_stock_process
+from gpu_sched_env.cgrsp.view import SimView
 from gpu_sched_env.cgrsp.workload import Workload, generate
 from gpu_sched_env.core.errors import InvalidActionError
 from gpu_sched_env.core.events import EventQueue
@@ -85,6 +85,8 @@ class Simulator:
         # an env that offers slots one at a time replays simulate() exactly, and every policy
         # gives the same job the same quantile of its stock level's delay range (CRN).
         self._prov_q: list[float] = stream(self.seed, "cgrsp/provisioning").random(self.n_jobs).tolist()
+        self._n_public = 0  # jobs the view shows
+        self.view = SimView(self)  # what policies are handed (read-only; no realised draws)
 
     # ------------------------------------------------------------------ public view
     @property
@@ -173,6 +175,9 @@ class Simulator:
             if self.n_idle and waiting:
                 self.stock = self._stock.levels(t)
                 self.n_decisions += 1
+                if self._n_public < self.n_arrived:  # the jobs that arrived become visible to policies
+                    self.view._catch_up(self._n_public, self.n_arrived)
+                    self._n_public = self.n_arrived
                 return True
 
     def _complete(self, t: float, slot: int, job: int) -> None:
@@ -211,11 +216,12 @@ class Simulator:
 
 
 def run(sim: Simulator, policy: Policy) -> Simulator:
-    """Drive ``sim`` to the end of the day with ``policy`` (already ``reset(sim, rng)``)."""
+    """Drive ``sim`` to the end of the day with ``policy`` (already ``reset(sim.view, rng)``)."""
     decide = policy.decide
     assign = sim.assign
+    view = sim.view
     while sim.advance():
-        for job, slot in decide(sim):
+        for job, slot in decide(view):
             assign(job, slot)
         if sim.n_idle and sim.waiting and not sim.has_future_event():
             raise PolicyStalledError(

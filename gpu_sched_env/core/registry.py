@@ -1,5 +1,18 @@
 """Policy registries: the simulators resolve policy names here; the agents fill them in.
 
+One factory signature for every scenario::
+
+    POLICIES.make(name, world=None, **knobs)
+
+``world`` is what a policy is built for, fixed for a run and known before it starts: the
+registry's :attr:`PolicyRegistry.world` type (CGRSP: the run's
+:class:`~gpu_sched_env.cgrsp.params.CGRSPParams`, which its policies check their knobs
+against) or ``None`` where a scenario's policies are built without one (HGSP, LLM, MIG, the
+edge planners and env policies: what they need arrives with ``reset(state, rng)``). ``knobs``
+are the policy's keyword knobs. The registry passes ``world`` to the factory as its first
+argument exactly when the scenario declares a world type, so every factory is either
+``factory(world, **knobs)`` or ``factory(**knobs)`` and callers never need to know which.
+
 Dependencies point down (``core`` <- simulators <- envs; ``gpu_sched_agents`` use the simulators), so
 a simulator cannot import the heuristics to turn ``"rh"`` into a policy. Instead each
 scenario owns a :class:`PolicyRegistry` (``gpu_sched_env.<scenario>.policies.POLICIES``), and
@@ -94,10 +107,19 @@ class PolicyEntry:
 
 
 class PolicyRegistry:
-    """Name → policy factory table of one scenario."""
+    """Name → factory table of one scenario's policies (or, with ``kind="planner"``, its planners).
 
-    def __init__(self, scenario: str) -> None:
+    Args:
+        scenario: the scenario whose plug-ins fill the table.
+        world: the type of the ``world`` argument of :meth:`make` (passed to every factory
+            first), or ``None`` if the scenario's factories take knobs only.
+        kind: what the table holds, for messages (``"policy"`` or ``"planner"``).
+    """
+
+    def __init__(self, scenario: str, world: type | None = None, kind: str = "policy") -> None:
         self.scenario = scenario
+        self.world = world
+        self.kind = kind
         self._entries: dict[str, PolicyEntry] = {}
 
     def register(
@@ -121,12 +143,29 @@ class PolicyRegistry:
             known = ", ".join(self._entries) or "none"
             why = "".join(f"; plug-in {m} failed to import ({e})" for m, e in _failed.items()
                           if m in plugin_modules(self.scenario))
-            raise ConfigError(f"policy = {name!r} is not known; allowed: {known} ({self.scenario} policies){why}")
+            kinds = "planners" if self.kind == "planner" else "policies"
+            raise ConfigError(f"{self.kind} = {name!r} is not known; allowed: {known} ({self.scenario} {kinds}){why}")
         return self._entries[name]
 
-    def make(self, name: str, *args: Any, **knobs: Any) -> Any:
-        """A fresh instance of ``name``; a knob the factory does not take is a ConfigError."""
+    def make(self, name: str, world: Any = None, /, **knobs: Any) -> Any:
+        """A fresh instance of ``name`` built for ``world`` with ``knobs`` (see the module doc).
+
+        Raises:
+            ConfigError: unknown name; ``world`` missing or of the wrong type where the
+                scenario has a world type, given where it has none; a knob the factory does
+                not take (naming the ones it does) or a value it rejects.
+        """
         factory = self.entry(name).factory
+        if self.world is None:
+            if world is not None:
+                raise ConfigError(f"world = {world!r} is not taken by {self.scenario} {self.kind} {name!r}; "
+                                  f"allowed: None ({self.scenario} {self.kind} factories take knobs only)")
+            args: tuple[Any, ...] = ()
+        else:
+            if not isinstance(world, self.world):
+                raise ConfigError(f"world = {world!r} is not valid for {self.scenario} {self.kind} {name!r}; "
+                                  f"allowed: a {self.world.__name__}")
+            args = (world,)
         sig = inspect.signature(factory)
         kinds = {p.kind for p in sig.parameters.values()}
         if inspect.Parameter.VAR_KEYWORD not in kinds:
@@ -136,7 +175,7 @@ class PolicyRegistry:
         try:
             sig.bind(*args, **knobs)
         except TypeError as e:
-            raise ConfigError(f"{self.scenario} policy {name!r}: {e}") from None
+            raise ConfigError(f"{self.scenario} {self.kind} {name!r}: {e}") from None
         return factory(*args, **knobs)
 
     def __contains__(self, name: object) -> bool:

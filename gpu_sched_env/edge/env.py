@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -49,6 +50,32 @@ def obs_slices(n_devices: int) -> dict[str, slice]:
     out["remaining"] = slice(base, base + 1)
     out["makespan_h"] = slice(base + 1, base + 2)
     return out
+
+
+@dataclass(frozen=True)
+class EdgeDecision:
+    """What an edge env policy sees for the task to place: per-device blocks of the observation.
+
+    Read-only arrays of length ``n_devices``: ``fits`` (room for the task: the legal
+    actions), ``util`` (GPU-share utilisation), ``load_h`` (load [GPU-share-hours]),
+    ``local`` (the task's data is on the device). Built from an observation with
+    :meth:`from_obs`, so a policy decides from exactly what a learner sees.
+    """
+
+    fits: np.ndarray
+    util: np.ndarray
+    load_h: np.ndarray
+    local: np.ndarray
+
+    @classmethod
+    def from_obs(cls, obs: np.ndarray, slices: Mapping[str, slice]) -> EdgeDecision:
+        """The decision in one flat observation (``slices`` from :func:`obs_slices`)."""
+        def block(name: str, as_bool: bool = False) -> np.ndarray:
+            v = obs[slices[name]] > 0.5 if as_bool else np.array(obs[slices[name]])
+            v.flags.writeable = False
+            return v
+
+        return cls(block("fits", True), block("util"), block("load_h"), block("local", True))
 
 
 class EdgeBatchEnv(gym.Env):

@@ -28,7 +28,11 @@ from gpu_sched_env.hgsp.model import Cluster, TaskSet
 
 
 class Problem:
-    """Static data of one instance, precomputed once and shared by every decode."""
+    """Static data of one instance, precomputed once and shared by every decode.
+
+    What an HGSP policy is handed at ``reset(problem, rng)`` (HGSP is offline: the whole task
+    set is known). Read-only: its arrays are not writeable and its rows are tuples.
+    """
 
     def __init__(self, tasks: TaskSet, cluster: Cluster) -> None:
         self.tasks = tasks
@@ -42,16 +46,18 @@ class Problem:
         seq = np.lexsort((np.arange(self.n), tasks.arrival))
         self.arrival_order = seq[self.schedulable[seq]]
         # plain Python rows: the decode loop is scalar and lists beat NumPy for m <= ~16
-        self.a = tasks.arrival.tolist()
-        self.p_rows = self.p.tolist()
-        self.fit_rows = [np.flatnonzero(r).tolist() for r in self.fit]
+        self.a = tuple(tasks.arrival.tolist())
+        self.p_rows = tuple(tuple(r) for r in self.p.tolist())
+        self.fit_rows = tuple(tuple(np.flatnonzero(r).tolist()) for r in self.fit)
         # tasks with the same set of feasible GPUs form a class (nested memory tiers)
         keys: dict[bytes, int] = {}
         cls = np.full(self.n, -1)
         for i in self.arrival_order:
             cls[i] = keys.setdefault(self.fit[i].tobytes(), len(keys))
-        self.cls_gpus = [np.flatnonzero(np.frombuffer(k, bool)).tolist() for k in keys]
-        self.cls_tasks = [self.arrival_order[cls[self.arrival_order] == c].tolist() for c in range(len(keys))]
+        self.cls_gpus = tuple(tuple(np.flatnonzero(np.frombuffer(k, bool)).tolist()) for k in keys)
+        self.cls_tasks = tuple(tuple(self.arrival_order[cls[self.arrival_order] == c].tolist()) for c in range(len(keys)))
+        for arr in (self.fit, self.p, self.schedulable, self.skipped, self.arrival_order):
+            arr.flags.writeable = False
 
 
 @dataclass
@@ -235,9 +241,9 @@ class Decision:
     deadline: float
     weight: float
     memory: float
-    p_row: list[float]
-    gpus: list[int]
-    avail: list[float]
+    p_row: tuple[float, ...]
+    gpus: tuple[int, ...]
+    avail: tuple[float, ...]
 
 
 def decision(ls: ListScheduler, i: int) -> Decision:
@@ -245,5 +251,5 @@ def decision(ls: ListScheduler, i: int) -> Decision:
     pr, t = ls.problem, ls.problem.tasks
     return Decision(
         i, pr.a[i], float(t.deadline[i]), float(t.weight[i]), float(t.memory[i]),
-        pr.p_rows[i], pr.fit_rows[i], list(ls.avail),
+        pr.p_rows[i], pr.fit_rows[i], tuple(ls.avail),
     )

@@ -18,10 +18,10 @@ from gpu_sched_env.llm.model import (
     requests_from_frame,
     resolve_workload,
 )
-from gpu_sched_env.llm.sim import ENGINES, LLMDecision, LLMSim
+from gpu_sched_env.llm.sim import ENGINES, LLMDecision, LLMSetup, LLMSim
 
 __all__ = [
     "ENGINES", "GPU_TYPES", "PHASES", "WORKLOADS", "GPUType", "LLMCluster", "LLMDecision",
-    "LLMResult", "LLMSim", "Requests", "Workload", "discriminating", "make_cluster", "mixed",
+    "LLMResult", "LLMSetup", "LLMSim", "Requests", "Workload", "discriminating", "make_cluster", "mixed",
     "requests_from_frame", "resolve_workload", "simulate",
 ]

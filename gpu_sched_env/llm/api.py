@@ -55,7 +55,7 @@ def simulate(
     wl = resolve_workload(workload, seed, cluster)
     t0 = time.perf_counter()
     sim = LLMSim(wl, dt, engine)
-    pol.reset(sim, stream(seed, "llm.policy"))
+    pol.reset(sim.setup(), stream(seed, "llm.policy"))
     while sim.advance():
         sim.start(pol.decide(sim.decision()))
     return LLMResult(pol.name, wl.name, engine, sim, horizon, time.perf_counter() - t0)

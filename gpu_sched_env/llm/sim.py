@@ -25,15 +25,29 @@ import pandas as pd
 
 from gpu_sched_env.core.errors import check_choice, check_number
 from gpu_sched_env.core.events import EventQueue
-from gpu_sched_env.llm.model import Workload
+from gpu_sched_env.llm.model import LLMCluster, Workload
 
 ENGINES = ("discrete", "event")
 _EPS = 1e-9
 
 
 @dataclass(frozen=True)
+class LLMSetup:
+    """What a policy is handed at ``reset(setup, rng)``: the run's fixed world (never the simulator)."""
+
+    cluster: LLMCluster
+    n_requests: int
+    dt: float  # [s] step of the discrete engine
+    engine: str
+
+
+@dataclass(frozen=True)
 class LLMDecision:
-    """What a policy sees: the time, the startable requests and the queue (arrived, not started)."""
+    """What a policy sees: the time, the startable requests and the queue (arrived, not started).
+
+    The per-request arrays are indexed by request and read-only; a request that has not
+    arrived yet shows NaN (``tp``: 0), so future arrivals cannot be read.
+    """
 
     time: float  # [s]
     candidates: np.ndarray  # request indices that fit on the free GPUs now
@@ -43,6 +57,12 @@ class LLMDecision:
     p_est: np.ndarray  # [s] estimated run time per request (fastest fitting GPU type)
     tp: np.ndarray  # GPUs needed per request
     free_gpus: int
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
 
 
 class LLMSim:
@@ -63,6 +83,9 @@ class LLMSim:
         self.start_t = np.full(self.n, np.nan)
         self.end_t = np.full(self.n, np.nan)
         self.gpus: list[tuple[int, ...]] = [()] * self.n
+        # what decisions show per request: filled as requests arrive (NaN / 0 before), read-only views
+        self._pub = (np.full(self.n, np.nan), np.full(self.n, np.nan), np.full(self.n, np.nan), np.zeros(self.n, r.tp.dtype))
+        self._pub_ro = tuple(_read_only(a) for a in self._pub)
         self._arr_order = [int(i) for i in np.lexsort((np.arange(self.n), r.arrival)) if not self.skipped[i]]
         self._next_arr = 0
         self.queue: list[int] = []
@@ -83,13 +106,16 @@ class LLMSim:
             _, _, i = self._running.pop()
             self.free[list(self.gpus[i])] = True
             self._left -= 1
-        a = self.workload.requests.arrival
+        r = self.workload.requests
+        a = r.arrival
+        pa, pw, pp, pt = self._pub
         while self._next_arr < len(self._arr_order):
             i = self._arr_order[self._next_arr]
             due = self._arr_step[i] if self.engine == "discrete" else a[i]
             if due > now:
                 break
             self.queue.append(i)
+            pa[i], pw[i], pp[i], pt[i] = a[i], r.weight[i], self.p_est[i], r.tp[i]
             self._next_arr += 1
 
     def candidates(self) -> np.ndarray:
@@ -117,11 +143,14 @@ class LLMSim:
                 self.time = float(nxt)
             self._process()
 
+    def setup(self) -> LLMSetup:
+        """The run's fixed world as a policy sees it at ``reset`` (read-only)."""
+        return LLMSetup(self.workload.cluster, self.n, self.dt, self.engine)
+
     def decision(self) -> LLMDecision:
-        """The decision state for the policy."""
-        r = self.workload.requests
-        return LLMDecision(self.time, self.candidates(), np.array(self.queue, int), r.arrival,
-                           r.weight, self.p_est, r.tp, int(self.free.sum()))
+        """The decision state for the policy (read-only; arrived requests only)."""
+        return LLMDecision(self.time, _read_only(self.candidates()), _read_only(np.array(self.queue, int)),
+                           *self._pub_ro, int(self.free.sum()))
 
     def start(self, i: int) -> None:
         """Start request ``i`` now on its tau fastest free GPUs (ties: lowest index)."""

@@ -27,6 +27,14 @@ from gpu_sched_env.mig.model import (
 )
 
 
+@dataclass(frozen=True)
+class MIGSetup:
+    """What a MIG policy is handed at ``reset(setup, rng)``: the run's fixed world (no jobs, no simulator)."""
+
+    capacities: tuple[int, ...]  # [MB] per instance
+    poll: int  # [min] polling interval
+
+
 @dataclass
 class RunResult:
     """One run of a method on one data set."""
@@ -78,9 +86,17 @@ class OnlineSim:
         return RunResult(method, sched, metrics(self.jobs, sched, self.skipped), solve_time,
                          self.n_polls, list(self.skipped))
 
+    def setup(self) -> MIGSetup:
+        """The run's fixed world as a policy sees it at ``reset`` (read-only)."""
+        return MIGSetup(tuple(self.capacities), self.poll)
+
     def run(self, policy: Policy, rng: np.random.Generator) -> RunResult:
-        """Drive ``policy`` (``reset(self, rng)``, then ``decide(view)``) to the end; time its decisions."""
-        policy.reset(self, rng)
+        """Drive ``policy`` (``reset(setup, rng)``, then ``decide(view)``) to the end; time its decisions.
+
+        The policy never gets the simulator: :meth:`setup` at reset, a frozen state
+        (``PlacementState`` / ``MinuteState``) at each decision.
+        """
+        policy.reset(self.setup(), rng)
         view = self.reset()
         spent = 0.0
         while view is not None:

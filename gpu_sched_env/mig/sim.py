@@ -141,7 +141,8 @@ def run_policy(
 ) -> RunResult:
     """Run a placement policy (registered name or object) over the polling loop.
 
-    The policy follows :class:`~gpu_sched_env.core.policy.Policy`: ``reset(sim, rng)`` with
+    The policy follows :class:`~gpu_sched_env.core.policy.Policy`: ``reset(setup, rng)`` (a
+    frozen :class:`~gpu_sched_env.mig.online.MIGSetup`) with
     the run's policy stream, then ``decide(state) -> action`` (see
     :mod:`gpu_sched_env.mig.policies`). A policy with ``minute_by_minute = True`` is run
     on :class:`gpu_sched_env.mig.preempt.MinuteSim` instead (it may pause jobs).

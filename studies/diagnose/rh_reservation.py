@@ -21,9 +21,9 @@ def shares(day: str, seeds: int, rho_res: int) -> tuple[Counter, Counter]:
     for seed in range(seeds):
         sim = Simulator(p, seed)
         pol = RH(p, rho_res=rho_res)
-        pol.reset(sim, None)
+        pol.reset(sim.view, None)
         while sim.advance():
-            plan = pol.decide(sim)
+            plan = pol.decide(sim.view)
             level = [sim.stock[g] for g in sim.fleet.slot_type]
             loose.update(level[s] for j, s in plan if not sim.tight[j])
             if len(sim.waiting) > len(plan):

@@ -52,5 +52,5 @@ def run_policy(name, sim, **knobs):
     from gpu_sched_env.core.rng import stream
 
     pol = make_policy(name, sim.params, **knobs)
-    pol.reset(sim, stream(sim.seed, "cgrsp/policy"))
+    pol.reset(sim.view, stream(sim.seed, "cgrsp/policy"))
     return run(sim, pol)

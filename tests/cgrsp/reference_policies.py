@@ -22,25 +22,40 @@ from gpu_sched_agents.heuristics.cgrsp.deadline import Adaptive, SPTRescue
 from gpu_sched_agents.heuristics.cgrsp.ordering import Random
 from gpu_sched_agents.heuristics.cgrsp.rh import RH
 from gpu_sched_env.cgrsp.fleet import LOW
-from gpu_sched_env.cgrsp.sim import Simulator
+from gpu_sched_env.cgrsp.view import SimView
 from gpu_sched_env.core.rng import ChunkedUniforms
 
 
 class _QueueArrays(CGRSPPolicy):
-    """Vectorised view of the waiting queue (deadline, complexity, submit, SPT estimate)."""
+    """Vectorised view of the waiting queue (deadline, complexity, submit, SPT estimate).
 
-    def reset(self, sim: Simulator, rng: Any = None) -> None:
-        wl = sim.workload
-        self._d = wl.deadline
-        self._cx = wl.complexity
-        self._sub = wl.submit
-        nominal = np.array([row[sim.fleet.nominal_type] for row in sim.fleet.wbar])
-        self._est = nominal[wl.complexity]
+    The arrays cover the arrived jobs (all a policy's view shows) and are rebuilt from the
+    view whenever jobs have arrived since the last decision.
+    """
 
-    def _waiting(self, sim: Simulator) -> np.ndarray:
+    def reset(self, sim: SimView, rng: Any = None) -> None:
+        self._n_seen = -1
+        self._nominal = np.array([row[sim.fleet.nominal_type] for row in sim.fleet.wbar])
+        self._refresh(sim)
+
+    def _refresh(self, sim: SimView) -> None:
+        if self._n_seen == len(sim.deadline):
+            return
+        self._n_seen = len(sim.deadline)
+        self._d = np.asarray(sim.deadline, dtype=float)
+        self._cx = np.asarray(sim.complexity, dtype=np.int64)
+        self._sub = np.asarray(sim.submit, dtype=float)
+        self._est = self._nominal[self._cx]
+        self._derived(sim)
+
+    def _derived(self, sim: SimView) -> None:
+        """Arrays derived from the per-job ones (subclasses)."""
+
+    def _waiting(self, sim: SimView) -> np.ndarray:
+        self._refresh(sim)
         return np.fromiter(sim.waiting, dtype=np.int64, count=len(sim.waiting))
 
-    def _laxity(self, sim: Simulator, ids: np.ndarray, idle: list[int]) -> np.ndarray:
+    def _laxity(self, sim: SimView, ids: np.ndarray, idle: list[int]) -> np.ndarray:
         """L = d − t − min over idle slots of W̄(κ, g)."""
         fl = sim.fleet
         m = np.array([min(fl.wbar[k][fl.slot_type[s]] for s in idle) for k in range(3)])
@@ -64,11 +79,11 @@ class _QueueArrays(CGRSPPolicy):
 
 
 class RefSPTRescue(_QueueArrays, SPTRescue):
-    def reset(self, sim: Simulator, rng: Any = None) -> None:
+    def reset(self, sim: SimView, rng: Any = None) -> None:
         _QueueArrays.reset(self, sim, rng)
         self._slot_spt = slot_spt(self.cfg.spt_weights, self.cfg.stock_penalty)
 
-    def decide(self, sim: Simulator) -> list[Assignment]:
+    def decide(self, sim: SimView) -> list[Assignment]:
         idle = sim.idle_slots()
         k = len(idle)
         ids = self._waiting(sim)
@@ -79,11 +94,11 @@ class RefSPTRescue(_QueueArrays, SPTRescue):
 
 
 class RefAdaptive(_QueueArrays, Adaptive):
-    def reset(self, sim: Simulator, rng: Any = None) -> None:
+    def reset(self, sim: SimView, rng: Any = None) -> None:
         _QueueArrays.reset(self, sim, rng)
         self._slot_spt = slot_spt(self.cfg.spt_weights, self.cfg.stock_penalty)
 
-    def decide(self, sim: Simulator) -> list[Assignment]:
+    def decide(self, sim: SimView) -> list[Assignment]:
         p = self.cfg
         idle = sim.idle_slots()
         k = len(idle)
@@ -100,10 +115,10 @@ class RefAdaptive(_QueueArrays, Adaptive):
 
 
 class RefRandom(Random):
-    def reset(self, sim: Simulator, rng: Any = None) -> None:
+    def reset(self, sim: SimView, rng: Any = None) -> None:
         self._u = ChunkedUniforms(rng)
 
-    def decide(self, sim: Simulator) -> list[Assignment]:
+    def decide(self, sim: SimView) -> list[Assignment]:
         jobs = list(sim.waiting)
         idle = sim.idle_slots()
         out: list[Assignment] = []
@@ -121,19 +136,22 @@ class RefRH(_QueueArrays, RH):
         """Every candidate is placed on idle slots only under ``rh_plan="idle"`` (see :class:`RH`)."""
         return self.cfg.rh_plan == "idle"
 
-    def reset(self, sim: Simulator, rng: Any = None) -> None:
-        _QueueArrays.reset(self, sim, rng)
+    def _derived(self, sim: SimView) -> None:
+        self._e = self._e_k[self._cx]
+        self._x = self._d - self._e
+        # key monotone in (e, d) for the partial cut of the normal tier: rank(e) + d·scale < rank + 1
+        self._rank = self._rank_k[self._cx]
+        self._d_scale = 1.0 / (float(self._d.max(initial=0.0)) + 1.0)
+        self._tight = np.asarray(sim.tight, dtype=bool)
+
+    def reset(self, sim: SimView, rng: Any = None) -> None:
         p, k, fl = self.params, self.cfg, sim.fleet
         fleet_types = set(fl.slot_type)
         e_k = np.array([min(fl.wbar[k][g] for g in fleet_types) for k in range(3)])
         self._e_min = float(e_k.min())
-        self._e = e_k[self._cx]
-        self._x = self._d - self._e
-        # key monotone in (e, d) for the partial cut of the normal tier: rank(e) + d·scale < rank + 1
-        rank_k = np.unique(e_k, return_inverse=True)[1].astype(float)
-        self._rank = rank_k[self._cx]
-        self._d_scale = 1.0 / (float(self._d.max(initial=0.0)) + 1.0)
-        self._tight = sim.workload.tight
+        self._e_k = e_k
+        self._rank_k = np.unique(e_k, return_inverse=True)[1].astype(float)
+        _QueueArrays.reset(self, sim, rng)
         probs = p.complexity_probs
         w_mean = float(np.mean([sum(probs[k] * fl.wbar[k][g] for k in range(3)) for g in fl.slot_type]))
         self.rho = p.arrival_rate * w_mean / p.c_max
@@ -151,7 +169,7 @@ class RefRH(_QueueArrays, RH):
             for ph, phm in zip(fl.p_high, fl.p_high_medium)
         ]
 
-    def candidates(self, sim: Simulator, t_free: float, head: int = 0) -> tuple[list[int], int, int, bool]:
+    def candidates(self, sim: SimView, t_free: float, head: int = 0) -> tuple[list[int], int, int, bool]:
         """Waiting jobs in RH order.
 
         Returns ``(order, n_eager, n_tight, complete)``: the order, how many lead as eager
@@ -191,7 +209,7 @@ class RefRH(_QueueArrays, RH):
         n_tight = int(self._tight[ids].sum()) if self.reserve else 0
         return order, len(eager), n_tight, not partial
 
-    def decide(self, sim: Simulator) -> list[Assignment]:
+    def decide(self, sim: SimView) -> list[Assignment]:
         fl, t = sim.fleet, sim.t
         c = len(sim.slot_job)
         idle = sim.idle_slots()

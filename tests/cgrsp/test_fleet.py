@@ -24,7 +24,7 @@ def test_fastest_wbar_and_offered_load_from_the_tables(kw):
 def test_rh_and_cadr_read_the_fleet_values():
     sim = Simulator(make_params("surge"), 0)
     rh, cadr = make_policy("rh", sim.params), make_policy("cadr", sim.params)
-    rh.reset(sim, None)
-    cadr.reset(sim, None)
+    rh.reset(sim.view, None)
+    cadr.reset(sim.view, None)
     assert rh.rho == sim.fleet.offered_load
     assert cadr._e == sim.fleet.fastest_wbar

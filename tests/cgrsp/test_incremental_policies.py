@@ -18,12 +18,12 @@ def lockstep(name, day, seed, knobs=None, planned=False, **params):
     sim = Simulator(p, seed)
     knobs = {**(knobs or {}), **({"rh_plan": "timeline"} if planned else {})}  # the documented rolling horizon
     pol, ref = POLICIES[name](p, **knobs), REFS[name](p, **knobs)
-    pol.reset(sim, stream(seed, "cgrsp/policy"))
-    ref.reset(sim, stream(seed, "cgrsp/policy"))
+    pol.reset(sim.view, stream(seed, "cgrsp/policy"))
+    ref.reset(sim.view, stream(seed, "cgrsp/policy"))
     n = 0
     while sim.advance():
-        plan = pol.decide(sim)
-        assert plan == ref.decide(sim), (name, day, seed, sim.t, sim.n_decisions)
+        plan = pol.decide(sim.view)
+        assert plan == ref.decide(sim.view), (name, day, seed, sim.t, sim.n_decisions)
         for j, s in plan:
             sim.assign(j, s)
         n += 1
@@ -82,9 +82,9 @@ def test_rh_plan_idle_never_plans_on_busy_slots():
     for plan_mode in ("idle", "timeline"):
         sim = Simulator(p, 0)
         pol = RH(p, rh_defer="never", rh_plan=plan_mode)
-        pol.reset(sim, None)
+        pol.reset(sim.view, None)
         while sim.advance():
-            plan = pol.decide(sim)
+            plan = pol.decide(sim.view)
             if plan_mode == "idle":
                 assert len(plan) in (0, min(sim.n_idle, len(sim.waiting)))
             fewer += plan_mode == "timeline" and len(plan) < min(sim.n_idle, len(sim.waiting))

@@ -27,9 +27,9 @@ def first_decision(slots, jobs, arrival_rate, later=True, **knobs):
     tight = [t for _, t in jobs] + [False] * later
     sim = tiny_sim(p, [0.0] * len(jobs) + [500.0] * later, cx, [TIGHT if t else LOOSE for t in tight], tight)
     pol = RH(p, **knobs)
-    pol.reset(sim, None)
+    pol.reset(sim.view, None)
     assert sim.advance() and sim.t == 0.0 and len(sim.waiting) == len(jobs)
-    return pol, pol.decide(sim)
+    return pol, pol.decide(sim.view)
 
 
 def jobs_of(plan):
@@ -81,10 +81,10 @@ def fill_counts(day, seed, **knobs):
     p = make_params(day)
     sim = Simulator(p, seed)
     pol = RH(p, **knobs)
-    pol.reset(sim, None)
+    pol.reset(sim.view, None)
     rows = []
     while sim.advance():
-        plan = pol.decide(sim)
+        plan = pol.decide(sim.view)
         rows.append((sim.n_arrived == sim.n_jobs, sim.n_idle, len(sim.waiting), len(plan)))
         for j, s in plan:
             sim.assign(j, s)

@@ -152,15 +152,15 @@ def test_rh_defers_a_low_stock_idle_slot_to_the_next_replan():
     for mode, expect in (("expected", []), ("low", []), ("never", [(1, 1)])):
         sim = _decision_sim()
         pol = make_policy("rh", sim.params, rh_defer=mode)
-        pol.reset(sim)
-        assert pol.decide(sim) == expect, mode
+        pol.reset(sim.view)
+        assert pol.decide(sim.view) == expect, mode
 
 
 def test_rh_commits_when_dispatching_now_is_better():
     sim = _decision_sim(low_delay=0.0)  # Low costs nothing here → commit now
     pol = make_policy("rh", sim.params)
-    pol.reset(sim)
-    assert pol.decide(sim) == [(1, 1)]
+    pol.reset(sim.view)
+    assert pol.decide(sim.view) == [(1, 1)]
 
 
 def test_a_policy_that_never_dispatches_is_reported_not_hung():

@@ -87,15 +87,15 @@ def test_low_and_low_medium_differ_on_a_medium_stock_slot():
     for stock, want_low, want_lm in (([HIGH, MEDIUM], [(1, 1)], []), ([HIGH, LOW], [], []), ([HIGH, HIGH], [(1, 1)], [(1, 1)])):
         for pol, want in ((low, want_low), (lm, want_lm)):
             sim = _medium_state(stock)
-            pol.reset(sim, stream(0, "cgrsp/policy"))
-            assert pol.decide(sim) == want, (pol.name, stock)
+            pol.reset(sim.view, stream(0, "cgrsp/policy"))
+            assert pol.decide(sim.view) == want, (pol.name, stock)
     # with no slot busy neither defers (nothing else would come to wake the day)
     sim = tiny_sim(p, [0.0], [0], [LOOSE])
     assert sim.advance()
     sim.stock = [MEDIUM, LOW]
     for pol in (low, lm):
-        pol.reset(sim, stream(0, "cgrsp/policy"))
-        assert len(pol.decide(sim)) == 1
+        pol.reset(sim.view, stream(0, "cgrsp/policy"))
+        assert len(pol.decide(sim.view)) == 1
 
 
 def test_deferred_slots_and_defer_cost_by_hand():
@@ -152,11 +152,11 @@ def _at_planned_decision(params, seed, min_t=2000.0, **knobs):
     """(sim, planner) at the first decision after ``min_t`` with several candidate plans."""
     sim = Simulator(params, seed)
     pol = make_policy("rollout", params, **knobs)
-    pol.reset(sim, stream(seed, "cgrsp/policy"))
+    pol.reset(sim.view, stream(seed, "cgrsp/policy"))
     while sim.advance():
-        if sim.t > min_t and len(pol.candidates(sim)) > 1:
+        if sim.t > min_t and len(pol.candidates(sim.view)) > 1:
             return sim, pol
-        for j, s in pol.decide(sim):
+        for j, s in pol.decide(sim.view):
             sim.assign(j, s)
     raise AssertionError("no decision point with a choice")
 
@@ -166,7 +166,7 @@ def test_planner_reads_no_realised_draw(stock):
     params = make_params("hectic", n_jobs=400, **stock)
     sim, pol = _at_planned_decision(params, 5, **TINY_PLAN)
     ref_sim, ref_pol = copy.deepcopy(sim), copy.deepcopy(pol)
-    want = ref_pol.decide(ref_sim)
+    want = ref_pol.decide(ref_sim.view)
     # 1. perturb every realised future of a copy: run times, delay quantiles, provisioning
     #    starts not yet happened, future arrivals' times and attributes, the stock to come
     alt_sim, alt_pol = copy.deepcopy(sim), copy.deepcopy(pol)
@@ -182,13 +182,13 @@ def test_planner_reads_no_realised_draw(stock):
     alt_sim.deadline[na:] = [x + 60.0 for x in later]
     alt_sim.complexity[na:] = rng.integers(0, 3, len(later)).tolist()
     alt_sim._stock = _Forbidden()
-    assert alt_pol.decide(alt_sim) == want
+    assert alt_pol.decide(alt_sim.view) == want
     # 2. make the private arrays raise on any read
     for attr in ("_rt", "_prov_q", "_stock"):
         setattr(sim, attr, _Forbidden())
-    assert pol.decide(sim) == want
+    assert pol.decide(sim.view) == want
     # the snapshot holds arrived jobs only
-    assert len(snapshot(ref_sim).jobs) == ref_sim.n_arrived - ref_sim.n_completed
+    assert len(snapshot(ref_sim.view).jobs) == ref_sim.n_arrived - ref_sim.n_completed
 
 
 def test_planner_is_deterministic_for_a_seed_and_reports_its_cost():
@@ -198,7 +198,7 @@ def test_planner_is_deterministic_for_a_seed_and_reports_its_cost():
     p = make_params("surge", n_jobs=150)
     sim = Simulator(p, 7)
     pol = make_policy("rollout", p, **TINY_PLAN)
-    pol.reset(sim, stream(7, "cgrsp/policy"))
+    pol.reset(sim.view, stream(7, "cgrsp/policy"))
     run(sim, pol)
     assert pol.n_planned > 0 and pol.plan_seconds > 0
 

@@ -9,16 +9,16 @@ from gymnasium.utils.env_checker import check_env
 
 import gpu_sched_env  # noqa: F401  (registers the ids)
 from gpu_sched_agents.heuristics.edge import (
-    AGENTS,
     LLF_STREAM,
     FcfsLLF,
     HeuristicAgent,
-    make_scheduler,
+    make_planner,
 )
 from gpu_sched_env.core.errors import ConfigError, InvalidActionError, ResetNeededError
 from gpu_sched_env.core.rng import stream
 from gpu_sched_env.edge.llf import fcfs_llf_schedule
 from gpu_sched_env.edge.model import EdgeProblem
+from gpu_sched_env.edge.policies import PLANNERS, POLICIES
 from gpu_sched_env.edge.sim import simulate
 
 
@@ -74,8 +74,7 @@ def test_llf_agent_through_env_reproduces_the_scheduler(seed):
     _rollout(env, HeuristicAgent("fcfs_llf", env, seed=seed), seed=seed)
     sched = FcfsLLF(split_threshold_gb=u.threshold)
     problem = EdgeProblem(tuple(u.source_tasks), u.cluster)
-    sched.reset(problem, stream(seed, LLF_STREAM))
-    plan = sched.decide(problem)
+    plan = sched.plan(problem, stream(seed, LLF_STREAM))
     assert [t.id for t in plan.tasks] == [t.id for t in u.tasks]
     assert plan.device == u.plan().device
     direct = fcfs_llf_schedule(u.source_tasks, u.cluster, stream(seed, LLF_STREAM), split_threshold_gb=u.threshold)
@@ -135,13 +134,16 @@ def test_reset_options_and_bad_arguments():
 
 
 def test_registries():
-    assert set(AGENTS) == {"fcfs_llf", "random"}
-    for name in ("membatch", "baseline_ilp", "fcfs_llf"):
-        assert make_scheduler(name).name == name
-    with pytest.raises(ConfigError, match="policy = 'round_robin'"):
-        make_scheduler("round_robin")
+    assert POLICIES.names() == ("fcfs_llf", "random")  # the env agents' one table
+    assert PLANNERS.names() == ("membatch", "baseline_ilp", "fcfs_llf")
+    for name in PLANNERS.names():
+        assert make_planner(name).name == name
+    with pytest.raises(ConfigError, match=r"planner = 'round_robin' is not known.*\(edge planners\)"):
+        make_planner("round_robin")
     with pytest.raises(ConfigError, match="unknown fcfs_llf parameters: k"):
-        make_scheduler("fcfs_llf", k=3)
+        make_planner("fcfs_llf", k=3)
+    with pytest.raises(ValueError, match="random stream"):
+        make_planner("fcfs_llf").plan(EdgeProblem((), gym.make("EdgeBatch-v0").unwrapped.cluster))
     env = gym.make("EdgeBatch-v0")
     n = env.unwrapped.cluster.n
     agent = HeuristicAgent("fcfs_llf", env, seed=0)
@@ -149,7 +151,7 @@ def test_registries():
     batch[:, :n] = 1.0  # the "fits" block: every device has room
     acts, _ = agent.predict(batch)
     assert acts.shape == (3,) and ((0 <= acts) & (acts < n)).all()
-    with pytest.raises(ConfigError, match="unknown random agent parameters: fraction"):
+    with pytest.raises(ConfigError, match="unknown random parameters: fraction"):
         HeuristicAgent("random", env, fraction=0.5)
     with pytest.raises(ConfigError, match="agent = 'llf'"):
         HeuristicAgent("llf", env)

@@ -1,9 +1,9 @@
 """Shared machinery of the CGRSP heuristics: the protocol, slot-choice rules, job orders.
 
-Slot rules are ``rule(sim, job, idle) -> slot``; those with knobs are built from them
-(``slot_spt(weights, penalty)``). A policy is called at every decision point with the simulator (read-only by contract: it
-uses only what a scheduler can know, see :mod:`gpu_sched_env.cgrsp.sim`) and returns an
-ordered list of ``(job, idle slot)`` assignments. Jobs are picked in the policy's order and
+Slot rules are ``rule(view, job, idle) -> slot``; those with knobs are built from them
+(``slot_spt(weights, penalty)``). A policy is called at every decision point with the
+simulator's :class:`~gpu_sched_env.cgrsp.view.SimView` (what a scheduler can know; no
+``assign``, no realised draws) and returns an ordered list of ``(job, idle slot)`` assignments. Jobs are picked in the policy's order and
 each is placed, in turn, on the best slot still idle for it.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 from gpu_sched_agents.heuristics.cgrsp.config import Knobs, NoKnobs
 from gpu_sched_env.cgrsp.fleet import LOW
 from gpu_sched_env.cgrsp.params import CGRSPParams
-from gpu_sched_env.cgrsp.sim import Simulator
+from gpu_sched_env.cgrsp.view import SimView
 
 Assignment = tuple[int, int]
 
@@ -41,10 +41,10 @@ class CGRSPPolicy:
     def check(self, params: CGRSPParams) -> None:
         """Knob checks that need the world (raise ConfigError); none by default."""
 
-    def reset(self, sim: Simulator, rng: Any = None) -> None:
-        """Start a run on ``sim``; ``rng`` is the run's policy stream (used by Random)."""
+    def reset(self, view: SimView, rng: Any = None) -> None:
+        """Start a run on ``view``; ``rng`` is the run's policy stream (used by Random)."""
 
-    def decide(self, sim: Simulator) -> list[Assignment]:
+    def decide(self, view: SimView) -> list[Assignment]:
         """Assignments for the current decision point."""
         raise NotImplementedError
 
@@ -53,20 +53,20 @@ class CGRSPPolicy:
 
 
 # ---------------------------------------------------------------------------- slot rules
-SlotRule = Callable[[Simulator, int, list[int]], int]
+SlotRule = Callable[[SimView, int, list[int]], int]
 
 
 def slot_spt(weights: tuple[float, float], sp: tuple[float, float, float]) -> SlotRule:
     """SPT score ww·W̄/W̄_min + wp·price/price_min + sp(stock), minima over the idle slots."""
     ww, wp = weights
 
-    def rule(sim: Simulator, job: int, idle: list[int]) -> int:
-        fl = sim.fleet
-        w_row = fl.wbar[sim.complexity[job]]
+    def rule(view: SimView, job: int, idle: list[int]) -> int:
+        fl = view.fleet
+        w_row = fl.wbar[view.complexity[job]]
         types = [fl.slot_type[s] for s in idle]
         w_min = min(w_row[g] for g in types)
         p_min = min(fl.price_per_s[g] for g in types) or 1.0
-        stock = sim.stock
+        stock = view.stock
         best, best_v = idle[0], float("inf")
         for s, g in zip(idle, types):
             v = ww * w_row[g] / w_min + wp * fl.price_per_s[g] / p_min + sp[stock[g]]
@@ -77,21 +77,21 @@ def slot_spt(weights: tuple[float, float], sp: tuple[float, float, float]) -> Sl
     return rule
 
 
-def slot_edf(sim: Simulator, job: int, idle: list[int]) -> int:
+def slot_edf(view: SimView, job: int, idle: list[int]) -> int:
     """Highest stock tier first, then the smallest W̄ for the job (ties: registration order)."""
-    fl = sim.fleet
-    w_row = fl.wbar[sim.complexity[job]]
-    stock = sim.stock
+    fl = view.fleet
+    w_row = fl.wbar[view.complexity[job]]
+    stock = view.stock
     return min(idle, key=lambda s: (stock[fl.slot_type[s]], w_row[fl.slot_type[s]], s))
 
 
 def slot_lcf(f: tuple[float, float, float]) -> SlotRule:
     """Minimise price·W̄·f(stock) (default f = 1.0/1.05/1.15)."""
 
-    def rule(sim: Simulator, job: int, idle: list[int]) -> int:
-        fl = sim.fleet
-        w_row = fl.wbar[sim.complexity[job]]
-        stock = sim.stock
+    def rule(view: SimView, job: int, idle: list[int]) -> int:
+        fl = view.fleet
+        w_row = fl.wbar[view.complexity[job]]
+        stock = view.stock
         return min(idle, key=lambda s: (fl.price_per_s[fl.slot_type[s]] * w_row[fl.slot_type[s]] * f[stock[fl.slot_type[s]]], s))
 
     return rule
@@ -101,13 +101,13 @@ def slot_balanced(weights: tuple[float, float], sp: tuple[float, float, float]) 
     """Minimise ww·W̄/W̄_max(job, fleet) + wp·price/price_max(fleet) + sp(stock) (0.8, 0.2 by default)."""
     ww, wp = weights
 
-    def rule(sim: Simulator, job: int, idle: list[int]) -> int:
-        fl = sim.fleet
-        w_row = fl.wbar[sim.complexity[job]]
+    def rule(view: SimView, job: int, idle: list[int]) -> int:
+        fl = view.fleet
+        w_row = fl.wbar[view.complexity[job]]
         fleet_types = set(fl.slot_type)
         w_max = max(w_row[g] for g in fleet_types)
         p_max = max(fl.price_per_s[g] for g in fleet_types) or 1.0
-        stock = sim.stock
+        stock = view.stock
         return min(
             idle,
             key=lambda s: (ww * w_row[fl.slot_type[s]] / w_max + wp * fl.price_per_s[fl.slot_type[s]] / p_max + sp[stock[fl.slot_type[s]]], s),
@@ -116,36 +116,36 @@ def slot_balanced(weights: tuple[float, float], sp: tuple[float, float, float]) 
     return rule
 
 
-def slot_first(sim: Simulator, job: int, idle: list[int]) -> int:
+def slot_first(view: SimView, job: int, idle: list[int]) -> int:
     """First idle slot in registration order."""
     return idle[0]
 
 
-def slot_cadr(sim: Simulator, job: int, idle: list[int]) -> int:
+def slot_cadr(view: SimView, job: int, idle: list[int]) -> int:
     """CADR slot rule: the cheapest non-Low idle slot that finishes by the deadline.
 
     Candidates are the idle slots not in Low stock (all, if every one is Low); among those
     whose finish t + W̄ ≤ d, the cheapest (ties: faster); if none can, the fastest.
     """
-    fl = sim.fleet
-    w_row = fl.wbar[sim.complexity[job]]
-    stock = sim.stock
+    fl = view.fleet
+    w_row = fl.wbar[view.complexity[job]]
+    stock = view.stock
     cand = [s for s in idle if stock[fl.slot_type[s]] != LOW] or idle
-    slack = sim.deadline[job] - sim.t
+    slack = view.deadline[job] - view.t
     feasible = [s for s in cand if w_row[fl.slot_type[s]] <= slack]
     if feasible:
         return min(feasible, key=lambda s: (fl.price_per_s[fl.slot_type[s]], w_row[fl.slot_type[s]], s))
     return min(cand, key=lambda s: (w_row[fl.slot_type[s]], s))
 
 
-def place_in_order(sim: Simulator, jobs: Iterable[int], rule: SlotRule, idle: list[int] | None = None) -> list[Assignment]:
+def place_in_order(view: SimView, jobs: Iterable[int], rule: SlotRule, idle: list[int] | None = None) -> list[Assignment]:
     """Give each job, in order, the best still-idle slot under ``rule``.
 
     ``idle`` (default: every idle slot) is consumed: slots given out are removed from it,
     so a policy can place one tier with one rule and the next tier with another.
     """
     if idle is None:
-        idle = sim.idle_slots()
+        idle = view.idle_slots()
     if len(idle) == 1:  # the argmin over one slot is that slot: skip the scoring
         for j in jobs:
             return [(j, idle.pop())]
@@ -154,7 +154,7 @@ def place_in_order(sim: Simulator, jobs: Iterable[int], rule: SlotRule, idle: li
     for j in jobs:
         if not idle:
             break
-        s = rule(sim, j, idle)
+        s = rule(view, j, idle)
         idle.remove(s)
         out.append((j, s))
     return out
@@ -164,7 +164,7 @@ def place_in_order(sim: Simulator, jobs: Iterable[int], rule: SlotRule, idle: li
 class HeapOrder:
     """Waiting jobs ordered by a static key, kept incrementally in a heap.
 
-    New arrivals are pushed as they appear (``sim.n_arrived`` grows; job ids are in submit
+    New arrivals are pushed as they appear (``view.n_arrived`` grows; job ids are in submit
     order). Entries for jobs no longer waiting are dropped lazily. Jobs handed out by
     :meth:`take` are re-inserted at the next call if they were not dispatched, so a caller
     that dispatches only some of them (the env with a small window) loses nothing.
@@ -178,20 +178,20 @@ class HeapOrder:
         self._seen = 0
         self._held: list[tuple] = []
 
-    def sync(self, sim: Simulator) -> None:
+    def sync(self, view: SimView) -> None:
         """Add arrivals since the last call and re-insert undispatched handed-out jobs."""
-        heap, key, waiting = self._heap, self._key, sim.waiting
+        heap, key, waiting, n = self._heap, self._key, view.waiting, view.n_arrived
         for e in self._held:
             if e[-1] in waiting:
                 heapq.heappush(heap, e)
         self._held = []
-        for j in range(self._seen, sim.n_arrived):
+        for j in range(self._seen, n):
             heapq.heappush(heap, key(j) + (j,))
-        self._seen = sim.n_arrived
+        self._seen = n
 
-    def take(self, sim: Simulator, k: int, skip: Callable[[int], bool] | None = None) -> list[int]:
+    def take(self, view: SimView, k: int, skip: Callable[[int], bool] | None = None) -> list[int]:
         """Up to ``k`` waiting jobs in key order; jobs for which ``skip`` is true are passed over."""
-        heap, waiting = self._heap, sim.waiting
+        heap, waiting = self._heap, view.waiting
         stash: list[tuple] = []
         out: list[int] = []
         while heap and len(out) < k:

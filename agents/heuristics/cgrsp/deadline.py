@@ -34,7 +34,7 @@ from gpu_sched_agents.heuristics.cgrsp.config import (
     RescueKnobs,
 )
 from gpu_sched_agents.heuristics.cgrsp.queues import Groups, Key
-from gpu_sched_env.cgrsp.sim import Simulator
+from gpu_sched_env.cgrsp.view import SimView
 
 N_CLASSES = 3  # complexity low / medium / high
 
@@ -42,16 +42,16 @@ N_CLASSES = 3  # complexity low / medium / high
 class _LaxityTiers(CGRSPPolicy):
     """Waiting jobs in one deadline-ordered list per complexity class, and the SPT slot rule."""
 
-    def reset(self, sim: Simulator, rng: Any = None) -> None:
-        fl = sim.fleet
+    def reset(self, view: SimView, rng: Any = None) -> None:
+        fl = view.fleet
         self._est = [row[fl.nominal_type] for row in fl.wbar]  # [s] SPT estimate per class
         self._slot_spt = slot_spt(self.cfg.spt_weights, self.cfg.stock_penalty)
-        cx = sim.complexity
-        self._q = Groups(N_CLASSES + 1, sim.n_jobs, cx.__getitem__)  # + Adaptive's hopeless list
+        cx = view.complexity
+        self._q = Groups(N_CLASSES + 1, view.n_jobs, cx.__getitem__)  # + Adaptive's hopeless list
 
-    def _m(self, sim: Simulator, idle: list[int]) -> list[float]:
+    def _m(self, view: SimView, idle: list[int]) -> list[float]:
         """m_κ = min over idle slots of W̄(κ, g), per class."""
-        fl = sim.fleet
+        fl = view.fleet
         return [min(fl.wbar[k][fl.slot_type[s]] for s in idle) for k in range(N_CLASSES)]
 
 
@@ -67,11 +67,11 @@ class SPTRescue(_LaxityTiers):
     name = "spt_rescue"
     Config = RescueKnobs
 
-    def decide(self, sim: Simulator) -> list[Assignment]:
-        idle = sim.idle_slots()
-        k, t, theta = len(idle), sim.t, self.cfg.theta
-        lists = self._q.sync(sim)
-        m = self._m(sim, idle)
+    def decide(self, view: SimView) -> list[Assignment]:
+        idle = view.idle_slots()
+        k, t, theta = len(idle), view.t, self.cfg.theta
+        lists = self._q.sync(view)
+        m = self._m(view, idle)
         urgent: list[Key] = []
         rest: list[tuple] = []  # (SPT estimate, d, submit, j)
         for c in range(N_CLASSES):
@@ -90,7 +90,7 @@ class SPTRescue(_LaxityTiers):
                         break
         order = _ids(urgent, k)
         order += _ids(rest, k - len(order))
-        return place_in_order(sim, order, self._slot_spt)
+        return place_in_order(view, order, self._slot_spt)
 
 
 class Adaptive(_LaxityTiers):
@@ -104,21 +104,21 @@ class Adaptive(_LaxityTiers):
     name = "adaptive"
     Config = AdaptiveKnobs
 
-    def reset(self, sim: Simulator, rng: Any = None) -> None:
-        super().reset(sim, rng)
-        self._m_fast = list(sim.fleet.fastest_wbar)
+    def reset(self, view: SimView, rng: Any = None) -> None:
+        super().reset(view, rng)
+        self._m_fast = list(view.fleet.fastest_wbar)
 
-    def decide(self, sim: Simulator) -> list[Assignment]:
+    def decide(self, view: SimView) -> list[Assignment]:
         p = self.cfg
-        idle = sim.idle_slots()
-        k, t = len(idle), sim.t
-        theta_eff = p.theta_pressure if len(sim.waiting) > p.pressure_queue else p.theta
-        lists = self._q.sync(sim)
+        idle = view.idle_slots()
+        k, t = len(idle), view.t
+        theta_eff = p.theta_pressure if len(view.waiting) > p.pressure_queue else p.theta
+        lists = self._q.sync(view)
         for c in range(N_CLASSES):  # hopeless for good: L < 0 even on the fastest type
             lst, mf = lists[c], self._m_fast[c]
             while lst and (lst[0][0] - t) - mf < 0:
                 self._q.move_head(c, N_CLASSES)
-        m = self._m(sim, idle)
+        m = self._m(view, idle)
         crit: list[Key] = []
         safe: list[tuple] = []  # (SPT estimate, d, submit, j)
         hopeless: list[Key] = []
@@ -145,8 +145,8 @@ class Adaptive(_LaxityTiers):
         if need > 0:
             hopeless += islice(lists[N_CLASSES], need)
             rest += _ids(hopeless, need)
-        out = place_in_order(sim, crit_ids, slot_edf, idle)  # consumes the slots it gives out
-        return out + place_in_order(sim, rest, self._slot_spt, idle)
+        out = place_in_order(view, crit_ids, slot_edf, idle)  # consumes the slots it gives out
+        return out + place_in_order(view, rest, self._slot_spt, idle)
 
 
 class CADR(CGRSPPolicy):
@@ -163,29 +163,30 @@ class CADR(CGRSPPolicy):
         """The slot rule, bound to this policy's knobs."""
         return slot_cadr
 
-    def reset(self, sim: Simulator, rng: Any = None) -> None:
+    def reset(self, view: SimView, rng: Any = None) -> None:
         self._rule = self.slot_rule()
-        self._e = list(sim.fleet.fastest_wbar)
+        self._e = list(view.fleet.fastest_wbar)
         self._seen = 0
         self._y: list[tuple[float, int]] = []  # safe jobs keyed by y = d − CR*·e
         self._safe: list[tuple[float, float, float, int]] = []  # (e, d, submit, j)
         self._risk: list[tuple[float, float, int]] = []  # (d, submit, j)
         self._doomed: list[tuple[float, float, int]] = []  # (d, submit, j)
-        self._tier: list[int] = [0] * sim.n_jobs  # 0 safe, 1 at-risk, 2 doomed
+        self._tier: list[int] = [0] * view.n_jobs  # 0 safe, 1 at-risk, 2 doomed
         self._held: list[tuple[int, tuple]] = []
 
-    def _sync(self, sim: Simulator) -> None:
-        t, d, sub, cx, waiting = sim.t, sim.deadline, sim.submit, sim.complexity, sim.waiting
+    def _sync(self, view: SimView, t: float) -> None:
+        d, sub, cx, waiting = view.deadline, view.submit, view.complexity, view.waiting
         cr = self.cfg.cr_star
         for tier, e in self._held:  # handed out last time but not dispatched: put back
             if e[-1] in waiting:
                 heapq.heappush((self._safe, self._risk, self._doomed)[tier], e)
         self._held = []
-        for j in range(self._seen, sim.n_arrived):
+        n = view.n_arrived
+        for j in range(self._seen, n):
             e = self._e[cx[j]]
             heapq.heappush(self._y, (d[j] - cr * e, j))
             heapq.heappush(self._safe, (e, d[j], sub[j], j))
-        self._seen = sim.n_arrived
+        self._seen = n
         y = self._y
         while y and y[0][0] <= t:  # safe → at-risk (monotone in t)
             _, j = heapq.heappop(y)
@@ -193,8 +194,8 @@ class CADR(CGRSPPolicy):
                 self._tier[j] = 1
                 heapq.heappush(self._risk, (d[j], sub[j], j))
 
-    def _take(self, heap: list, tier: int, k: int, sim: Simulator, out: list[int]) -> None:
-        waiting, t, d, cx = sim.waiting, sim.t, sim.deadline, sim.complexity
+    def _take(self, heap: list, tier: int, k: int, view: SimView, t: float, out: list[int]) -> None:
+        waiting, d, cx = view.waiting, view.deadline, view.complexity
         while heap and len(out) < k:
             e = heapq.heappop(heap)
             j = e[-1]
@@ -207,17 +208,19 @@ class CADR(CGRSPPolicy):
             self._held.append((tier, e))
             out.append(j)
 
-    def order(self, sim: Simulator, k: int) -> list[int]:
+    def order(self, view: SimView, k: int) -> list[int]:
         """The next ``k`` jobs in CADR order."""
-        self._sync(sim)
+        t = view.t  # read once: a view's clock is a property
+        self._sync(view, t)
         out: list[int] = []
-        self._take(self._risk, 1, k, sim, out)
-        self._take(self._safe, 0, k, sim, out)
-        self._take(self._doomed, 2, k, sim, out)
+        self._take(self._risk, 1, k, view, t, out)
+        self._take(self._safe, 0, k, view, t, out)
+        self._take(self._doomed, 2, k, view, t, out)
         return out
 
-    def decide(self, sim: Simulator) -> list[Assignment]:
-        return place_in_order(sim, self.order(sim, sim.n_idle), self._rule)
+    def decide(self, view: SimView) -> list[Assignment]:
+        idle = view.idle_slots()
+        return place_in_order(view, self.order(view, len(idle)), self._rule, idle)
 
 
 class CADROO(CADR):

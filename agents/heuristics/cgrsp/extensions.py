@@ -7,7 +7,7 @@ behaviour-cloning teachers, ``baselines()`` of the learners) but are not part of
 **Deferring rules.** One mechanism, one knob: a published rule with the ``defer`` knob
 (:data:`~gpu_sched_agents.heuristics.cgrsp.config.DEFER_MODES`) first picks the idle slots to
 leave idle at this decision point (:func:`deferred_slots`), then runs the published rule
-unchanged on a view of the simulator in which those slots are not idle
+unchanged on the policy's view with those slots hidden
 (:class:`IdleView`): the published rule places its best jobs on the slots that remain.
 
 * ``low``: Low-stock idle slots, while another slot is busy;
@@ -36,26 +36,29 @@ from gpu_sched_agents.heuristics.cgrsp.deadline import CADR, SPTRescue
 from gpu_sched_agents.heuristics.cgrsp.ordering import EDF, SPT
 from gpu_sched_env.cgrsp.fleet import HIGH, LOW
 from gpu_sched_env.cgrsp.params import CGRSPParams
-from gpu_sched_env.cgrsp.sim import Simulator
+from gpu_sched_env.cgrsp.view import SimView
 
 _MIN_GAP = 1.0  # [s] floor of the expected time to the next decision point
 
 
 class IdleView:
-    """The simulator as a rule sees it with some idle slots hidden (left idle this decision).
+    """A policy's view with some idle slots hidden (left idle at this decision point).
 
-    Every attribute is the simulator's except :meth:`idle_slots` and :attr:`n_idle`, which
-    list only the slots still offered.
+    Every attribute is the wrapped :class:`~gpu_sched_env.cgrsp.view.SimView`'s except
+    :meth:`idle_slots` and :attr:`n_idle`, which list only the slots still offered. It wraps
+    the view, never the simulator, so it reaches no more than the view does.
     """
 
-    __slots__ = ("_sim", "_idle")
+    __slots__ = ("_view", "_idle")
 
-    def __init__(self, sim: Simulator, idle: list[int]) -> None:
-        self._sim = sim
+    def __init__(self, view: SimView, idle: list[int]) -> None:
+        self._view = view
         self._idle = idle
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._sim, name)
+        if name.startswith("_"):  # the view's private names are not part of it
+            raise AttributeError(name)
+        return getattr(self._view, name)
 
     def idle_slots(self) -> list[int]:
         """The offered idle slots in registration order (a new list)."""
@@ -67,20 +70,20 @@ class IdleView:
         return len(self._idle)
 
 
-def next_event_gap(sim: Simulator) -> float:
+def next_event_gap(view: SimView) -> float:
     """Expected time [s] to the next event, from public knowledge.
 
     The soonest busy slot's expected free time, or an arrival (exponential gaps of mean
     1/λ) while any is still to come; at least 1 s.
     """
-    t = sim.t
-    gap = min((sim.expected_free(s) - t for s, j in enumerate(sim.slot_job) if j >= 0), default=float("inf"))
-    if sim.n_arrived < sim.n_jobs:
-        gap = min(gap, 1.0 / sim.params.arrival_rate)
+    t = view.t
+    gap = min((view.expected_free(s) - t for s, j in enumerate(view.slot_job) if j >= 0), default=float("inf"))
+    if view.n_arrived < view.n_jobs:
+        gap = min(gap, 1.0 / view.params.arrival_rate)
     return max(gap, _MIN_GAP)
 
 
-def defer_cost(sim: Simulator, g: int, gap: float) -> float:
+def defer_cost(view: SimView, g: int, gap: float) -> float:
     """Expected time [s] until a slot of type ``g`` left idle now starts a job, waiting for a better status.
 
     Each look at a new status costs ``w``: the time to the next decision point (``gap``)
@@ -88,8 +91,8 @@ def defer_cost(sim: Simulator, g: int, gap: float) -> float:
     redraw τ = D·(1 − Σπ²) (:mod:`gpu_sched_env.cgrsp.stock`). Accepting only the levels of
     a set A costs w / P(A) + E[delay | A]; the best of A = {High} and A = {High, Medium}.
     """
-    fl, p = sim.fleet, sim.params
-    probs = fl.level_probs(fl.band(sim.t), g)
+    fl, p = view.fleet, view.params
+    probs = fl.level_probs(fl.band(view.t), g)
     w = gap
     if p.stock_process == "markov":
         w = max(gap, p.stock_dwell_s * (1.0 - sum(x * x for x in probs)))
@@ -101,28 +104,28 @@ def defer_cost(sim: Simulator, g: int, gap: float) -> float:
     return best
 
 
-def deferred_slots(sim: Simulator, mode: str) -> list[int]:
+def deferred_slots(view: SimView, mode: str) -> list[int]:
     """Idle slots to leave idle at this decision point under deferral ``mode`` (never stalls)."""
     if mode == "none":
         return []
-    idle = sim.idle_slots()
-    busy = len(idle) < len(sim.slot_job)
-    st, stock = sim.fleet.slot_type, sim.stock
+    idle = view.idle_slots()
+    busy = len(idle) < len(view.slot_job)
+    st, stock = view.fleet.slot_type, view.stock
     if mode == "low":
         return [s for s in idle if stock[st[s]] == LOW] if busy else []
     if mode == "low_medium":
         return [s for s in idle if stock[st[s]] != HIGH] if busy else []
-    if not (busy or sim.n_arrived < sim.n_jobs):  # "expected": only while an event is to come
+    if not (busy or view.n_arrived < view.n_jobs):  # "expected": only while an event is to come
         return []
-    gap = next_event_gap(sim)
-    dm = sim.fleet.delay_mean
+    gap = next_event_gap(view)
+    dm = view.fleet.delay_mean
     cost: dict[int, float] = {}
     out = []
     for s in idle:
         g = st[s]
         if stock[g] != HIGH:
             if g not in cost:
-                cost[g] = defer_cost(sim, g, gap)
+                cost[g] = defer_cost(view, g, gap)
             if dm[stock[g]] > cost[g]:
                 out.append(s)
     return out
@@ -131,14 +134,14 @@ def deferred_slots(sim: Simulator, mode: str) -> list[int]:
 class Deferring(CGRSPPolicy):
     """Mixin: leave the slots :func:`deferred_slots` names idle, let the base rule fill the others."""
 
-    def decide(self, sim: Simulator) -> list[Assignment]:
-        held = deferred_slots(sim, self.cfg.defer)
+    def decide(self, view: SimView) -> list[Assignment]:
+        held = deferred_slots(view, self.cfg.defer)
         if not held:
-            return super().decide(sim)
-        offered = [s for s in sim.idle_slots() if s not in held]
+            return super().decide(view)
+        offered = [s for s in view.idle_slots() if s not in held]
         if not offered:
             return []
-        return super().decide(IdleView(sim, offered))  # type: ignore[arg-type]
+        return super().decide(IdleView(view, offered))  # type: ignore[arg-type]
 
 
 # suffix of a registered name -> deferral mode

@@ -18,7 +18,7 @@ from gpu_sched_agents.heuristics.cgrsp.base import (
 )
 from gpu_sched_agents.heuristics.cgrsp.config import BalancedKnobs, LCFKnobs, SPTSlotKnobs
 from gpu_sched_agents.heuristics.cgrsp.queues import WaitingIds
-from gpu_sched_env.cgrsp.sim import Simulator
+from gpu_sched_env.cgrsp.view import SimView
 from gpu_sched_env.core.rng import ChunkedUniforms
 
 
@@ -29,16 +29,17 @@ class _KeyOrder(CGRSPPolicy):
         """The slot rule, bound to this policy's knobs."""
         return slot_first
 
-    def key(self, sim: Simulator, j: int) -> tuple:
-        return (sim.submit[j],)
+    def key(self, view: SimView, j: int) -> tuple:
+        return (view.submit[j],)
 
-    def reset(self, sim: Simulator, rng: Any = None) -> None:
+    def reset(self, view: SimView, rng: Any = None) -> None:
         self.rule = self.slot_rule()
-        self._order = HeapOrder(lambda j: self.key(sim, j))
+        self._order = HeapOrder(lambda j: self.key(view, j))
 
-    def decide(self, sim: Simulator) -> list[Assignment]:
-        self._order.sync(sim)
-        return place_in_order(sim, self._order.take(sim, sim.n_idle), self.rule)
+    def decide(self, view: SimView) -> list[Assignment]:
+        self._order.sync(view)
+        idle = view.idle_slots()
+        return place_in_order(view, self._order.take(view, len(idle)), self.rule, idle)
 
 
 class FIFO(_KeyOrder):
@@ -76,8 +77,8 @@ class SPT(_KeyOrder):
     def slot_rule(self) -> SlotRule:
         return slot_spt(self.cfg.spt_weights, self.cfg.stock_penalty)
 
-    def key(self, sim: Simulator, j: int) -> tuple:
-        return (sim.fleet.wbar[sim.complexity[j]][sim.fleet.nominal_type], sim.deadline[j], sim.submit[j])
+    def key(self, view: SimView, j: int) -> tuple:
+        return (view.fleet.wbar[view.complexity[j]][view.fleet.nominal_type], view.deadline[j], view.submit[j])
 
 
 class EDF(_KeyOrder):
@@ -88,8 +89,8 @@ class EDF(_KeyOrder):
     def slot_rule(self) -> SlotRule:
         return slot_edf
 
-    def key(self, sim: Simulator, j: int) -> tuple:
-        return (sim.deadline[j], sim.submit[j])
+    def key(self, view: SimView, j: int) -> tuple:
+        return (view.deadline[j], view.submit[j])
 
 
 class Random(CGRSPPolicy):
@@ -101,15 +102,15 @@ class Random(CGRSPPolicy):
 
     name = "random"
 
-    def reset(self, sim: Simulator, rng: Any = None) -> None:
+    def reset(self, view: SimView, rng: Any = None) -> None:
         if rng is None:
             raise ValueError("Random policy needs the run's policy stream (rng)")
         self._u = ChunkedUniforms(rng)
         self._waiting = WaitingIds()
 
-    def decide(self, sim: Simulator) -> list[Assignment]:
-        jobs = self._waiting.sync(sim)
-        idle = sim.idle_slots()
+    def decide(self, view: SimView) -> list[Assignment]:
+        jobs = self._waiting.sync(view)
+        idle = view.idle_slots()
         out: list[Assignment] = []
         n = len(jobs)
         while n and idle:

@@ -51,6 +51,7 @@ from gpu_sched_env.cgrsp.fleet import HIGH
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.policies import POLICIES
 from gpu_sched_env.cgrsp.sim import Simulator
+from gpu_sched_env.cgrsp.view import SimView
 from gpu_sched_env.core.errors import check_choice
 from gpu_sched_env.core.events import EventQueue
 
@@ -79,20 +80,20 @@ class Snapshot:
     n_to_come: int  # jobs of the day not arrived yet
 
 
-def snapshot(sim: Simulator) -> Snapshot:
-    """Copy the public state of ``sim`` (arrived jobs only; no realised future draw)."""
-    busy = [j for j in sim.slot_job if j >= 0]
-    jobs = busy + list(sim.waiting)
+def snapshot(view: SimView) -> Snapshot:
+    """Copy the public state a policy's ``view`` shows (arrived jobs only; no realised future draw)."""
+    busy = [j for j in view.slot_job if j >= 0]
+    jobs = busy + list(view.waiting)
     index = {j: i for i, j in enumerate(jobs)}
-    c = len(sim.slot_job)
+    c = len(view.slot_job)
     return Snapshot(
-        t=sim.t, jobs=jobs, n_busy=len(busy),
-        submit=[sim.submit[j] for j in jobs], deadline=[sim.deadline[j] for j in jobs],
-        complexity=[sim.complexity[j] for j in jobs], tight=[sim.tight[j] for j in jobs],
-        slot_job=[index[j] if j >= 0 else -1 for j in sim.slot_job],
-        slot_dispatch=list(sim.slot_dispatch), slot_level=list(sim.slot_level),
-        slot_started=[sim.start_if_started(sim.slot_job[s]) if sim.slot_job[s] >= 0 else _INF for s in range(c)],
-        stock=list(sim.stock), n_to_come=sim.n_jobs - sim.n_arrived,
+        t=view.t, jobs=jobs, n_busy=len(busy),
+        submit=[view.submit[j] for j in jobs], deadline=[view.deadline[j] for j in jobs],
+        complexity=[view.complexity[j] for j in jobs], tight=[view.tight[j] for j in jobs],
+        slot_job=[index[j] if j >= 0 else -1 for j in view.slot_job],
+        slot_dispatch=list(view.slot_dispatch), slot_level=list(view.slot_level),
+        slot_started=[view.start_if_started(view.slot_job[s]) if view.slot_job[s] >= 0 else _INF for s in range(c)],
+        stock=list(view.stock), n_to_come=view.n_jobs - view.n_arrived,
     )
 
 
@@ -272,6 +273,8 @@ class ModelSim(Simulator):
         self._prov_q = fut.prov_q
         self.n_busy0 = snap.n_busy
         self._busy_end = fut.busy_end
+        self._n_public = n_arr
+        self.view = SimView(self)  # the base rule sees the model through a view, as on the real day
 
     def cost(self, t_end: float) -> float:
         """α1·(waits + slot backlog) + α2·misses of the jobs not on a slot at the snapshot, as of ``t_end``.
@@ -321,9 +324,10 @@ def roll(model: ModelSim, plan: list[Assignment], policy: CGRSPPolicy, t_end: fl
     """
     for j, s in plan:
         model.assign(j, s)
-    policy.reset(model, None)
+    view = model.view
+    policy.reset(view, None)
     while model.t <= t_end and (model.has_future_event() or not model.waiting) and model.advance():
-        for j, s in policy.decide(model):
+        for j, s in policy.decide(view):
             model.assign(j, s)
     return model.cost(t_end)
 
@@ -363,28 +367,28 @@ class Rollout(CGRSPPolicy):
     def check(self, params: CGRSPParams) -> None:
         check_choice("base_rule", self.cfg.base_rule, RULE_BASES)
 
-    def reset(self, sim: Simulator, rng: Any = None) -> None:
+    def reset(self, view: SimView, rng: Any = None) -> None:
         if rng is None:
             raise ValueError("Rollout planner needs the run's policy stream (rng)")
         base = self.cfg.base_rule
         self._base = POLICIES.make(base, self.params)
-        self._base.reset(sim, rng)
+        self._base.reset(view, rng)
         # the same rule without deferral fills the offered slots of every candidate
         self._fill = POLICIES.make(base, self.params, defer="none") if base in RULES else self._base
         if self._fill is not self._base:
-            self._fill.reset(sim, rng)
+            self._fill.reset(view, rng)
         self._key = int(rng.integers(2**62))
         self.n_planned = 0  # decision points with more than one candidate
         self.plan_seconds = 0.0
 
-    def candidates(self, sim: Simulator) -> list[list[Assignment]]:
+    def candidates(self, view: SimView) -> list[list[Assignment]]:
         """Distinct candidate plans at this decision point, the base rule's first."""
-        idle = sim.idle_slots()
-        out: list[list[Assignment]] = [list(self._base.decide(sim))]
-        stock, st = sim.stock, sim.fleet.slot_type
+        idle = view.idle_slots()
+        out: list[list[Assignment]] = [list(self._base.decide(view))]
+        stock, st = view.stock, view.fleet.slot_type
         poor = [s for s in idle if stock[st[s]] != HIGH]
         held0 = set(idle) - {s for _, s in out[0]}
-        can_wait = sim.has_future_event()
+        can_wait = view.has_future_event()
         subsets = [set(), set(poor)] + [held0 ^ {s} for s in poor]
         for held in subsets:
             if len(out) >= self.cfg.max_candidates:
@@ -392,29 +396,29 @@ class Rollout(CGRSPPolicy):
             offered = [s for s in idle if s not in held]
             if not offered and not can_wait:
                 continue
-            plan = list(self._fill.decide(IdleView(sim, offered))) if offered else []  # type: ignore[arg-type]
+            plan = list(self._fill.decide(IdleView(view, offered))) if offered else []  # type: ignore[arg-type]
             if not plan and not can_wait:
                 continue
             if all(sorted(plan) != sorted(p) for p in out):
                 out.append(plan)
         return out
 
-    def decide(self, sim: Simulator) -> list[Assignment]:
-        cands = self.candidates(sim)
+    def decide(self, view: SimView) -> list[Assignment]:
+        cands = self.candidates(view)
         if len(cands) == 1:
             return cands[0]
         t0 = time.perf_counter()
         cfg = self.cfg
-        snap = snapshot(sim)
+        snap = snapshot(view)
         index = {j: i for i, j in enumerate(snap.jobs)}
         mplans = [[(index[j], s) for j, s in plan] for plan in cands]
-        gen = np.random.default_rng([self._key, sim.n_decisions])
-        t_end = sim.t + cfg.horizon_s
+        gen = np.random.default_rng([self._key, view.n_decisions])
+        t_end = view.t + cfg.horizon_s
         costs = np.empty((cfg.n_rollouts, len(cands)))
         for r in range(cfg.n_rollouts):
-            fut = sample_future(snap, sim.fleet, self.params, cfg.horizon_s, gen)
+            fut = sample_future(snap, view.fleet, self.params, cfg.horizon_s, gen)
             for k, plan in enumerate(mplans):
-                model = ModelSim(self.params, sim.fleet, snap, fut)
+                model = ModelSim(self.params, view.fleet, snap, fut)
                 costs[r, k] = roll(model, plan, POLICIES.make(cfg.base_rule, self.params), t_end)
         best = pick(costs, cfg.confidence_z)
         self.n_planned += 1

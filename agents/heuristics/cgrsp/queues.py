@@ -1,7 +1,7 @@
 """Incremental views of the waiting queue for policies whose tiers move with the clock.
 
 A view is brought up to date at each decision from the simulator's public logs, arrivals
-(``sim.n_arrived``; ids are in submit order) and dispatches (``sim.dispatched``), so it is
+(``view.n_arrived``; ids are in submit order) and dispatches (``view.dispatched``), so it is
 right however the previous decisions were applied (a whole plan in ``simulate``, one
 assignment per env step, or another agent's choice). The containers are
 ``sortedcontainers.SortedList``: O(log n) insert and remove, lazy in-order iteration, so a
@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from sortedcontainers import SortedList
 
-from gpu_sched_env.cgrsp.sim import Simulator
+from gpu_sched_env.cgrsp.view import SimView
 
 Key = tuple[float, float, int]  # (deadline, submit, job id): deadline order, ties by submit
 
@@ -28,16 +28,17 @@ class QueueLog:
         self._arrived = 0
         self._dispatched = 0
 
-    def arrivals(self, sim: Simulator) -> range:
+    def arrivals(self, view: SimView) -> range:
         """Ids of the jobs that arrived since the previous call."""
-        r = range(self._arrived, sim.n_arrived)
-        self._arrived = sim.n_arrived
+        n = view.n_arrived
+        r = range(self._arrived, n)
+        self._arrived = n
         return r
 
-    def dispatches(self, sim: Simulator) -> list[int]:
+    def dispatches(self, view: SimView) -> list[int]:
         """Ids of the jobs dispatched since the previous call."""
-        out = sim.dispatched[self._dispatched :]
-        self._dispatched = len(sim.dispatched)
+        out = view.dispatched[self._dispatched :]
+        self._dispatched = len(view.dispatched)
         return out
 
 
@@ -48,10 +49,10 @@ class WaitingIds:
         self.ids = SortedList()
         self._log = QueueLog()
 
-    def sync(self, sim: Simulator) -> SortedList:
+    def sync(self, view: SimView) -> SortedList:
         """Bring the view up to date; returns the sorted ids."""
-        self.ids.update(self._log.arrivals(sim))
-        for j in self._log.dispatches(sim):
+        self.ids.update(self._log.arrivals(view))
+        for j in self._log.dispatches(view):
             self.ids.remove(j)
         return self.ids
 
@@ -69,13 +70,13 @@ class Groups:
         self._group_of = group_of
         self._log = QueueLog()
 
-    def sync(self, sim: Simulator) -> list[SortedList]:
+    def sync(self, view: SimView) -> list[SortedList]:
         """Bring the groups up to date; returns them."""
-        d, sub, grp, lists = sim.deadline, sim.submit, self._group, self.lists
-        for j in self._log.arrivals(sim):
+        d, sub, grp, lists = view.deadline, view.submit, self._group, self.lists
+        for j in self._log.arrivals(view):
             g = grp[j] = self._group_of(j)
             lists[g].add((d[j], sub[j], j))
-        for j in self._log.dispatches(sim):
+        for j in self._log.dispatches(view):
             lists[grp[j]].remove((d[j], sub[j], j))
             grp[j] = -1
         return lists

@@ -79,7 +79,7 @@ from gpu_sched_agents.heuristics.cgrsp.config import RHKnobs
 from gpu_sched_agents.heuristics.cgrsp.queues import Groups
 from gpu_sched_env.cgrsp.fleet import LOW
 from gpu_sched_env.cgrsp.params import CGRSPParams
-from gpu_sched_env.cgrsp.sim import Simulator
+from gpu_sched_env.cgrsp.view import SimView
 from gpu_sched_env.core.errors import ConfigError
 
 # group indices: EAGER + κ tight jobs (while reserving), OTHER + κ the rest, then hopeless
@@ -115,8 +115,8 @@ class RH(CGRSPPolicy):
                 f"allowed: 0..{params.c_max - 1}"
             )
 
-    def reset(self, sim: Simulator, rng: Any = None) -> None:
-        p, kn, fl = self.params, self.cfg, sim.fleet
+    def reset(self, view: SimView, rng: Any = None) -> None:
+        p, kn, fl = self.params, self.cfg, view.fleet
         e_k = np.array(fl.fastest_wbar)
         self._e_min = float(e_k.min())
         self._e_class = e_k.tolist()  # [s] e_j per complexity class
@@ -131,18 +131,18 @@ class RH(CGRSPPolicy):
         self._c_slot = [[wc * fl.wbar[k][g] * fl.price_per_s[g] for k in range(3)] for g in fl.slot_type]
         # expected delay of a slot's type at a future time, per band (stock model expectation)
         self._band_delay = [[fl.expected_delay(b, g) for g in range(fl.n_types)] for b in range(len(fl.band_starts))]
-        cx, tight, eager = sim.complexity, sim.tight, bool(self.reserve)
-        self._q = Groups(8, sim.n_jobs, lambda j: cx[j] + (EAGER if eager and tight[j] else OTHER))
+        cx, tight, eager = view.complexity, view.tight, bool(self.reserve)
+        self._q = Groups(8, view.n_jobs, lambda j: cx[j] + (EAGER if eager and tight[j] else OTHER))
 
-    def _sync(self, sim: Simulator) -> None:
+    def _sync(self, view: SimView) -> None:
         """Arrivals and dispatches in; jobs that became hopeless (x = d − e < t) move for good."""
-        lists, t, tight, eager = self._q.sync(sim), sim.t, sim.tight, bool(self.reserve)
+        lists, t, tight, eager = self._q.sync(view), view.t, view.tight, bool(self.reserve)
         for g in range(HOPELESS_TIGHT):
             lst, e = lists[g], self._e_class[g % 3]
             while lst and lst[0][0] - e < t:
                 self._q.move_head(g, HOPELESS_TIGHT if eager and tight[lst[0][2]] else HOPELESS)
 
-    def order(self, sim: Simulator, t_free: float, tight_only: list[bool]) -> Any:
+    def order(self, view: SimView, t_free: float, tight_only: list[bool]) -> Any:
         """Waiting jobs in RH order, lazily, as ``(job, eager)``.
 
         Eager tight jobs (while reserving) by deadline; urgent (x < t_free) by deadline;
@@ -180,13 +180,13 @@ class RH(CGRSPPolicy):
             for key in tail:
                 yield key[2], False
 
-    def decide(self, sim: Simulator) -> list[Assignment]:
-        fl, t = sim.fleet, sim.t
-        c = len(sim.slot_job)
-        idle = sim.idle_slots()
-        stock, slot_type = sim.stock, fl.slot_type
-        avail = [sim.expected_free(s) for s in range(c)]
-        busy_avail = [avail[s] for s in range(c) if sim.slot_job[s] >= 0]
+    def decide(self, view: SimView) -> list[Assignment]:
+        fl, t = view.fleet, view.t
+        c = len(view.slot_job)
+        idle = view.idle_slots()
+        stock, slot_type = view.stock, fl.slot_type
+        avail = [view.expected_free(s) for s in range(c)]
+        busy_avail = [avail[s] for s in range(c) if view.slot_job[s] >= 0]
         t_free = min(busy_avail) if busy_avail else t + self._e_min
         idle_delay = [fl.delay_mean[stock[slot_type[s]]] for s in range(c)]
         free = [False] * c
@@ -202,19 +202,19 @@ class RH(CGRSPPolicy):
         n_free = sum(free)
         if n_free == 0:  # every idle slot deferred: nothing can be committed now
             return []
-        self._sync(sim)
+        self._sync(view)
         lists = self._q.lists
-        reserve = self.reserve_now(sim)
+        reserve = self.reserve_now(view)
         n_tight = sum(len(lists[g]) for g in (EAGER, EAGER + 1, EAGER + 2, HOPELESS_TIGHT)) if reserve else 0
         sp = self.cfg.stock_penalty
         sp_slot = [sp[stock[slot_type[s]]] for s in range(c)]
         wq_a1, wq_a2, w_slot, c_slot = self._wq_a1, self._wq_a2, self._w_slot, self._c_slot
-        deadline, cx, tight = sim.deadline, sim.complexity, sim.tight
+        deadline, cx, tight = view.deadline, view.complexity, view.tight
         out: list[Assignment] = []
         seen_tight = 0
         tight_only = [False]
         all_eager = self.cfg.rh_plan == "idle"
-        for j, eager in self.order(sim, t_free, tight_only):
+        for j, eager in self.order(view, t_free, tight_only):
             eager = eager or all_eager
             if tight[j]:
                 seen_tight += 1
@@ -251,14 +251,14 @@ class RH(CGRSPPolicy):
                     break
         return out
 
-    def reserve_now(self, sim: Simulator) -> int:
+    def reserve_now(self, view: SimView) -> int:
         """Idle slots held back from loose jobs at this decision.
 
         ``rho_res`` while ρ < gate and more jobs can still arrive (``n_arrived < n_jobs``:
         the day's job count is a parameter, like λ); 0 above the gate and once the day's
         last job has arrived, when no tight arrival is left to hold a slot for.
         """
-        return self.reserve if sim.n_arrived < sim.n_jobs else 0
+        return self.reserve if view.n_arrived < view.n_jobs else 0
 
     def _busy_delay(self, fl: Any, a: float, g: int) -> float:
         return self._band_delay[fl.band(a)][g]
