@@ -100,8 +100,18 @@ def versus_rules(run_dir: Path, stem: str = "final_eval", rules: Sequence[str] |
     tests = pd.read_csv(run_dir / f"{stem}_tests.csv").set_index(["vs", "metric"])
     cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
     label = cfg["algo"]["name"]
+    rules = list(rules if rules is not None else EXTENSIONS)
+    missing = [r for r in rules if r not in set(per_seed.policy)]
+    if missing:  # a run evaluated before these rules existed: simulate them on its seeds (the learner is not re-run)
+        learned = per_seed[per_seed.policy == label].drop(columns="policy")
+        day = str(per_seed[per_seed.policy == label].day.iloc[0])
+        extra = heuristic_runs(missing, learned.seed.tolist(), day, dict(cfg["env"].get("params") or {}))
+        heur = pd.concat([per_seed[per_seed.policy != label], extra], ignore_index=True)
+        _, tests = comparison(learned, heur, label=label)
+        tests = tests.set_index(["vs", "metric"])
+        per_seed = pd.concat([per_seed, extra], ignore_index=True)
     means = per_seed.groupby("policy")[["miss_pct", "mean_wait_min"]].mean()
-    pool = [r for r in (rules if rules is not None else EXTENSIONS) if r in means.index]
+    pool = [r for r in rules if r in means.index]
     best = min(pool, key=lambda r: (round(means.loc[r, "miss_pct"], 9), means.loc[r, "mean_wait_min"]))
     w, m = tests.loc[(best, "mean_wait_min")], tests.loc[(best, "miss_pct")]
     params = cfg["env"].get("params") or {}
