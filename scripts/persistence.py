@@ -133,9 +133,10 @@ def figure(df: pd.DataFrame, path: Path) -> Path:
             ax.set_title(f"{day} day")
             ax.set_ylabel(lab)
             ax.grid(alpha=0.3)
-            if row == 0 and col == 0:
-                ax.legend(fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8, frameon=False)
     fig.suptitle("Stock persistence: fresh draw vs Markov mean dwell D (test seeds from 20000)")
+    fig.subplots_adjust(bottom=0.12, hspace=0.35)
     return save(fig, path)
 
 
