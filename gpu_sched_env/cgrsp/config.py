@@ -164,7 +164,7 @@ def migrate_env_section(section: Mapping[str, Any]) -> dict[str, Any]:
     """
     out = dict(section)
     version = int(out.pop("version", 1))
-    if version < 2:
+    if version < CONFIG_VERSION:
         out.setdefault("window_by", "order")
         out.setdefault("hold", "event")
         out.setdefault("shaping_gamma", 1.0)
