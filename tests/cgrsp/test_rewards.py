@@ -1,13 +1,10 @@
 """Reward presets from one source of truth, lost capacity, and the shaping potentials (each able to fail)."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
-from hydra import compose, initialize_config_dir
 
 from gpu_sched_agents.heuristics.cgrsp_agents import HeuristicAgent
-from gpu_sched_agents.rl.config import register_configs
 from gpu_sched_agents.rl.envs import (
     env_config,
 )
@@ -15,15 +12,7 @@ from gpu_sched_agents.rl.train import validate
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S, summary_objective
 from gpu_sched_env.core.errors import ConfigError
-
-CONF = str(Path(__file__).resolve().parents[2] / "conf")
-register_configs()
-
-
-def cfg_for(*overrides):
-    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        return compose(config_name="config", overrides=["run_dir=/tmp/x", *overrides])
-
+from tests.hydra_conf import cfg_for
 
 
 # ----------------------------------------------------------------------------- one source of truth

@@ -4,9 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hydra import compose, initialize_config_dir
 
-from gpu_sched_agents.rl.config import register_configs
 from gpu_sched_agents.rl.envs import (
     SELECTION_SEEDS,
     TEST_SEEDS,
@@ -19,15 +17,7 @@ from gpu_sched_agents.rl.train import validate
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 from gpu_sched_env.core.errors import ConfigError
-
-CONF = str(Path(__file__).resolve().parents[2] / "conf")
-register_configs()
-
-
-def cfg_for(*overrides):
-    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        return compose(config_name="config", overrides=["run_dir=/tmp/x", *overrides])
-
+from tests.hydra_conf import cfg_for
 
 
 # ----------------------------------------------------------------------------- seed spaces

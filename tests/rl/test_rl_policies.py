@@ -1,11 +1,8 @@
 """The two-level deterministic action of the project's PPO policy."""
 
-from pathlib import Path
 
 import torch as th
-from hydra import compose, initialize_config_dir
 
-from gpu_sched_agents.rl.config import register_configs
 from gpu_sched_agents.rl.policies import (
     FactoredMaskableCategorical,
     FactoredMaskablePolicy,
@@ -13,15 +10,6 @@ from gpu_sched_agents.rl.policies import (
 )
 from gpu_sched_agents.rl.registry import get_algo
 from gpu_sched_env.cgrsp.env import CGRSPEnv
-
-CONF = str(Path(__file__).resolve().parents[2] / "conf")
-register_configs()
-
-
-def cfg_for(*overrides):
-    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        return compose(config_name="config", overrides=["run_dir=/tmp/x", *overrides])
-
 
 
 # ----------------------------------------------------------------------------- two-level mode

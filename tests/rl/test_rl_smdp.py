@@ -1,24 +1,12 @@
 """Semi-MDP discounting: the time-discounted GAE by hand."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch as th
-from hydra import compose, initialize_config_dir
 
-from gpu_sched_agents.rl.config import register_configs
 from gpu_sched_agents.rl.smdp import TimeDiscountedBuffer
 from gpu_sched_env.cgrsp.env import CGRSPEnv
-
-CONF = str(Path(__file__).resolve().parents[2] / "conf")
-register_configs()
-
-
-def cfg_for(*overrides):
-    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        return compose(config_name="config", overrides=["run_dir=/tmp/x", *overrides])
-
 
 
 # ----------------------------------------------------------------------------- semi-MDP
