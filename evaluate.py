@@ -25,6 +25,7 @@ from gpu_sched_agents.rl.envs import env_config
 from gpu_sched_agents.rl.registry import get_algo, load_model
 from gpu_sched_agents.rl.train import baselines, compare_model
 from gpu_sched_env.cgrsp.params import DAY_TYPES
+from gpu_sched_env.cgrsp.stock import stock_params
 from gpu_sched_env.core.errors import ConfigError
 
 
@@ -90,14 +91,7 @@ def main(argv=None) -> int:
 def with_stock(config, stock: str):
     """``config`` under another stock model: ``fresh`` or a mean dwell D [s] of the persistent one."""
     params = {k: v for k, v in config.params.items() if k not in ("stock_process", "stock_dwell_s")}
-    if stock == "fresh":
-        return dataclasses.replace(config, params={**params, "stock_process": "fresh"})
-    try:
-        dwell = float(stock)
-    except ValueError:
-        raise ConfigError(f"stock = {stock!r} is not allowed; allowed: 'fresh' or a positive mean dwell in seconds") from None
-    return dataclasses.replace(config, params={**params, "stock_process": "markov", "stock_dwell_s": dwell})
-
+    return dataclasses.replace(config, params={**params, "stock_process": "fresh", **stock_params(stock)})
 
 def on_trace(model, config, trace: Path, seeds: list[int], label: str, out_dir: Path, stem: str) -> int:
     """The model and every baseline heuristic on a job log; writes ``<stem>.csv`` (per seed) and ``<stem>_summary.csv``.

@@ -25,25 +25,13 @@ from gpu_sched_agents.heuristics.cgrsp import best_rule
 from gpu_sched_env.cgrsp.api import simulate
 from gpu_sched_env.cgrsp.batch import run_grid
 from gpu_sched_env.cgrsp.params import CGRSPParams, make_params
+from gpu_sched_env.cgrsp.stock import stock_params
 from gpu_sched_env.core.errors import ConfigError
 
 DWELLS: tuple[str, ...] = ("fresh", "60", "300", "900", "3600")
 DAYS = ("hectic", "surge")
 SEED0 = 20000
 COLUMNS = ["label", "policy", "day", "stock", "dwell_s", "seed", "miss_pct", "mean_wait_min"]
-
-
-def stock_params(dwell: str) -> dict[str, Any]:
-    """Simulator parameters of a stock setting: ``"fresh"`` or a mean dwell in seconds."""
-    if dwell == "fresh":
-        return {}
-    try:
-        d = float(dwell)
-    except ValueError:
-        raise ConfigError(f"dwell = {dwell!r} is not allowed; allowed: 'fresh' or a positive number of seconds") from None
-    if not d > 0:
-        raise ConfigError(f"dwell = {dwell!r} is not allowed; allowed: 'fresh' or a positive number of seconds")
-    return {"stock_process": "markov", "stock_dwell_s": d}
 
 
 def _tidy(df: pd.DataFrame, label: str, day: str, dwell: str) -> pd.DataFrame:

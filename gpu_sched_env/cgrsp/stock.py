@@ -31,6 +31,7 @@ import numpy as np
 
 from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.params import CGRSPParams
+from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.rng import ChunkedUniforms, stream
 
 _CHUNK = 4096
@@ -138,4 +139,17 @@ def make_stock_process(params: CGRSPParams, fleet: Fleet, seed: int) -> FreshSto
     return FreshStock(fleet, seed)
 
 
-__all__ = ["FreshStock", "MarkovStock", "make_stock_process"]
+def stock_params(dwell: str) -> dict[str, object]:
+    """Simulator parameters of a stock setting (the persistence sweep's labels): ``"fresh"`` or a mean dwell in seconds."""
+    if dwell == "fresh":
+        return {}
+    try:
+        d = float(dwell)
+    except ValueError:
+        raise ConfigError(f"dwell = {dwell!r} is not allowed; allowed: 'fresh' or a positive number of seconds") from None
+    if not d > 0:
+        raise ConfigError(f"dwell = {dwell!r} is not allowed; allowed: 'fresh' or a positive number of seconds")
+    return {"stock_process": "markov", "stock_dwell_s": d}
+
+
+__all__ = ["FreshStock", "MarkovStock", "make_stock_process", "stock_params"]
