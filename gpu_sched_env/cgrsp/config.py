@@ -29,6 +29,7 @@ ActionMode = Literal["joint", "slot"]
 Hold = Literal["event", "stock"]
 RewardPreset = Literal["study", "deadline", "capacity", "occupancy"]
 Shaping = Literal["none", "queue", "backlog", "backlog_risk"]
+Features = Literal["basic", "model"]
 
 REWARD_PARTS = ("wait", "miss", "cost", "waste", "run", "delay")
 DEFAULT_REWARD_SCALE = 1.0 / 3600.0  # reward unit: one job-hour of waiting
@@ -55,6 +56,8 @@ class CGRSPEnvConfig:
             undiscounted, the episode's shaping sum is then Φ(end) − Φ(start)).
         reward_scale: reward units per weighted raw unit (> 0; 1/3600 = one job-hour).
         slot_rows: rows of the ``slots`` table (≥ ``c_max``; None = ``c_max``).
+        features: ``basic`` or ``model`` (adds the public stock model's expectations per
+            GPU type, the ``model`` key).
         params: simulator parameter overrides (any ``CGRSPParams`` field).
     """
 
@@ -70,6 +73,7 @@ class CGRSPEnvConfig:
     shaping_gamma: float = 1.0
     reward_scale: float = DEFAULT_REWARD_SCALE
     slot_rows: int | None = None
+    features: Features = "basic"
     params: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -203,6 +207,6 @@ def _plain(v: Any) -> Any:
 
 
 __all__ = [
-    "CONFIG_VERSION", "DEFAULT_REWARD_SCALE", "REWARD_PARTS", "ActionMode", "CGRSPEnvConfig", "Day", "Hold", "Order",
+    "CONFIG_VERSION", "DEFAULT_REWARD_SCALE", "REWARD_PARTS", "ActionMode", "CGRSPEnvConfig", "Day", "Features", "Hold", "Order",
     "RewardPreset", "Shaping", "WindowBy", "as_env_config", "env_config_of", "hydra_schema", "migrate_env_section",
 ]

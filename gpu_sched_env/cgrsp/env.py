@@ -18,7 +18,7 @@ import numpy as np
 
 from gpu_sched_env.cgrsp.actions import ACTION_SCHEMES
 from gpu_sched_env.cgrsp.config import DEFAULT_REWARD_SCALE, REWARD_PARTS, CGRSPEnvConfig, Hold
-from gpu_sched_env.cgrsp.obs import ObsEncoder
+from gpu_sched_env.cgrsp.obs import JobWindow, ObsEncoder
 from gpu_sched_env.cgrsp.result import SimResult
 from gpu_sched_env.cgrsp.rewards import RewardLedger, weights_of
 from gpu_sched_env.cgrsp.sim import Simulator
@@ -84,6 +84,7 @@ class CGRSPEnv(gym.Env):
     | ``offer`` | (T + 8,) | ``slot`` mode: the offered slot's row of ``slots`` (zeros in ``joint`` mode) |
     | ``stock`` | (T, 3) | stock status one-hot (High, Medium, Low) per GPU type |
     | ``globals`` | (8,) | sin, cos of the UTC hour; queue length log1p(q)/log1p(N); arrived fraction; completed fraction; idle-slot fraction; offered load ρ/(1 + ρ), ρ = λ·W̄_mean/C_max; backlog Σ_waiting e_j /(C_max·3600) [h per slot] in [0, 24] |
+    | ``model`` | (T, 6) | ``features="model"`` only: per GPU type, the public stock model's expectations, times as log1p(minutes)/log1p(240) in [0, 1]: mean delay of its status now; expected time until a slot of that type left idle now starts, waiting for a better status (what the deferring rules compare with the first); mean delay of a status not yet drawn; P(High), P(Medium) in this time-of-day band; expected time to the next event (busy slots' expected free times, arrivals) |
     | ``action_mask`` | (n actions,) | MultiBinary: the legal actions |
 
     Clipping happens only at the documented bounds (waits and backlog beyond 24 h, laxity
@@ -168,6 +169,7 @@ class CGRSPEnv(gym.Env):
     * ``slot_rows`` (≥ ``c_max``, default ``c_max``): rows of the ``slots`` table; the rows
       beyond ``c_max`` stay zero, so in ``slot`` mode (whose action space does not depend on
       ``c_max``) one policy can be played on fleets of any size up to ``slot_rows``.
+    * ``features``: ``basic`` (default) or ``model`` (adds the ``model`` key).
     * ``render_mode``: ``None``, ``"ansi"`` (text snapshot) or ``"rgb_array"`` (Gantt chart
       of the day so far).
     * ``trace``: a job log (path or DataFrame, :mod:`gpu_sched_env.cgrsp.trace`); an episode
@@ -183,7 +185,8 @@ class CGRSPEnv(gym.Env):
       ``window_by``, ``hold``, the ``occupancy`` preset with the ``run`` and ``delay`` parts,
       ``backlog`` and ``backlog_risk`` shaping (defaults unchanged: every earlier setting
       gives the same episodes). 2026-11-25: one config object (``CGRSPEnvConfig``),
-      ``shaping_gamma`` (γ·Φ′ − Φ; the default 1 gives the earlier Φ′ − Φ).
+      ``shaping_gamma`` (γ·Φ′ − Φ; the default 1 gives the earlier Φ′ − Φ). 2026-11-26:
+      ``features="model"`` (the ``model`` key; the default gives the earlier observations).
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
@@ -202,7 +205,8 @@ class CGRSPEnv(gym.Env):
         # the reward's weights and what an episode is judged on (rewards.weights_of, one place)
         self.reward_weights, self.objective_weights = weights_of(cfg, self.params)
         self.actions = ACTION_SCHEMES[cfg.action_mode](cfg.window, self.params.c_max, cfg.hold)
-        self._enc = ObsEncoder(self.params, cfg.window, cfg.order, cfg.slot_rows, cfg.window_by)
+        self.jobs = JobWindow(self.params, cfg.window, cfg.order, cfg.window_by)
+        self._enc = ObsEncoder(self.params, cfg.window, cfg.slot_rows, cfg.features)
         self.observation_space = self._enc.space(self.actions.n_actions)
         self.action_space = MaskedDiscrete(self.actions.n_actions, self.action_masks)
         self.sim: Simulator | None = None
@@ -258,6 +262,7 @@ class CGRSPEnv(gym.Env):
         self.run_seed = int(seed) if seed is not None else int(self.np_random.integers(2**31 - 1))
         self.action_space.seed(int(self.np_random.integers(2**31 - 1)))
         sim = self.sim = Simulator(self.params, self.run_seed, None if self._trace is None else self._trace.workload(self.params, self.run_seed))
+        self.jobs.reset(sim)
         self._enc.reset(sim)
         self.ledger = RewardLedger(self.cfg, sim)
         self.done = False
@@ -324,7 +329,7 @@ class CGRSPEnv(gym.Env):
     def dispatch(self, job: int, slot: int) -> None:
         """Assign ``job`` to the idle ``slot`` now and book its reward parts."""
         self.sim.assign(job, slot)
-        self._enc.remove(job)
+        self.jobs.remove(job)
         self.ledger.on_dispatch(self.sim, job, slot)
 
     def advance(self) -> None:
@@ -341,7 +346,8 @@ class CGRSPEnv(gym.Env):
         return check_action(action, self.actions.n_actions, self._mask, lambda a: self.actions.why_illegal(self.sim, self._win, a))
 
     def _observe(self) -> dict[str, np.ndarray]:
-        obs, self._win = self._enc.encode(self.sim, None if self.done else self.actions.offered)
+        self._win, beyond = self.jobs(self.sim)
+        obs = self._enc.encode(self.sim, self._win, beyond, None if self.done else self.actions.offered)
         self._mask = self.actions.mask(self.sim, self._win.size) if not self.done else np.zeros(self.actions.n_actions, bool)
         obs["action_mask"] = self._mask.view(np.int8).copy()
         return obs

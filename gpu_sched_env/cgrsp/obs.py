@@ -2,7 +2,8 @@
 
 :class:`ObsEncoder` turns a paused :class:`~gpu_sched_env.cgrsp.sim.Simulator` into the
 ``Dict`` observation of :class:`~gpu_sched_env.cgrsp.env.CGRSPEnv` (the action scheme,
-:mod:`gpu_sched_env.cgrsp.actions`, adds its mask) and holds the job window.
+:mod:`gpu_sched_env.cgrsp.actions`, adds its mask); :class:`JobWindow` decides which waiting
+jobs the window shows (and so which the actions address).
 It reads only what a scheduler may know (never realised run times or provisioning delays).
 Every entry is scaled to O(1) and clipped to the documented bounds of the space, so
 ``observation_space.contains(obs)`` always holds.
@@ -17,10 +18,12 @@ from typing import get_args
 import numpy as np
 from gymnasium import spaces
 
-from gpu_sched_env.cgrsp.config import ActionMode, Order, WindowBy
+from gpu_sched_env.cgrsp.config import ActionMode, Features, Order, WindowBy
 from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.sim import Simulator
+from gpu_sched_env.cgrsp.stock import defer_cost, next_event_gap
+from gpu_sched_env.cgrsp.view import SimView
 from gpu_sched_env.core.errors import check_choice, check_number
 
 ORDERS: tuple[str, ...] = get_args(Order)
@@ -29,6 +32,7 @@ ACTION_MODES: tuple[str, ...] = get_args(ActionMode)
 # complexity class (jobs of one class differ only in deadline and tightness, so the class
 # heads are the whole job choice of a policy that keeps the order within a class)
 WINDOW_BY: tuple[str, ...] = get_args(WindowBy)
+FEATURES: tuple[str, ...] = get_args(Features)
 HOUR = 3600.0  # [s] time unit of the observation
 WAIT_CLIP = 24.0  # [h] waits (and the backlog per slot) are clipped here
 CR_CLIP = 10.0  # critical ratios are clipped to [0, CR_CLIP] and divided by it
@@ -41,6 +45,11 @@ BEYOND_COLS = (
     + ("mean_wait_h",)
 )
 SLOT_COLS = ("busy", "provisioning", "time_to_free_h", "price_rel", "stock_high", "stock_medium", "stock_low", "offered")
+# ``features="model"``: the public stock model's expectations per GPU type (what the deferring
+# rules compute, :mod:`gpu_sched_env.cgrsp.stock`). Times on a log scale, log1p(minutes) /
+# log1p(MODEL_CLIP_MIN), clipped to [0, 1]: seconds to hours stay distinguishable.
+MODEL_COLS = ("delay_now", "defer_cost", "expected_delay", "p_high", "p_medium", "next_event")
+MODEL_CLIP_MIN = 240.0
 GLOBAL_COLS = (
     "tod_sin",
     "tod_cos",
@@ -60,20 +69,79 @@ _B_FRACS = slice(BEYOND_COLS.index("tight_frac"), _B_WAIT)
 _M_FRACS, _M_WORK = slice(0, _B_WAIT - _B_FRACS.start), _B_WAIT - _B_FRACS.start
 
 
-class ObsEncoder:
-    """Builds the observation space and encodes simulator states for one parameter set."""
+class JobWindow:
+    """Which waiting jobs the window shows, in canonical order (O(queue) per step).
 
-    def __init__(
-        self,
-        params: CGRSPParams,
-        window: int,
-        order: str = "deadline",
-        slot_rows: int | None = None,
-        window_by: str = "order",
-    ) -> None:
+    ``by="order"``: the first ``size`` waiting jobs in the canonical ``order``; ``"class"``:
+    the first waiting job of each complexity class (at most ``size`` of them), in that order.
+    The env tells it about dispatches (:meth:`remove`); arrivals it reads off the simulator.
+    """
+
+    def __init__(self, params: CGRSPParams, size: int, order: str = "deadline", by: str = "order") -> None:
         check_choice("order", order, ORDERS)
-        check_choice("window_by", window_by, WINDOW_BY)
-        self.params, self.K, self.order, self.window_by = params, int(window), order, window_by
+        check_choice("window_by", by, WINDOW_BY)
+        self.K, self.order, self.by = int(size), order, by
+        fleet = Fleet.from_params(params)
+        self.e_k = np.asarray(fleet.fastest_wbar)  # (3,) fastest W̄ in the fleet [s]
+        wbar = np.array([g.mean_runtime_s for g in params.gpu_types], float).T  # (3, T) [s]
+        self._nominal = wbar[:, fleet.nominal_type]
+        self._rank: np.ndarray | None = None
+
+    def reset(self, sim: Simulator) -> None:
+        """The day's canonical rank of every job; nothing waits yet."""
+        wl = sim.workload
+        d, sub, cx = wl.deadline, wl.submit, wl.complexity
+        n = wl.n_jobs
+        self._cx = cx
+        if self.order == "submit":
+            by_rank = np.arange(n)
+        else:
+            primary = {"deadline": d, "spt": self._nominal[cx], "laxity": d - self.e_k[cx]}[self.order]
+            by_rank = np.lexsort((sub, d, primary) if self.order == "spt" else (sub, primary))
+        self._by_rank = by_rank  # job id at each rank of the canonical order
+        self._rank = np.empty(n, np.int64)
+        self._rank[by_rank] = np.arange(n)
+        # waiting jobs as a boolean array over ranks; [lo, hi) covers every waiting rank
+        self._inq = np.zeros(n, bool)
+        self._lo, self._hi, self._seen = n, 0, 0
+
+    def remove(self, job: int) -> None:
+        """``job`` was dispatched (the env calls this after assign)."""
+        self._inq[self._rank[job]] = False
+
+    def __call__(self, sim: Simulator) -> tuple[np.ndarray, np.ndarray]:
+        """(the window's jobs, the other waiting jobs), both in canonical order."""
+        if sim.n_arrived > self._seen:  # arrivals since the last call
+            r = self._rank[self._seen : sim.n_arrived]
+            self._inq[r] = True
+            self._lo, self._hi = min(self._lo, int(r.min())), max(self._hi, int(r.max()) + 1)
+            self._seen = sim.n_arrived
+        pos = self._inq[self._lo : self._hi].nonzero()[0]
+        if pos.size != len(sim.waiting):  # someone assigned behind the window's back: rebuild
+            self._inq[:] = False
+            self._inq[self._rank[np.fromiter(sim.waiting, np.int64, len(sim.waiting))]] = True
+            self._lo, self._hi = 0, self._inq.size
+            pos = np.flatnonzero(self._inq)
+        ids = self._by_rank[pos + self._lo]
+        if pos.size:
+            self._lo += int(pos[0])  # ranks below the first waiting one are done with
+        if self.by == "class" and ids.size:
+            heads = np.sort(np.unique(self._cx[ids], return_index=True)[1])[: self.K]
+            rest = np.ones(ids.size, bool)
+            rest[heads] = False
+            return ids[heads], ids[rest]
+        return ids[: self.K], ids[self.K :]
+
+
+class ObsEncoder:
+    """Builds the observation space and encodes simulator states for one parameter set.
+
+    ``features="model"`` adds the ``model`` block (:data:`MODEL_COLS`, one row per GPU type).
+    """
+
+    def __init__(self, params: CGRSPParams, window: int, slot_rows: int | None = None, features: str = "basic") -> None:
+        check_choice("features", features, FEATURES)
+        self.params, self.K, self.features = params, int(window), features
         p = params
         self.C = p.c_max
         if slot_rows is not None:
@@ -94,7 +162,9 @@ class ObsEncoder:
         self.ttf_h = (delay_mean + self.wbar.max()) / HOUR  # bound of time-until-free [h]
         self.rho = fleet.offered_load
         self.rho_feat = self.rho / (1.0 + self.rho)
-        self._nominal = self.wbar[:, fleet.nominal_type]
+        self.fleet = fleet
+        self._model_times = [MODEL_COLS.index(c) for c in ("delay_now", "defer_cost", "expected_delay", "next_event")]
+        self._log_clip = math.log1p(MODEL_CLIP_MIN)
         self._log_n = math.log1p(p.n_jobs)
         self._eye3 = np.eye(3)
         self._lax_bins = np.asarray(LAX_BINS)
@@ -115,7 +185,6 @@ class ObsEncoder:
         self.global_lo[[GLOBAL_COLS.index("tod_sin"), GLOBAL_COLS.index("tod_cos")]] = -1.0
         self.global_hi = np.ones(len(GLOBAL_COLS))
         self.global_hi[GLOBAL_COLS.index("backlog_h")] = WAIT_CLIP
-        self._rank: np.ndarray | None = None
         static = np.zeros((self.R, len(self.slot_cols)), np.float32)
         static[: self.C, :t] = self.slot_onehot
         static[: self.C, sc["price_rel"]] = self.slot_price_rel
@@ -134,13 +203,14 @@ class ObsEncoder:
                 "stock": spaces.Box(0.0, 1.0, (t, 3), dtype=f32),
                 "globals": spaces.Box(self.global_lo.astype(f32), self.global_hi.astype(f32), dtype=f32),
                 "offer": spaces.Box(np.zeros(len(self.slot_cols), f32), self.slot_hi.astype(f32), dtype=f32),
+                **({"model": spaces.Box(0.0, 1.0, (t, len(MODEL_COLS)), dtype=f32)} if self.features == "model" else {}),
                 "action_mask": spaces.MultiBinary(n_actions),
             }
         )
 
     # ------------------------------------------------------------------ episodes
     def reset(self, sim: Simulator) -> None:
-        """Per-episode arrays: canonical rank and the time-affine job features.
+        """Per-episode arrays: the time-affine job features.
 
         Every window column is ``a_j + t * b_j`` for the current time ``t`` (critical ratio,
         wait and laxity are affine in ``t``; the rest is constant), so a step costs one
@@ -172,57 +242,15 @@ class ObsEncoder:
         codes = np.arange(36)
         lax_bin, cx_c, tight_c = codes % 6, (codes // 6) % 3, codes // 18
         self._marg = np.column_stack([tight_c, *(cx_c == k for k in range(3)), *(lax_bin == b for b in range(6)), self.e_k[cx_c]]).astype(float)
-        if self.order == "submit":
-            by_rank = np.arange(n)
-        else:
-            primary = {"deadline": d, "spt": self._nominal[cx], "laxity": d - e}[self.order]
-            by_rank = np.lexsort((sub, d, primary) if self.order == "spt" else (sub, primary))
-        self._by_rank = by_rank  # job id at each rank of the canonical order
-        self._rank = np.empty(n, np.int64)
-        self._rank[by_rank] = np.arange(n)
-        # waiting jobs as a boolean array over ranks; [lo, hi) covers every waiting rank
-        self._inq = np.zeros(n, bool)
-        self._lo, self._hi, self._seen = n, 0, 0
-
-    def remove(self, job: int) -> None:
-        """Tell the encoder that ``job`` was dispatched (the env calls this after assign)."""
-        self._inq[self._rank[job]] = False
-
-    def window(self, sim: Simulator) -> tuple[np.ndarray, np.ndarray]:
-        """(the window's jobs, the other waiting jobs), both in canonical order.
-
-        ``window_by="order"``: the first K waiting jobs; ``"class"``: the first waiting job of
-        each complexity class (at most K of them).
-        """
-        if sim.n_arrived > self._seen:  # arrivals since the last call
-            r = self._rank[self._seen : sim.n_arrived]
-            self._inq[r] = True
-            self._lo, self._hi = min(self._lo, int(r.min())), max(self._hi, int(r.max()) + 1)
-            self._seen = sim.n_arrived
-        pos = self._inq[self._lo : self._hi].nonzero()[0]
-        if pos.size != len(sim.waiting):  # someone assigned behind the encoder's back: rebuild
-            self._inq[:] = False
-            self._inq[self._rank[np.fromiter(sim.waiting, np.int64, len(sim.waiting))]] = True
-            self._lo, self._hi = 0, self._inq.size
-            pos = np.flatnonzero(self._inq)
-        ids = self._by_rank[pos + self._lo]
-        if pos.size:
-            self._lo += int(pos[0])  # ranks below the first waiting one are done with
-        if self.window_by == "class" and ids.size:
-            heads = np.sort(np.unique(self._cx[ids], return_index=True)[1])[: self.K]
-            rest = np.ones(ids.size, bool)
-            rest[heads] = False
-            return ids[heads], ids[rest]
-        return ids[: self.K], ids[self.K :]
 
     # ------------------------------------------------------------------ encoding
-    def encode(self, sim: Simulator, offered: int | None = None) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """Observation dict (without ``action_mask``, which the action scheme adds) and the window's job ids.
+    def encode(self, sim: Simulator, win: np.ndarray, beyond: np.ndarray, offered: int | None = None) -> dict[str, np.ndarray]:
+        """Observation dict (without ``action_mask``, which the action scheme adds).
 
+        ``win``, ``beyond``: the window's jobs and the other waiting jobs (:class:`JobWindow`);
         ``offered``: the slot offered in ``slot`` mode (None in ``joint`` mode).
         """
         t = sim.t
-        win, beyond = self.window(sim)
         k, nb = win.size, beyond.size
         C, F = self.C, len(self.job_cols)
         # --- window jobs: a + t·b, clipped to the documented bounds
@@ -284,7 +312,35 @@ class ObsEncoder:
             "globals": glob,
             "offer": offer,
         }
-        return obs, win
+        if self.features == "model":
+            obs["model"] = self.model_block(sim)
+        return obs
+
+    def model_block(self, sim: Simulator | SimView) -> np.ndarray:
+        """The ``model`` block: per GPU type, the public stock model's expectations (:data:`MODEL_COLS`).
+
+        The mean delay of the type's status now, the expected time until a slot of that type
+        left idle now starts (waiting for a better status, :func:`~gpu_sched_env.cgrsp.stock.defer_cost`),
+        the mean delay of a status not yet drawn, P(High) and P(Medium) in this time-of-day
+        band, and the expected time to the next event. The deferring rules compare the first
+        two; the learner is given them, not the comparison. Times are log1p(minutes) /
+        log1p(:data:`MODEL_CLIP_MIN`), clipped to [0, 1]. It reads only what a policy's
+        read-only :class:`~gpu_sched_env.cgrsp.view.SimView` offers (either may be given).
+        """
+        fl, t = self.fleet, sim.t
+        band = fl.band(t)
+        gap = next_event_gap(sim)
+        out = np.empty((self.T, len(MODEL_COLS)), np.float32)
+        dm = fl.delay_mean
+        for g in range(self.T):
+            probs = fl.level_probs(band, g)
+            out[g] = (dm[sim.stock[g]], defer_cost(sim, g, gap), fl.expected_delay(band, g), probs[0], probs[1], gap)
+        times = out[:, self._model_times]
+        out[:, self._model_times] = np.minimum(np.log1p(times / 60.0) / self._log_clip, 1.0)
+        return out
 
 
-__all__ = ["ACTION_MODES", "BEYOND_COLS", "GLOBAL_COLS", "JOB_COLS", "ORDERS", "SLOT_COLS", "WINDOW_BY", "ObsEncoder"]
+__all__ = [
+    "ACTION_MODES", "BEYOND_COLS", "FEATURES", "GLOBAL_COLS", "JOB_COLS", "MODEL_CLIP_MIN", "MODEL_COLS", "ORDERS", "SLOT_COLS", "WINDOW_BY",
+    "JobWindow", "ObsEncoder",
+]

@@ -152,4 +152,47 @@ def stock_params(dwell: str) -> dict[str, object]:
     return {"stock_process": "markov", "stock_dwell_s": d}
 
 
-__all__ = ["FreshStock", "MarkovStock", "make_stock_process", "stock_params"]
+# ---------------------------------------------------------------------- the public model's expectations
+# What a scheduler may compute from the public stock model (the band's probabilities, the mean
+# dwell, the mean delay per status) and the public state (expected free times, arrivals still
+# to come): the deferring rules (gpu_sched_agents.heuristics.cgrsp.extensions) and the
+# observation's ``model`` block (:mod:`gpu_sched_env.cgrsp.obs`) use the same two functions.
+# ``state`` is a policy's read-only view or the simulator itself (the same attribute names).
+MIN_GAP_S = 1.0  # [s] floor of the expected time to the next decision point
+
+
+def next_event_gap(state) -> float:
+    """Expected time [s] to the next event, from public knowledge.
+
+    The soonest busy slot's expected free time, or an arrival (exponential gaps of mean
+    1/λ) while any is still to come; at least :data:`MIN_GAP_S`.
+    """
+    t = state.t
+    gap = min((state.expected_free(s) - t for s, j in enumerate(state.slot_job) if j >= 0), default=float("inf"))
+    if state.n_arrived < state.n_jobs:
+        gap = min(gap, 1.0 / state.params.arrival_rate)
+    return max(gap, MIN_GAP_S)
+
+
+def defer_cost(state, g: int, gap: float) -> float:
+    """Expected time [s] until a slot of type ``g`` left idle now starts a job, waiting for a better status.
+
+    Each look at a new status costs ``w``: the time to the next decision point (``gap``)
+    under fresh stock; under the Markov process at least the mean time to the type's next
+    redraw τ = D·(1 − Σπ²). Accepting only the levels of a set A costs w / P(A) +
+    E[delay | A]; the best of A = {High} and A = {High, Medium}.
+    """
+    fl, p = state.fleet, state.params
+    probs = fl.level_probs(fl.band(state.t), g)
+    w = gap
+    if p.stock_process == "markov":
+        w = max(gap, p.stock_dwell_s * (1.0 - sum(x * x for x in probs)))
+    best = float("inf")
+    for n_acc in (1, 2):  # accept High; accept High or Medium
+        pa = sum(probs[:n_acc])
+        if pa > 0.0:
+            best = min(best, w / pa + sum(probs[i] * fl.delay_mean[i] for i in range(n_acc)) / pa)
+    return best
+
+
+__all__ = ["MIN_GAP_S", "FreshStock", "MarkovStock", "defer_cost", "make_stock_process", "next_event_gap", "stock_params"]

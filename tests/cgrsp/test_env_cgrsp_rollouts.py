@@ -230,7 +230,8 @@ def test_window_is_the_first_k_waiting_jobs_in_canonical_order():
         env = CGRSPEnv(day="hectic", n_jobs=200, window=5, order=order)
         rng = np.random.default_rng(0)
         _, info = env.reset(seed=1)
-        sim, enc = env.sim, env._enc
+        sim, enc = env.sim, env.jobs
+        wbar = np.array([g.mean_runtime_s for g in env.params.gpu_types], float).T
         done = False
         while not done:
             ids = np.fromiter(sim.waiting, int)
@@ -239,7 +240,7 @@ def test_window_is_the_first_k_waiting_jobs_in_canonical_order():
             key = {
                 "deadline": (sub, d),
                 "submit": (sub,),
-                "spt": (sub, d, enc.wbar[cx, 0]),
+                "spt": (sub, d, wbar[cx, 0]),  # nominal W̄ on the RTX 3090 (the first type)
                 "laxity": (sub, d - enc.e_k[cx]),
             }[order]
             expect = ids[np.lexsort(key)][:5]

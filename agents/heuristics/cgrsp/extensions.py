@@ -36,9 +36,8 @@ from gpu_sched_agents.heuristics.cgrsp.deadline import CADR, SPTRescue
 from gpu_sched_agents.heuristics.cgrsp.ordering import EDF, SPT
 from gpu_sched_env.cgrsp.fleet import HIGH, LOW
 from gpu_sched_env.cgrsp.params import CGRSPParams
+from gpu_sched_env.cgrsp.stock import defer_cost, next_event_gap
 from gpu_sched_env.cgrsp.view import SimView
-
-_MIN_GAP = 1.0  # [s] floor of the expected time to the next decision point
 
 
 class IdleView:
@@ -68,40 +67,6 @@ class IdleView:
     def n_idle(self) -> int:
         """Number of offered idle slots."""
         return len(self._idle)
-
-
-def next_event_gap(view: SimView) -> float:
-    """Expected time [s] to the next event, from public knowledge.
-
-    The soonest busy slot's expected free time, or an arrival (exponential gaps of mean
-    1/λ) while any is still to come; at least 1 s.
-    """
-    t = view.t
-    gap = min((view.expected_free(s) - t for s, j in enumerate(view.slot_job) if j >= 0), default=float("inf"))
-    if view.n_arrived < view.n_jobs:
-        gap = min(gap, 1.0 / view.params.arrival_rate)
-    return max(gap, _MIN_GAP)
-
-
-def defer_cost(view: SimView, g: int, gap: float) -> float:
-    """Expected time [s] until a slot of type ``g`` left idle now starts a job, waiting for a better status.
-
-    Each look at a new status costs ``w``: the time to the next decision point (``gap``)
-    under fresh stock; under the Markov process at least the mean time to the type's next
-    redraw τ = D·(1 − Σπ²) (:mod:`gpu_sched_env.cgrsp.stock`). Accepting only the levels of
-    a set A costs w / P(A) + E[delay | A]; the best of A = {High} and A = {High, Medium}.
-    """
-    fl, p = view.fleet, view.params
-    probs = fl.level_probs(fl.band(view.t), g)
-    w = gap
-    if p.stock_process == "markov":
-        w = max(gap, p.stock_dwell_s * (1.0 - sum(x * x for x in probs)))
-    best = float("inf")
-    for n_acc in (1, 2):  # accept High; accept High or Medium
-        pa = sum(probs[:n_acc])
-        if pa > 0.0:
-            best = min(best, w / pa + sum(probs[i] * fl.delay_mean[i] for i in range(n_acc)) / pa)
-    return best
 
 
 def deferred_slots(view: SimView, mode: str) -> list[int]:
