@@ -1,70 +1,8 @@
-"""Training throughput of MaskablePPO on CGRSP-v0 against a reference env.
+"""Thin shim of `gpu-sched bench train` (code in studies/bench/train.py; `--help` for the options)."""
 
-The reference is MaskablePPO on sb3-contrib's ``InvalidActionEnvDiscrete`` with the same
-hyper-parameters, in the same process and run.
+import sys
 
-    python scripts/bench_train.py [--steps 16384] [--n-envs 2]
-
-Prints frames per second of ``model.learn`` for both and the ratio (target ≥ 0.7).
-"""
-
-from __future__ import annotations
-
-import argparse
-import time
-from pathlib import Path
-
-import torch as th
-from sb3_contrib import MaskablePPO
-from sb3_contrib.common.envs import InvalidActionEnvDiscrete
-from stable_baselines3.common.vec_env import DummyVecEnv
-
-from gpu_sched_agents.rl.envs import env_config, make_vec_env
-from gpu_sched_agents.rl.policies import FactoredMaskablePolicy
-from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
-
-
-def fps(model, steps: int) -> float:
-    model.learn(min(2048, steps))  # warm-up: first rollout, allocations
-    t0 = time.perf_counter()
-    model.learn(steps, reset_num_timesteps=False)
-    return steps / (time.perf_counter() - t0)
-
-
-def composed_env(day: str, *overrides: str):
-    """The env config of ``train.py`` under ``overrides`` on ``day``."""
-    from hydra import compose, initialize_config_dir
-
-    from gpu_sched_agents.rl.config import register_configs
-
-    register_configs()
-    with initialize_config_dir(config_dir=str(Path(__file__).resolve().parents[1] / "conf"), version_base="1.3"):
-        return env_config(compose(config_name="config", overrides=[f"day={day}", *overrides]))
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser(description="MaskablePPO training fps: CGRSP-v0 vs InvalidActionEnvDiscrete")
-    ap.add_argument("--steps", type=int, default=16_384)
-    ap.add_argument("--n-envs", type=int, default=2)
-    ap.add_argument("--day", default="hectic")
-    args = ap.parse_args()
-    th.set_num_threads(1)
-    hp = dict(n_steps=1024, batch_size=256, n_epochs=5, policy_kwargs={"net_arch": [128, 128]}, seed=0, device="cpu", verbose=0)
-    ref_env = DummyVecEnv([lambda: InvalidActionEnvDiscrete(dim=80, n_invalid_actions=60) for _ in range(args.n_envs)])
-    ref = fps(MaskablePPO("MlpPolicy", ref_env, **hp), args.steps)
-    print(f"MaskablePPO, {args.n_envs} envs, {args.steps} steps, n_steps=1024, batch 256, 5 epochs, net 128x128, 1 torch thread")
-    print(f"InvalidActionEnvDiscrete(dim=80, 60 invalid): {ref:8.0f} frames/s")
-    settings = {  # the main job's design and conf/env/markov.yaml's, composed as train.py composes them, and job–slot pairs
-        "slot mode, K=1 (main job)": composed_env(args.day, "env=default"),
-        "slot mode, class heads (experiment=markov)": composed_env(args.day, "experiment=markov"),
-        "joint mode, K=16": CGRSPEnvConfig(day=args.day, action_mode="joint", window=16),
-    }
-    for label, config in settings.items():
-        venv = make_vec_env(config, args.n_envs, 0)
-        ours = fps(MaskablePPO(FactoredMaskablePolicy, venv, **hp), args.steps)
-        print(f"CGRSP-v0 ({args.day}, {label}, {venv.action_space.n} actions): {ours:8.0f} frames/s, ratio {ours / ref:.2f} (target ≥ 0.70)")
-    return 0
-
+from gpu_sched_env.cli import main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main(["bench", "train", *sys.argv[1:]]))

@@ -4,12 +4,12 @@ API page."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
+
+from studies import docs_graph as ig
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -69,23 +69,13 @@ def test_link_checker_sees_links() -> None:
     assert any(link.startswith("figures/") for page in DOCS.glob("*.md") for link in _links(page))
 
 
-def _import_graph():
-    spec = importlib.util.spec_from_file_location("import_graph", ROOT / "scripts" / "import_graph.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["import_graph"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_architecture_import_graph_is_current() -> None:
-    ig = _import_graph()
     text = ig.PAGE.read_text(encoding="utf-8")
     assert ig.render_page(text, ig.graph()) == text, "docs/architecture.md is stale: run python scripts/import_graph.py"
 
 
 def test_import_graph_reads_imports(tmp_path: Path) -> None:
     """On a tiny package: eager, lazy and relative imports, and the one-way layer rule."""
-    ig = _import_graph()
     pkg = tmp_path / "gpu_sched_env"
     (pkg / "core").mkdir(parents=True)
     (pkg / "cgrsp").mkdir()
@@ -98,6 +88,8 @@ def test_import_graph_reads_imports(tmp_path: Path) -> None:
     (pkg / "cgrsp" / "sim.py").write_text("from gpu_sched_env.core.errors import ConfigError\n\ndef run():\n    from . import render\n")
     (pkg / "cgrsp" / "render.py").write_text("")
     (tmp_path / "agents" / "__init__.py").write_text("import gpu_sched_env.cgrsp.sim as s\n")
+    (tmp_path / "studies" / "mig").mkdir(parents=True)
+    (tmp_path / "studies" / "mig" / "experiment.py").write_text("def main():\n    import gpu_sched_env.core.errors\n")
     for f in ("train.py", "evaluate.py"):
         (tmp_path / f).write_text("")
     out = ig.graph(tmp_path)
@@ -106,6 +98,8 @@ def test_import_graph_reads_imports(tmp_path: Path) -> None:
     assert "n_sim -.-> n_render" in out  # lazy, inside a function
     assert "n_cgrsp___init__ --> n_sim" in out  # relative, from the package's __init__
     assert "n_gpu_sched_env_core -->" not in out
+    assert "n_studies -.-> n_gpu_sched_env_core" in out  # studies/ is an importer, read recursively
+    assert "n_studies --> n_gpu_sched_agents" not in out and '["studies.mig' not in out  # not a package of the graph
     page = "a\n" + ig.BEGIN + "\nold\n" + ig.END + "\nb\n"
     assert ig.render_page(page, "new") == "a\n" + ig.BEGIN + "\nnew\n" + ig.END + "\nb\n"
 
@@ -114,7 +108,6 @@ def test_every_public_module_has_an_api_page() -> None:
     documented = set()
     for page in (DOCS / "api").glob("*.md"):
         documented |= set(re.findall(r"^::: ([\w.]+)", page.read_text(encoding="utf-8"), re.M))
-    ig = _import_graph()
     missing = [
         name
         for name in ig.discover()

@@ -1,9 +1,7 @@
-"""Deferring rules (one `defer` knob over the published rules), the rollout planner, their scripts."""
+"""Deferring rules (one `defer` knob over the published rules), the rollout planner, their studies (studies/cgrsp)."""
 
 import copy
-import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -27,19 +25,12 @@ from gpu_sched_env.cgrsp.params import make_params
 from gpu_sched_env.cgrsp.sim import Simulator, run
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.rng import stream
+from studies.cgrsp import persistence, strong_rules
 from tests.cgrsp.fixtures_tiny import run_policy, tiny_params, tiny_sim
 
 LOOSE = 1e6
 MARKOV = {"stock_process": "markov", "stock_dwell_s": 900.0}
 TINY_PLAN = {"n_rollouts": 2, "horizon_s": 300.0}
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _script(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 # ----------------------------------------------------------------------------- rules by name
@@ -221,9 +212,9 @@ def test_pick_keeps_the_base_plan_unless_an_alternative_is_clearly_better():
     assert pick(np.array([[5.0, 6.0, 4.0]]), 2.0) == 2  # one rollout: any advantage
 
 
-# ----------------------------------------------------------------------------- scripts
+# ----------------------------------------------------------------------------- studies
 def test_strong_rules_script_on_one_seed(tmp_path):
-    mod = _script("strong_rules")
+    mod = strong_rules
     out = tmp_path / "sr.md"
     assert mod.main(["--seeds", "1", "--out", str(out)]) == 0
     text = out.read_text()
@@ -233,7 +224,7 @@ def test_strong_rules_script_on_one_seed(tmp_path):
 
 
 def test_persistence_script_on_a_tiny_budget(tmp_path):
-    mod = _script("persistence")
+    mod = persistence
     stem = tmp_path / "persistence"
     assert mod.main(["--rule-seeds", "2", "--planner-seeds", "1", "--dwells", "fresh", "900", "--days", "surge",
                      "--planner-knob", "n_rollouts=1", "--planner-knob", "horizon_s=120.0", "--out", str(stem)]) == 0

@@ -1,20 +1,19 @@
-import subprocess
-import sys
-from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
+import pytest
 
+from gpu_sched_env.core.errors import ConfigError
+from studies.edge import experiment
 from studies.store import CellStore
 
-ROOT = Path(__file__).resolve().parents[2]
 
+def test_experiment_runs_and_resumes_from_the_shared_store(tmp_path, capsys):
+    def _run(*args):
+        code = experiment.main(list(args))
+        out = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
 
-def _run(*args):
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / "edge_experiment.py"), *args],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
-
-
-def test_experiment_runs_and_resumes_from_the_shared_store(tmp_path):
     out = tmp_path / "edge"
     doc = tmp_path / "page.md"
     doc.write_text("# page\n\n<!-- edge-results:start -->\nSTALE-TABLE\n<!-- edge-results:end -->\ntail\n")
@@ -57,9 +56,12 @@ def test_experiment_runs_and_resumes_from_the_shared_store(tmp_path):
               "--time-limit", "2", "--no-figures", "--sensitivity-seeds", "0")
     assert r3.returncode == 0, r3.stderr
     assert "0 of 3 points from the store" in r3.stderr and len(store.keys()) == 12
-    r4 = _run("--sizes", "0", "--out", str(tmp_path / "x"))
-    assert r4.returncode != 0 and "--sizes" in r4.stderr
-    r5 = _run("--rounds", "greedy", "--out", str(tmp_path / "y"))
-    assert r5.returncode != 0 and "--rounds" in r5.stderr and "load_aware" in r5.stderr
-    r6 = _run("--llf-spread-threshold", "-1", "--sizes", "5", "--out", str(tmp_path / "z"))
-    assert r6.returncode != 0 and "spread_threshold" in r6.stderr
+    with pytest.raises(ConfigError, match="--sizes"):
+        _run("--sizes", "0", "--out", str(tmp_path / "x"))
+    with pytest.raises(SystemExit) as bad:  # argparse's choices
+        _run("--rounds", "greedy", "--out", str(tmp_path / "y"))
+    err = capsys.readouterr().err
+    assert bad.value.code == 2 and "--rounds" in err and "load_aware" in err
+    with pytest.raises(ConfigError, match="spread_threshold"):
+        _run("--llf-spread-threshold", "-1", "--sizes", "5", "--out", str(tmp_path / "z"))
+    assert not (tmp_path / "x").exists()  # bad input stops before anything is written

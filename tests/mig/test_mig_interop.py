@@ -115,7 +115,7 @@ def test_skip_reason_is_shown_when_the_reference_files_are_missing(tmp_path):
 
     env = {**os.environ, "GPU_SCHED_ENV_SHARED": str(tmp_path / "no-shared")}
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", "not skip_reason"],
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", __file__, "-k", "not skip_reason"],  # serial: 7 skips need no workers
         env=env, capture_output=True, text=True, timeout=300,
     ).stdout
     assert "7 skipped" in out

@@ -1,14 +1,11 @@
+"""The MIG command-line tools: the job generator (installed) and the experiment and histograms (studies/mig)."""
+
 import json
-import runpy
-from pathlib import Path
 
 import pandas as pd
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-
-
-def script(name):
-    return runpy.run_path(str(SCRIPTS / name), run_name="not_main")["main"]
+from studies.mig import experiment, histograms
+from studies.store import CellStore
 
 
 def test_generate_jobs_cli(tmp_path, peer_dir):
@@ -33,7 +30,7 @@ def test_generate_jobs_cli_reports_config_errors(tmp_path, capsys):
 
 
 def test_mig_experiment_is_resumable_and_writes_the_doc_block(tmp_path, capsys):
-    main = script("mig_experiment.py")
+    main = experiment.main
     doc = tmp_path / "doc.md"
     doc.write_text("# head\n<!-- mig-results:start -->\nold\n<!-- mig-results:end -->\ntail\n")
     args = ["--n-sets", "2", "--n-jobs", "6", "--time-limit", "2", "--out", str(tmp_path / "out"), "--no-figures",
@@ -55,14 +52,12 @@ def test_mig_experiment_is_resumable_and_writes_the_doc_block(tmp_path, capsys):
     capsys.readouterr()
     assert main(["--n-sets", "3", *args[2:]]) == 0
     assert "2 of 3 data sets already done; running 1" in capsys.readouterr().out
-    from studies.store import CellStore
-
     stored = CellStore(tmp_path / "out" / "cells", version="any").load()  # reading does not need the version
     assert stored["key"].nunique() == 3 and sorted(stored["seed"].unique()) == [2, 3, 5]
 
 
 def test_mig_histograms_script_tiny_budget(tmp_path, capsys):
-    main = script("mig_histograms.py")
+    main = histograms.main
     out = tmp_path / "h.png"
     assert main(["--jobs", "60", "--sets", "2", "--out", str(out), "--published", str(tmp_path / "absent.json")]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

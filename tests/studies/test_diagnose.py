@@ -58,10 +58,3 @@ def test_policy_on_a_tiny_trained_run(capsys, tmp_path):
     out = run(capsys, "policy", str(run_dir), "--seeds", "1")
     for mode in ("argmax", "factored", "sampled"):
         assert mode in out
-
-
-def test_bench_dispatches_to_the_benchmark_scripts(capsys):
-    assert main(["bench", "edge", "--tasks", "3", "--repeats", "1", "--time-limit", "0.2"]) == 0
-    out = capsys.readouterr().out
-    assert "bench_edge: 3 tasks" in out and "membatch" in out
-    assert main(["bench", "nope"]) == 2

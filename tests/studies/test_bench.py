@@ -1,0 +1,34 @@
+"""The benchmarks are modules of ``studies.bench`` (``gpu-sched bench NAME``), not scripts run by path."""
+
+from pathlib import Path
+
+import pytest
+
+from gpu_sched_env.cli import main
+from studies.bench import BENCHMARKS, sim
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bench_calls_the_benchmark_module(capsys):
+    assert main(["bench", "edge", "--tasks", "3", "--repeats", "1", "--time-limit", "0.2"]) == 0
+    out = capsys.readouterr().out
+    assert "bench_edge: 3 tasks" in out and "membatch" in out
+    assert main(["bench", "nope"]) == 2
+    assert "unknown benchmark 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", list(BENCHMARKS))
+def test_every_benchmark_is_a_module_with_main_and_help(name, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["bench", name, "--help"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: gpu-sched bench {name} ")
+    assert (ROOT / "scripts" / f"bench_{name}.py").read_text().count("\n") <= 8  # a shim, no code
+
+
+def test_sim_scaling_child_runs_as_a_module_from_any_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the child must find ``studies`` without relying on the caller's cwd
+    row = sim.run_child("fifo", 1_000)
+    assert set(row) == {"seconds", "cpu_s", "peak_mb"} and 0 < row["cpu_s"] and row["peak_mb"] > 10
+
