@@ -19,6 +19,7 @@ import logging
 import sys
 from pathlib import Path
 
+import torch as th
 from omegaconf import OmegaConf
 
 from gpu_sched_agents.rl.envs import env_config
@@ -57,6 +58,7 @@ def main(argv=None) -> int:
     if args.seeds < 2:
         ap.error(f"--seeds {args.seeds}: need at least 2 for confidence intervals and paired tests")
     cfg = OmegaConf.load(cfg_path)
+    th.set_num_threads(int(cfg.train.get("torch_threads", 1)))  # as in training: one thread per process (oversubscribed cores crawl)
     if args.day:
         cfg.day.name = args.day
     spec = get_algo(cfg.algo.name)

@@ -16,6 +16,8 @@ DIAGNOSTICS = {
     "reward": ("studies.diagnose.reward", "step reward of dispatch vs idle by stock (and a Monte-Carlo value)"),
     "reward-alignment": ("studies.diagnose.reward_alignment", "do reward presets rank heuristics as the objective?"),
     "rh-reservation": ("studies.diagnose.rh_reservation", "where RH's reservation puts loose jobs"),
+    "design-cost": ("studies.diagnose.design_cost", "what an env's action design costs a rule against simulate()"),
+    "versus-rule": ("studies.diagnose.versus_rule", "does a learner lose to the strongest rule on when or on which job?"),
     "hgsp-tasks1": ("studies.diagnose.hgsp_tasks1", "why HGSP tasks1 misfits the study at its published load"),
 }
 

@@ -87,6 +87,7 @@ def play(model: Any, env: CGRSPEnv, seed: int, mode: str, rng: np.random.Generat
 def diagnose(run_dir: Path, model_file: str, seeds: list[int], modes: tuple[str, ...] = MODES) -> pd.DataFrame:
     """One row per mode × seed."""
     cfg = OmegaConf.load(run_dir / "config.yaml")
+    th.set_num_threads(int(cfg.train.get("torch_threads", 1)))
     model = load_model(cfg.algo.name, run_dir / model_file, device="cpu")
     if not hasattr(model.policy, "get_distribution"):
         raise SystemExit(f"{cfg.algo.name}: this diagnostic needs a policy-gradient model (ppo), not {type(model).__name__}")

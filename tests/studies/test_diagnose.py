@@ -39,22 +39,67 @@ def test_advantages(capsys):
     assert "rollout at 128 steps" in out and "advantage" in out
 
 
-def test_policy_on_a_tiny_trained_run(capsys, tmp_path):
+def tiny_run(run_dir: Path, *overrides: str) -> Path:
+    """A trained run of a few hundred steps on the quiet day (``overrides`` change its env)."""
     from hydra import compose, initialize_config_dir
 
     import gpu_sched_agents.rl.train as tr
     from gpu_sched_agents.rl.config import register_configs
 
     register_configs()
-    run_dir = tmp_path / "run"
     conf = str(Path(__file__).resolve().parents[2] / "conf")
     with initialize_config_dir(config_dir=conf, version_base="1.3"):
         cfg = compose(config_name="config", overrides=[
             "day=quiet", "train.total_timesteps=128", "train.n_envs=2", "train.eval_freq=128",
             "train.checkpoint_freq=128", "train.eval_seeds=[10000]", "train.final_eval_seeds=1",
-            "train.progress_bar=false", "env.window=4", "algo=ppo", "algo.n_steps=64", "algo.batch_size=64",
-            "algo.n_epochs=1", "algo.net_arch=[16]", f"run_dir={run_dir}"])
+            "train.progress_bar=false", "algo=ppo", "algo.n_steps=64", "algo.batch_size=64",
+            "algo.n_epochs=1", "algo.net_arch=[16]", f"run_dir={run_dir}", *overrides])
     tr.train(cfg)
+    return run_dir
+
+
+def test_policy_on_a_tiny_trained_run(capsys, tmp_path):
+    run_dir = tiny_run(tmp_path / "run", "env.window=4")
     out = run(capsys, "policy", str(run_dir), "--seeds", "1")
     for mode in ("argmax", "factored", "sampled"):
         assert mode in out
+
+
+def test_versus_rule_splits_when_from_which(capsys, tmp_path):
+    """Four plays of the same day; the rule's is the rule driven through the run's own action design."""
+    import pytest
+
+    from gpu_sched_agents.heuristics.cgrsp_agents import evaluate_heuristics
+    from gpu_sched_env.core.errors import ConfigError
+    from studies.diagnose.versus_rule import base_of, diagnose
+
+    run_dir = tiny_run(tmp_path / "run", "env=markov", "env.features=model")
+    out = run(capsys, "versus-rule", str(run_dir), "--seeds", "1", "--out", str(tmp_path / "v.csv"))
+    assert "spt_rescue_defer_exp (base order spt_rescue)" in out
+    df = diagnose(run_dir, "best_model.zip", [20000])
+    assert list(df["mode"]) == ["learned", "rule", "rule_when", "rule_which"]
+    rule = df.set_index("mode").loc["rule"]
+    from omegaconf import OmegaConf
+
+    from gpu_sched_agents.rl.envs import env_config
+
+    ref = evaluate_heuristics(["spt_rescue_defer_exp"], env_config(OmegaConf.load(run_dir / "config.yaml")), [20000])
+    assert rule.mean_wait_min == pytest.approx(float(ref.mean_wait_min.iloc[0]))
+    assert ((df.when_disagree >= 0) & (df.when_disagree <= 1)).all()
+    assert base_of("cadr_defer_lm") == "cadr"
+    with pytest.raises(ConfigError, match="not a deferring rule"):
+        base_of("edf")
+
+
+def test_design_cost_of_the_markov_design(capsys):
+    """The rule through env=markov's design and its variants; simulate is the reference row."""
+    from gpu_sched_env.cgrsp.api import simulate
+    from studies.diagnose.design_cost import composed, design_cost
+
+    out = run(capsys, "design-cost", "--env", "markov", "--day", "quiet", "--seeds", "1")
+    assert "window 3 by class, slot mode, hold=stock" in out and "hold=event" in out
+    config = composed("markov", "quiet").replace(n_jobs=120)
+    df = design_cost(config, [20000]).set_index("variant")
+    assert list(df.index) == ["design", "hold=event", "window=16 by order", "simulate"]
+    ref = simulate(df.rule.iloc[0], "quiet", seed=20000, n_jobs=120).summary()
+    assert df.loc["simulate", "mean_wait_min"] == ref["mean_wait_min"] and df.loc["simulate", "vs_simulate_min"] == 0.0
