@@ -29,7 +29,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "generate-jobs": ("gpu_sched_env.mig.generator.cli", "main", "generate MIG job sets from a generator config"),
     "experiments": ("studies.cgrsp.cli", "main", "CGRSP experiment programme and docs/results.md (checkout only)"),
     "bench": ("studies.bench", "main", "benchmarks: sim, env, edge, hgsp, mig, train (checkout only)"),
-    "diagnose": ("studies.diagnose", "main", "diagnostics of rewards, policies and RH (checkout only)"),
+    "diagnose": ("studies.diagnose", "main", "diagnostics: rewards, learned policies vs rules, action designs, RH (checkout only)"),
 }
 
 

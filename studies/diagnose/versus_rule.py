@@ -40,6 +40,7 @@ from gpu_sched_agents.rl.policies import factored_mode
 from gpu_sched_agents.rl.registry import load_model
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 from gpu_sched_env.core.errors import ConfigError, check_choice
+from gpu_sched_env.core.stats import paired_compare
 
 MODES = ("learned", "rule", "rule_when", "rule_which")
 
@@ -127,6 +128,18 @@ def diagnose(run_dir: Path, model_file: str, seeds: list[int], rule: str | None 
     return pd.DataFrame([play(model, env, s, m, rule) for m in modes for s in seeds]).assign(rule=rule)
 
 
+def versus_rule_tests(df: pd.DataFrame) -> pd.DataFrame:
+    """Each mode against ``rule`` on the same seeds: mean difference of wait and miss, paired t and Wilcoxon p."""
+    ref = df[df["mode"] == "rule"].set_index("seed")
+    rows = []
+    for mode, g in df[df["mode"] != "rule"].groupby("mode", sort=False):
+        g = g.set_index("seed").loc[ref.index]
+        for m in ("mean_wait_min", "miss_pct"):
+            c = paired_compare(g[m], ref[m])
+            rows.append({"mode": mode, "metric": m, "diff_vs_rule": c.mean_diff, "t_p": c.t_p, "wilcoxon_p": c.w_p, "n": c.n})
+    return pd.DataFrame(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_dir", type=Path)
@@ -147,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     cols = ["miss_pct", "mean_wait_min", "when_disagree", "which_disagree"]
     print(f"rule: {df.rule.iloc[0]} (base order {base_of(df.rule.iloc[0])}); {a.seeds} seeds from {a.seed0}")
     print(df.groupby("mode", sort=False)[cols].mean().round(3).to_string())
+    print("\nagainst the rule in the same design (paired over seeds; negative = lower than the rule):")
+    print(versus_rule_tests(df).to_string(index=False, float_format=lambda x: f"{x:.3g}"))
     return 0
 
 

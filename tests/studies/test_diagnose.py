@@ -67,11 +67,12 @@ def test_policy_on_a_tiny_trained_run(capsys, tmp_path):
 
 def test_versus_rule_splits_when_from_which(capsys, tmp_path):
     """Four plays of the same day; the rule's is the rule driven through the run's own action design."""
+    import pandas as pd
     import pytest
 
     from gpu_sched_agents.heuristics.cgrsp_agents import evaluate_heuristics
     from gpu_sched_env.core.errors import ConfigError
-    from studies.diagnose.versus_rule import base_of, diagnose
+    from studies.diagnose.versus_rule import base_of, diagnose, versus_rule_tests
 
     run_dir = tiny_run(tmp_path / "run", "env=markov", "env.features=model")
     out = run(capsys, "versus-rule", str(run_dir), "--seeds", "1", "--out", str(tmp_path / "v.csv"))
@@ -86,6 +87,11 @@ def test_versus_rule_splits_when_from_which(capsys, tmp_path):
     ref = evaluate_heuristics(["spt_rescue_defer_exp"], env_config(OmegaConf.load(run_dir / "config.yaml")), [20000])
     assert rule.mean_wait_min == pytest.approx(float(ref.mean_wait_min.iloc[0]))
     assert ((df.when_disagree >= 0) & (df.when_disagree <= 1)).all()
+    tests = versus_rule_tests(pd.concat([df, df.assign(seed=20001)]))  # two seeds: paired tests need n > 1
+    assert list(tests["mode"].unique()) == ["learned", "rule_when", "rule_which"] and set(tests.metric) == {"mean_wait_min", "miss_pct"}
+    learned = df.set_index("mode").loc["learned", "mean_wait_min"]
+    assert tests.set_index(["mode", "metric"]).loc[("learned", "mean_wait_min"), "diff_vs_rule"] == pytest.approx(learned - rule.mean_wait_min)
+    assert "against the rule in the same design" in out
     assert base_of("cadr_defer_lm") == "cadr"
     with pytest.raises(ConfigError, match="not a deferring rule"):
         base_of("edf")
