@@ -21,7 +21,7 @@ from gpu_sched_agents.heuristics.env_agent import EnvAgent
 from gpu_sched_env.core.errors import ConfigError, check_choice
 from gpu_sched_env.core.rng import stream
 
-FALLBACKS = ("substitute", "wait")
+FALLBACKS = ("substitute", "same_class", "wait")
 
 
 class _Driver:
@@ -58,8 +58,10 @@ class HeuristicAgent(EnvAgent):
             (Gymnasium ``SyncVectorEnv``, SB3 ``DummyVecEnv``); may be given later with
             :meth:`bind`.
         fallback: what to do when the window is smaller than the queue and no planned job
-            is in it: ``"substitute"`` (the window's first job on the planned slot) or
-            ``"wait"`` (the no-op). See :meth:`action`.
+            is in it: ``"substitute"`` (the window's first job on the planned slot),
+            ``"same_class"`` (the window's first job of the planned job's complexity class,
+            else the first; for windows of class heads) or ``"wait"`` (the no-op). See
+            :meth:`action`.
         **knobs: the policy's knobs (``gpu_sched_agents.heuristics.cgrsp.config``, e.g. ``theta=300``
             for ``spt_rescue``), as in ``simulate(name, ..., **knobs)``; checked when the
             policy is built for an episode (ConfigError naming the policy's knobs).
@@ -88,7 +90,8 @@ class HeuristicAgent(EnvAgent):
         first planned ``(job, slot)`` whose job is in the window. ``slot`` mode: the planned
         job for the offered slot, else leave it idle. When the planned job is beyond the
         window, ``fallback="substitute"`` puts the window's first job on that slot (the
-        heuristic's decision to fill the slot now is kept); ``"wait"`` takes the no-op.
+        heuristic's decision to fill the slot now is kept), ``"same_class"`` the window's
+        first job of the planned job's class (else the first); ``"wait"`` takes the no-op.
         When the no-op is illegal, the lowest legal action. After the end: the no-op.
         """
         base = env.unwrapped
@@ -99,8 +102,12 @@ class HeuristicAgent(EnvAgent):
         if base.action_mode == "slot":
             plan = [(j, s) for j, s in plan if s == base.offered_slot]
         a = next((base.encode(j, s) for j, s in plan if j in win), None)
-        if a is None and plan and self.fallback == "substitute":
-            a = base.encode(int(win[0]), plan[0][1])
+        if a is None and plan and self.fallback != "wait":
+            j = int(win[0])
+            if self.fallback == "same_class":
+                cx = base.sim.complexity
+                j = next((int(w) for w in win if cx[w] == cx[plan[0][0]]), j)
+            a = base.encode(j, plan[0][1])
         if a is None:
             a = base.wait_action if mask[base.wait_action] else int(np.flatnonzero(mask)[0])
         return a

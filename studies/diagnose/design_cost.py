@@ -9,6 +9,10 @@ and under variants that lift one restriction at a time, on the same held-out day
 * ``window=16 by order``: the first 16 jobs in the canonical order instead of class heads;
 * ``simulate``: the rule in the simulator, every job and slot open (the number in the tables).
 
+The rule is driven by :class:`~gpu_sched_agents.heuristics.cgrsp_agents.HeuristicAgent`; a
+planned job beyond the window is replaced by the window's job of the same complexity class
+in a class-head window (``fallback="same_class"``), else by the window's first job.
+
 The gap between ``design`` and ``simulate`` is the handicap a learner in that design starts
 with: beating the rule's table number needs a policy better than the rule by that much
 within the design.
@@ -50,6 +54,11 @@ def composed(env: str, day: str) -> CGRSPEnvConfig:
         return env_config(compose(config_name="config", overrides=[f"env={env}", f"day={day}"]))
 
 
+def fallback_for(config: CGRSPEnvConfig) -> str:
+    """How the rule's agent stands in for a planned job beyond the window: its class's head in a class-head window."""
+    return "same_class" if config.window_by == "class" else "substitute"
+
+
 def variants(config: CGRSPEnvConfig) -> dict[str, CGRSPEnvConfig | None]:
     """The design and its variants (None: ``simulate``)."""
     out: dict[str, CGRSPEnvConfig | None] = {"design": config}
@@ -69,7 +78,7 @@ def design_cost(config: CGRSPEnvConfig, seeds: list[int], rule: str | None = Non
         if cfg is None:
             runs = pd.DataFrame([simulate(rule, config.day, seed=s, **config.params).summary() for s in seeds])
         else:
-            runs = evaluate_heuristics([rule], cfg, seeds)
+            runs = evaluate_heuristics([rule], cfg, seeds, fallback=fallback_for(cfg))
         rows.append({"variant": name, "rule": rule, "mean_wait_min": float(runs.mean_wait_min.mean()), "miss_pct": float(runs.miss_pct.mean())})
     df = pd.DataFrame(rows)
     ref = df.set_index("variant").loc["simulate", "mean_wait_min"]

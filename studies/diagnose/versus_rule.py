@@ -41,6 +41,7 @@ from gpu_sched_agents.rl.registry import load_model
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 from gpu_sched_env.core.errors import ConfigError, check_choice
 from gpu_sched_env.core.stats import paired_compare
+from studies.diagnose.design_cost import fallback_for
 
 MODES = ("learned", "rule", "rule_when", "rule_which")
 
@@ -76,8 +77,9 @@ def play(model: Any, env: CGRSPEnv, seed: int, mode: str, rule: str) -> dict[str
     """One day in ``mode``; the run's summary and the disagreement counts."""
     obs, _ = env.reset(seed=seed)
     policy, noop = model.policy, env.wait_action
-    full = HeuristicAgent(rule).bind(env)
-    base = HeuristicAgent(base_of(rule)).bind(env)
+    fb = fallback_for(env.cfg)
+    full = HeuristicAgent(rule, fallback=fb).bind(env)
+    base = HeuristicAgent(base_of(rule), fallback=fb).bind(env)
     n_choice = n_when = n_which = 0
     done = False
     while not done:

@@ -92,11 +92,12 @@ def test_heuristic_agent_reproduces_full_days_on_more_seeds(policy, day):
 
 
 # ----------------------------------------------------------------------------- small windows
-@pytest.mark.parametrize("fallback", ["substitute", "wait"])
+@pytest.mark.parametrize("fallback", ["substitute", "same_class", "wait"])
 @pytest.mark.parametrize("policy", ["fifo", "spt", "rh", "random", "cadr"])
 def test_small_window_rule(policy, fallback):
-    """1. first planned job in the window; 2. substitute (window job 0 on the first planned
-    slot) or skip; 3. wait if legal, else the lowest legal action."""
+    """1. first planned job in the window; 2. substitute (window job 0, or with same_class the
+    first window job of the planned job's class, on the first planned slot) or skip; 3. wait
+    if legal, else the lowest legal action."""
     env = CGRSPEnv(day="hectic", n_jobs=150, window=2)
     agent = HeuristicAgent(policy, env, fallback)
     env.reset(seed=5)
@@ -112,9 +113,12 @@ def test_small_window_rule(policy, fallback):
         if in_window:
             assert env.decode(a) == in_window[0]
             seen["plan"] += 1
-        elif plan and fallback == "substitute":
-            assert env.decode(a) == (env.window_jobs[0], plan[0][1])
+        elif plan and fallback != "wait":
+            cx, win = env.sim.complexity, env.window_jobs
+            same = [w for w in win if cx[w] == cx[plan[0][0]]] if fallback == "same_class" else []
+            assert env.decode(a) == ((same or win)[0], plan[0][1])
             seen["substitute"] += 1
+            seen["same"] = seen.get("same", 0) + bool(same)
         elif mask[-1]:
             assert a == env.action_space.n - 1
             seen["wait"] += 1
@@ -127,6 +131,24 @@ def test_small_window_rule(policy, fallback):
         assert seen["wait"] > 0 and seen["substitute"] == 0
     else:
         assert seen["substitute"] > 0
+
+
+def test_same_class_fallback_on_class_heads_keeps_the_planned_class():
+    """In a class-head window the stand-in for a planned job beyond it is its class's head."""
+    env = CGRSPEnv(day="hectic", n_jobs=300, window=3, window_by="class", action_mode="slot")
+    agent = HeuristicAgent("spt_rescue_defer_exp", env, "same_class")
+    env.reset(seed=2)
+    stood_in = 0
+    done = False
+    while not done:
+        plan = [(j, s) for j, s in agent.plan(env) if s == env.offered_slot]
+        a = agent.action(env)
+        if plan and plan[0][0] not in env.window_jobs:
+            j, _ = env.decode(a)
+            assert env.sim.complexity[j] == env.sim.complexity[plan[0][0]]
+            stood_in += 1
+        _, _, done, _, _ = env.step(a)
+    assert stood_in > 0
 
 
 def test_small_window_agents_can_deviate_from_simulate_but_finish():

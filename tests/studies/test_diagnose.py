@@ -84,7 +84,7 @@ def test_versus_rule_splits_when_from_which(capsys, tmp_path):
 
     from gpu_sched_agents.rl.envs import env_config
 
-    ref = evaluate_heuristics(["spt_rescue_defer_exp"], env_config(OmegaConf.load(run_dir / "config.yaml")), [20000])
+    ref = evaluate_heuristics(["spt_rescue_defer_exp"], env_config(OmegaConf.load(run_dir / "config.yaml")), [20000], fallback="same_class")
     assert rule.mean_wait_min == pytest.approx(float(ref.mean_wait_min.iloc[0]))
     assert ((df.when_disagree >= 0) & (df.when_disagree <= 1)).all()
     tests = versus_rule_tests(pd.concat([df, df.assign(seed=20001)]))  # two seeds: paired tests need n > 1
