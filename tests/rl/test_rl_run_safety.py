@@ -68,6 +68,10 @@ def test_named_setups_compose_to_their_documented_commands():
     assert markov.train.total_timesteps == 400_000
     assert env_config(cfg_for("experiment=markov_fresh")).sim_params().stock_process == "fresh"
     assert cfg_for("experiment=month").day.name == "mixed"
+    ch = cfg_for("experiment=class_heads")
+    env = env_config(ch)
+    assert (env.window, env.window_by, env.order, env.action_mode, env.reward, env.features) == (3, "class", "spt", "slot", "capacity", "model")
+    assert env.reward_weights == {"miss": 57600.0} and "stock_process" not in env.params and ch.train.total_timesteps == 200_000
 
 
 def test_the_main_job_shapes_with_the_learners_discount():
