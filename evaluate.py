@@ -95,6 +95,7 @@ def with_stock(config, stock: str):
     params = {k: v for k, v in config.params.items() if k not in ("stock_process", "stock_dwell_s")}
     return dataclasses.replace(config, params={**params, "stock_process": "fresh", **stock_params(stock)})
 
+
 def on_trace(model, config, trace: Path, seeds: list[int], label: str, out_dir: Path, stem: str) -> int:
     """The model and every baseline heuristic on a job log; writes ``<stem>.csv`` (per seed) and ``<stem>_summary.csv``.
 

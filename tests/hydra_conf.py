@@ -1,16 +1,8 @@
-"""One way for tests to compose the training config as ``train.py`` does (Hydra, the repo's conf/)."""
+"""One way for tests to compose the training config as ``train.py`` does: :mod:`studies.conf`."""
 
-from pathlib import Path
-
-from hydra import compose, initialize_config_dir
-
-from gpu_sched_agents.rl.config import register_configs
-
-CONF = str(Path(__file__).resolve().parents[1] / "conf")
-register_configs()
+from studies.conf import compose_config
 
 
 def cfg_for(*overrides):
     """The composed root config under ``overrides`` (run_dir defaults to /tmp/x)."""
-    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        return compose(config_name="config", overrides=["run_dir=/tmp/x", *overrides])
+    return compose_config("run_dir=/tmp/x", *overrides)

@@ -205,7 +205,7 @@ class CGRSPEnv(gym.Env):
         # the reward's weights and what an episode is judged on (rewards.weights_of, one place)
         self.reward_weights, self.objective_weights = weights_of(cfg, self.params)
         self.actions = ACTION_SCHEMES[cfg.action_mode](cfg.window, self.params.c_max, cfg.hold)
-        self.jobs = JobWindow(self.params, cfg.window, cfg.order, cfg.window_by)
+        self.jobs = JobWindow(cfg.window, cfg.order, cfg.window_by)
         self._enc = ObsEncoder(self.params, cfg.window, cfg.slot_rows, cfg.features)
         self.observation_space = self._enc.space(self.actions.n_actions)
         self.action_space = MaskedDiscrete(self.actions.n_actions, self.action_masks)

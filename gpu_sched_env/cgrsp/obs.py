@@ -77,27 +77,26 @@ class JobWindow:
     The env tells it about dispatches (:meth:`remove`); arrivals it reads off the simulator.
     """
 
-    def __init__(self, params: CGRSPParams, size: int, order: str = "deadline", by: str = "order") -> None:
+    def __init__(self, size: int, order: str = "deadline", by: str = "order") -> None:
         check_choice("order", order, ORDERS)
         check_choice("window_by", by, WINDOW_BY)
         self.K, self.order, self.by = int(size), order, by
-        fleet = Fleet.from_params(params)
-        self.e_k = np.asarray(fleet.fastest_wbar)  # (3,) fastest W̄ in the fleet [s]
-        wbar = np.array([g.mean_runtime_s for g in params.gpu_types], float).T  # (3, T) [s]
-        self._nominal = wbar[:, fleet.nominal_type]
         self._rank: np.ndarray | None = None
 
     def reset(self, sim: Simulator) -> None:
-        """The day's canonical rank of every job; nothing waits yet."""
-        wl = sim.workload
+        """The day's canonical rank of every job (from the simulator's fleet); nothing waits yet."""
+        wl, fl = sim.workload, sim.fleet
         d, sub, cx = wl.deadline, wl.submit, wl.complexity
         n = wl.n_jobs
         self._cx = cx
         if self.order == "submit":
             by_rank = np.arange(n)
+        elif self.order == "spt":  # SPT's key: nominal W̄ (fleet.nominal_type), then deadline, submit
+            nominal = np.array([fl.wbar[k][fl.nominal_type] for k in range(3)])
+            by_rank = np.lexsort((sub, d, nominal[cx]))
         else:
-            primary = {"deadline": d, "spt": self._nominal[cx], "laxity": d - self.e_k[cx]}[self.order]
-            by_rank = np.lexsort((sub, d, primary) if self.order == "spt" else (sub, primary))
+            primary = d if self.order == "deadline" else d - np.asarray(fl.fastest_wbar)[cx]  # laxity: d − e_κ
+            by_rank = np.lexsort((sub, primary))
         self._by_rank = by_rank  # job id at each rank of the canonical order
         self._rank = np.empty(n, np.int64)
         self._rank[by_rank] = np.arange(n)

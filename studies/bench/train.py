@@ -13,16 +13,16 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 import torch as th
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.envs import InvalidActionEnvDiscrete
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from gpu_sched_agents.rl.envs import env_config, make_vec_env
+from gpu_sched_agents.rl.envs import make_vec_env
 from gpu_sched_agents.rl.policies import FactoredMaskablePolicy
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
+from studies.conf import composed_env
 
 
 def fps(model, steps: int) -> float:
@@ -31,17 +31,6 @@ def fps(model, steps: int) -> float:
     t0 = time.perf_counter()
     model.learn(steps, reset_num_timesteps=False)
     return steps / (time.perf_counter() - t0)
-
-
-def composed_env(day: str, *overrides: str):
-    """The env config of ``train.py`` under ``overrides`` on ``day``."""
-    from hydra import compose, initialize_config_dir
-
-    from gpu_sched_agents.rl.config import register_configs
-
-    register_configs()
-    with initialize_config_dir(config_dir=str(Path(__file__).resolve().parents[2] / "conf"), version_base="1.3"):
-        return env_config(compose(config_name="config", overrides=[f"day={day}", *overrides]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -38,20 +38,13 @@ from gpu_sched_env.cgrsp.api import simulate
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.cgrsp.stock import stock_params
 from gpu_sched_env.core.errors import ConfigError, check_choice
-
-CONF = Path(__file__).resolve().parents[2] / "conf"
+from studies.conf import CONF, composed_env
 
 
 def composed(env: str, day: str) -> CGRSPEnvConfig:
-    """The env config of ``python train.py env=ENV day=DAY`` (Hydra's own composition)."""
-    from hydra import compose, initialize_config_dir
-
-    from gpu_sched_agents.rl.config import register_configs
-
+    """The env config of ``python train.py env=ENV day=DAY``."""
     check_choice("--env", env, sorted(p.stem for p in (CONF / "env").glob("*.yaml")))
-    register_configs()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return env_config(compose(config_name="config", overrides=[f"env={env}", f"day={day}"]))
+    return composed_env(day, f"env={env}")
 
 
 def fallback_for(config: CGRSPEnvConfig) -> str:
@@ -65,7 +58,7 @@ def variants(config: CGRSPEnvConfig) -> dict[str, CGRSPEnvConfig | None]:
     if config.action_mode == "slot" and config.hold != "event":
         out["hold=event"] = config.replace(hold="event")
     if config.window_by == "class" or config.window < 16:
-        out["window=16 by order"] = config.replace(window=16, window_by="order", **({"hold": "event"} if "hold=event" in out else {}))
+        out["window=16 by order"] = config.replace(window=16, window_by="order", hold="event")
     out["simulate"] = None
     return out
 

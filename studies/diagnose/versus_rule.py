@@ -12,7 +12,7 @@ every one on the same days (common random numbers):
   learned policy's likeliest dispatch (its *which*);
 * ``rule_which``: dispatch exactly when the learned policy does; the job is the one the
   rule's base order (the rule without its deferral, e.g. ``spt_rescue``) puts on that slot
-  (its *which*).
+  (its *which*; beyond the window, the window's job of the same class).
 
 If ``rule_when`` comes close to ``rule``, the learner's job choice is as good as the
 rule's and its deferral is what costs; if ``rule_which`` does, the reverse. It also counts
@@ -28,7 +28,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import torch as th
 from omegaconf import OmegaConf
@@ -61,18 +60,6 @@ def _planned(agent: HeuristicAgent, env: CGRSPEnv) -> int | None:
     return next((j for j, slot in agent.plan(env) if slot == s), None)
 
 
-def _action_for(env: CGRSPEnv, job: int) -> int:
-    """The dispatch of ``job`` to the offered slot; a job beyond the window is replaced by its class head."""
-    win = env.window_jobs
-    pos = np.flatnonzero(win == job)
-    if pos.size == 0:  # the window shows class heads: take the head of the job's class
-        cx = np.asarray(env.sim.complexity)
-        pos = np.flatnonzero(cx[win] == cx[job])
-    if pos.size == 0:
-        pos = np.array([0])
-    return int(pos[0])
-
-
 def play(model: Any, env: CGRSPEnv, seed: int, mode: str, rule: str) -> dict[str, float]:
     """One day in ``mode``; the run's summary and the disagreement counts."""
     obs, _ = env.reset(seed=seed)
@@ -103,9 +90,7 @@ def play(model: Any, env: CGRSPEnv, seed: int, mode: str, rule: str) -> dict[str
                 if mode == "rule_when":
                     a = noop if rule_job is None else likeliest
                 elif mode == "rule_which" and learned != noop and base_job is not None:
-                    a = _action_for(env, base_job)
-            if not mask[a]:
-                a = learned
+                    a = base.action(env)  # the base rule's job for this slot (its class head beyond the window)
         obs, _, done, _, info = env.step(a)
     s = info["summary"]
     return {

@@ -118,7 +118,6 @@ def test_small_window_rule(policy, fallback):
             same = [w for w in win if cx[w] == cx[plan[0][0]]] if fallback == "same_class" else []
             assert env.decode(a) == ((same or win)[0], plan[0][1])
             seen["substitute"] += 1
-            seen["same"] = seen.get("same", 0) + bool(same)
         elif mask[-1]:
             assert a == env.action_space.n - 1
             seen["wait"] += 1

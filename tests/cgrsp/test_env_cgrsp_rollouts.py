@@ -230,7 +230,7 @@ def test_window_is_the_first_k_waiting_jobs_in_canonical_order():
         env = CGRSPEnv(day="hectic", n_jobs=200, window=5, order=order)
         rng = np.random.default_rng(0)
         _, info = env.reset(seed=1)
-        sim, enc = env.sim, env.jobs
+        sim = env.sim
         wbar = np.array([g.mean_runtime_s for g in env.params.gpu_types], float).T
         done = False
         while not done:
@@ -241,7 +241,7 @@ def test_window_is_the_first_k_waiting_jobs_in_canonical_order():
                 "deadline": (sub, d),
                 "submit": (sub,),
                 "spt": (sub, d, wbar[cx, 0]),  # nominal W̄ on the RTX 3090 (the first type)
-                "laxity": (sub, d - enc.e_k[cx]),
+                "laxity": (sub, d - np.asarray(sim.fleet.fastest_wbar)[cx]),
             }[order]
             expect = ids[np.lexsort(key)][:5]
             assert np.array_equal(env._win, expect), order

@@ -41,20 +41,14 @@ def test_advantages(capsys):
 
 def tiny_run(run_dir: Path, *overrides: str) -> Path:
     """A trained run of a few hundred steps on the quiet day (``overrides`` change its env)."""
-    from hydra import compose, initialize_config_dir
-
     import gpu_sched_agents.rl.train as tr
-    from gpu_sched_agents.rl.config import register_configs
+    from studies.conf import compose_config
 
-    register_configs()
-    conf = str(Path(__file__).resolve().parents[2] / "conf")
-    with initialize_config_dir(config_dir=conf, version_base="1.3"):
-        cfg = compose(config_name="config", overrides=[
-            "day=quiet", "train.total_timesteps=128", "train.n_envs=2", "train.eval_freq=128",
-            "train.checkpoint_freq=128", "train.eval_seeds=[10000]", "train.final_eval_seeds=1",
-            "train.progress_bar=false", "algo=ppo", "algo.n_steps=64", "algo.batch_size=64",
-            "algo.n_epochs=1", "algo.net_arch=[16]", f"run_dir={run_dir}", *overrides])
-    tr.train(cfg)
+    tr.train(compose_config(
+        "day=quiet", "train.total_timesteps=128", "train.n_envs=2", "train.eval_freq=128",
+        "train.checkpoint_freq=128", "train.eval_seeds=[10000]", "train.final_eval_seeds=1",
+        "train.progress_bar=false", "algo=ppo", "algo.n_steps=64", "algo.batch_size=64",
+        "algo.n_epochs=1", "algo.net_arch=[16]", f"run_dir={run_dir}", *overrides))
     return run_dir
 
 
