@@ -25,6 +25,9 @@ class PPOConfig:
 
     name: str = "ppo"
     learning_rate: float = 3e-4
+    # the learning rate falls linearly to learning_rate × lr_final_frac by the end of training
+    # (1 = constant; the long joint-mode setups anneal it, docs/training.md)
+    lr_final_frac: float = 1.0
     n_steps: int = 1024  # per env, between updates
     batch_size: int = 256
     n_epochs: int = 5

@@ -17,7 +17,18 @@ from gpu_sched_agents.rl.smdp import TimeDiscountedBuffer
 from gpu_sched_env.core.errors import check_choice
 
 # Config fields that are not keyword arguments of the SB3 constructor.
-_NOT_SB3 = {"name", "net_arch", "bc_teacher", "bc_episodes", "bc_epochs", "time_halflife_s"}
+_NOT_SB3 = {"name", "net_arch", "bc_teacher", "bc_episodes", "bc_epochs", "time_halflife_s", "lr_final_frac"}
+
+
+@dataclass(frozen=True)
+class LinearSchedule:
+    """Learning rate falling linearly from ``start`` to ``start × final_frac`` (SB3's progress 1 → 0)."""
+
+    start: float
+    final_frac: float
+
+    def __call__(self, progress_remaining: float) -> float:
+        return self.start * (self.final_frac + (1.0 - self.final_frac) * progress_remaining)
 
 
 def _sb3_kwargs(a: Any) -> dict[str, Any]:
@@ -25,6 +36,9 @@ def _sb3_kwargs(a: Any) -> dict[str, Any]:
     cfg = OmegaConf.to_container(a, resolve=True) if isinstance(a, DictConfig) else dict(vars(a))
     out = {k: v for k, v in cfg.items() if k not in _NOT_SB3}
     out["policy_kwargs"] = {"net_arch": list(cfg["net_arch"])}
+    frac = cfg.get("lr_final_frac", 1.0)
+    if frac != 1.0:
+        out["learning_rate"] = LinearSchedule(float(cfg["learning_rate"]), float(frac))
     if cfg.get("time_halflife_s"):  # semi-MDP discounting (gpu_sched_agents.rl.smdp), PPO only
         out["rollout_buffer_class"] = TimeDiscountedBuffer
         out["rollout_buffer_kwargs"] = {"halflife_s": float(cfg["time_halflife_s"])}

@@ -63,6 +63,8 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
     check_number("seed", cfg.seed, lo=0, hi=2**32 - 1, integer=True)
     check_number("algo.gamma", cfg.algo.gamma, lo=0.0, hi=1.0, lo_open=True)
     check_number("algo.learning_rate", cfg.algo.learning_rate, lo=0.0, lo_open=True)
+    if "lr_final_frac" in cfg.algo:
+        check_number("algo.lr_final_frac", cfg.algo.lr_final_frac, lo=0.0, hi=1.0, lo_open=True)
     for i, width in enumerate(cfg.algo.net_arch):
         check_number(f"algo.net_arch[{i}]", width, lo=1, integer=True)
     teacher = cfg.algo.get("bc_teacher")

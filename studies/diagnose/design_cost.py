@@ -6,6 +6,8 @@ and under variants that lift one restriction at a time, on the same held-out day
 
 * ``design``: the run's own settings (e.g. ``env=markov``: class-head window, ``hold=stock``);
 * ``hold=event``: a slot left idle is offered again at the next decision point;
+* ``joint``: the same window, but every (window job, idle slot) pair is one action (no slot
+  offers: the rule's own job-to-slot placement is expressible);
 * ``window=16 by order``: the first 16 jobs in the canonical order instead of class heads;
 * ``simulate``: the rule in the simulator, every job and slot open (the number in the tables).
 
@@ -57,6 +59,8 @@ def variants(config: CGRSPEnvConfig) -> dict[str, CGRSPEnvConfig | None]:
     out: dict[str, CGRSPEnvConfig | None] = {"design": config}
     if config.action_mode == "slot" and config.hold != "event":
         out["hold=event"] = config.replace(hold="event")
+    if config.action_mode == "slot":
+        out["joint"] = config.replace(action_mode="joint", hold="event")
     if config.window_by == "class" or config.window < 16:
         out["window=16 by order"] = config.replace(window=16, window_by="order", hold="event")
     out["simulate"] = None

@@ -61,6 +61,23 @@ def test_time_discounting_is_ppo_only():
         validate(cfg_for("algo=ppo_unmasked", "algo.time_halflife_s=60"))
     validate(cfg_for("algo=ppo", "algo.time_halflife_s=60"))
 
+
+@pytest.mark.parametrize("frac", ["0", "-0.5", "1.5"])
+def test_learning_rate_decay_outside_0_1_fails_validation(frac):
+    with pytest.raises(ConfigError, match=r"algo.lr_final_frac = .*" + frac.lstrip("-")):
+        validate(cfg_for(f"algo.lr_final_frac={frac}"))
+
+
+def test_learning_rate_decays_linearly_to_its_final_fraction():
+    """SB3 calls the schedule with the progress remaining (1 at the start, 0 at the end)."""
+    from gpu_sched_agents.rl.registry import LinearSchedule, _sb3_kwargs
+
+    kw = _sb3_kwargs(cfg_for("algo.learning_rate=0.001", "algo.lr_final_frac=0.1").algo)
+    lr = kw["learning_rate"]
+    assert isinstance(lr, LinearSchedule) and "lr_final_frac" not in kw
+    assert lr(1.0) == pytest.approx(1e-3) and lr(0.5) == pytest.approx(5.5e-4) and lr(0.0) == pytest.approx(1e-4)
+    assert _sb3_kwargs(cfg_for("algo.learning_rate=0.001").algo)["learning_rate"] == 0.001  # default: constant
+
 # ----------------------------------------------------------------------------- mixed days, generalisation
 def test_mixed_days_follow_the_month_mix():
     from gpu_sched_agents.rl.envs import MixedDays

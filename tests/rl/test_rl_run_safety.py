@@ -72,6 +72,12 @@ def test_named_setups_compose_to_their_documented_commands():
     env = env_config(ch)
     assert (env.window, env.window_by, env.order, env.action_mode, env.reward, env.features) == (3, "class", "spt", "slot", "capacity", "model")
     assert env.reward_weights == {"miss": 57600.0} and "stock_process" not in env.params and ch.train.total_timesteps == 200_000
+    jh, jhm = cfg_for("experiment=joint_heads"), cfg_for("experiment=joint_heads_markov")
+    for cfg, stock in ((jh, "fresh"), (jhm, "markov")):  # class_heads with every head–slot pair, 1M steps, annealed
+        env = env_config(cfg)
+        assert env == env_config(ch).replace(action_mode="joint", params=env.params) and env.sim_params().stock_process == stock
+        assert (cfg.train.total_timesteps, cfg.algo.lr_final_frac, cfg.algo.gamma) == (1_000_000, 0.1, 0.9)
+    assert env_config(jhm).params == {"stock_process": "markov", "stock_dwell_s": 900}
 
 
 def test_the_main_job_shapes_with_the_learners_discount():

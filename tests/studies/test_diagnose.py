@@ -2,7 +2,10 @@
 
 from pathlib import Path
 
+import pytest
+
 from gpu_sched_env.cli import main
+from studies.conf import composed_env
 
 
 def run(capsys, *args):
@@ -100,6 +103,20 @@ def test_design_cost_of_the_markov_design(capsys):
     assert "window 3 by class, slot mode, hold=stock" in out and "hold=event" in out
     config = composed("markov", "quiet").replace(n_jobs=120)
     df = design_cost(config, [20000]).set_index("variant")
-    assert list(df.index) == ["design", "hold=event", "window=16 by order", "simulate"]
+    assert list(df.index) == ["design", "hold=event", "joint", "window=16 by order", "simulate"]
     ref = simulate(df.rule.iloc[0], "quiet", seed=20000, n_jobs=120).summary()
     assert df.loc["simulate", "mean_wait_min"] == ref["mean_wait_min"] and df.loc["simulate", "vs_simulate_min"] == 0.0
+
+
+@pytest.mark.parametrize("experiment", ["joint_heads", "joint_heads_markov"])
+def test_joint_heads_cost_the_strongest_rule_nothing(experiment):
+    """SPT+Rescue keeps the deadline order within a class, so experiment=joint_heads's design
+    (the three class heads, every head–slot pair one action) expresses it job for job, under
+    either stock model: the rule driven through that design is simulate()."""
+    from studies.diagnose.design_cost import design_cost
+
+    config = composed_env("hectic", f"experiment={experiment}")
+    assert config.action_mode == "joint" and config.window_by == "class"
+    df = design_cost(config, [20000, 20001]).set_index("variant")
+    assert df.loc["design", "mean_wait_min"] == df.loc["simulate", "mean_wait_min"]
+    assert df.loc["design", "miss_pct"] == df.loc["simulate", "miss_pct"]
