@@ -40,7 +40,7 @@ import pandas as pd
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp.batch import run_grid, summarise
 from gpu_sched_env.cgrsp.params import DAY_TYPES
-from gpu_sched_env.cgrsp.policies import param_names_help, per_policy_kwargs
+from gpu_sched_env.cgrsp.policies import param_names_help, per_policy_kwargs, policy_names
 from gpu_sched_env.cgrsp.reference import PUBLISHED_HECTIC, check_contract
 from gpu_sched_env.cgrsp.trace import day_trace, month_trace, read_trace, write_trace
 from gpu_sched_env.core.cliargs import parse_params
@@ -79,7 +79,8 @@ def compare_main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="gpu-sched compare", description="Compare CGRSP policies over seeds on a day type or a trace.")
     ap.add_argument("--day", default="hectic", choices=list(DAY_TYPES))
     ap.add_argument("--seeds", type=int, default=30, help="seeds 0..N-1 (default 30)")
-    ap.add_argument("--policies", nargs="+", default=list(POLICY_NAMES), choices=list(POLICY_NAMES), metavar="POLICY")
+    ap.add_argument("--policies", nargs="+", default=list(POLICY_NAMES), choices=list(policy_names(published_only=False)), metavar="POLICY",
+                    help="the published ten and CADR-OO by default; the deferring rules (e.g. spt_rescue_defer_exp) and the planner by name")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="simulator/policy parameter override (repeatable)")
     ap.add_argument("--trace", type=Path, default=None, metavar="FILE",
                     help="job log (CSV/Parquet) replacing each seed's generated jobs; --day still sets the model")

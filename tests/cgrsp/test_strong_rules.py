@@ -103,6 +103,20 @@ def test_deferred_slots_and_defer_cost_by_hand():
     assert deferred_slots(sim, "none") == []
 
 
+def test_defer_scale_moves_the_expected_break_even():
+    """defer_scale multiplies the cost of waiting: 1 is the registered rule, a huge scale never defers."""
+    def run(name: str, **knobs) -> dict:
+        return {k: v for k, v in simulate(name, "hectic", 20000, n_jobs=300, **knobs).summary().items() if k != "policy"}
+
+    base = run("spt_rescue_defer_exp")
+    assert run("spt_rescue_defer_exp", defer_scale=1.0) == base
+    assert run("spt_rescue_defer_exp", defer_scale=1e9) == run("spt_rescue") != base
+    assert run("spt_rescue_defer_exp", defer_scale=0.5) != base
+    for bad in (0.0, -1.0):
+        with pytest.raises(ConfigError, match="defer_scale"):
+            make_policy("spt_rescue_defer_exp", make_params("hectic"), defer_scale=bad)
+
+
 @pytest.mark.parametrize("name", [*EXTENSIONS, *PLANNERS])
 def test_a_single_slot_day_never_stalls(name):
     # one slot, Low stock always: every rule must still dispatch when its slot is the only one

@@ -145,3 +145,19 @@ def test_compare_replays_a_trace_and_cli_dispatches(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["compare", "--trace", str(tmp_path / "missing.csv"), "--seeds", "1"])
     assert main(["no-such-command"]) == 2
+
+
+def test_compare_runs_the_deferring_rules_with_their_knobs(tmp_path):
+    """The strong rules are comparable by name, and a knob of theirs (defer_scale) reaches them."""
+    from gpu_sched_env.cgrsp.api import simulate
+    from gpu_sched_env.cli import main
+
+    out = tmp_path / "cmp"
+    assert main(["compare", "--day", "quiet", "--seeds", "1", "--policies", "spt_rescue_defer_exp", "--param", "defer_scale=0.5",
+                 "--param", "n_jobs=60", "--executor", "serial", "--no-progress", "--out", str(out)]) == 0
+    (d,) = list(out.iterdir())
+    row = pd.read_csv(d / "per_seed.csv").iloc[0]
+    ref = simulate("spt_rescue_defer_exp", "quiet", 0, n_jobs=60, defer_scale=0.5).summary()
+    assert row["policy"] == "spt_rescue_defer_exp" and row["mean_wait_min"] == pytest.approx(ref["mean_wait_min"])
+    with pytest.raises(SystemExit):
+        main(["compare", "--seeds", "1", "--policies", "spt_rescue_defer_exp", "--param", "defer_scale=0"])

@@ -56,6 +56,7 @@ _CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "rh_defer": lambda n, v: check_choice(n, v, RH_DEFER_MODES),
     "rh_plan": lambda n, v: check_choice(n, v, RH_PLAN_MODES),
     "defer": lambda n, v: check_choice(n, v, DEFER_MODES),
+    "defer_scale": lambda n, v: check_number(n, v, lo=0.0, lo_open=True),
     "base_rule": lambda n, v: check_choice(f"{n} type", type(v).__name__, ("str",)),  # the name: checked by the planner
     "n_rollouts": lambda n, v: check_number(n, v, lo=1, hi=64, integer=True),
     "horizon_s": lambda n, v: check_number(n, v, lo=0.0, lo_open=True),
@@ -187,9 +188,14 @@ class RolloutKnobs(Knobs):
 
 
 def with_defer(config: type[Knobs], default: str) -> type[Knobs]:
-    """``config`` plus the ``defer`` knob (default ``default``): the config of a deferring rule."""
+    """``config`` plus the ``defer`` knob (default ``default``) and ``defer_scale``: the config of a deferring rule.
+
+    ``defer_scale`` (``expected`` mode only) multiplies the expected cost of waiting that a
+    status' mean delay is compared with: below 1 defers more, above 1 less (1: the model's own
+    break-even, what the registered rules use).
+    """
     check_choice("defer", default, DEFER_MODES)
-    fields_ = [("defer", str, field(default=default))]
+    fields_ = [("defer", str, field(default=default)), ("defer_scale", float, field(default=1.0))]
     return make_dataclass(f"{config.__name__}Defer", fields_, bases=(config,), frozen=True)
 
 

@@ -13,8 +13,9 @@ unchanged on the policy's view with those slots hidden
 * ``low``: Low-stock idle slots, while another slot is busy;
 * ``low_medium``: every idle slot not in High stock, while another slot is busy;
 * ``expected``: a slot whose status' mean delay exceeds the expected cost of waiting for a
-  better status (:func:`defer_cost`), from the public stock model (fresh or Markov with
-  its mean dwell), while a future event (a busy slot or an arrival still to come) exists.
+  better status (:func:`defer_cost`, times the ``defer_scale`` knob, 1 by default), from the
+  public stock model (fresh or Markov with its mean dwell), while a future event (a busy
+  slot or an arrival still to come) exists.
 
 A deferral never stalls a day: every mode defers only while an event is still to come,
 which brings the next decision point (and, under fresh stock, a new draw).
@@ -69,8 +70,11 @@ class IdleView:
         return len(self._idle)
 
 
-def deferred_slots(view: SimView, mode: str) -> list[int]:
-    """Idle slots to leave idle at this decision point under deferral ``mode`` (never stalls)."""
+def deferred_slots(view: SimView, mode: str, scale: float = 1.0) -> list[int]:
+    """Idle slots to leave idle at this decision point under deferral ``mode`` (never stalls).
+
+    ``scale`` (``expected`` only) multiplies the expected cost of waiting (the ``defer_scale`` knob).
+    """
     if mode == "none":
         return []
     idle = view.idle_slots()
@@ -90,7 +94,7 @@ def deferred_slots(view: SimView, mode: str) -> list[int]:
         g = st[s]
         if stock[g] != HIGH:
             if g not in cost:
-                cost[g] = defer_cost(view, g, gap)
+                cost[g] = scale * defer_cost(view, g, gap)
             if dm[stock[g]] > cost[g]:
                 out.append(s)
     return out
@@ -100,7 +104,7 @@ class Deferring(CGRSPPolicy):
     """Mixin: leave the slots :func:`deferred_slots` names idle, let the base rule fill the others."""
 
     def decide(self, view: SimView) -> list[Assignment]:
-        held = deferred_slots(view, self.cfg.defer)
+        held = deferred_slots(view, self.cfg.defer, self.cfg.defer_scale)
         if not held:
             return super().decide(view)
         offered = [s for s in view.idle_slots() if s not in held]
