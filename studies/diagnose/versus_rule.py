@@ -1,22 +1,25 @@
 """Where a learned policy loses to the strongest rule: *when* it dispatches, or *which* job.
 
-A ``slot``-mode decision has two parts: dispatch onto the offered slot or leave it idle
-(*when*), and, when dispatching, which job (*which*). This plays held-out days four ways,
+A decision has two parts: dispatch or take the no-op (*when*: in ``slot`` mode, fill the
+offered slot or leave it idle), and, when dispatching, which job (*which*; in ``joint`` mode,
+which job–slot pair). This plays held-out days four ways,
 every one on the same days (common random numbers):
 
 * ``learned``: the trained policy (its two-level deterministic action);
 * ``rule``: the rule alone (``--rule``, default the strongest, ``spt_rescue_defer_exp``),
   driven through the run's own action design (its window, slot offers and hold), which
   can cost the rule against ``simulate()``: ``gpu-sched diagnose design-cost`` measures that;
-* ``rule_when``: dispatch exactly when the rule would fill the offered slot; the job is the
-  learned policy's likeliest dispatch (its *which*);
+* ``rule_when``: dispatch exactly when the rule would (fill the offered slot; in ``joint``
+  mode, dispatch anything); the job (pair) is the learned policy's likeliest dispatch (its
+  *which*);
 * ``rule_which``: dispatch exactly when the learned policy does; the job is the one the
   rule's base order (the rule without its deferral, e.g. ``spt_rescue``) puts on that slot
-  (its *which*; beyond the window, the window's job of the same class).
+  (its *which*; beyond the window, the window's job of the same class); in ``joint`` mode the
+  base rule's next pair.
 
 If ``rule_when`` comes close to ``rule``, the learner's job choice is as good as the
 rule's and its deferral is what costs; if ``rule_which`` does, the reverse. It also counts
-the decisions where the two parts disagree. Needs a PPO run in ``slot`` mode.
+the decisions where the two parts disagree. Needs a PPO run.
 
     gpu-sched diagnose versus-rule runs/exp/markov_seed0 --seeds 10
 """
@@ -55,7 +58,14 @@ def base_of(rule: str) -> str:
 
 
 def _planned(agent: HeuristicAgent, env: CGRSPEnv) -> int | None:
-    """The job ``agent``'s rule puts on the offered slot now (None: it leaves the slot idle)."""
+    """What ``agent``'s rule does now (None: the no-op).
+
+    ``slot`` mode: the job it puts on the offered slot (beyond the window too); ``joint``
+    mode: its action (the first planned pair in the window).
+    """
+    if env.action_mode == "joint":
+        a = agent.action(env)
+        return None if a == env.wait_action else a
     s = env.offered_slot
     return next((j for j, slot in agent.plan(env) if slot == s), None)
 
@@ -68,6 +78,7 @@ def play(model: Any, env: CGRSPEnv, seed: int, mode: str, rule: str) -> dict[str
     full = HeuristicAgent(rule, fallback=fb).bind(env)
     base = HeuristicAgent(base_of(rule), fallback=fb).bind(env)
     n_choice = n_when = n_which = 0
+    joint = env.action_mode == "joint"
     done = False
     while not done:
         mask = env.action_masks()
@@ -85,7 +96,7 @@ def play(model: Any, env: CGRSPEnv, seed: int, mode: str, rule: str) -> dict[str
                 base_job = _planned(base, env)
                 n_when += (rule_job is None) != (learned == noop)
                 if learned != noop and base_job is not None:
-                    n_which += int(env.window_jobs[learned]) != base_job
+                    n_which += (learned if joint else int(env.window_jobs[learned])) != base_job
                 likeliest = int(th.argmax(probs[0, :noop]))  # the learned which
                 if mode == "rule_when":
                     a = noop if rule_job is None else likeliest
@@ -103,8 +114,6 @@ def diagnose(run_dir: Path, model_file: str, seeds: list[int], rule: str | None 
     """One row per mode × seed."""
     cfg = OmegaConf.load(run_dir / "config.yaml")
     config = env_config(cfg)
-    if config.action_mode != "slot":
-        raise ConfigError(f"action_mode = {config.action_mode!r}: this diagnostic needs a run in 'slot' mode")
     rule = check_choice("rule", rule or best_rule(config.sim_params()), tuple(RULES))
     base_of(rule)
     th.set_num_threads(int(cfg.train.get("torch_threads", 1)))

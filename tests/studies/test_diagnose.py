@@ -120,3 +120,18 @@ def test_joint_heads_cost_the_strongest_rule_nothing(experiment):
     df = design_cost(config, [20000, 20001]).set_index("variant")
     assert df.loc["design", "mean_wait_min"] == df.loc["simulate", "mean_wait_min"]
     assert df.loc["design", "miss_pct"] == df.loc["simulate", "miss_pct"]
+
+
+def test_versus_rule_in_joint_mode(tmp_path):
+    """In experiment=joint_heads's design the rule's play is simulate()'s day (the design costs it
+    nothing); the hybrids take the rule's when (any dispatch) or its next pair."""
+    from gpu_sched_env.cgrsp.api import simulate
+    from studies.diagnose.versus_rule import diagnose
+
+    run_dir = tiny_run(tmp_path / "run", "experiment=joint_heads")
+    df = diagnose(run_dir, "best_model.zip", [20000]).set_index("mode")
+    assert list(df.index) == ["learned", "rule", "rule_when", "rule_which"]
+    ref = simulate("spt_rescue_defer_exp", "quiet", 20000).summary()
+    assert df.loc["rule", "mean_wait_min"] == pytest.approx(ref["mean_wait_min"]) and df.loc["rule", "miss_pct"] == ref["miss_pct"]
+    assert ((df.when_disagree >= 0) & (df.when_disagree <= 1) & (df.which_disagree >= 0) & (df.which_disagree <= 1)).all()
+    assert (df.drop(index="rule").decisions > 0).all()  # the rule's own play counts none
