@@ -112,7 +112,7 @@ def test_design_cost_of_the_markov_design(capsys):
 def test_joint_heads_cost_the_strongest_rule_nothing(experiment):
     """SPT+Rescue keeps the deadline order within a class, so experiment=joint_heads's design
     (the three class heads, every head–slot pair one action) expresses it job for job, under
-    either stock model: the rule driven through that design is simulate()."""
+    either stock model: the rule driven through that design is simulate(), job for job."""
     from studies.diagnose.design_cost import design_cost
 
     config = composed_env("hectic", f"experiment={experiment}")
@@ -120,6 +120,20 @@ def test_joint_heads_cost_the_strongest_rule_nothing(experiment):
     df = design_cost(config, [20000, 20001]).set_index("variant")
     assert df.loc["design", "mean_wait_min"] == df.loc["simulate", "mean_wait_min"]
     assert df.loc["design", "miss_pct"] == df.loc["simulate", "miss_pct"]
+    # job for job: every dispatch time and slot of the day
+    from gpu_sched_agents.heuristics.cgrsp_agents import HeuristicAgent
+    from gpu_sched_env.cgrsp.api import simulate
+    from gpu_sched_env.cgrsp.env import CGRSPEnv
+
+    env = CGRSPEnv(config)
+    agent = HeuristicAgent("spt_rescue_defer_exp", fallback="same_class").bind(env)
+    env.reset(seed=20000)
+    done = False
+    while not done:
+        _, _, terminated, truncated, _ = env.step(int(agent.predict()[0]))
+        done = terminated or truncated
+    ref = simulate("spt_rescue_defer_exp", "hectic", 20000, **config.params).jobs
+    assert env.sim.dispatch == ref["dispatch"].tolist() and env.sim.job_slot == ref["slot"].tolist()
 
 
 def test_versus_rule_in_joint_mode(tmp_path):
