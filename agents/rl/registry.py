@@ -10,6 +10,7 @@ from omegaconf import DictConfig, OmegaConf
 from sb3_contrib import MaskablePPO
 from stable_baselines3 import PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.utils import LinearSchedule
 
 from gpu_sched_agents.rl.masked_dqn import MaskedDQN, MaskedDQNPolicy
 from gpu_sched_agents.rl.policies import FactoredMaskablePolicy
@@ -20,25 +21,15 @@ from gpu_sched_env.core.errors import check_choice
 _NOT_SB3 = {"name", "net_arch", "bc_teacher", "bc_episodes", "bc_epochs", "time_halflife_s", "lr_final_frac"}
 
 
-@dataclass(frozen=True)
-class LinearSchedule:
-    """Learning rate falling linearly from ``start`` to ``start × final_frac`` (SB3's progress 1 → 0)."""
-
-    start: float
-    final_frac: float
-
-    def __call__(self, progress_remaining: float) -> float:
-        return self.start * (self.final_frac + (1.0 - self.final_frac) * progress_remaining)
-
-
 def _sb3_kwargs(a: Any) -> dict[str, Any]:
     """Constructor kwargs from an algorithm config (every field but the project's own)."""
     cfg = OmegaConf.to_container(a, resolve=True) if isinstance(a, DictConfig) else dict(vars(a))
     out = {k: v for k, v in cfg.items() if k not in _NOT_SB3}
     out["policy_kwargs"] = {"net_arch": list(cfg["net_arch"])}
     frac = cfg.get("lr_final_frac", 1.0)
-    if frac != 1.0:
-        out["learning_rate"] = LinearSchedule(float(cfg["learning_rate"]), float(frac))
+    if frac != 1.0:  # SB3's own schedule: learning_rate at the start, × frac at the end of training
+        lr = float(cfg["learning_rate"])
+        out["learning_rate"] = LinearSchedule(lr, lr * float(frac), end_fraction=1.0)
     if cfg.get("time_halflife_s"):  # semi-MDP discounting (gpu_sched_agents.rl.smdp), PPO only
         out["rollout_buffer_class"] = TimeDiscountedBuffer
         out["rollout_buffer_kwargs"] = {"halflife_s": float(cfg["time_halflife_s"])}

@@ -70,7 +70,9 @@ def test_learning_rate_decay_outside_0_1_fails_validation(frac):
 
 def test_learning_rate_decays_linearly_to_its_final_fraction():
     """SB3 calls the schedule with the progress remaining (1 at the start, 0 at the end)."""
-    from gpu_sched_agents.rl.registry import LinearSchedule, _sb3_kwargs
+    from stable_baselines3.common.utils import LinearSchedule
+
+    from gpu_sched_agents.rl.registry import _sb3_kwargs
 
     kw = _sb3_kwargs(cfg_for("algo.learning_rate=0.001", "algo.lr_final_frac=0.1").algo)
     lr = kw["learning_rate"]
