@@ -18,6 +18,7 @@ DIAGNOSTICS = {
     "rh-reservation": ("studies.diagnose.rh_reservation", "where RH's reservation puts loose jobs"),
     "design-cost": ("studies.diagnose.design_cost", "what an env's action design costs a rule against simulate()"),
     "versus-rule": ("studies.diagnose.versus_rule", "does a learner lose to the strongest rule on when or on which job?"),
+    "headroom": ("studies.diagnose.headroom", "how far below the strongest rule can a planner get? (paired, resumable)"),
     "hgsp-tasks1": ("studies.diagnose.hgsp_tasks1", "why HGSP tasks1 misfits the study at its published load"),
 }
 
@@ -31,7 +32,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         bad = f"unknown diagnostic {args[0]!r}\n" if args and args[0] not in ("-h", "--help") else ""
         print(f"{bad}usage: gpu-sched diagnose NAME [ARGS...]\n\ndiagnostics:\n{lines}", file=sys.stderr if bad else sys.stdout)
         return 2 if bad or not args else 0
-    return int(importlib.import_module(DIAGNOSTICS[args[0]][0]).main(args[1:]) or 0)
+    # argparse names the program after sys.argv[0]: every diagnostic's usage line reads
+    # `gpu-sched diagnose NAME`, also when a scripts/diagnose_*.py wrapper runs it
+    argv0 = sys.argv[0] if sys.argv else ""
+    sys.argv[:1] = [f"gpu-sched diagnose {args[0]}"]
+    try:
+        return int(importlib.import_module(DIAGNOSTICS[args[0]][0]).main(args[1:]) or 0)
+    finally:
+        sys.argv[:1] = [argv0]
 
 
 __all__ = ["DIAGNOSTICS", "main"]

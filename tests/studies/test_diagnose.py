@@ -6,6 +6,7 @@ import pytest
 
 from gpu_sched_env.cli import main
 from studies.conf import composed_env
+from studies.diagnose import DIAGNOSTICS
 
 
 def run(capsys, *args):
@@ -35,6 +36,18 @@ def test_reward_alignment(capsys):
 def test_unknown_diagnostic_is_refused(capsys):
     assert main(["diagnose", "nope"]) == 2
     assert "unknown diagnostic 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", sorted(DIAGNOSTICS))
+def test_every_diagnostic_names_itself_in_its_usage(capsys, name):
+    import sys
+
+    argv0 = sys.argv[0]
+    with pytest.raises(SystemExit) as e:
+        main(["diagnose", name, "--help"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: gpu-sched diagnose {name} ")
+    assert sys.argv[0] == argv0  # restored
 
 
 def test_advantages(capsys):
