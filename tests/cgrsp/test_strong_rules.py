@@ -211,11 +211,30 @@ def test_planner_is_deterministic_for_a_seed_and_reports_its_cost():
 @pytest.mark.parametrize("knob, value, match", [
     ("n_rollouts", 0, "n_rollouts"), ("n_rollouts", 2.5, "n_rollouts"), ("horizon_s", 0.0, "horizon_s"),
     ("max_candidates", 1, "max_candidates"), ("confidence_z", -1.0, "confidence_z"), ("base_rule", "fifo", "base_rule = 'fifo'"),
-    ("base_rule", 3, "base_rule type"),
+    ("base_rule", 3, "base_rule type"), ("portfolio", ("fifo",), "portfolio = 'fifo'"),
+    ("portfolio", "cadr_defer_exp", "portfolio"), ("portfolio", (3,), "portfolio"),
 ])
 def test_planner_budget_knobs_are_validated(knob, value, match):
     with pytest.raises(ConfigError, match=match):
         make_policy("rollout", make_params("hectic"), **{knob: value})
+
+
+def test_portfolio_plans_join_the_candidates_after_the_base_plan():
+    params = make_params("hectic", n_jobs=400)
+    knobs = {**TINY_PLAN, "max_candidates": 16}
+    sim, pol = _at_planned_decision(params, 5, **knobs)
+    plain = pol.candidates(sim.view)
+    other = make_policy("rollout", params, portfolio=["edf_defer_low", "cadr_defer_exp"], **knobs)
+    other.reset(sim.view, stream(5, "cgrsp/policy"))
+    cands = other.candidates(sim.view)
+    assert cands[0] == plain[0]  # the base rule's plan first
+    for name in ("edf_defer_low", "cadr_defer_exp"):
+        rule = make_policy(name, params)
+        rule.reset(sim.view, stream(5, "cgrsp/policy"))
+        assert sorted(rule.decide(sim.view)) in [sorted(c) for c in cands]
+    # the deferral candidates are still there, and nothing is offered twice
+    assert {tuple(sorted(c)) for c in plain} <= {tuple(sorted(c)) for c in cands}
+    assert len({tuple(sorted(c)) for c in cands}) == len(cands)
 
 
 def test_pick_keeps_the_base_plan_unless_an_alternative_is_clearly_better():

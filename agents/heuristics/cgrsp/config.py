@@ -40,6 +40,11 @@ def _weights(name: str, v: Any) -> None:
         check_number(name, x, lo=0.0)
 
 
+def _names(name: str, v: Any) -> None:
+    if not isinstance(v, tuple) or not all(isinstance(x, str) for x in v):
+        raise ConfigError(f"{name} = {v!r}: need a list of rule names")
+
+
 # One check per knob name (a knob shared by several configs is checked the same way).
 _CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "stock_penalty": _per_level,
@@ -62,6 +67,7 @@ _CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "horizon_s": lambda n, v: check_number(n, v, lo=0.0, lo_open=True),
     "max_candidates": lambda n, v: check_number(n, v, lo=2, hi=16, integer=True),
     "confidence_z": lambda n, v: check_number(n, v, lo=0.0),
+    "portfolio": lambda n, v: _names(n, v),  # the names themselves: checked by the planner
 }
 
 
@@ -185,6 +191,7 @@ class RolloutKnobs(Knobs):
     horizon_s: float = 900.0  # [s] simulated look-ahead per rollout
     max_candidates: int = 4  # candidate plans evaluated per decision point (the base rule's first)
     confidence_z: float = 2.0  # leave the base rule's plan only for a paired advantage > z standard errors
+    portfolio: tuple[str, ...] = ()  # further rules (planner.RULE_BASES) whose plans join the candidates: *which* job goes where
 
 
 def with_defer(config: type[Knobs], default: str) -> type[Knobs]:

@@ -4,9 +4,11 @@ At each decision point where the choice matters, :class:`Rollout` builds a few c
 plans from its base rule (a deferring rule of :mod:`.extensions`, or a published one):
 
 1. the base rule's own plan (with its deferral);
-2. the base rule filling every idle slot (no deferral);
-3. the base rule leaving every idle slot that is not in High stock idle;
-4. the base rule leaving one more (or one fewer) non-High slot idle, one slot at a time;
+2. the plans of the rules named in ``portfolio`` (other job orders and slot choices: *which*
+   job goes where; empty by default);
+3. the base rule filling every idle slot (no deferral);
+4. the base rule leaving every idle slot that is not in High stock idle;
+5. the base rule leaving one more (or one fewer) non-High slot idle, one slot at a time;
 
 (deduplicated, at most ``max_candidates``; a plan that leaves every slot idle is offered
 only while an event is still to come, so the planner never stalls a day). Each candidate
@@ -357,7 +359,8 @@ class Rollout(CGRSPPolicy):
     Knobs (:class:`~gpu_sched_agents.heuristics.cgrsp.config.RolloutKnobs`): ``base_rule`` (the
     rule, one of :data:`RULE_BASES`), ``n_rollouts`` (sampled futures per candidate),
     ``horizon_s`` (look-ahead [s]), ``max_candidates`` (plans per decision point),
-    ``confidence_z`` (paired standard errors an alternative must win by). After a run,
+    ``confidence_z`` (paired standard errors an alternative must win by), ``portfolio`` (rules
+    whose plans join the candidates). After a run,
     ``n_planned`` counts the decision points with a choice and ``plan_seconds`` their time.
     """
 
@@ -366,6 +369,8 @@ class Rollout(CGRSPPolicy):
 
     def check(self, params: CGRSPParams) -> None:
         check_choice("base_rule", self.cfg.base_rule, RULE_BASES)
+        for name in self.cfg.portfolio:
+            check_choice("portfolio", name, RULE_BASES)
 
     def reset(self, view: SimView, rng: Any = None) -> None:
         if rng is None:
@@ -378,6 +383,9 @@ class Rollout(CGRSPPolicy):
         if self._fill is not self._base:
             self._fill.reset(view, rng)
         self._key = int(rng.integers(2**62))
+        self._portfolio = [POLICIES.make(name, self.params) for name in self.cfg.portfolio]
+        for rule in self._portfolio:
+            rule.reset(view, rng)
         self.n_planned = 0  # decision points with more than one candidate
         self.plan_seconds = 0.0
 
@@ -389,6 +397,10 @@ class Rollout(CGRSPPolicy):
         poor = [s for s in idle if stock[st[s]] != HIGH]
         held0 = set(idle) - {s for _, s in out[0]}
         can_wait = view.has_future_event()
+        for rule in self._portfolio:
+            plan = list(rule.decide(view))
+            if len(out) < self.cfg.max_candidates and (plan or can_wait) and all(sorted(plan) != sorted(p) for p in out):
+                out.append(plan)
         subsets = [set(), set(poor)] + [held0 ^ {s} for s in poor]
         for held in subsets:
             if len(out) >= self.cfg.max_candidates:
