@@ -17,6 +17,7 @@ import pandas as pd
 from gpu_sched_agents.heuristics.cgrsp import make_policy
 from gpu_sched_env.cgrsp.params import make_params
 from gpu_sched_env.cgrsp.sim import Simulator, run
+from gpu_sched_env.core.cliargs import parse_params
 from gpu_sched_env.core.rng import stream
 
 STOCKS = {"fresh": {}, "markov D=900s": {"stock_process": "markov", "stock_dwell_s": 900.0}}
@@ -42,10 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--days", nargs="+", default=["hectic", "surge"])
     ap.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE", help="rollout knob")
     a = ap.parse_args(argv)
-    knobs = {}
-    for kv in a.knob:
-        k, _, v = kv.partition("=")
-        knobs[k] = v if k == "base_rule" else float(v) if "." in v else int(v)
+    knobs = parse_params(a.knob, "a rollout knob", flag="--knob")
     base = make_policy("rollout", make_params("hectic"), **knobs).cfg
     rows = []
     for day in a.days:

@@ -10,19 +10,39 @@ from gpu_sched_env.core.errors import ConfigError
 
 
 def literal(text: str) -> Any:
-    """``text`` as a Python literal (numbers, tuples, lists, booleans); anything else stays a string."""
+    """``text`` as a Python literal (numbers, tuples, lists, booleans); anything else stays a string.
+
+    A bracketed list of bare words, as Hydra writes it (``[cadr_defer_exp,spt]``), is a list of
+    their literals.
+    """
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
+        if text.startswith("[") and text.endswith("]"):
+            return [literal(x.strip()) for x in split_top(text[1:-1]) if x.strip()]
         return text
 
 
-def parse_param(text: str, allowed: str | Callable[[], str] = "a parameter name") -> tuple[str, Any]:
+def split_top(text: str, sep: str = ",") -> list[str]:
+    """``text`` split at ``sep`` outside brackets: ``a=1,b=[x,y]`` → ``['a=1', 'b=[x,y]']``."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += {"[": 1, "(": 1, "]": -1, ")": -1}.get(ch, 0)
+        if ch == sep and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [*parts, cur]
+
+
+def parse_param(text: str, allowed: str | Callable[[], str] = "a parameter name", flag: str = "--param") -> tuple[str, Any]:
     """``NAME=VALUE`` → ``(NAME, literal(VALUE))``.
 
     Args:
         text: one ``--param`` argument.
         allowed: what NAME may be, for the error message (a callable is only called then).
+        flag: the option it came with, for the error message.
 
     Raises:
         ConfigError: no ``=``, or an empty NAME.
@@ -30,13 +50,13 @@ def parse_param(text: str, allowed: str | Callable[[], str] = "a parameter name"
     name, sep, value = text.partition("=")
     if not sep or not name.strip():
         what = allowed() if callable(allowed) else allowed
-        raise ConfigError(f"--param {text!r}: expected NAME=VALUE with NAME {what}")
+        raise ConfigError(f"{flag} {text!r}: expected NAME=VALUE with NAME {what}")
     return name.strip(), literal(value)
 
 
-def parse_params(texts: Iterable[str], allowed: str | Callable[[], str] = "a parameter name") -> dict[str, Any]:
+def parse_params(texts: Iterable[str], allowed: str | Callable[[], str] = "a parameter name", flag: str = "--param") -> dict[str, Any]:
     """Every ``--param`` argument as one dict (a repeated NAME: the last value wins)."""
-    return dict(parse_param(t, allowed) for t in texts)
+    return dict(parse_param(t, allowed, flag) for t in texts)
 
 
-__all__ = ["literal", "parse_param", "parse_params"]
+__all__ = ["literal", "parse_param", "parse_params", "split_top"]

@@ -26,6 +26,7 @@ from gpu_sched_env.cgrsp.api import simulate
 from gpu_sched_env.cgrsp.batch import run_grid
 from gpu_sched_env.cgrsp.params import CGRSPParams, make_params
 from gpu_sched_env.cgrsp.stock import stock_params
+from gpu_sched_env.core.cliargs import parse_params
 from gpu_sched_env.core.errors import ConfigError
 
 DWELLS: tuple[str, ...] = ("fresh", "60", "300", "900", "3600")
@@ -145,10 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     for d in a.dwells:
         stock_params(d)
-    knobs: dict[str, Any] = {}
-    for kv in a.planner_knob:
-        k, _, v = kv.partition("=")
-        knobs[k] = v if k == "base_rule" else float(v) if "." in v or "e" in v else int(v)
+    knobs = parse_params(a.planner_knob, "a rollout knob", flag="--planner-knob")
     rule_names = {best_rule(stock_process=stock_params(d).get("stock_process", "fresh")) for d in a.dwells}
     parts = [named_points(f"best rule ({', '.join(sorted(rule_names))})", best_rule, range(SEED0, SEED0 + a.rule_seeds), a.dwells, a.days, workers=a.workers)]
     if a.planner_from is not None:

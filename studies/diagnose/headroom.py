@@ -31,11 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
+from gpu_sched_agents.heuristics.cgrsp.config import RolloutKnobs
 from gpu_sched_agents.heuristics.cgrsp.extensions import best_rule
 from gpu_sched_env.cgrsp.policies import per_policy_kwargs
 from gpu_sched_env.cgrsp.stock import stock_params
+from gpu_sched_env.core.cliargs import parse_params, split_top
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.fanout import iter_cells
 from gpu_sched_env.core.stats import mean_ci, paired_compare
@@ -43,32 +44,18 @@ from gpu_sched_env.core.stats import mean_ci, paired_compare
 SEED0 = 20000
 COLUMNS = ["label", "policy", "day", "stock", "seed", "miss_pct", "mean_wait_min", "wall_s"]
 RULE = "rule"
+ROLLOUT_KNOBS = "one of " + ", ".join(RolloutKnobs.names())
 
 
 def parse_budget(text: str) -> dict[str, Any]:
     """``n_rollouts=16,max_candidates=6,portfolio=[cadr_defer_exp,spt_defer_exp]`` -> knobs.
 
-    Pairs are split at commas outside brackets; each value is read as YAML (numbers, lists).
+    Pairs are split at commas outside brackets; values are read as by ``--param`` (numbers, lists).
     """
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        depth += {"[": 1, "]": -1}.get(ch, 0)
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
-    out: dict[str, Any] = {}
-    for part in filter(None, parts):
-        key, sep, value = part.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--budget: {part!r} is not NAME=VALUE (e.g. n_rollouts=16,max_candidates=6)")
-        v = yaml.safe_load(value)
-        out[key] = tuple(v) if isinstance(v, list) else v
-    if not out:
-        raise ConfigError(f"--budget: {text!r} names no knob (e.g. n_rollouts=16,max_candidates=6)")
-    return out
+    knobs = parse_params([p for p in split_top(text) if p], ROLLOUT_KNOBS, flag="--budget")
+    if not knobs:
+        raise ConfigError(f"--budget {text!r}: names no knob; expected NAME=VALUE[,NAME=VALUE...] with NAME {ROLLOUT_KNOBS}")
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in knobs.items()}
 
 
 def budget_label(knobs: dict[str, Any]) -> str:

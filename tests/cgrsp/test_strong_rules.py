@@ -272,6 +272,23 @@ def test_persistence_script_on_a_tiny_budget(tmp_path):
         mod.stock_params("often")
 
 
+def test_planner_cost_script_on_a_tiny_budget(capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parents[2] / "scripts" / "planner_cost.py"
+    spec = importlib.util.spec_from_file_location("planner_cost", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--seeds", "1", "--days", "surge", "--knob", "n_rollouts=1", "--knob", "horizon_s=120.0",
+                     "--knob", "portfolio=[cadr_defer_exp]"]) == 0
+    out = capsys.readouterr().out
+    assert "portfolio=('cadr_defer_exp',)" in out and "ms_per_planned" in out
+    assert out.count("rollout ") >= 2 and out.count("spt_rescue_defer_exp") >= 3  # two stock models, rule rows
+    with pytest.raises(ConfigError, match="--knob 'n_rollouts'"):
+        mod.main(["--knob", "n_rollouts"])
+
+
 class _FormerEDFDeferLow(EDF):
     """The former edf_defer_low class (filter EDF's plan): the generic mechanism must match it."""
 

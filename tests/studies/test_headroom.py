@@ -11,7 +11,7 @@ def test_budgets_parse_lists_and_name_their_rows():
     b = headroom.parse_budget("n_rollouts=16,max_candidates=8,portfolio=[cadr_defer_exp,spt_defer_exp],confidence_z=1.5")
     assert b == {"n_rollouts": 16, "max_candidates": 8, "portfolio": ("cadr_defer_exp", "spt_defer_exp"), "confidence_z": 1.5}
     assert headroom.budget_label(b) == "rollout confidence_z=1.5,max_candidates=8,n_rollouts=16,portfolio=[cadr_defer_exp,spt_defer_exp]"
-    with pytest.raises(ConfigError, match="'n_rollouts' is not NAME=VALUE"):
+    with pytest.raises(ConfigError, match="--budget 'n_rollouts': expected NAME=VALUE with NAME one of base_rule, n_rollouts"):
         headroom.parse_budget("n_rollouts")
     with pytest.raises(ConfigError, match="names no knob"):
         headroom.parse_budget(",")
