@@ -157,6 +157,8 @@ def figure(summ: pd.DataFrame, path: Path) -> Path:
             ax.annotate(f"{r.wait_diff:+.2f} ± {r.wait_diff_ci:.2f}, n = {r.paired_n:.0f}, t p = {r.t_p:.2g}", (r.wait_diff, y),
                         textcoords="offset points", xytext=(0, 7), ha="center", fontsize=7)
         ax.axvline(0.0, color="k", lw=0.8)
+        lo, hi = min(0.0, (sub.wait_diff - sub.wait_diff_ci).min()), max(0.0, (sub.wait_diff + sub.wait_diff_ci).max())
+        ax.set_xlim(lo - 0.12 * (hi - lo), hi + 0.12 * (hi - lo))
         rule = summ[(summ.label == RULE) & (summ.stock == stock)].mean_wait_min.item()
         ax.set_title(f"{summ.day.iloc[0]} day, stock {'fresh' if stock == 'fresh' else f'D = {stock} s'} (rule {rule:.1f} min)", fontsize=9)
         ax.set_xlabel("planner − rule, mean wait [min] (paired, 95 % CI)\n← planner better        rule better →", fontsize=8)
@@ -182,14 +184,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("runs/headroom.csv"), help="CSV, appended and resumed")
     ap.add_argument("--png", type=Path, default=None, help="also draw the paired differences here")
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--no-run", action="store_true", help="run nothing: summarise (and draw) the rows already in --out")
     a = ap.parse_args(argv)
     if a.seeds < 1:
         ap.error(f"--seeds must be at least 1, got {a.seeds}")
     if a.workers is not None and a.workers < 1:
         ap.error(f"--workers must be at least 1, got {a.workers}")
     try:
-        df = run(a.day, a.stock, range(a.seed0, a.seed0 + a.seeds), a.budget or [{"n_rollouts": 16, "max_candidates": 6}],
-                 a.out, a.workers, progress=not a.no_progress)
+        if a.no_run:
+            done_keys(a.out)  # a foreign CSV is refused here too
+            if not a.out.exists():
+                raise ConfigError(f"--no-run: {a.out} does not exist")
+            df = pd.read_csv(a.out, dtype={"stock": str})
+        else:
+            df = run(a.day, a.stock, range(a.seed0, a.seed0 + a.seeds), a.budget or [{"n_rollouts": 16, "max_candidates": 6}],
+                     a.out, a.workers, progress=not a.no_progress)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -47,6 +47,12 @@ def test_rows_are_paired_appended_and_resumed(tmp_path, capsys):
     assert headroom.main([*argv, "--seeds", "3"]) == 0  # the last --seeds counts
     assert len(pd.read_csv(out)) == 3 * 2 * 2 and out.read_text().startswith(before)
     assert "wait_diff" in capsys.readouterr().out
+    # --no-run summarises the file as it is
+    before = out.read_text()
+    assert headroom.main(["--no-run", "--out", str(out), "--png", str(png)]) == 0
+    assert out.read_text() == before and "rollout horizon_s=120.0,n_rollouts=1" in capsys.readouterr().out
+    assert headroom.main(["--no-run", "--out", str(tmp_path / "none.csv")]) == 2
+    assert "does not exist" in capsys.readouterr().err
 
 
 def test_a_foreign_csv_is_not_appended_to(tmp_path):
