@@ -16,7 +16,7 @@ from studies.cgrsp.grids import build_cells, configure
 KNOBS = {
     "stock_penalty", "spt_weights", "balanced_weights", "lcf_stock_factor", "theta", "pressure_queue",
     "theta_pressure", "cr_star", "rho_res", "rho_gate", "rh_weights", "rh_defer", "rh_plan",
-    "defer", "defer_scale", "base_rule", "n_rollouts", "horizon_s", "max_candidates", "confidence_z",  # extensions
+    "defer", "defer_scale", "base_rule", "n_rollouts", "horizon_s", "max_candidates", "confidence_z", "portfolio",  # extensions
 }
 
 
