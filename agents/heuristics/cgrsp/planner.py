@@ -397,22 +397,19 @@ class Rollout(CGRSPPolicy):
         poor = [s for s in idle if stock[st[s]] != HIGH]
         held0 = set(idle) - {s for _, s in out[0]}
         can_wait = view.has_future_event()
-        for rule in self._portfolio:
-            plan = list(rule.decide(view))
+
+        def add(plan: list[Assignment]) -> None:  # a new plan, not an all-idle one when nothing is to come
             if len(out) < self.cfg.max_candidates and (plan or can_wait) and all(sorted(plan) != sorted(p) for p in out):
                 out.append(plan)
-        subsets = [set(), set(poor)] + [held0 ^ {s} for s in poor]
-        for held in subsets:
+
+        for rule in self._portfolio:
+            add(list(rule.decide(view)))
+        for held in [set(), set(poor)] + [held0 ^ {s} for s in poor]:
             if len(out) >= self.cfg.max_candidates:
                 break
             offered = [s for s in idle if s not in held]
-            if not offered and not can_wait:
-                continue
-            plan = list(self._fill.decide(IdleView(view, offered))) if offered else []  # type: ignore[arg-type]
-            if not plan and not can_wait:
-                continue
-            if all(sorted(plan) != sorted(p) for p in out):
-                out.append(plan)
+            if offered or can_wait:
+                add(list(self._fill.decide(IdleView(view, offered))) if offered else [])  # type: ignore[arg-type]
         return out
 
     def decide(self, view: SimView) -> list[Assignment]:
