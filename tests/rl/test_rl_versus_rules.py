@@ -48,3 +48,31 @@ def test_rules_a_run_was_not_evaluated_against_are_simulated_on_its_seeds(tmp_pa
     row = versus_rules(d, rules=[*RULES, "edf_defer_low"])  # edf_defer_low is not in the file: simulated
     assert row["best rule"] == "edf_defer_low"  # a normal day of 20 jobs: it misses nothing and waits ~0 min
     assert row["rule wait"] < 5.0 and row["beats"] is False
+
+
+def test_learner_table_script(tmp_path, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    import pytest
+
+    path = Path(__file__).parents[2] / "scripts" / "learner_table.py"
+    spec = importlib.util.spec_from_file_location("learner_table", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    runs = []
+    for name in ("a", "b"):
+        d = _run(tmp_path, learned_wait=45.0, learned_miss=0.0, name=name)
+        pd.read_csv(d / "final_eval_per_seed.csv").assign(day="normal").to_csv(d / "final_eval_per_seed.csv", index=False)
+        (d / "config.yaml").write_text(yaml.safe_dump({"algo": {"name": "ppo"}, "seed": 0, "env": {"params": {"n_jobs": 20}}}))
+        runs.append(str(d))
+    out = tmp_path / "table.csv"
+    assert mod.main([*runs, "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert text.count("| ppo |") == 0 and "| a |" in text and "| b |" in text  # one row per run, named by its folder
+    assert "0 of 2 runs beat the strongest rule" in text  # every deferring rule is simulated on the runs' seeds
+    df = pd.read_csv(out)
+    assert len(df) == 2 and {"best rule", "Δ wait", "beats"} <= set(df.columns) and not df.beats.any()
+    with pytest.raises(SystemExit) as e:
+        mod.main([str(tmp_path)])
+    assert e.value.code == 2 and "no final_eval_tests.csv in" in capsys.readouterr().err
