@@ -272,14 +272,8 @@ def test_persistence_script_on_a_tiny_budget(tmp_path):
         mod.stock_params("often")
 
 
-def test_planner_cost_script_on_a_tiny_budget(capsys):
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).parents[2] / "scripts" / "planner_cost.py"
-    spec = importlib.util.spec_from_file_location("planner_cost", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+def test_planner_cost_script_on_a_tiny_budget(capsys, load_script):
+    mod = load_script("planner_cost")
     assert mod.main(["--seeds", "1", "--days", "surge", "--knob", "n_rollouts=1", "--knob", "horizon_s=120.0",
                      "--knob", "portfolio=[cadr_defer_exp]"]) == 0
     out = capsys.readouterr().out

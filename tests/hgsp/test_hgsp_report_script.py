@@ -1,25 +1,14 @@
 """scripts/hgsp_report.py on the tiny task set: tables written, SAGreedy's objective ≤ FIFO's, docs sections replaced."""
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 
 
-def _script():
-    path = Path(__file__).parents[2] / "scripts" / "hgsp_report.py"
-    spec = importlib.util.spec_from_file_location("hgsp_report", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_hgsp_report_on_the_tiny_set(tmp_path, capsys):
+def test_hgsp_report_on_the_tiny_set(tmp_path, capsys, load_script):
     out = tmp_path / "hgsp"
     doc = tmp_path / "page.md"
     doc.write_text("# page\n<!-- hgsp-published:start -->\nold\n<!-- hgsp-published:end -->\n"
                    "<!-- hgsp-orderings:start -->\nold\n<!-- hgsp-orderings:end -->\ntail\n")
-    assert _script().main(["--tasks", "tiny", "--clusters", "small", "--sa-iters", "20", "--calibration-seeds", "0",
+    assert load_script("hgsp_report").main(["--tasks", "tiny", "--clusters", "small", "--sa-iters", "20", "--calibration-seeds", "0",
                            "--exact-seeds", "0", "--orderings-seeds", "2", "--no-figures", "--out", str(out),
                            "--update-docs", str(doc)]) == 0
     res = pd.read_csv(out / "results.csv")

@@ -1,23 +1,13 @@
 """scripts/llm_report.py: FIFO vs WSRPT on the discriminating workload, both engines, written atomically."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pandas as pd
 
 
-def _script():
-    path = Path(__file__).parents[2] / "scripts" / "llm_report.py"
-    spec = importlib.util.spec_from_file_location("llm_report", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_llm_report_on_the_discriminating_workload(tmp_path, capsys):
+def test_llm_report_on_the_discriminating_workload(tmp_path, capsys, load_script):
     out = tmp_path / "llm"
-    assert _script().main(["--workloads", "discriminating", "--out", str(out)]) == 0
+    assert load_script("llm_report").main(["--workloads", "discriminating", "--out", str(out)]) == 0
     df = pd.read_csv(out / "results.csv")
     assert len(df) == 4 and set(df.engine) == {"discrete", "event"} and set(df.policy) == {"fifo", "wsrpt"}
     by = df.set_index(["engine", "policy"])

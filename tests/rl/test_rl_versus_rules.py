@@ -1,6 +1,7 @@
 """The learner-vs-strongest-rule row: the bar is chosen per run on its own seeds, and the criterion can fail."""
 
 import pandas as pd
+import pytest
 import yaml
 
 from gpu_sched_agents.rl.compare import comparison, versus_rules
@@ -50,16 +51,8 @@ def test_rules_a_run_was_not_evaluated_against_are_simulated_on_its_seeds(tmp_pa
     assert row["rule wait"] < 5.0 and row["beats"] is False
 
 
-def test_learner_table_script(tmp_path, capsys):
-    import importlib.util
-    from pathlib import Path
-
-    import pytest
-
-    path = Path(__file__).parents[2] / "scripts" / "learner_table.py"
-    spec = importlib.util.spec_from_file_location("learner_table", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+def test_learner_table_script(tmp_path, capsys, load_script):
+    mod = load_script("learner_table")
     runs = []
     for name in ("a", "b"):
         d = _run(tmp_path, learned_wait=45.0, learned_miss=0.0, name=name)
