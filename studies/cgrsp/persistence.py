@@ -78,19 +78,26 @@ def policy_points(label: str, factory: Callable[[CGRSPParams], Any], seeds: Sequ
 
 
 def paired(df: pd.DataFrame, ref: str) -> pd.DataFrame:
-    """Every other label minus ``ref`` on the seeds both ran, per day × stock: mean and 95 % CI."""
-    from gpu_sched_env.core.stats import mean_ci
+    """Every other label minus ``ref`` on the seeds both ran, per day × stock.
+
+    Per metric: mean difference ``<m>_diff``, 95 % CI half-width ``<m>_ci`` and the paired t
+    and Wilcoxon p values ``<m>_t_p``, ``<m>_w_p`` (NaN with fewer than two common seeds).
+    """
+    from gpu_sched_env.core.stats import mean_ci, paired_compare
 
     rows = []
     base = df[df.label == ref].set_index(["day", "stock", "seed"])
     for label, g in df[df.label != ref].groupby("label", sort=False):
         for (day, stock), h in g.groupby(["day", "stock"], sort=False):
             h = h.set_index(["day", "stock", "seed"])
-            common = h.index.intersection(base.index)
+            common = h.index.intersection(base.index).sort_values()
             row = {"label": label, "vs": ref, "day": day, "stock": stock, "n": len(common)}
             for m in ("miss_pct", "mean_wait_min"):
-                ci = mean_ci((h.loc[common, m] - base.loc[common, m]).to_numpy())
-                row[f"{m}_diff"], row[f"{m}_ci"] = ci.mean, ci.half_width
+                a, b = h.loc[common, m].to_numpy(), base.loc[common, m].to_numpy()
+                ci = mean_ci(a - b) if len(common) else None
+                pc = paired_compare(a, b) if len(common) > 1 else None
+                row[f"{m}_diff"], row[f"{m}_ci"] = (ci.mean, ci.half_width) if ci else (float("nan"),) * 2
+                row[f"{m}_t_p"], row[f"{m}_w_p"] = (pc.t_p, pc.w_p) if pc else (float("nan"),) * 2
             rows.append(row)
     return pd.DataFrame(rows)
 

@@ -34,12 +34,13 @@ import pandas as pd
 
 from gpu_sched_agents.heuristics.cgrsp.config import RolloutKnobs
 from gpu_sched_agents.heuristics.cgrsp.extensions import best_rule
+from gpu_sched_env.cgrsp.batch import run_cell
 from gpu_sched_env.cgrsp.policies import per_policy_kwargs
 from gpu_sched_env.cgrsp.stock import stock_params
 from gpu_sched_env.core.cliargs import parse_params, split_top
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.fanout import iter_cells
-from gpu_sched_env.core.stats import mean_ci, paired_compare
+from studies.cgrsp.persistence import paired
 
 SEED0 = 20000
 COLUMNS = ["label", "policy", "day", "stock", "seed", "miss_pct", "mean_wait_min", "wall_s"]
@@ -64,13 +65,11 @@ def budget_label(knobs: dict[str, Any]) -> str:
     return "rollout " + ",".join(f"{k}={show[k]}" for k in sorted(show))
 
 
-def timed_cell(label: str, policy: str, day: str, stock: str, seed: int, **params: Any) -> dict[str, Any]:
-    """One simulated day's row (top-level: picklable)."""
-    from gpu_sched_env.cgrsp.api import simulate
-
+def timed_cell(label: str, stock: str, **cell: Any) -> dict[str, Any]:
+    """One simulated day's row (:func:`~gpu_sched_env.cgrsp.batch.run_cell`, timed; top-level: picklable)."""
     t0 = time.perf_counter()
-    s = simulate(policy, day=day, seed=seed, **params).summary()
-    return {"label": label, "policy": policy, "day": day, "stock": stock, "seed": seed,
+    s = run_cell(**cell)
+    return {"label": label, "policy": cell["policy"], "day": cell["day"], "stock": stock, "seed": cell["seed"],
             "miss_pct": s["miss_pct"], "mean_wait_min": s["mean_wait_min"], "wall_s": time.perf_counter() - t0}
 
 
@@ -111,7 +110,7 @@ def run(day: str, stocks: list[str], seeds: range, budgets: list[dict[str, Any]]
         w = csv.DictWriter(fh, fieldnames=COLUMNS)
         if new:
             w.writeheader()
-        for _, row in iter_cells(timed_cell, todo, executor="process" if (workers or 2) > 1 else "serial",
+        for _, row in iter_cells(timed_cell, todo, executor="serial" if workers == 1 else "process",
                                  workers=workers, desc="days", progress=progress):
             w.writerow(row)
             fh.flush()
@@ -120,24 +119,16 @@ def run(day: str, stocks: list[str], seeds: range, budgets: list[dict[str, Any]]
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Per stock and label: days, mean miss and wait, paired wait and miss difference to the rule."""
-    rows = []
-    for (day, stock), g in df.groupby(["day", "stock"], sort=False):
-        base = g[g.label == RULE].set_index("seed")
-        for label, h in g.groupby("label", sort=False):
-            h = h.set_index("seed")
-            common = h.index.intersection(base.index).sort_values()
-            row = {"day": day, "stock": stock, "label": label, "n": len(h),
-                   "miss_pct": h.miss_pct.mean(), "mean_wait_min": h.mean_wait_min.mean(), "s_per_day": h.wall_s.mean()}
-            if label != RULE and len(common) > 1:
-                d = h.loc[common, "mean_wait_min"] - base.loc[common, "mean_wait_min"]
-                pc = paired_compare(h.loc[common, "mean_wait_min"], base.loc[common, "mean_wait_min"])
-                ci = mean_ci(d.to_numpy())
-                row.update({"paired_n": len(common), "wait_diff": ci.mean, "wait_diff_ci": ci.half_width,
-                            "t_p": pc.t_p, "w_p": pc.w_p,
-                            "miss_diff": float((h.loc[common, "miss_pct"] - base.loc[common, "miss_pct"]).mean())})
-            rows.append(row)
-    return pd.DataFrame(rows)
+    """Per stock and label: days, mean miss and wait, seconds per day, and the paired difference to the rule.
+
+    The planner rows carry :func:`studies.cgrsp.persistence.paired` against the rule, on the
+    days both ran (mean, 95 % CI, t and Wilcoxon p per metric).
+    """
+    means = (df.groupby(["day", "stock", "label"], sort=False)
+             .agg(n=("seed", "size"), miss_pct=("miss_pct", "mean"), mean_wait_min=("mean_wait_min", "mean"), s_per_day=("wall_s", "mean"))
+             .reset_index())
+    diffs = paired(df, RULE).drop(columns="vs").rename(columns={"n": "paired_n"})
+    return means.merge(diffs, on=["day", "stock", "label"], how="left")
 
 
 def figure(summ: pd.DataFrame, path: Path) -> Path:
@@ -152,12 +143,13 @@ def figure(summ: pd.DataFrame, path: Path) -> Path:
         g = rows[rows.stock == stock].set_index("label")
         ys = [i for i, lab in enumerate(labels) if lab in g.index]
         sub = g.loc[[labels[i] for i in ys]]
-        ax.errorbar(sub.wait_diff, ys, xerr=sub.wait_diff_ci, fmt="o", capsize=4)
+        ax.errorbar(sub.mean_wait_min_diff, ys, xerr=sub.mean_wait_min_ci, fmt="o", capsize=4)
         for y, r in zip(ys, sub.itertuples()):
-            ax.annotate(f"{r.wait_diff:+.2f} ± {r.wait_diff_ci:.2f}, n = {r.paired_n:.0f}, t p = {r.t_p:.2g}", (r.wait_diff, y),
+            ax.annotate(f"{r.mean_wait_min_diff:+.2f} ± {r.mean_wait_min_ci:.2f}, n = {r.paired_n:.0f}, t p = {r.mean_wait_min_t_p:.2g}",
+                        (r.mean_wait_min_diff, y),
                         textcoords="offset points", xytext=(0, 7), ha="center", fontsize=7)
         ax.axvline(0.0, color="k", lw=0.8)
-        lo, hi = min(0.0, (sub.wait_diff - sub.wait_diff_ci).min()), max(0.0, (sub.wait_diff + sub.wait_diff_ci).max())
+        lo, hi = min(0.0, (sub.mean_wait_min_diff - sub.mean_wait_min_ci).min()), max(0.0, (sub.mean_wait_min_diff + sub.mean_wait_min_ci).max())
         ax.set_xlim(lo - 0.12 * (hi - lo), hi + 0.12 * (hi - lo))
         rule = summ[(summ.label == RULE) & (summ.stock == stock)].mean_wait_min.item()
         ax.set_title(f"{summ.day.iloc[0]} day, stock {'fresh' if stock == 'fresh' else f'D = {stock} s'} (rule {rule:.1f} min)", fontsize=9)

@@ -37,16 +37,17 @@ def test_rows_are_paired_appended_and_resumed(tmp_path, capsys):
     s = headroom.summary(df)
     rows = s[s.label != headroom.RULE]
     assert len(rows) == 2 and (rows.paired_n == 2).all()
+    assert rows.mean_wait_min_t_p.between(0, 1).all() and rows.mean_wait_min_ci.notna().all()
     # the paired difference is the planner's mean wait minus the rule's on the same days
     for stock, r in rows.set_index("stock").iterrows():
         rule = s[(s.label == headroom.RULE) & (s.stock == stock)].mean_wait_min.item()
-        assert r.wait_diff == pytest.approx(r.mean_wait_min - rule)
+        assert r.mean_wait_min_diff == pytest.approx(r.mean_wait_min - rule)
     # a rerun resumes: nothing is run twice; one more seed adds only its days
     before = out.read_text()
     assert headroom.main(argv) == 0 and out.read_text() == before
     assert headroom.main([*argv, "--seeds", "3"]) == 0  # the last --seeds counts
     assert len(pd.read_csv(out)) == 3 * 2 * 2 and out.read_text().startswith(before)
-    assert "wait_diff" in capsys.readouterr().out
+    assert "mean_wait_min_diff" in capsys.readouterr().out
     # --no-run summarises the file as it is
     before = out.read_text()
     assert headroom.main(["--no-run", "--out", str(out), "--png", str(png)]) == 0
