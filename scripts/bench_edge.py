@@ -1,8 +1,8 @@
-"""Thin shim of `gpu-sched bench edge` (code in studies/bench/edge.py; `--help` for the options)."""
+"""Benchmark: the edge schedulers' runtime (shim of `python -m studies bench edge`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import main
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(main(["bench", "edge", *sys.argv[1:]]))
+    sys.exit(run_studies("bench", "edge"))

@@ -1,8 +1,8 @@
-"""Thin shim of `gpu-sched bench env` (code in studies/bench/env.py; `--help` for the options)."""
+"""Benchmark: CGRSP-v0 env steps/s (shim of `python -m studies bench env`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import main
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(main(["bench", "env", *sys.argv[1:]]))
+    sys.exit(run_studies("bench", "env"))

@@ -1,8 +1,8 @@
-"""Thin shim of `gpu-sched bench hgsp` (code in studies/bench/hgsp.py; `--help` for the options)."""
+"""Benchmark: HGSP policies' speed (shim of `python -m studies bench hgsp`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import main
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(main(["bench", "hgsp", *sys.argv[1:]]))
+    sys.exit(run_studies("bench", "hgsp"))

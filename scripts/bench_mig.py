@@ -1,8 +1,8 @@
-"""Thin shim of `gpu-sched bench mig` (code in studies/bench/mig.py; `--help` for the options)."""
+"""Benchmark: the MIG generator and CP-SAT vs Best-Fit (shim of `python -m studies bench mig`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import main
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(main(["bench", "mig", *sys.argv[1:]]))
+    sys.exit(run_studies("bench", "mig"))

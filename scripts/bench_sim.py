@@ -1,8 +1,8 @@
-"""Thin shim of `gpu-sched bench sim` (code in studies/bench/sim.py; `--help` for the options)."""
+"""Benchmark: the CGRSP simulator (shim of `python -m studies bench sim`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import main
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(main(["bench", "sim", *sys.argv[1:]]))
+    sys.exit(run_studies("bench", "sim"))

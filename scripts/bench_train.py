@@ -1,8 +1,8 @@
-"""Thin shim of `gpu-sched bench train` (code in studies/bench/train.py; `--help` for the options)."""
+"""Benchmark: MaskablePPO training frames/s (shim of `python -m studies bench train`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import main
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(main(["bench", "train", *sys.argv[1:]]))
+    sys.exit(run_studies("bench", "train"))

@@ -1,8 +1,8 @@
-"""PPO's advantages at the dispatch-or-idle decision, by the offered slot's stock level. (thin wrapper of `gpu-sched diagnose advantages`, code in studies/diagnose/advantages.py)."""
+"""PPO's advantages at the dispatch-or-idle decision, by the offered slot's stock level (shim of `python -m studies diagnose advantages`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import main
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(main(["diagnose", "advantages", *sys.argv[1:]]))
+    sys.exit(run_studies("diagnose", "advantages"))

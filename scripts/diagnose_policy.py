@@ -1,8 +1,8 @@
-"""Why does a trained CGRSP policy wait? Argmax vs two-level mode vs sampled play. (thin wrapper of `gpu-sched diagnose policy`, code in studies/diagnose/policy.py)."""
+"""Why does a trained CGRSP policy wait? Argmax vs two-level mode vs sampled play (shim of `python -m studies diagnose policy`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import main
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(main(["diagnose", "policy", *sys.argv[1:]]))
+    sys.exit(run_studies("diagnose", "policy"))

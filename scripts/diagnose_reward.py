@@ -1,8 +1,8 @@
-"""What the per-step reward says about *dispatch* vs *leave idle*, by the offered slot's stock. (thin wrapper of `gpu-sched diagnose reward`, code in studies/diagnose/reward.py)."""
+"""What the per-step reward says about *dispatch* vs *leave idle*, by the offered slot's stock (shim of `python -m studies diagnose reward`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import main
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(main(["diagnose", "reward", *sys.argv[1:]]))
+    sys.exit(run_studies("diagnose", "reward"))

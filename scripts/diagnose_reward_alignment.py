@@ -1,8 +1,8 @@
-"""Does a reward preset rank policies as the objective does? Episode sums of every preset, per heuristic. (thin wrapper of `gpu-sched diagnose reward-alignment`, code in studies/diagnose/reward_alignment.py)."""
+"""Does a reward preset rank policies as the objective does? Episode sums of every preset, per heuristic (shim of `python -m studies diagnose reward-alignment`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import main
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(main(["diagnose", "reward-alignment", *sys.argv[1:]]))
+    sys.exit(run_studies("diagnose", "reward-alignment"))

@@ -1,8 +1,8 @@
-"""Where RH's reservation puts loose jobs: stock status of their dispatches and of the held slots. (thin wrapper of `gpu-sched diagnose rh-reservation`, code in studies/diagnose/rh_reservation.py)."""
+"""Where RH's reservation puts loose jobs: stock status of their dispatches and of the held slots (shim of `python -m studies diagnose rh-reservation`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import main
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(main(["diagnose", "rh-reservation", *sys.argv[1:]]))
+    sys.exit(run_studies("diagnose", "rh-reservation"))

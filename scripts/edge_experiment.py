@@ -1,8 +1,8 @@
-"""Thin shim of studies/edge/experiment.py: the edge cluster experiment (`python -m studies.edge.experiment` is the same; `--help` for the options)."""
+"""The edge cluster experiment (shim of `python -m studies edge-experiment`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import import_studies
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(import_studies("studies.edge.experiment").main())
+    sys.exit(run_studies("edge-experiment"))

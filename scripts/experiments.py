@@ -1,13 +1,8 @@
-"""Run the CGRSP experiment programme (spec §5): one subcommand per experiment, ``all``, ``report`` (thin wrapper of `gpu-sched experiments`; `--help` for the options).
-
-python scripts/experiments.py list
-python scripts/experiments.py validation --seeds 0-29 --executor process
-python scripts/experiments.py all          # every experiment, timing, docs/results.md
-"""
+"""Run the CGRSP experiment programme (spec §5): one subcommand per experiment, ``all``, ``report`` (shim of `python -m studies experiments`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import main
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(main(["experiments", *sys.argv[1:]]))
+    sys.exit(run_studies("experiments"))

@@ -1,8 +1,8 @@
-"""Why tasks1 (small cluster) misfits the study at its published load: deadlines, memory, load. (thin wrapper of `gpu-sched diagnose hgsp-tasks1`, code in studies/diagnose/hgsp_tasks1.py)."""
+"""Why tasks1 (small cluster) misfits the study at its published load: deadlines, memory, load (shim of `python -m studies diagnose hgsp-tasks1`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import main
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(main(["diagnose", "hgsp-tasks1", *sys.argv[1:]]))
+    sys.exit(run_studies("diagnose", "hgsp-tasks1"))

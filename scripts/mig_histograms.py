@@ -1,8 +1,8 @@
-"""Thin shim of studies/mig/histograms.py: the MIG generator's histograms (`python -m studies.mig.histograms` is the same; `--help` for the options)."""
+"""The MIG generator's histograms (shim of `python -m studies mig-histograms`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import import_studies
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(import_studies("studies.mig.histograms").main())
+    sys.exit(run_studies("mig-histograms"))

@@ -1,8 +1,8 @@
-"""Thin shim of studies/cgrsp/persistence.py: the persistence sweep (`python -m studies.cgrsp.persistence` is the same; `--help` for the options)."""
+"""The persistence sweep (shim of `python -m studies persistence`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import import_studies
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(import_studies("studies.cgrsp.persistence").main())
+    sys.exit(run_studies("persistence"))

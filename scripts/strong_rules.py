@@ -1,8 +1,8 @@
-"""Thin shim of studies/cgrsp/strong_rules.py: the strong-rule table (docs/strong_rules.md) (`python -m studies.cgrsp.strong_rules` is the same; `--help` for the options)."""
+"""The strong-rule table in docs/strong_rules.md (shim of `python -m studies strong-rules`; `--help` for the options)."""
 
 import sys
 
-from gpu_sched_env.cli import import_studies
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(import_studies("studies.cgrsp.strong_rules").main())
+    sys.exit(run_studies("strong-rules"))

@@ -8,8 +8,9 @@
 
 The graph is read from the source with :mod:`ast` (nothing is imported): every ``import`` and
 ``from ... import`` of ``gpu_sched_env`` and ``gpu_sched_agents`` (the installed name of
-``agents/``), relative ones resolved; ``studies/`` (the research programme, not installed)
-and the entry points (``train.py``, ``evaluate.py``, ``scripts/*.py``) appear as importers only. A solid arrow is an import at module level; a dotted
+``agents/``), relative ones resolved; ``studies/`` (the research programme, not installed; one
+node per folder, ``studies.hgsp`` etc.) and the entry points (``train.py``, ``evaluate.py``,
+``scripts/*.py``) appear as importers only. A solid arrow is an import at module level; a dotted
 arrow is an import made only inside a function (a lazy import, e.g. matplotlib-backed
 rendering or the registry's plug-in loading). Two diagrams: the packages, and the modules of
 ``gpu_sched_env.cgrsp``.
@@ -123,8 +124,10 @@ def graph(root: Path = ROOT) -> str:
     """The Markdown (two Mermaid blocks and a line of legend) that goes between the page's markers."""
     known = discover(root)
     per_module = {name: imports(m, known) for name, m in known.items()}
-    importers = {ENTRY: [root / "train.py", root / "evaluate.py", *(root / "scripts").glob("*.py")],
-                 STUDIES: list((root / "studies").rglob("*.py"))}
+    importers: dict[str, list[Path]] = {ENTRY: [root / "train.py", root / "evaluate.py", *(root / "scripts").glob("*.py")]}
+    for path in (root / "studies").rglob("*.py"):  # one node per folder of studies/: studies.<scenario> etc.
+        rel = path.relative_to(root / "studies").parts
+        importers.setdefault(STUDIES if len(rel) == 1 else f"{STUDIES}.{rel[0]}", []).append(path)
     outside: dict[str, dict[str, bool]] = {}
     for node, paths in importers.items():
         found = outside.setdefault(node, {})
@@ -153,7 +156,8 @@ def graph(root: Path = ROOT) -> str:
     return "\n".join(
         [
             "Packages (an arrow points from the importer to the imported; "
-            "`entry points` = `train.py`, `evaluate.py`, `scripts/*.py`; `studies` = the research programme, not installed):",
+            "`entry points` = `train.py`, `evaluate.py`, `scripts/*.py`; `studies.*` = the research programme, "
+            "not installed, by folder):",
             "",
             "```mermaid",
             "flowchart LR",

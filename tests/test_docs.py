@@ -98,8 +98,8 @@ def test_import_graph_reads_imports(tmp_path: Path) -> None:
     assert "n_sim -.-> n_render" in out  # lazy, inside a function
     assert "n_cgrsp___init__ --> n_sim" in out  # relative, from the package's __init__
     assert "n_gpu_sched_env_core -->" not in out
-    assert "n_studies -.-> n_gpu_sched_env_core" in out  # studies/ is an importer, read recursively
-    assert "n_studies --> n_gpu_sched_agents" not in out and '["studies.mig' not in out  # not a package of the graph
+    assert "n_studies_mig -.-> n_gpu_sched_env_core" in out  # studies/ is an importer, one node per folder
+    assert "n_studies_mig --> n_gpu_sched_agents" not in out and '["studies.mig.experiment' not in out  # no modules
     page = "a\n" + ig.BEGIN + "\nold\n" + ig.END + "\nb\n"
     assert ig.render_page(page, "new") == "a\n" + ig.BEGIN + "\nnew\n" + ig.END + "\nb\n"
 

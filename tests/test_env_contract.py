@@ -148,11 +148,25 @@ def test_masked_out_actions_raise_naming_the_legal_ones(env_id):
 
 
 @pytest.mark.parametrize("env_id", IDS)
+def test_a_legal_action_shaped_as_a_batch_is_refused(env_id):
+    # np.array([[a]]) is what a batch of one env's actions looks like: refused by the one shared
+    # check (core.errors.check_action), not squeezed, and the env is left as it was
+    env = started(env_id)
+    a = int(legal(env)[0])
+    before = snapshot(env)
+    for form in (np.array([[a]]), [[a]], np.array([[[a]]])):
+        with pytest.raises(InvalidActionError, match=r"shape \(1, 1(, 1)?\)\) is not allowed.*1-element 1-d"):
+            env.step(form)
+        assert snapshot(env) == before
+    env.step(a)  # the same action as an integer is taken
+
+
+@pytest.mark.parametrize("env_id", IDS)
 def test_integer_forms_are_the_same_action(env_id):
     env = started(env_id)
     a = int(legal(env)[-1])
     results = []
-    for form in (a, np.int64(a), np.int32(a), np.uint8(a), np.array(a), np.array([a]), np.array([[a]]), [a], (a,)):
+    for form in (a, np.int64(a), np.int32(a), np.uint8(a), np.array(a), np.array([a]), [a], (a,)):
         clone = pickle.loads(pickle.dumps(env))
         obs, r, term, trunc, _ = clone.step(form)
         results.append((flat(obs), r, term, trunc))

@@ -150,7 +150,8 @@ RUN_INSTALLED = textwrap.dedent("""
     r = subprocess.run([str(gpu_sched), "trace", "--day", "quiet", "--out", "t.csv"], capture_output=True, text=True)
     assert r.returncode == 0 and "written to" in r.stdout, r.stderr
     r = subprocess.run([str(gpu_sched), "experiments", "list"], capture_output=True, text=True)
-    assert r.returncode == 1 and "not installed with the package" in r.stderr, r.stderr
+    assert r.returncode == 2 and "not installed with the package" in r.stderr, r.stderr
+    assert "python -m studies experiments list" in r.stderr, r.stderr
 """)
 
 

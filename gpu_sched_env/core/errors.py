@@ -98,10 +98,11 @@ def check_action(action: Any, n: int, mask: np.ndarray | None = None,
                  why: Callable[[int], str] | None = None) -> int:
     """Return ``action`` as an ``int`` if it is one legal action index, else raise.
 
-    Accepted: a Python or NumPy integer, or a one-element integer array (what SB3 passes) or
-    sequence.
-    Floats, strings, bools, ``None`` and arrays of other sizes or dtypes raise
-    :class:`InvalidActionError` naming the value and what is allowed; nothing is rounded.
+    Accepted: a Python or NumPy integer, or a 0-d or one-element 1-d integer array (what SB3
+    passes) or sequence. Floats, strings, bools, ``None``, arrays of other sizes or dtypes and
+    arrays of more dimensions (``np.array([[a]])``: a batch of actions given to one env) raise
+    :class:`InvalidActionError` naming the value and what is allowed; nothing is rounded or
+    squeezed. Every env of the project checks its actions here, so they refuse alike.
 
     Args:
         action: the action given to ``step()``.
@@ -113,10 +114,11 @@ def check_action(action: Any, n: int, mask: np.ndarray | None = None,
         a = int(action)
     else:
         arr = np.asarray(action, dtype=object if action is None else None)
-        if arr.size != 1 or arr.dtype.kind not in "iu":
+        if arr.size != 1 or arr.ndim > 1 or arr.dtype.kind not in "iu":
+            shape = f", shape {arr.shape}" if arr.ndim > 1 else ""
             raise InvalidActionError(
-                f"action {action!r} ({type(action).__name__}) is not allowed; allowed: one integer in "
-                f"[0, {n - 1}] (Python or NumPy integer, or a 1-element integer array)"
+                f"action {action!r} ({type(action).__name__}{shape}) is not allowed; allowed: one integer in "
+                f"[0, {n - 1}] (Python or NumPy integer, or a 0-d or 1-element 1-d integer array)"
             )
         a = int(arr.reshape(()))
     if not 0 <= a < n:

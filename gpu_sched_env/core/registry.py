@@ -26,9 +26,9 @@ package adds policies the same way, or calls :meth:`PolicyRegistry.register` dir
 
 Entry points are metadata of the *installed* distribution: an editable install made before
 a plug-in was declared, or a source checkout on ``PYTHONPATH``, does not list it. So the
-project's own plug-in modules are also listed in :data:`BUILTIN_PLUGINS` (the one place
-besides ``pyproject.toml``; a test keeps the two equal) and imported when the installed
-metadata does not name them.
+project's own plug-in modules (:data:`BUILTIN_PLUGINS`, derived from the scenario table
+:mod:`gpu_sched_env.core.scenarios`; a test keeps ``pyproject.toml``'s entry points equal to it)
+are also imported when the installed metadata does not name them.
 """
 
 from __future__ import annotations
@@ -42,17 +42,12 @@ from types import MappingProxyType
 from typing import Any
 
 from gpu_sched_env.core.errors import ConfigError, check_keys
+from gpu_sched_env.core.scenarios import builtin_plugins
 
 ENTRY_POINT_GROUP = "gpu_sched_env.policies"
 
-# scenario -> this project's plug-in module; must equal the entry points of pyproject.toml
-BUILTIN_PLUGINS: dict[str, str] = {
-    "cgrsp": "gpu_sched_agents.heuristics.cgrsp",
-    "hgsp": "gpu_sched_agents.heuristics.hgsp",
-    "llm": "gpu_sched_agents.heuristics.llm",
-    "mig": "gpu_sched_agents.heuristics.mig",
-    "edge": "gpu_sched_agents.heuristics.edge",
-}
+# scenario -> this project's plug-in module (the scenario table's); equal to pyproject.toml's entry points
+BUILTIN_PLUGINS: dict[str, str] = builtin_plugins()
 
 _loaded: set[str] = set()
 # module -> why it could not be imported (shown when a name is unknown, never dropped)

@@ -1,7 +1,9 @@
-"""Edge cluster scenario: memory-aware batching with an ILP makespan scheduler on Jetson devices."""
+"""Edge cluster scenario: memory-aware batching on Jetson devices (model, simulator, env).
 
-from gpu_sched_env.edge.ilp import SolverConfig, baseline_ilp_schedule, membatch_schedule
-from gpu_sched_env.edge.llf import LLFConfig, fcfs_llf_schedule
+The planners (MemBatch ILP, baseline ILP, FCFS-LLF) live in ``gpu_sched_agents.heuristics.edge``
+and are found by name through :data:`gpu_sched_env.edge.policies.PLANNERS`.
+"""
+
 from gpu_sched_env.edge.model import Cluster, EdgeProblem, Task, jetson_cluster
 from gpu_sched_env.edge.plan import Plan, SolveReport
 from gpu_sched_env.edge.profiles import ProfileTable, default_profiles, load_profiles
@@ -17,8 +19,8 @@ from gpu_sched_env.edge.workload import (
 )
 
 __all__ = [
-    "Cluster", "EdgeProblem", "LLFConfig", "Plan", "ProfileTable", "SimResult", "SolveReport", "SolverConfig", "Task",
-    "baseline_ilp_schedule", "default_profiles", "execution_noise", "fcfs_llf_schedule", "five_task_example",
-    "jetson_cluster", "load_profiles", "memory_batches", "membatch_schedule", "random_workloads", "shard_sizes",
+    "Cluster", "EdgeProblem", "Plan", "ProfileTable", "SimResult", "SolveReport", "Task",
+    "default_profiles", "execution_noise", "five_task_example",
+    "jetson_cluster", "load_profiles", "memory_batches", "random_workloads", "shard_sizes",
     "simulate", "split_tasks", "split_threshold", "tasks_from_workloads",
 ]

@@ -23,8 +23,13 @@ from gpu_sched_env.core.errors import (
 )
 from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
-from gpu_sched_env.edge.llf import load_increment_h
-from gpu_sched_env.edge.model import Task, check_placeable, jetson_cluster, task_arrays
+from gpu_sched_env.edge.model import (
+    Task,
+    check_placeable,
+    jetson_cluster,
+    load_increment_h,
+    task_arrays,
+)
 from gpu_sched_env.edge.plan import Plan
 from gpu_sched_env.edge.profiles import ProfileTable, default_profiles, load_profiles
 from gpu_sched_env.edge.sim import DeviceTimeline

@@ -189,3 +189,8 @@ class EdgeProblem:
 
     tasks: tuple[Task, ...]
     cluster: Cluster
+
+
+def load_increment_h(time_s: float, gpu_pct: float) -> float:
+    """Load a task adds to its device [GPU-share-hours]."""
+    return gpu_pct / 100.0 * time_s / 3600.0

@@ -1,6 +1,6 @@
 """The minute-by-minute online loop for policies that may pause and migrate jobs.
 
-Same model as :mod:`gpu_sched_env.mig.cpsat` (docs/mig.md, "Interruptibility"): a job is
+Same model as :mod:`gpu_sched_agents.heuristics.mig.cpsat` (docs/mig.md, "Interruptibility"): a job is
 *present* at minute ``t`` once released (its arrival's poll time) and until all its units
 have run. At every minute the policy sees the present jobs and their progress and returns
 which job runs on which instance during ``[t, t + 1)``; a present job not chosen is paused

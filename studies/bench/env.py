@@ -2,10 +2,10 @@
 
 Usage::
 
-    .venv/bin/gpu-sched bench env                      # hectic day, ~10 s
-    .venv/bin/gpu-sched bench env --days hectic normal --steps 20000
-    .venv/bin/gpu-sched bench env --gantt runs/cgrsp_env/gantt_hectic_fifo.png
-    .venv/bin/gpu-sched bench env --render             # only ms per rgb_array frame
+    .venv/bin/python -m studies bench env                      # hectic day, ~10 s
+    .venv/bin/python -m studies bench env --days hectic normal --steps 20000
+    .venv/bin/python -m studies bench env --gantt runs/cgrsp_env/gantt_hectic_fifo.png
+    .venv/bin/python -m studies bench env --render             # only ms per rgb_array frame
 
 Every env is built with ``gymnasium.make`` (so each carries Gymnasium's default wrappers)
 and stepped in the same kind of loop: random legal actions (CGRSP: uniform over
@@ -121,7 +121,7 @@ def bench_render(hours: float, every: int = 25) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print (and write) the steps/s table, or only the frame times with ``--render``; returns the exit status."""
-    ap = argparse.ArgumentParser(prog="gpu-sched bench env", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m studies bench env", description=__doc__.splitlines()[0])
     ap.add_argument("--days", nargs="+", default=["hectic"], choices=["quiet", "normal", "hectic", "surge"])
     ap.add_argument("--steps", type=int, default=20000, help="steps per measurement")
     ap.add_argument("--agents", nargs="*", default=["fifo", "cadr", "rh"], help="heuristic agents to time")

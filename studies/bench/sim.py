@@ -1,8 +1,8 @@
 """Benchmark the CGRSP simulator (a benchmark, not a test: it prints figures and ratios).
 
-    gpu-sched bench sim            # everything (~3 min on 2 cores)
-    gpu-sched bench sim --quick    # fewer repetitions, scaling up to 20 000 jobs
-    gpu-sched bench sim --scale    # only the scaling table (1k … 100k jobs)
+    python -m studies bench sim            # everything (~3 min on 2 cores)
+    python -m studies bench sim --quick    # fewer repetitions, scaling up to 20 000 jobs
+    python -m studies bench sim --scale    # only the scaling table (1k … 100k jobs)
 
 1. Throughput: jobs simulated per second for each policy on the hectic day, beside a bare
    heapq M/M/5 loop (Poisson arrivals, exponential service, 5 servers, FIFO) measured in
@@ -129,7 +129,7 @@ def scaling(sizes: list[int], reps: int, policies: tuple[str, ...] = POLICY_NAME
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print throughput, the 30-seed grid and the scaling table (or one part); returns the exit status."""
-    ap = argparse.ArgumentParser(prog="gpu-sched bench sim", description="CGRSP simulator benchmark")
+    ap = argparse.ArgumentParser(prog="python -m studies bench sim", description="CGRSP simulator benchmark")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions; scaling up to 10 000 jobs")
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--scaling-max", type=int, default=None, help="largest day in the scaling study")

@@ -3,7 +3,7 @@
 The reference is MaskablePPO on sb3-contrib's ``InvalidActionEnvDiscrete`` with the same
 hyper-parameters, in the same process and run.
 
-    gpu-sched bench train [--steps 16384] [--n-envs 2]
+    python -m studies bench train [--steps 16384] [--n-envs 2]
 
 Prints frames per second of ``model.learn`` for both and the ratio (target ≥ 0.7).
 """
@@ -35,7 +35,7 @@ def fps(model, steps: int) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print training frames/s for the reference and each env design; returns the exit status."""
-    ap = argparse.ArgumentParser(prog="gpu-sched bench train", description="MaskablePPO training fps: CGRSP-v0 vs InvalidActionEnvDiscrete")
+    ap = argparse.ArgumentParser(prog="python -m studies bench train", description="MaskablePPO training fps: CGRSP-v0 vs InvalidActionEnvDiscrete")
     ap.add_argument("--steps", type=int, default=16_384)
     ap.add_argument("--n-envs", type=int, default=2)
     ap.add_argument("--day", default="hectic")

@@ -8,7 +8,7 @@ every one on the same days (common random numbers):
 * ``learned``: the trained policy (its two-level deterministic action);
 * ``rule``: the rule alone (``--rule``, default the strongest, ``spt_rescue_defer_exp``),
   driven through the run's own action design (its window, slot offers and hold), which
-  can cost the rule against ``simulate()``: ``gpu-sched diagnose design-cost`` measures that;
+  can cost the rule against ``simulate()``: ``python -m studies diagnose design-cost`` measures that;
 * ``rule_when``: dispatch exactly when the rule would (fill the offered slot; in ``joint``
   mode, dispatch anything); the job (pair) is the learned policy's likeliest dispatch (its
   *which*);
@@ -21,7 +21,7 @@ If ``rule_when`` comes close to ``rule``, the learner's job choice is as good as
 rule's and its deferral is what costs; if ``rule_which`` does, the reverse. It also counts
 the decisions where the two parts disagree. Needs a PPO run.
 
-    gpu-sched diagnose versus-rule runs/exp/markov_seed0 --seeds 10
+    python -m studies diagnose versus-rule runs/exp/markov_seed0 --seeds 10
 """
 
 from __future__ import annotations

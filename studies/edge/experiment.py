@@ -27,6 +27,8 @@ import pandas as pd
 from tqdm import tqdm
 
 from gpu_sched_agents.heuristics.edge import LLF_STREAM, BaselineILP, FcfsLLF, MemBatchILP
+from gpu_sched_agents.heuristics.edge.ilp import DEFERRAL, FINISH, GPU_SHARE, ROUNDS, SolverConfig
+from gpu_sched_agents.heuristics.edge.llf import SPREAD_THRESHOLD, TIES, UTILISATION, LLFConfig
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.io import (
     atomic_write_json,
@@ -36,11 +38,11 @@ from gpu_sched_env.core.io import (
 )
 from gpu_sched_env.core.rng import stream
 from gpu_sched_env.core.stats import mean_ci
-from gpu_sched_env.edge.ilp import DEFERRAL, FINISH, GPU_SHARE, ROUNDS, SolverConfig
-from gpu_sched_env.edge.llf import SPREAD_THRESHOLD, TIES, UTILISATION, LLFConfig
 from gpu_sched_env.edge.model import EdgeProblem, jetson_cluster
 from gpu_sched_env.edge.profiles import default_profiles, load_profiles
-from gpu_sched_env.edge.report import (
+from gpu_sched_env.edge.sim import execution_noise, simulate
+from gpu_sched_env.edge.workload import five_task_example, random_workloads, tasks_from_workloads
+from studies.edge.report import (
     LABELS,
     md_table,
     plot_gantt,
@@ -48,8 +50,7 @@ from gpu_sched_env.edge.report import (
     plot_utilisation,
     save_fig,
 )
-from gpu_sched_env.edge.sim import execution_noise, simulate
-from gpu_sched_env.edge.study import (
+from studies.edge.study import (
     FIVE_MAKESPAN_MIN,
     FIVE_TOTAL_MIN,
     GAIN_100_PCT,
@@ -60,7 +61,6 @@ from gpu_sched_env.edge.study import (
     sensitivity,
     split_placement,
 )
-from gpu_sched_env.edge.workload import five_task_example, random_workloads, tasks_from_workloads
 from studies.store import CellStore
 
 MAIN = ("membatch", "baseline_ilp", "fcfs_llf")
@@ -74,7 +74,7 @@ POOL = 1000  # workloads drawn per seed; a run with n tasks uses the first n (ne
 DEFAULT_SIZES = "5,10,15,20,25,30,40,50,60,70,80,90,100"
 # the code that decides a point's numbers: the edge model and simulator, its profiles, the schedulers
 EDGE_SOURCES = ("gpu_sched_env/edge/*.py", "gpu_sched_env/edge/*.csv", "gpu_sched_env/core/rng.py",
-                "agents/heuristics/edge.py")
+                "agents/heuristics/edge/*.py", "studies/edge/study.py")
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -1,1 +1,5 @@
-"""The MIG experiment (:mod:`.experiment`) and the generator's histograms (:mod:`.histograms`); ``scripts/mig_*.py`` are shims."""
+"""MIG studies.
+
+The experiment (:mod:`.experiment`, its tables in :mod:`.report` and :mod:`.published`) and the
+generator's histograms (:mod:`.histograms`); ``scripts/mig_*.py`` are shims.
+"""

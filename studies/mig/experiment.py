@@ -29,15 +29,15 @@ from gpu_sched_env.core.io import (
     replace_doc_section,
 )
 from gpu_sched_env.mig.generator import next_primes
-from gpu_sched_env.mig.published import DOC_KEY, dataset_stats, doc_block
-from gpu_sched_env.mig.report import COLUMNS, HEURISTICS, figures, gantt_figure, run_seed, summary
+from studies.mig.published import DOC_KEY, dataset_stats, doc_block
+from studies.mig.report import COLUMNS, HEURISTICS, figures, gantt_figure, run_seed, summary
 from studies.store import CellStore
 
 PUBLISHED = Path(__file__).resolve().parents[2] / "../shared/data/job-generator/test_jobs.json"
 
 # the code that decides a data set's rows: the MIG model, simulator, solvers and heuristics
 MIG_SOURCES = ("gpu_sched_env/mig/*.py", "gpu_sched_env/mig/generator/*.py", "gpu_sched_env/core/rng.py",
-               "agents/heuristics/mig.py")
+               "agents/heuristics/mig/*.py", "studies/mig/report.py")
 
 
 def main(argv: list[str] | None = None) -> int:

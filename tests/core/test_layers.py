@@ -253,3 +253,73 @@ def test_failed_plugin_is_reported_not_dropped(monkeypatch, fresh_registry_state
     with pytest.raises(ConfigError, match="plug-in no_such_module_anywhere failed to import"):
         POLICIES.entry("nope")
     assert POLICIES.make("best_fit").name == "best_fit"  # the built-in plug-in still loaded
+
+
+# ----------------------------------------------------------------------------- one shape for every scenario
+def _py_files(*folders):
+    return [p for f in folders for p in sorted((ROOT / f).rglob("*.py"))]
+
+
+def test_every_scenario_has_the_same_three_homes():
+    from gpu_sched_env.core.scenarios import SCENARIOS
+
+    assert [s.name for s in SCENARIOS] == ["cgrsp", "hgsp", "llm", "mig", "edge"]
+    for s in SCENARIOS:
+        lib = ROOT / "gpu_sched_env" / s.name
+        assert (lib / "env.py").is_file() and (lib / "policies.py").is_file() and (lib / "sim.py").is_file(), s.name
+        assert s.env.startswith(f"gpu_sched_env.{s.name}.env:"), s.env
+        assert (ROOT / "agents" / "heuristics" / s.name / "__init__.py").is_file(), s.name
+        assert s.plugin == f"gpu_sched_agents.heuristics.{s.name}"
+        assert (ROOT / "studies" / s.name / "__init__.py").is_file(), s.name
+
+
+def test_env_ids_and_plugins_are_derived_from_the_scenario_table():
+    import gpu_sched_env
+    from gpu_sched_env.core.scenarios import SCENARIOS
+
+    ids = {i: (s.env, dict(kw)) for s in SCENARIOS for i, kw in s.env_ids.items()}
+    assert gpu_sched_env.ENV_TABLE == ids and gpu_sched_env.ENV_IDS == list(ids)
+    assert reg.BUILTIN_PLUGINS == {s.name: s.plugin for s in SCENARIOS}
+    import gymnasium as gym
+
+    for env_id, (entry, kwargs) in ids.items():
+        assert gym.spec(env_id).entry_point == entry and gym.spec(env_id).kwargs == kwargs
+
+
+def test_solvers_and_studies_live_outside_the_library():
+    # the library holds model, simulator and env; solvers (OR-Tools) are agents, reports are studies
+    offenders = [f"{p.relative_to(ROOT)}:{line}" for p in _py_files("gpu_sched_env") for line, names in _imported_names(p)
+                 if any(n == "ortools" or n.startswith("ortools.") for n in names)]
+    assert offenders == []
+    moved = ["hgsp/exact.py", "hgsp/orderings.py", "hgsp/report.py", "llm/report.py", "mig/cpsat.py",
+             "mig/bruteforce.py", "mig/published.py", "mig/report.py", "mig/histograms.py", "edge/ilp.py",
+             "edge/llf.py", "edge/study.py", "edge/report.py"]
+    assert [m for m in moved if (ROOT / "gpu_sched_env" / m).exists()] == []
+    assert [m for m in moved if not ((ROOT / "agents" / "heuristics" / m).exists() or (ROOT / "studies" / m).exists())] == []
+
+
+def test_no_path_edits_or_imports_by_string_beyond_the_registry():
+    # gpu-sched and `python -m studies` reach their modules by ordinary imports; the plug-in registry
+    # (entry points) is the one place that imports a module named by a string
+    offenders = []
+    for p in _py_files("gpu_sched_env", "agents", "studies"):
+        for node in ast.walk(ast.parse(p.read_text(), str(p))):
+            if isinstance(node, ast.Attribute) and node.attr == "path" and getattr(node.value, "id", None) == "sys":
+                offenders.append(f"{p.relative_to(ROOT)}: sys.path")
+            if isinstance(node, ast.Attribute) and node.attr == "import_module":
+                offenders.append(f"{p.relative_to(ROOT)}: import_module")
+            if isinstance(node, ast.Name) and node.id == "__import__":
+                offenders.append(f"{p.relative_to(ROOT)}: __import__")
+    assert offenders == ["gpu_sched_env/core/registry.py: import_module"]
+
+
+def test_python_m_studies_runs_from_the_root_without_path_edits():
+    r = subprocess.run([sys.executable, "-m", "studies", "bench", "nope"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and "unknown benchmark 'nope'; allowed: sim, env" in r.stderr, r.stderr
+    r = subprocess.run([sys.executable, "-m", "studies", "diagnose", "hgsp-tasks1", "--help"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("usage: python -m studies diagnose hgsp-tasks1"), r.stderr
+    from gpu_sched_env.cli import main
+
+    assert main(["bench", "sim"]) == 2  # the library's command says where the research commands are

@@ -14,9 +14,9 @@ from gpu_sched_agents.heuristics.edge import (
     HeuristicAgent,
     make_planner,
 )
+from gpu_sched_agents.heuristics.edge.llf import fcfs_llf_schedule
 from gpu_sched_env.core.errors import ConfigError, InvalidActionError, ResetNeededError
 from gpu_sched_env.core.rng import stream
-from gpu_sched_env.edge.llf import fcfs_llf_schedule
 from gpu_sched_env.edge.model import EdgeProblem
 from gpu_sched_env.edge.policies import PLANNERS, POLICIES
 from gpu_sched_env.edge.sim import simulate

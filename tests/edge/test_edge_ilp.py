@@ -3,15 +3,15 @@ import itertools
 import numpy as np
 import pytest
 
-from gpu_sched_env.core.errors import ConfigError
-from gpu_sched_env.core.rng import stream
-from gpu_sched_env.edge.ilp import (
+from gpu_sched_agents.heuristics.edge.ilp import (
     SolverConfig,
     baseline_ilp_schedule,
     membatch_schedule,
     solve_round,
 )
-from gpu_sched_env.edge.llf import LLFConfig, fcfs_llf_schedule, llf_pick, top_k
+from gpu_sched_agents.heuristics.edge.llf import LLFConfig, fcfs_llf_schedule, llf_pick, top_k
+from gpu_sched_env.core.errors import ConfigError
+from gpu_sched_env.core.rng import stream
 from gpu_sched_env.edge.model import Profile, Task, jetson_cluster, task_arrays
 from gpu_sched_env.edge.profiles import default_profiles
 from gpu_sched_env.edge.sim import peak_usage, simulate

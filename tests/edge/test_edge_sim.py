@@ -5,9 +5,9 @@ from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.edge.model import Profile, Task, jetson_cluster, task_arrays
 from gpu_sched_env.edge.plan import Plan
 from gpu_sched_env.edge.profiles import default_profiles
-from gpu_sched_env.edge.report import utilisation_steps
 from gpu_sched_env.edge.sim import DeviceTimeline, peak_usage, simulate
 from gpu_sched_env.edge.workload import random_workloads, split_tasks, tasks_from_workloads
+from studies.edge.report import utilisation_steps
 
 ONE_ORIN = jetson_cluster(include_head=True, units={"orin_nx": 1})
 

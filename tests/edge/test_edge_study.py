@@ -7,10 +7,10 @@ The 100-task gains need ~30 s of CP-SAT per seed on a loaded machine: marked slo
 import numpy as np
 import pytest
 
+from gpu_sched_agents.heuristics.edge.ilp import baseline_ilp_schedule, membatch_schedule
+from gpu_sched_agents.heuristics.edge.llf import LLFConfig, fcfs_llf_schedule
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.rng import stream
-from gpu_sched_env.edge.ilp import baseline_ilp_schedule, membatch_schedule
-from gpu_sched_env.edge.llf import LLFConfig, fcfs_llf_schedule
 from gpu_sched_env.edge.model import jetson_cluster
 from gpu_sched_env.edge.profiles import default_profiles
 from gpu_sched_env.edge.sim import execution_noise, simulate

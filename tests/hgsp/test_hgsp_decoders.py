@@ -94,9 +94,9 @@ def test_presets_name_the_study_clusters():
 
 
 def _diagnose_module():
-    from studies.diagnose import hgsp_tasks1
+    from studies.hgsp import tasks1
 
-    return hgsp_tasks1
+    return tasks1
 
 
 def test_diagnose_script_tiny_budget(tmp_path):

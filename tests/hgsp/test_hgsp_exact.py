@@ -1,8 +1,8 @@
 import pandas as pd
 import pytest
 
+from gpu_sched_agents.heuristics.hgsp.exact import solve_exact
 from gpu_sched_env.hgsp import generate_tasks, make_cluster, resolve_tasks, run
-from gpu_sched_env.hgsp.exact import solve_exact
 
 
 def test_exact_beats_list_schedulers_on_hand_instance():

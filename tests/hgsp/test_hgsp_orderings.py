@@ -12,9 +12,9 @@ import pytest
 from gpu_sched_env.hgsp import generate_tasks, run
 from gpu_sched_env.hgsp.metrics import summarize
 from gpu_sched_env.hgsp.model import CLUSTER_PRESETS, make_cluster
-from gpu_sched_env.hgsp.orderings import published_vs_ours, run_seeds, side_by_side
 from gpu_sched_env.hgsp.sim import Problem, decode
 from gpu_sched_env.hgsp.workload import PRESETS, REF_SPEED, SPEED_RATIO_A100_A30
+from studies.hgsp.orderings import published_vs_ours, run_seeds, side_by_side
 
 SEEDS = range(10)
 

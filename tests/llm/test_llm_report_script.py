@@ -1,13 +1,15 @@
-"""scripts/llm_report.py: FIFO vs WSRPT on the discriminating workload, both engines, written atomically."""
+"""studies.llm.cli (`python -m studies llm-report`, scripts/llm_report.py): FIFO vs WSRPT on the discriminating workload, both engines, written atomically."""
 
 import json
 
 import pandas as pd
 
+from studies.llm.cli import main
 
-def test_llm_report_on_the_discriminating_workload(tmp_path, capsys, load_script):
+
+def test_llm_report_on_the_discriminating_workload(tmp_path, capsys):
     out = tmp_path / "llm"
-    assert load_script("llm_report").main(["--workloads", "discriminating", "--out", str(out)]) == 0
+    assert main(["--workloads", "discriminating", "--out", str(out)]) == 0
     df = pd.read_csv(out / "results.csv")
     assert len(df) == 4 and set(df.engine) == {"discrete", "event"} and set(df.policy) == {"fifo", "wsrpt"}
     by = df.set_index(["engine", "policy"])

@@ -291,8 +291,8 @@ def test_job_file_errors_name_job_and_field(tmp_path):
 def test_histogram_pmfs_and_goodness_of_fit():
     from scipy import stats
 
-    from gpu_sched_env.mig.histograms import attr_pmf, gof
     from gpu_sched_env.mig.workload import JAVA_TEST_CONFIG, mig_experiment_config
+    from studies.mig.histograms import attr_pmf, gof
 
     java = load_config(JAVA_TEST_CONFIG)
     pmf = attr_pmf(java.run_length, "truncate")  # Normal(5, 2), truncated, floor 1

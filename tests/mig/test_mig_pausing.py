@@ -6,9 +6,9 @@ import pytest
 
 import gpu_sched_env  # noqa: F401  (registers MIG-v0)
 from gpu_sched_agents.heuristics.mig import BestFit, BestFitPausing, HeuristicAgent
+from gpu_sched_agents.heuristics.mig.cpsat import run_exact
 from gpu_sched_env.core.errors import ConfigError, InvalidActionError
 from gpu_sched_env.mig.bound import makespan_lower_bound
-from gpu_sched_env.mig.cpsat import run_exact
 from gpu_sched_env.mig.model import Job, check_schedule, metrics
 from gpu_sched_env.mig.policies import POLICIES
 from gpu_sched_env.mig.preempt import MinuteSim

@@ -2,10 +2,10 @@ import numpy as np
 import pytest
 
 from gpu_sched_agents.heuristics.mig import POLICIES, BestFit
+from gpu_sched_agents.heuristics.mig.bruteforce import brute_force_makespan
+from gpu_sched_agents.heuristics.mig.cpsat import greedy_append, run_exact, solve_poll
 from gpu_sched_env.core.errors import ConfigError, InvalidActionError
 from gpu_sched_env.mig.bound import makespan_lower_bound
-from gpu_sched_env.mig.bruteforce import brute_force_makespan
-from gpu_sched_env.mig.cpsat import greedy_append, run_exact, solve_poll
 from gpu_sched_env.mig.model import Job, check_schedule, metrics, release_time, schedule_frame
 from gpu_sched_env.mig.sim import PlacementSim, run_policy
 from gpu_sched_env.mig.workload import mig_dataset

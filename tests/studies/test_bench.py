@@ -1,11 +1,11 @@
-"""The benchmarks are modules of ``studies.bench`` (``gpu-sched bench NAME``), not scripts run by path."""
+"""The benchmarks are modules of ``studies.bench`` (``python -m studies bench NAME``), not scripts run by path."""
 
 from pathlib import Path
 
 import pytest
 
-from gpu_sched_env.cli import main
 from studies.bench import BENCHMARKS, sim
+from studies.commands import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +23,7 @@ def test_every_benchmark_is_a_module_with_main_and_help(name, capsys):
     with pytest.raises(SystemExit) as e:
         main(["bench", name, "--help"])
     assert e.value.code == 0
-    assert capsys.readouterr().out.startswith(f"usage: gpu-sched bench {name} ")
+    assert capsys.readouterr().out.startswith(f"usage: python -m studies bench {name} ")
     assert (ROOT / "scripts" / f"bench_{name}.py").read_text().count("\n") <= 8  # a shim, no code
 
 

@@ -1,10 +1,10 @@
-"""Smoke tests of the diagnostics (studies/diagnose) on tiny budgets, through ``gpu-sched diagnose``."""
+"""Smoke tests of the diagnostics (studies/diagnose) on tiny budgets, through ``python -m studies diagnose``."""
 
 from pathlib import Path
 
 import pytest
 
-from gpu_sched_env.cli import main
+from studies.commands import main
 from studies.conf import composed_env
 from studies.diagnose import DIAGNOSTICS
 
@@ -46,7 +46,7 @@ def test_every_diagnostic_names_itself_in_its_usage(capsys, name):
     with pytest.raises(SystemExit) as e:
         main(["diagnose", name, "--help"])
     assert e.value.code == 0
-    assert capsys.readouterr().out.startswith(f"usage: gpu-sched diagnose {name} ")
+    assert capsys.readouterr().out.startswith(f"usage: python -m studies diagnose {name} ")
     assert sys.argv[0] == argv0  # restored
 
 

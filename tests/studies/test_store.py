@@ -19,7 +19,7 @@ def test_code_version_is_package_version_plus_source_hash(tmp_path):
     assert v.startswith(gpu_sched_env.__version__ + "+")
     assert v != code_version(("gpu_sched_env/mig/*.py",))
     # the heuristics hash the same whether found as agents/ (checkout) or gpu_sched_agents/ (wheel)
-    assert len(source_fingerprint(("agents/heuristics/edge.py",))) == 12
+    assert len(source_fingerprint(("agents/heuristics/edge/__init__.py",))) == 12
     with pytest.raises(FileNotFoundError, match="no_such_folder"):
         source_fingerprint(("no_such_folder/*.py",))
     with pytest.raises(ValueError, match="source globs"):

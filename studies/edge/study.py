@@ -16,15 +16,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gpu_sched_env.core.rng import stream
-from gpu_sched_env.edge.ilp import (
+from gpu_sched_agents.heuristics.edge.ilp import (
     GPU_SHARE,
     ROUNDS,
     SolverConfig,
     baseline_ilp_schedule,
     membatch_schedule,
 )
-from gpu_sched_env.edge.llf import LLFConfig, fcfs_llf_schedule
+from gpu_sched_agents.heuristics.edge.llf import LLFConfig, fcfs_llf_schedule
+from gpu_sched_env.core.rng import stream
 from gpu_sched_env.edge.model import Cluster, Task
 from gpu_sched_env.edge.sim import SimResult, simulate
 

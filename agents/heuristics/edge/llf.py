@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpu_sched_env.core.errors import check_choice, check_number
-from gpu_sched_env.edge.model import Cluster, Task, check_placeable, task_arrays
+from gpu_sched_env.edge.model import Cluster, Task, check_placeable, load_increment_h, task_arrays
 from gpu_sched_env.edge.plan import Plan
 from gpu_sched_env.edge.workload import split_tasks, split_threshold
 
@@ -69,11 +69,6 @@ def top_k(n_devices: int, fraction: float = TOP_K_FRACTION, minimum: int = TOP_K
     check_number("top_k_fraction", fraction, lo=0.0, hi=1.0)
     check_number("top_k_min", minimum, lo=1, integer=True)
     return max(1, min(n_devices, max(int(fraction * n_devices), int(minimum))))
-
-
-def load_increment_h(time_s: float, gpu_pct: float) -> float:
-    """Load a task adds to its device [GPU-share-hours]."""
-    return gpu_pct / 100.0 * time_s / 3600.0
 
 
 def llf_pick(util: np.ndarray, local: np.ndarray, fits: np.ndarray, k: int, rng: np.random.Generator,

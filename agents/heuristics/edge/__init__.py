@@ -24,12 +24,16 @@ from typing import Any
 
 import numpy as np
 
+from gpu_sched_agents.heuristics.edge.ilp import (
+    SolverConfig,
+    baseline_ilp_schedule,
+    membatch_schedule,
+)
+from gpu_sched_agents.heuristics.edge.llf import LLFConfig, fcfs_llf_schedule, llf_pick, top_k
 from gpu_sched_agents.heuristics.env_agent import EnvAgent
 from gpu_sched_env.core.errors import check_choice
 from gpu_sched_env.core.rng import stream
 from gpu_sched_env.edge.env import EdgeDecision, obs_slices
-from gpu_sched_env.edge.ilp import SolverConfig, baseline_ilp_schedule, membatch_schedule
-from gpu_sched_env.edge.llf import LLFConfig, fcfs_llf_schedule, llf_pick, top_k
 from gpu_sched_env.edge.model import Cluster, EdgeProblem
 from gpu_sched_env.edge.plan import Plan
 from gpu_sched_env.edge.policies import PLANNERS as PLANNER_REGISTRY
@@ -95,7 +99,7 @@ class FcfsLLF(EdgePlanner):
         self.split = bool(split)
 
     def plan(self, problem: EdgeProblem, rng: np.random.Generator | None = None) -> Plan:
-        """Plan with :func:`~gpu_sched_env.edge.llf.fcfs_llf_schedule`; ``rng`` (e.g. ``stream(seed, LLF_STREAM)``) is required."""
+        """Plan with :func:`~gpu_sched_agents.heuristics.edge.llf.fcfs_llf_schedule`; ``rng`` (e.g. ``stream(seed, LLF_STREAM)``) is required."""
         if rng is None:
             raise ValueError("FcfsLLF.plan needs the run's random stream: plan(problem, stream(seed, 'fcfs_llf'))")
         return fcfs_llf_schedule(problem.tasks, problem.cluster, rng, self.cfg, self.split_threshold_gb, self.split)
@@ -137,7 +141,7 @@ class _EnvPolicy:
 class LLFPolicy(_EnvPolicy):
     """FCFS-LLF, one task at a time: locality, then low utilisation, random among the top k (as :class:`FcfsLLF`).
 
-    Knobs: the :class:`~gpu_sched_env.edge.llf.LLFConfig` fields.
+    Knobs: the :class:`~gpu_sched_agents.heuristics.edge.llf.LLFConfig` fields.
     """
 
     name = "fcfs_llf"
@@ -182,7 +186,7 @@ class HeuristicAgent(EnvAgent):
             of the env's ``reset`` to replay ``FcfsLLF`` with that seed. Re-seed between
             episodes with :meth:`set_random_seed` (as on an SB3 model).
         **knobs: the policy's knobs (for ``fcfs_llf`` the
-            :class:`~gpu_sched_env.edge.llf.LLFConfig` fields).
+            :class:`~gpu_sched_agents.heuristics.edge.llf.LLFConfig` fields).
     """
 
     def __init__(self, name: str, env: Any = None, seed: int = 0, **knobs: Any) -> None:

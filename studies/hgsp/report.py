@@ -60,7 +60,7 @@ def calibration_table(seeds: Sequence[int] = range(8), sa_iters: int = 100) -> p
 def exact_table(seeds: Sequence[int] = range(5), n: int = 10, cluster: str = "small",
                 time_limit_s: float = 10.0, sa_iters: int = 100) -> pd.DataFrame:
     """CP-SAT bounds and the heuristics' optimality gaps on small ``tiny`` instances."""
-    from gpu_sched_env.hgsp.exact import solve_exact
+    from gpu_sched_agents.heuristics.hgsp.exact import solve_exact
 
     rows = []
     for s in seeds:

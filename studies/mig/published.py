@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 
 from gpu_sched_env.mig.generator.generate import is_prime
-from gpu_sched_env.mig.histograms import attr_pmf, gof, histogram_data
 from gpu_sched_env.mig.model import DEFAULT_CAPACITIES
-from gpu_sched_env.mig.report import HEURISTIC, PAUSING, markdown_table, paired, summary
 from gpu_sched_env.mig.workload import mig_dataset, mig_experiment_config
+from studies.mig.histograms import attr_pmf, gof, histogram_data
+from studies.mig.report import HEURISTIC, PAUSING, markdown_table, paired, summary
 
 ALPHA = 0.01  # a distribution check passes at p > ALPHA (as the interop tests)
 DOC_KEY = "mig-results"  # docs/mig.md markers: <!-- mig-results:start --> ... :end -->

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpu_sched_agents.heuristics.mig.cpsat import run_exact
 from gpu_sched_env.core.stats import mean_ci, paired_compare
 from gpu_sched_env.core.tables import markdown_table as _markdown_table
 from gpu_sched_env.mig.bound import makespan_lower_bound
-from gpu_sched_env.mig.cpsat import run_exact
 from gpu_sched_env.mig.model import DEFAULT_CAPACITIES, check_schedule
 from gpu_sched_env.mig.sim import RunResult, run_policy
 from gpu_sched_env.mig.workload import mig_dataset

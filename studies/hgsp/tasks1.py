@@ -37,9 +37,9 @@ from gpu_sched_env.core.io import atomic_write_table, atomic_write_text, replace
 from gpu_sched_env.hgsp import generate_tasks, make_cluster, run
 from gpu_sched_env.hgsp.metrics import summarize
 from gpu_sched_env.hgsp.model import TaskSet
-from gpu_sched_env.hgsp.report import markdown_table
 from gpu_sched_env.hgsp.sim import Problem, decode
 from gpu_sched_env.hgsp.workload import PRESETS, REF_SPEED
+from studies.hgsp.report import markdown_table
 
 TARGET_DMR = 5.7  # [%] published FIFO DMR, tasks1 small
 OLD_SLACK = (1.5, 4.0)  # the tasks1 slack calibrated at workload mean 220 (62 % busy)
@@ -128,6 +128,7 @@ def evaluate(sets: list[TaskSet], bases, lam: float, sa_iters: int, label: dict)
 
 
 def slack_table(seeds, n: int, sa_iters: int) -> pd.DataFrame:
+    """The old fitted slack, the preset's and one re-fitted now, each evaluated on the same task sets."""
     sets = base_sets(seeds, n)
     bases = [deadline_base(ts, DEADLINE_MODELS[0], slack_u(ts)) for ts in sets]
     p = PRESETS["tasks1"]
@@ -141,6 +142,7 @@ def slack_table(seeds, n: int, sa_iters: int) -> pd.DataFrame:
 
 
 def scan_table(seeds, n: int, sa_iters: int) -> pd.DataFrame:
+    """Every memory model x deadline model, the deadline scale re-fitted for each."""
     rows = []
     for mem in MEMORY_MODELS:
         sets = base_sets(seeds, n, memory=mem)
@@ -176,6 +178,7 @@ def classes_table(seeds, n: int) -> pd.DataFrame:
 
 
 def load_table(seeds, n: int, means=(220.0, 250.0, 280.0, 306.0)) -> pd.DataFrame:
+    """FIFO and Greedy at several workload means (the load), the deadline scale re-fitted for each."""
     rows = []
     for wm in means:
         sets = base_sets(seeds, n, workload_mean=wm)
@@ -186,6 +189,7 @@ def load_table(seeds, n: int, means=(220.0, 250.0, 280.0, 306.0)) -> pd.DataFram
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Print (and with ``--update-docs`` write) the tasks1 tables; returns the exit status."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--n", type=int, default=PRESETS["tasks1"].n, help="tasks per set (1000 = the preset)")
