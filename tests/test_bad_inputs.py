@@ -256,7 +256,7 @@ def test_mig_capacities_as_numpy_array():
     assert env.capacities == (40000, 20000) and all(type(c) is int for c in env.capacities)
     with pytest.raises(ConfigError, match=r"capacities\[0\] = 40000.0 must be an integer"):  # a float array
         gym.make("MIG-v0", capacities=np.array([40000, 2.5]))
-    with pytest.raises(ConfigError, match="must be a sequence of instance memories"):
+    with pytest.raises(ConfigError, match=r"capacities = <ndarray of shape \(1, 1\)> is not allowed; allowed: a sequence of instance memories"):
         gym.make("MIG-v0", capacities=np.array([[40000]]))
 
 

@@ -11,9 +11,11 @@ contributions that sum to the reward; an env pickled mid-episode continues ident
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import pickle
 import re
+import typing
 
 import gymnasium as gym
 import numpy as np
@@ -196,6 +198,10 @@ def test_any_argument_value_is_accepted_or_a_config_error(env_id):
     env_cls = getattr(__import__(mod, fromlist=[name]), name)
     sig = inspect.signature(env_cls.__init__).parameters
     params = [p for p, v in sig.items() if p != "self" and v.kind is not inspect.Parameter.VAR_KEYWORD]
+    # the settings are the fields of the env's config object (the type of its `config` argument)
+    config_cls = next(t for t in typing.get_args(typing.get_type_hints(env_cls.__init__)["config"]) if t is not type(None))
+    params += [f.name for f in dataclasses.fields(config_cls) if f.init]
+    assert len(params) > 4, params
     params += list(CGRSP_PARAMS) if FAMILY[env_id] == "CGRSP" else []
     for p in params:
         for v in ODD_VALUES:

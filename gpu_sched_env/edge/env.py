@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -11,27 +10,24 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from gpu_sched_env.core.envconfig import build_config
 from gpu_sched_env.core.errors import (
     ConfigError,
     ResetNeededError,
     check_action,
-    check_keys,
-    check_kwargs,
-    check_number,
     check_options,
     check_seed,
 )
 from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
+from gpu_sched_env.edge.config import EdgeBatchEnvConfig, check_workload_names
 from gpu_sched_env.edge.model import (
     Task,
     check_placeable,
-    jetson_cluster,
     load_increment_h,
     task_arrays,
 )
 from gpu_sched_env.edge.plan import Plan
-from gpu_sched_env.edge.profiles import ProfileTable, default_profiles, load_profiles
 from gpu_sched_env.edge.sim import DeviceTimeline
 from gpu_sched_env.edge.workload import (
     memory_batches,
@@ -40,7 +36,6 @@ from gpu_sched_env.edge.workload import (
     tasks_from_workloads,
 )
 
-REWARD_PARTS = ("makespan",)
 HOURS_HIGH = 1e6  # upper bound of the hour-valued blocks [h]
 OBS_BLOCKS = ("fits", "time_h", "gpu_frac", "mem_frac", "load_h", "util", "local", "finish_h")
 
@@ -139,7 +134,9 @@ class EdgeBatchEnv(gym.Env):
     (None: default table; or a CSV/YAML path or a ``ProfileTable``), ``mix`` (workload
     weights; None: uniform), ``reward_scale_s`` (3600), ``reward_weights`` ({"makespan": 1},
     non-negative), ``render_mode`` (``None``, ``"ansi"`` text or ``"rgb_array"`` Gantt chart
-    of the devices). Unknown arguments raise ``ConfigError``.
+    of the devices). Unknown arguments raise ``ConfigError``. The same settings as one frozen
+    object: ``EdgeBatchEnv(EdgeBatchEnvConfig(...))``
+    (:class:`~gpu_sched_env.edge.config.EdgeBatchEnvConfig`, checked once; ``env.config``).
 
     ## Version History
     * v0: initial version; the ``util`` block (FCFS-LLF's default utilisation) added later.
@@ -147,46 +144,19 @@ class EdgeBatchEnv(gym.Env):
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
-    def __init__(
-        self,
-        n_tasks: int = 20,
-        include_head: bool = False,
-        split: bool = True,
-        split_threshold_gb: float | None = None,
-        profiles: str | ProfileTable | None = None,
-        mix: Mapping[str, float] | None = None,
-        reward_scale_s: float = 3600.0,
-        reward_weights: Mapping[str, float] | None = None,
-        render_mode: str | None = None,
-        **unknown: Any,
-    ) -> None:
-        check_kwargs(unknown, ("n_tasks", "include_head", "split", "split_threshold_gb", "profiles", "mix",
-                               "reward_scale_s", "reward_weights", "render_mode"), "EdgeBatch-v0")
+    def __init__(self, config: EdgeBatchEnvConfig | None = None, *, render_mode: str | None = None,
+                 **kwargs: Any) -> None:
+        self.config = build_config(EdgeBatchEnvConfig, "EdgeBatch-v0", config, kwargs)
         self.render_mode = check_render_mode(render_mode)
-        self.n_tasks = check_number("n_tasks", n_tasks, lo=1, integer=True)
-        for name, flag in (("include_head", include_head), ("split", split)):
-            if not isinstance(flag, (bool, np.bool_)):
-                raise ConfigError(f"{name} = {flag!r} must be True or False")
-        self.cluster = jetson_cluster(include_head=bool(include_head))
-        self.split = bool(split)
-        self.threshold = self.cluster.min_mem_gb if split_threshold_gb is None else float(
-            check_number("split_threshold_gb", split_threshold_gb, lo=0.0, lo_open=True))
-        if profiles is not None and not isinstance(profiles, (str, os.PathLike, ProfileTable)):
-            raise ConfigError(f"profiles = {profiles!r} must be None, a CSV/YAML path or a ProfileTable")
-        if mix is not None and not isinstance(mix, Mapping):
-            raise ConfigError(f"mix = {mix!r} must be None or a mapping {{workload name: weight}}")
-        self.table = profiles if isinstance(profiles, ProfileTable) else (
-            default_profiles() if profiles is None else load_profiles(profiles))
-        self.mix = None if mix is None else dict(mix)
-        if self.mix is not None:
-            self._check_workloads("mix", self.mix)
-            random_workloads(1, np.random.default_rng(0), self.mix)  # its weight checks now, not at the first reset
-        self.reward_scale_s = float(check_number("reward_scale_s", reward_scale_s, lo=0.0, lo_open=True))
-        if reward_weights is not None and not isinstance(reward_weights, Mapping):
-            raise ConfigError(f"reward_weights = {reward_weights!r} must be a mapping with keys {', '.join(REWARD_PARTS)}")
-        weights = {"makespan": 1.0, **dict(reward_weights or {})}
-        check_keys(weights, REWARD_PARTS, "reward_weights")
-        self.reward_weights = {k: float(check_number(k, v, lo=0.0, section="reward_weights")) for k, v in weights.items()}
+        cfg = self.config
+        self.n_tasks = cfg.n_tasks
+        self.cluster = cfg.cluster
+        self.split = cfg.split
+        self.threshold = cfg.split_threshold_gb
+        self.table = cfg.profiles
+        self.mix = None if cfg.mix is None else dict(cfg.mix)
+        self.reward_scale_s = cfg.reward_scale_s
+        self.reward_weights = dict(cfg.reward_weights)
         d = self.cluster.n
         self.action_space = MaskedDiscrete(d, self.action_masks)  # sample() draws legal actions
         high = np.full(len(OBS_BLOCKS) * d + 2, HOURS_HIGH, dtype=np.float32)
@@ -232,11 +202,8 @@ class EdgeBatchEnv(gym.Env):
         return self._obs(), self._info({})
 
     def _check_workloads(self, field: str, names: Any) -> None:
-        """Raise unless every name (key) has rows in the profile table (a typo would run on the table average)."""
-        unknown = [n for n in names if n not in self.table.workloads]
-        if unknown:
-            raise ConfigError(f"{field} = {names!r}: workload(s) {', '.join(map(repr, unknown))} not in the profile "
-                              f"table {self.table.source}; allowed: {', '.join(self.table.workloads)}")
+        """Raise unless every name (key) has rows in the profile table."""
+        check_workload_names(field, names, self.table)
 
     def step(self, action):
         """Place the current task on device ``action``."""

@@ -2,34 +2,27 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import pandas as pd
 from gymnasium import spaces
 
+from gpu_sched_env.core.envconfig import build_config
 from gpu_sched_env.core.errors import (
     ConfigError,
     ResetNeededError,
     check_action,
-    check_choice,
-    check_keys,
-    check_kwargs,
-    check_number,
     check_options,
     check_seed,
 )
 from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
+from gpu_sched_env.hgsp.config import HGSPEnvConfig
 from gpu_sched_env.hgsp.metrics import summarize
-from gpu_sched_env.hgsp.model import Cluster, TaskSet, make_cluster
-from gpu_sched_env.hgsp.sim import DECODERS, Decision, ListScheduler, Problem, decision
-from gpu_sched_env.hgsp.workload import PRESETS, generate_tasks, resolve_tasks
+from gpu_sched_env.hgsp.sim import Decision, ListScheduler, Problem, decision
+from gpu_sched_env.hgsp.workload import generate_tasks
 
-REWARD_PARTS = ("tardiness", "flow")
 OBS_BOUND = 1e6  # [T_ref] time features are clipped here (a wait of 10^6 mean run times)
 
 
@@ -92,7 +85,8 @@ class HGSPEnv(gym.Env):
     on the arrival order), ``reward_weights`` (mapping with keys tardiness, flow,
     non-negative), ``render_mode`` (``None``, ``"ansi"`` text or ``"rgb_array"`` Gantt chart
     of the placed tasks per GPU). Unknown arguments raise ``ConfigError``; ``reset()`` takes
-    no options.
+    no options. The same settings as one frozen object: ``HGSPEnv(HGSPEnvConfig(...))``
+    (:class:`~gpu_sched_env.hgsp.config.HGSPEnvConfig`, checked once; ``env.config``).
 
     ## Version history
     * v0: initial version.
@@ -100,40 +94,17 @@ class HGSPEnv(gym.Env):
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
-    def __init__(
-        self,
-        tasks: str | os.PathLike | pd.DataFrame | TaskSet = "tasks1",
-        cluster: str | Mapping[str, int] | Cluster = "small",
-        n_tasks: int | None = None,
-        order: Sequence[int] | None = None,
-        decoder: str = "list",
-        reward_weights: Mapping[str, float] | None = None,
-        render_mode: str | None = None,
-        **unknown: Any,
-    ) -> None:
-        check_kwargs(unknown, ("tasks", "cluster", "n_tasks", "order", "decoder", "reward_weights", "render_mode"),
-                     "HGSP-v0")
-        self._serial = DECODERS[check_choice("decoder", decoder, DECODERS, "HGSP-v0")]
+    def __init__(self, config: HGSPEnvConfig | None = None, *, render_mode: str | None = None, **kwargs: Any) -> None:
+        self.config = build_config(HGSPEnvConfig, "HGSP-v0", config, kwargs)
         self.render_mode = check_render_mode(render_mode)
-        self._preset = tasks if isinstance(tasks, str) and tasks in PRESETS else None
-        if n_tasks is not None:
-            if self._preset is None:
-                raise ConfigError(f"n_tasks = {n_tasks!r}: only allowed with a preset name for tasks")
-            n_tasks = check_number("n_tasks", n_tasks, lo=1, integer=True)  # an int, also from a NumPy integer
-        self._n_tasks = n_tasks
-        self._fixed = None if self._preset else resolve_tasks(tasks)
-        if order is not None and self._fixed is None:
-            raise ConfigError("order: only allowed with a fixed task set (CSV, DataFrame or TaskSet)")
-        self._order = None if order is None else self._check_order(order, len(self._fixed.workload))
-        self.cluster = make_cluster(cluster)
-        weights = dict(tardiness=1.0, flow=0.0)
-        if reward_weights is not None:
-            if not isinstance(reward_weights, Mapping):
-                raise ConfigError(f"reward_weights = {reward_weights!r} must be a mapping with keys {', '.join(REWARD_PARTS)}")
-            check_keys(reward_weights, REWARD_PARTS, section="reward_weights")
-            for k, v in reward_weights.items():
-                weights[k] = float(check_number(f"reward_weights.{k}", v, lo=0.0))
-        self.reward_weights = weights
+        cfg = self.config
+        self._serial = cfg.serial
+        self._preset = cfg.tasks if cfg.is_preset else None
+        self._n_tasks = cfg.n_tasks
+        self._fixed = None if cfg.is_preset else cfg.tasks
+        self._order = None if cfg.order is None else np.asarray(cfg.order, dtype=int)
+        self.cluster = cfg.cluster
+        self.reward_weights = dict(cfg.reward_weights)
         m = self.cluster.m
         self._vmax = float(self.cluster.speed.max())
         self._mmax = float(self.cluster.memory.max())
@@ -227,14 +198,6 @@ class HGSPEnv(gym.Env):
     def schedule(self):
         """The schedule built so far (:class:`gpu_sched_env.hgsp.Schedule`)."""
         return self._ls.result()
-
-    @staticmethod
-    def _check_order(order: Any, n: int) -> np.ndarray:
-        arr = np.asarray(order)
-        if arr.ndim != 1 or arr.dtype.kind not in "iu" or sorted(arr.tolist()) != list(range(n)):
-            raise ConfigError(f"order = {order!r} is not allowed; allowed: a permutation of the task indices 0..{n - 1} "
-                              "(each index once)")
-        return arr.astype(int)
 
     def _why_illegal(self, j: int) -> str:
         pr, i = self.problem, self._task

@@ -2,26 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import pandas as pd
 from gymnasium import spaces
 
+from gpu_sched_env.core.envconfig import build_config
 from gpu_sched_env.core.errors import (
     ConfigError,
     ResetNeededError,
     check_action,
-    check_kwargs,
-    check_number,
     check_options,
     check_seed,
 )
 from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
-from gpu_sched_env.llm.model import Workload, make_cluster, mixed, resolve_workload
+from gpu_sched_env.llm.config import LLMServeEnvConfig
+from gpu_sched_env.llm.model import mixed
 from gpu_sched_env.llm.sim import LLMDecision, LLMSim
 
 N_FEAT = 7
@@ -84,7 +82,9 @@ class LLMServeEnv(gym.Env):
     ``engine`` ("discrete" or "event"), ``dt`` [s], ``n_requests`` (size of "mixed", default
     50), ``cluster`` ({type: count}, request tables only), ``render_mode`` (``None``,
     ``"ansi"`` text or ``"rgb_array"`` Gantt chart of the requests). Unknown arguments raise
-    ``ConfigError``; ``reset()`` takes no options.
+    ``ConfigError``; ``reset()`` takes no options. The same settings as one frozen object:
+    ``LLMServeEnv(LLMServeEnvConfig(...))`` (:class:`~gpu_sched_env.llm.config.LLMServeEnvConfig`,
+    checked once; ``env.config``).
 
     ## Version history
     * v0: initial version (the default workload was "discriminating", the same every
@@ -93,24 +93,13 @@ class LLMServeEnv(gym.Env):
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
-    def __init__(self, workload: str | Workload | pd.DataFrame = "mixed", engine: str = "discrete",
-                 dt: float = 0.01, n_requests: int = 50, cluster: Mapping[str, int] | None = None,
-                 render_mode: str | None = None, **unknown: Any) -> None:
-        check_kwargs(unknown, ("workload", "engine", "dt", "n_requests", "cluster", "render_mode"), "LLMServe-v0")
+    def __init__(self, config: LLMServeEnvConfig | None = None, *, render_mode: str | None = None,
+                 **kwargs: Any) -> None:
+        self.config = build_config(LLMServeEnvConfig, "LLMServe-v0", config, kwargs)
         self.render_mode = check_render_mode(render_mode)
-        self._random = isinstance(workload, str) and workload == "mixed"
-        self._n = int(check_number("n_requests", n_requests, lo=1, integer=True))
-        if not self._random and n_requests != 50:
-            raise ConfigError(f"n_requests = {n_requests!r}: only allowed with workload='mixed'")
-        if cluster is not None:
-            make_cluster(cluster)  # its own errors first: a bad count or GPU type names itself
-            if not isinstance(workload, pd.DataFrame):
-                raise ConfigError(f"cluster = {cluster!r}: only allowed with a request table (DataFrame) as the workload; "
-                                  f"workload {workload if isinstance(workload, str) else type(workload).__name__!r} "
-                                  "fixes its own cluster")
-        self._fixed = None if self._random else resolve_workload(workload, 0, cluster)
-        self.engine, self.dt = engine, dt
-        LLMSim(self._fixed or mixed(0, self._n), dt, engine)  # validate engine and dt now
+        cfg = self.config
+        self._random, self._n, self._fixed = cfg.is_random, cfg.n_requests, cfg.fixed
+        self.engine, self.dt = cfg.engine, cfg.dt
         n = self._n if self._random else self._fixed.requests.n
         lo = np.zeros(2 + N_FEAT * n, np.float32)
         hi = np.full(2 + N_FEAT * n, OBS_BOUND, np.float32)

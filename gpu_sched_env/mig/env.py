@@ -2,31 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from gpu_sched_env.core.envconfig import build_config, short
 from gpu_sched_env.core.errors import (
     ConfigError,
     ResetNeededError,
     check_action,
-    check_keys,
-    check_kwargs,
-    check_number,
     check_options,
     check_seed,
 )
 from gpu_sched_env.core.render import RENDER_MODES, check_render_mode, gantt_rgb, render_ready
 from gpu_sched_env.core.spaces import MaskedDiscrete
-from gpu_sched_env.mig.generator import generate, load_config
-from gpu_sched_env.mig.model import DEFAULT_CAPACITIES, Job, check_capacities, check_poll
+from gpu_sched_env.mig.config import MIGEnvConfig
+from gpu_sched_env.mig.generator import generate
 from gpu_sched_env.mig.sim import PlacementSim, PlacementState
-from gpu_sched_env.mig.workload import MIG_EXPERIMENT_CONFIG, to_mig_jobs
+from gpu_sched_env.mig.workload import to_mig_jobs
 
-REWARD_PARTS = ("makespan", "deadline")
 OBS_HIGH = 1e6  # bound of every observation entry (times [min], memory [MB], counts)
 
 
@@ -83,11 +80,14 @@ class MIGEnv(gym.Env):
     end raises :class:`~gpu_sched_env.core.errors.ResetNeededError`.
 
     ## Arguments
-    ``jobs`` (fixed list of :class:`Job`, optional), ``config`` (generator config mapping,
-    default Part B), ``n_jobs`` (override its numberOfJobs), ``capacities``,
-    ``poll_interval`` [min], ``reward_weights`` (non-negative), ``render_mode`` (``None``,
-    ``"ansi"`` text or ``"rgb_array"`` Gantt chart of the instances' plans). Unknown
-    arguments raise ``ConfigError``; ``reset()`` takes no options.
+    ``jobs`` (fixed, non-empty list of :class:`Job`, optional), ``generator`` (generator
+    config mapping, default Part B; the keyword was ``config`` before the config object),
+    ``n_jobs`` (override its numberOfJobs), ``capacities``, ``poll_interval`` [min],
+    ``reward_weights`` (non-negative), ``render_mode`` (``None``, ``"ansi"`` text or
+    ``"rgb_array"`` Gantt chart of the instances' plans). Unknown arguments raise
+    ``ConfigError``; ``reset()`` takes no options. The same settings as one frozen object:
+    ``MIGEnv(MIGEnvConfig(...))`` (:class:`~gpu_sched_env.mig.config.MIGEnvConfig`, checked
+    once; ``env.config``).
 
     ## Version History
     * v0: initial version.
@@ -95,39 +95,19 @@ class MIGEnv(gym.Env):
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
-    def __init__(
-        self,
-        jobs: Sequence[Job] | None = None,
-        config: Mapping[str, Any] | None = None,
-        n_jobs: int | None = None,
-        capacities: Sequence[int] = DEFAULT_CAPACITIES,
-        poll_interval: int = 1,
-        reward_weights: Mapping[str, float] | None = None,
-        render_mode: str | None = None,
-        **unknown: Any,
-    ) -> None:
-        check_kwargs(unknown, ("jobs", "config", "n_jobs", "capacities", "poll_interval", "reward_weights",
-                               "render_mode"), "MIG-v0")
+    def __init__(self, config: MIGEnvConfig | None = None, *, render_mode: str | None = None, **kwargs: Any) -> None:
+        if config is not None and not isinstance(config, MIGEnvConfig) and isinstance(config, Mapping):
+            raise ConfigError(f"config = {short(config)} is not allowed for MIG-v0; allowed: a MIGEnvConfig or None "
+                              "(a generator config mapping is the keyword generator=...)")
+        self.config = build_config(MIGEnvConfig, "MIG-v0", config, kwargs)
         self.render_mode = check_render_mode(render_mode)
-        if isinstance(capacities, np.ndarray) and capacities.ndim == 1:
-            capacities = capacities.tolist()  # a 1-D array is a sequence too (entries still checked below)
-        if isinstance(capacities, (str, bytes)) or not isinstance(capacities, Sequence):
-            raise ConfigError(f"capacities = {capacities!r} must be a sequence of instance memories [MB]")
-        self.capacities = check_capacities(capacities)
-        self.poll_interval = check_poll(poll_interval)
-        if jobs is not None and (not isinstance(jobs, Sequence) or isinstance(jobs, (str, bytes))
-                                 or not all(isinstance(j, Job) for j in jobs)):
-            raise ConfigError(f"jobs = {jobs!r} must be a sequence of gpu_sched_env.mig.model.Job")
-        self.fixed_jobs = list(jobs) if jobs is not None else None
-        if config is not None and not isinstance(config, Mapping):
-            raise ConfigError(f"config = {config!r} must be a generator config mapping")
-        self.gen_config = load_config(dict(config or MIG_EXPERIMENT_CONFIG))
-        self.n_jobs = None if n_jobs is None else int(check_number("n_jobs", n_jobs, lo=1, integer=True))
-        if reward_weights is not None and not isinstance(reward_weights, Mapping):
-            raise ConfigError(f"reward_weights = {reward_weights!r} must be a mapping with keys {', '.join(REWARD_PARTS)}")
-        weights = {"makespan": 1.0, "deadline": 0.0, **dict(reward_weights or {})}
-        check_keys(weights, REWARD_PARTS, section="reward_weights keys")
-        self.reward_weights = {k: float(check_number(k, v, lo=0.0, section="reward_weights")) for k, v in weights.items()}
+        cfg = self.config
+        self.capacities = cfg.capacities
+        self.poll_interval = cfg.poll_interval
+        self.fixed_jobs = None if cfg.jobs is None else list(cfg.jobs)
+        self.gen_config = cfg.generator
+        self.n_jobs = cfg.n_jobs
+        self.reward_weights = dict(cfg.reward_weights)
         m = len(self.capacities)
         self.action_space = MaskedDiscrete(m + 1, self.action_masks)
         self.observation_space = spaces.Box(-1.0, OBS_HIGH, shape=(8 + 2 * m,), dtype=np.float32)

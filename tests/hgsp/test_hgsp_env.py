@@ -135,7 +135,7 @@ def test_env_config_errors():
         gym.make("HGSP-v0", tasks=small_fit_tasks(), n_tasks=5)
     with pytest.raises(ConfigError, match="order"):
         gym.make("HGSP-v0", order=[0, 1])
-    with pytest.raises(ConfigError, match="unknown reward_weights: speed"):
+    with pytest.raises(ConfigError, match="unknown reward_weights keys: speed"):
         gym.make("HGSP-v0", reward_weights={"speed": 1.0})
 
 

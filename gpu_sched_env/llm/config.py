@@ -1,0 +1,92 @@
+"""The one config object of ``LLMServe-v0``: every env setting, its default and its checks.
+
+``LLMServeEnv(config)`` or ``gym.make("LLMServe-v0", workload=..., engine=...)`` (the keywords
+build an :class:`LLMServeEnvConfig`). Checked once, in ``__post_init__``; a fixed workload is
+stored resolved (a :class:`~gpu_sched_env.llm.model.Workload`), so ``dataclasses.replace`` on a
+config checks again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pandas as pd
+
+from gpu_sched_env.core.envconfig import short
+from gpu_sched_env.core.errors import ConfigError, check_number
+from gpu_sched_env.llm.model import WORKLOADS, Workload, make_cluster, mixed, resolve_workload
+from gpu_sched_env.llm.sim import LLMSim
+
+Engine = Literal["discrete", "event"]
+DEFAULT_N_REQUESTS = 50
+
+
+@dataclass(frozen=True, eq=False)
+class LLMServeEnvConfig:
+    """Settings of ``LLMServe-v0`` (the env's docstring, *Arguments*, explains each one).
+
+    Attributes:
+        workload: ``"mixed"`` (a new request set drawn at each reset), or a fixed workload:
+            ``"discriminating"``, a ``Workload`` or a request DataFrame (stored resolved, as a
+            ``Workload``).
+        engine: ``discrete`` (the reference, steps of ``dt``) or ``event``.
+        dt: the discrete engine's step [s] (> 0).
+        n_requests: requests of ``"mixed"`` (only with it).
+        cluster: ``{GPU type: count}`` of a request table (only with one).
+    """
+
+    workload: str | Workload | pd.DataFrame = "mixed"
+    engine: Engine = "discrete"
+    dt: float = 0.01
+    n_requests: int = DEFAULT_N_REQUESTS
+    cluster: Mapping[str, int] | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "n_requests", int(check_number("n_requests", self.n_requests, lo=1, integer=True)))
+        if not self.is_random and self.n_requests != DEFAULT_N_REQUESTS:
+            raise ConfigError(f"n_requests = {self.n_requests!r}: only allowed with workload='mixed'")
+        if self.cluster is not None:
+            make_cluster(self.cluster)  # its own errors first: a bad count or GPU type names itself
+            if not isinstance(self.workload, pd.DataFrame):
+                raise ConfigError(f"cluster = {self.cluster!r}: only allowed with a request table (DataFrame) as the "
+                                  f"workload; workload {short(self.workload)} fixes its own cluster")
+        if not self.is_random:
+            set_(self, "workload", _fixed_workload(self.workload, self.cluster))
+            set_(self, "cluster", None)  # it is in the resolved workload now
+        LLMSim(self.fixed or mixed(0, self.n_requests), self.dt, self.engine)  # checks engine and dt
+
+    @property
+    def is_random(self) -> bool:
+        """Whether each reset draws a new ``mixed`` request set."""
+        return isinstance(self.workload, str) and self.workload == "mixed"
+
+    @property
+    def fixed(self) -> Workload | None:
+        """The fixed workload, or None for ``mixed``."""
+        return None if self.is_random else self.workload
+
+    def replace(self, **kwargs: Any) -> LLMServeEnvConfig:
+        """A copy with some settings changed (checked again)."""
+        return dataclasses.replace(self, **kwargs)
+
+
+def _fixed_workload(workload: Any, cluster: Mapping[str, int] | None) -> Workload:
+    """A fixed workload, or a ConfigError naming the keyword, the value and what is allowed."""
+    allowed = (f"allowed: {', '.join(repr(w) for w in WORKLOADS)}, a Workload, or a request DataFrame with at "
+               "least one request")
+    if not isinstance(workload, (str, Workload, pd.DataFrame)):
+        raise ConfigError(f"workload = {short(workload)} ({type(workload).__name__}) is not allowed; {allowed}")
+    if isinstance(workload, pd.DataFrame) and workload.empty:
+        raise ConfigError(f"workload = {short(workload)} is empty; {allowed}")
+    try:
+        return resolve_workload(workload, 0, cluster)
+    except ConfigError as e:
+        msg = str(e)
+        raise ConfigError(msg if msg.startswith("workload = ") else f"workload = {short(workload)}: {msg}; {allowed}") from None
+
+
+__all__ = ["DEFAULT_N_REQUESTS", "Engine", "LLMServeEnvConfig"]
