@@ -180,6 +180,14 @@ def test_wheel_installs_beside_another_agents_package_and_runs(tmp_path):
         entry_points = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/entry_points.txt"))).decode()
         assert "gpu-sched = gpu_sched_env.cli:main" in entry_points
         assert "gpu_sched_env/cgrsp/data/example_trace.csv" in z.namelist()
+        # the one shape: solvers and planners ship with the agents, the reports stay in studies/
+        names = set(z.namelist())
+        for s in ("cgrsp", "hgsp", "llm", "mig", "edge"):
+            assert f"gpu_sched_env/{s}/env.py" in names and f"gpu_sched_agents/heuristics/{s}/__init__.py" in names
+        assert {"gpu_sched_agents/heuristics/edge/ilp.py", "gpu_sched_agents/heuristics/mig/cpsat.py",
+                "gpu_sched_agents/heuristics/hgsp/exact.py"} <= names
+        assert not [n for n in names if n.startswith("gpu_sched_env/") and n.rsplit("/", 1)[-1] in
+                    ("ilp.py", "llf.py", "cpsat.py", "exact.py", "report.py", "study.py", "published.py")]
 
     python = _venv_with_these_dependencies(tmp_path / "venv")
     _pip("--python", str(python), "install", "--no-deps", "--no-index", "-q", str(ours), str(standin), cwd=tmp_path)
