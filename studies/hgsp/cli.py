@@ -1,6 +1,7 @@
 """HGSP report: every policy x task set x cluster, figures per folder, calibration, CP-SAT gaps.
 
-Usage: .venv/bin/python scripts/hgsp_report.py [--tasks tasks1 ...] [--clusters small ...]
+Usage: .venv/bin/python -m studies hgsp-report [--tasks tasks1 ...] [--clusters small ...]
+(``scripts/hgsp_report.py`` is a shim of the same command.)
 Writes under --out (default runs/hgsp): results.csv/.md, calibration.csv, exact.csv,
 orderings.csv (FIFO / Greedy / SAGreedy with both decoders, mean and 95 % CI over
 --orderings-seeds seeds per task set x cluster), published.csv (every published figure or

@@ -1,6 +1,7 @@
 """LLM-serving report: FIFO vs WSRPT on the discriminating and mixed workloads, both engines.
 
-Usage: .venv/bin/python scripts/llm_report.py [--workloads discriminating mixed] [--out runs/llm]
+Usage: .venv/bin/python -m studies llm-report [--workloads discriminating mixed] [--out runs/llm]
+(``scripts/llm_report.py`` is a shim of the same command.)
 Writes results.csv/.md and one folder per workload (Gantt charts, comparison, utilisation).
 """
 
