@@ -7,15 +7,20 @@
 The research programme (experiments, benchmarks, diagnostics, the scenarios' reports) lives in
 the repository's top-level ``studies/`` package, which the wheel does not install; its command
 line is ``python -m studies COMMAND`` from the checkout root (:mod:`studies.commands`).
-``gpu-sched experiments|bench|diagnose`` say so and exit with status 2. Each subcommand takes
+In a checkout (the editable install of ``scripts/setup.sh``) ``gpu-sched experiments|bench|diagnose``
+run that command line in a child process (:func:`_run_studies`); an installed wheel has no
+``studies/``, so there they say where it lives and exit with status 2. Each subcommand takes
 ``--help``. The scripts under ``scripts/`` are thin shims of the same functions.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 Main = Callable[[list[str]], "int | None"]
 
@@ -70,6 +75,17 @@ def _usage() -> str:
             "(experiments, bench, diagnose, ...) is `python -m studies` in a checkout.")
 
 
+def _run_studies(root: Path, argv: list[str]) -> int:
+    """``python -m studies ARGV`` of the checkout at ``root``, from the caller's directory.
+
+    A child process with the checkout on its ``PYTHONPATH`` (no ``sys.path`` edit in this one):
+    relative paths in ``argv`` keep meaning what the caller meant.
+    """
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
+    return subprocess.run([sys.executable, "-m", "studies", *argv], env=env, check=False).returncode
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``gpu-sched``; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -78,6 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if args else 2
     name, rest = args[0], args[1:]
     if name in STUDIES_COMMANDS:
+        root = Path(__file__).resolve().parents[1]  # the checkout, when installed editable
+        if (root / "studies" / "__main__.py").is_file():
+            return _run_studies(root, [name, *rest])
         print(f"gpu-sched: {name!r} is a command of the research programme (studies/), which is not installed "
               f"with the package; from the root of a checkout run: python -m studies {name} "
               f"{' '.join(rest)}".rstrip(), file=sys.stderr)
