@@ -320,6 +320,21 @@ def test_python_m_studies_runs_from_the_root_without_path_edits():
     r = subprocess.run([sys.executable, "-m", "studies", "diagnose", "hgsp-tasks1", "--help"], cwd=ROOT,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.startswith("usage: python -m studies diagnose hgsp-tasks1"), r.stderr
+
+
+def test_gpu_sched_runs_the_research_commands_of_the_checkout(tmp_path, capfd):
+    # an editable install (scripts/setup.sh): gpu-sched delegates to `python -m studies` of the checkout,
+    # from the caller's directory (an installed wheel says where they live: tests/test_packaging.py)
+    import os
+
     from gpu_sched_env.cli import main
 
-    assert main(["bench", "sim"]) == 2  # the library's command says where the research commands are
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert main(["diagnose", "nope"]) == 2
+        assert "unknown diagnostic 'nope'; allowed: advantages" in capfd.readouterr().err
+        assert main(["bench", "--help"]) == 0
+        assert capfd.readouterr().out.startswith("usage: python -m studies bench NAME")
+    finally:
+        os.chdir(cwd)
