@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args, get_origin
 
+from gpu_sched_env.cgrsp.actions import ACTION_SCHEMES, scheme_of
 from gpu_sched_env.cgrsp.params import DAY_TYPES, CGRSPParams, make_params
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
 
@@ -92,8 +93,9 @@ class CGRSPEnvConfig:
             raise ConfigError(f"params = {self.params!r} must be a mapping of simulator parameters")
         set_(self, "params", dict(self.params))
         # cross-field rules
-        if self.hold != "event" and self.action_mode != "slot":
-            raise ConfigError(f"hold = {self.hold!r} needs action_mode = 'slot' (got {self.action_mode!r}): a slot is held when the agent leaves it idle; allowed with joint: 'event'")
+        if self.hold != "event" and not scheme_of(self.action_mode).holds_slots:  # the scheme knows
+            holding = " or ".join(repr(m) for m, cls in ACTION_SCHEMES.items() if cls.holds_slots)
+            raise ConfigError(f"hold = {self.hold!r} needs action_mode = {holding} (got {self.action_mode!r}): a slot is held when the agent leaves it idle; allowed with {self.action_mode}: 'event'")
         c_max = self.sim_params().c_max  # also checks every simulator parameter
         if self.slot_rows is not None:
             set_(self, "slot_rows", int(check_number("slot_rows", self.slot_rows, lo=c_max, integer=True)))

@@ -244,13 +244,8 @@ class CGRSPEnv(gym.Env):
         return self._win.copy()
 
     @property
-    def window_jobs_view(self) -> np.ndarray:
-        """The window's job ids without a copy (for the action schemes)."""
-        return self._win
-
-    @property
     def offered_slot(self) -> int | None:
-        """The slot offered now in ``slot`` mode (None in ``joint`` mode or after the end)."""
+        """The slot the action scheme offers now (``slot`` mode; None in ``joint`` mode or after the end)."""
         return self.actions.offered
 
     # ------------------------------------------------------------------ gym API
@@ -266,8 +261,9 @@ class CGRSPEnv(gym.Env):
         self._enc.reset(sim)
         self.ledger = RewardLedger(self.cfg, sim)
         self.done = False
+        self.actions.reset(sim)
         self.advance()  # to the first decision point (first arrival: no wait accrues)
-        self.actions.reset(self)
+        self._settle()
         self.ledger.start(sim)
         obs = self._observe()
         return obs, {"action_mask": self._mask.copy(), "t": sim.t, "seed": self.run_seed}
@@ -278,7 +274,10 @@ class CGRSPEnv(gym.Env):
             raise ResetNeededError("the episode has ended (or never started): call reset() first")
         a = self._check_action(action)
         t0 = self.sim.t
-        self.actions.apply(self, a)
+        pair = self.actions.choose(self.sim, self._win, a)
+        if pair is not None:
+            self.dispatch(*pair)
+        self._settle()
         obs = self._observe()
         reward, info = self.ledger.settle(self.sim, self.done)
         info.update(action_mask=self._mask.copy(), t=self.sim.t, dt=self.sim.t - t0)
@@ -325,7 +324,12 @@ class CGRSPEnv(gym.Env):
             raise InvalidActionError(f"slot {slot!r} is out of range 0..{self.actions.C - 1}")
         return self.actions.encode(int(pos[0]), int(slot))
 
-    # ------------------------------------------------------------------ transitions (called by the action scheme)
+    # ------------------------------------------------------------------ transitions
+    def _settle(self) -> None:
+        """Advance until the action scheme is ready for the agent (or the day is over)."""
+        while not self.done and not self.actions.ready(self.sim):
+            self.advance()
+
     def dispatch(self, job: int, slot: int) -> None:
         """Assign ``job`` to the idle ``slot`` now and book its reward parts."""
         self.sim.assign(job, slot)
