@@ -21,6 +21,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from gpu_sched_env.cgrsp.actions import ACTION_SCHEMES, scheme_of
 from gpu_sched_env.cgrsp.params import DAY_TYPES, CGRSPParams, make_params
+from gpu_sched_env.cgrsp.rewards import PRESETS, REWARD_PARTS
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
 
 Day = Literal["quiet", "normal", "hectic", "surge"]
@@ -28,11 +29,9 @@ Order = Literal["deadline", "submit", "spt", "laxity"]
 WindowBy = Literal["order", "class"]
 ActionMode = Literal["joint", "slot"]
 Hold = Literal["event", "stock"]
-RewardPreset = Literal["study", "deadline", "capacity", "occupancy"]
 Shaping = Literal["none", "queue", "backlog", "backlog_risk"]
 Features = Literal["basic", "model"]
 
-REWARD_PARTS = ("wait", "miss", "cost", "waste", "run", "delay")
 DEFAULT_REWARD_SCALE = 1.0 / 3600.0  # reward unit: one job-hour of waiting
 CONFIG_VERSION = 2  # 1: run configs before the config object (no window_by/hold/shaping_gamma)
 
@@ -68,7 +67,7 @@ class CGRSPEnvConfig:
     window_by: WindowBy = "order"
     action_mode: ActionMode = "joint"
     hold: Hold = "event"
-    reward: RewardPreset = "study"
+    reward: str = "study"  # a key of rewards.PRESETS (the one table of presets)
     reward_weights: Mapping[str, float] = field(default_factory=dict)
     shaping: Shaping = "none"
     shaping_gamma: float = 1.0
@@ -81,6 +80,7 @@ class CGRSPEnvConfig:
         for f in fields(self):  # every Literal field: one of its values
             if get_origin(_hint(f.name)) is Literal:
                 check_choice(f.name, getattr(self, f.name), get_args(_hint(f.name)))
+        check_choice("reward", self.reward, tuple(PRESETS))
         set_ = object.__setattr__
         set_(self, "window", int(check_number("window", self.window, lo=1, integer=True)))
         set_(self, "shaping_gamma", float(check_number("shaping_gamma", self.shaping_gamma, lo=0.0, hi=1.0)))
@@ -210,5 +210,5 @@ def _plain(v: Any) -> Any:
 
 __all__ = [
     "CONFIG_VERSION", "DEFAULT_REWARD_SCALE", "REWARD_PARTS", "ActionMode", "CGRSPEnvConfig", "Day", "Features", "Hold", "Order",
-    "RewardPreset", "Shaping", "WindowBy", "as_env_config", "env_config_of", "hydra_schema", "migrate_env_section",
+    "Shaping", "WindowBy", "as_env_config", "env_config_of", "hydra_schema", "migrate_env_section",
 ]
