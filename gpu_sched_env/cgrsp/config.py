@@ -136,13 +136,21 @@ def _hint(name: str) -> Any:
 _HINTS = typing.get_type_hints(CGRSPEnvConfig)
 
 
+# The simulator parameters set most often, reachable on a Hydra command line as
+# ``env.<name>=...`` (``+env.params.<name>=...`` reaches every one): None = the day's value.
+# :func:`env_config_of` moves them into ``params``, where make_params checks them.
+COMMAND_LINE_PARAMS = ("c_max", "n_jobs", "arrival_rate", "tight_fraction", "stock_process", "stock_dwell_s", "alpha1", "alpha2")
+
+
 def hydra_schema(exclude: tuple[str, ...] = ("day",)) -> type:
     """A Hydra/OmegaConf structured-config schema with the fields and defaults of :class:`CGRSPEnvConfig`.
 
     OmegaConf cannot type ``Literal`` fields, so they become ``str`` here; their values are
     checked when the real config is built (:func:`env_config_of`), before a run writes
-    anything. ``day`` comes from Hydra's ``day`` group, so it is left out by default.
+    anything. ``day`` comes from Hydra's ``day`` group, so it is left out by default. The
+    :data:`COMMAND_LINE_PARAMS` follow as optional fields typed as in ``CGRSPParams``.
     """
+    param_hints = typing.get_type_hints(CGRSPParams)
     specs = []
     for f in fields(CGRSPEnvConfig):
         if f.name in exclude:
@@ -158,6 +166,7 @@ def hydra_schema(exclude: tuple[str, ...] = ("day",)) -> type:
             hint = typing.Optional[int]  # noqa: UP045 (OmegaConf reads typing.Optional)
         default = field(default_factory=f.default_factory) if f.default_factory is not dataclasses.MISSING else f.default
         specs.append((f.name, hint, default))
+    specs += [(name, typing.Optional[param_hints[name]], None) for name in COMMAND_LINE_PARAMS]  # noqa: UP045
     return dataclasses.make_dataclass("CGRSPEnvSchema", specs)
 
 
@@ -181,9 +190,18 @@ def env_config_of(section: Mapping[str, Any], day: str) -> CGRSPEnvConfig:
     """The env config of a Hydra ``env`` section (a DictConfig or a mapping) for ``day``."""
     check_choice("day", day, DAY_TYPES)
     data = migrate_env_section({k: _plain(v) for k, v in section.items()})
-    unknown = sorted(set(data) - set(CGRSPEnvConfig.names()) - {"params"})
+    params = dict(data.pop("params", None) or {})
+    for name in COMMAND_LINE_PARAMS:  # env.c_max=7 is params.c_max = 7
+        value = data.pop(name, None)
+        if value is None:
+            continue
+        if name in params and params[name] != value:
+            raise ConfigError(f"env.{name} = {value!r} and env.params.{name} = {params[name]!r} disagree; give it once")
+        params[name] = value
+    unknown = sorted(set(data) - set(CGRSPEnvConfig.names()))
     if unknown:
-        raise ConfigError(f"env: unknown key(s) {unknown}; allowed: {', '.join(CGRSPEnvConfig.names())}, params")
+        raise ConfigError(f"env: unknown key(s) {unknown}; allowed: {', '.join(CGRSPEnvConfig.names())}, params, {', '.join(COMMAND_LINE_PARAMS)}")
+    data["params"] = params
     data["reward_weights"] = data.get("reward_weights") or {}
     return CGRSPEnvConfig(day=day, **{k: v for k, v in data.items() if k != "day"})
 
@@ -209,6 +227,6 @@ def _plain(v: Any) -> Any:
 
 
 __all__ = [
-    "CONFIG_VERSION", "DEFAULT_REWARD_SCALE", "REWARD_PARTS", "ActionMode", "CGRSPEnvConfig", "Day", "Features", "Hold", "Order",
+    "COMMAND_LINE_PARAMS", "CONFIG_VERSION", "DEFAULT_REWARD_SCALE", "REWARD_PARTS", "ActionMode", "CGRSPEnvConfig", "Day", "Features", "Hold", "Order",
     "Shaping", "WindowBy", "as_env_config", "env_config_of", "hydra_schema", "migrate_env_section",
 ]

@@ -191,7 +191,14 @@ def test_deadline_risk_rises_over_the_last_hour_of_laxity_and_is_lifted_at_dispa
 # ----------------------------------------------------------------------------- one table of parts and presets
 def test_presets_are_weight_tables_and_the_rest_is_derived():
     from gpu_sched_env.cgrsp.params import make_params
-    from gpu_sched_env.cgrsp.rewards import OBJECTIVE_OF, PARTS, PRESETS, REWARD_PARTS, REWARD_PRESETS, SHAPING_PART
+    from gpu_sched_env.cgrsp.rewards import (
+        OBJECTIVE_OF,
+        PARTS,
+        PRESETS,
+        REWARD_PARTS,
+        REWARD_PRESETS,
+        SHAPING_PART,
+    )
 
     p = make_params("hectic", alpha1=2.0, alpha2=30.0)
     assert REWARD_PARTS == tuple(PARTS)
