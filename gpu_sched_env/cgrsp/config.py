@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args, get_origin
 
 from gpu_sched_env.cgrsp.actions import ACTION_SCHEMES, scheme_of
-from gpu_sched_env.cgrsp.params import DAY_TYPES, CGRSPParams, make_params
+from gpu_sched_env.cgrsp.params import DAY_TYPES, PARAM_NAMES, CGRSPParams, make_params
 from gpu_sched_env.cgrsp.rewards import PRESETS, REWARD_PARTS
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
 
@@ -108,17 +108,23 @@ class CGRSPEnvConfig:
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> CGRSPEnvConfig:
-        """Split keywords into env settings and simulator parameters (``gym.make`` style)."""
+        """Split keywords into env settings and simulator parameters (``gym.make`` style).
+
+        ``params`` (a mapping of simulator parameters) may be given too; keywords that are
+        neither a setting nor a simulator parameter raise ``ConfigError`` listing both.
+        """
+        given = _params_arg(kwargs.pop("params", None))
         own = {k: kwargs.pop(k) for k in list(kwargs) if k in cls.names()}
-        params = {**dict(own.pop("params", None) or {}), **kwargs}
-        return cls(**own, params=params)
+        _check_extra(kwargs)
+        return cls(**own, params={**given, **kwargs})
 
     def replace(self, **kwargs: Any) -> CGRSPEnvConfig:
         """A copy with some settings (or simulator parameters) changed."""
-        own = {k: v for k, v in kwargs.items() if k in self.names() or k == "params"}
+        given = _params_arg(kwargs.pop("params", None))
+        own = {k: v for k, v in kwargs.items() if k in self.names()}
         extra = {k: v for k, v in kwargs.items() if k not in own}
-        params = {**self.params, **dict(own.pop("params", None) or {}), **extra}
-        return dataclasses.replace(self, **own, params=params)
+        _check_extra(extra)
+        return dataclasses.replace(self, **own, params={**self.params, **given, **extra})
 
     def sim_params(self) -> CGRSPParams:
         """The simulator's parameters for this day and overrides (validated)."""
@@ -127,6 +133,22 @@ class CGRSPEnvConfig:
     def as_dict(self) -> dict[str, Any]:
         """Plain data (for YAML, JSON and TensorBoard's HParams)."""
         return dataclasses.asdict(self) | {"reward_weights": dict(self.reward_weights), "params": dict(self.params)}
+
+
+def _params_arg(params: Any) -> dict[str, Any]:
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise ConfigError(f"params = {params!r} must be a mapping of simulator parameters")
+    return dict(params)
+
+
+def _check_extra(extra: Mapping[str, Any]) -> None:
+    """Keywords that are no env setting must be simulator parameters (the message lists both)."""
+    unknown = sorted(set(extra) - set(PARAM_NAMES))
+    if unknown:
+        raise ConfigError(f"unknown CGRSP-v0 keyword(s): {', '.join(unknown)}; allowed: the env settings "
+                          f"{', '.join((*CGRSPEnvConfig.names(), 'params'))} (the env also takes render_mode, trace) and the simulator parameters {', '.join(sorted(PARAM_NAMES))}")
 
 
 def _hint(name: str) -> Any:
