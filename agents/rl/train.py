@@ -309,7 +309,7 @@ def _extra_callbacks() -> list:
 
 
 def final_evaluation(cfg: DictConfig, spec: Any, config: CGRSPEnvConfig, run_dir: Path, train_s: float) -> dict[str, float]:
-    """Best model (else final) vs the eleven heuristics on fresh seeds; table, tests, figure."""
+    """Best model (else final) vs the 21 baselines (:func:`baselines`) on fresh seeds; table, tests, figure."""
     n = int(cfg.train.final_eval_seeds)
     if n == 0:
         return {}
