@@ -113,3 +113,19 @@ def _current_umask() -> int:
     m = os.umask(0o022)
     os.umask(m)
     return m
+
+
+def test_a_run_written_before_the_command_line_parameters_still_resumes(tmp_path):
+    """Its config.yaml lacks env.c_max & co.; unset (None) now matches absent then, a value does not."""
+    from omegaconf import OmegaConf
+
+    from gpu_sched_env.cgrsp.config import COMMAND_LINE_PARAMS
+
+    cfg = cfg_for(*TINY, f"run_dir={tmp_path / 'new'}")
+    old = OmegaConf.to_container(cfg, resolve=True)
+    for name in COMMAND_LINE_PARAMS:
+        del old["env"][name]
+    (tmp_path / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(old)))
+    tr.check_same_run(cfg, tmp_path)  # no difference
+    with pytest.raises(ConfigError, match=r"env.c_max: '<absent>' in the run, 7 now"):
+        tr.check_same_run(cfg_for(*TINY, "env.c_max=7", f"run_dir={tmp_path / 'new'}"), tmp_path)
