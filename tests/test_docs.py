@@ -116,3 +116,13 @@ def test_every_public_module_has_an_api_page() -> None:
         and not any(d.startswith(name + ".") for d in documented)  # e.g. only its env class
     ]
     assert not missing, f"modules without an API page (add '::: NAME' to a docs/api/*.md page): {missing}"
+
+
+MACHINE_PATH = re.compile(r"(?<![\w.])/(work|home|root|tmp|opt|Users)/[\w./-]+")
+
+
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_pages_name_no_machine_paths(page: Path) -> None:
+    """Files are named relative to the repository (``../shared/spec/cgrsp.md``), never by one machine's path."""
+    found = [m.group(0) for m in MACHINE_PATH.finditer(page.read_text(encoding="utf-8"))]
+    assert not found, f"{page.name}: {found}"

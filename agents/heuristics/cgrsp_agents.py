@@ -99,8 +99,7 @@ class HeuristicAgent(EnvAgent):
         if base.sim is None or not mask.any():
             return base.wait_action
         plan, win = self.plan(base), base.window_jobs
-        if base.action_mode == "slot":
-            plan = [(j, s) for j, s in plan if s == base.offered_slot]
+        plan = base.actions.doable_now(plan)  # the scheme says what one action can do (slot: the offered slot's)
         a = next((base.encode(j, s) for j, s in plan if j in win), None)
         if a is None and plan and self.fallback != "wait":
             j = int(win[0])

@@ -9,6 +9,7 @@ heuristics' levels on the same held-out seeds.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from gpu_sched_env.core.io import atomic_write_json, atomic_write_table
 
 SUMMARY_METRICS = ("miss_pct", "mean_wait_min", "mean_tardiness_min", "cost_usd", "tight_miss_pct")
 EVAL_METRICS = (*SUMMARY_METRICS, "objective")
+log = logging.getLogger(__name__)  # Hydra sends it to the console and the run's train.log
 SELECT_ON = "objective"  # the env's reward objective (its preset's weights), lower is better
 
 
@@ -109,7 +111,10 @@ class EvalCallback(BaseCallback):
         for m, v in means.items():
             self.logger.record(f"eval/{m}", v)
         self.logger.dump(self.num_timesteps)
-        if means[SELECT_ON] < self.best:
+        improved = means[SELECT_ON] < self.best
+        log.info(f"step {int(self.num_timesteps)}/{self.total_timesteps}: held-out " + ", ".join(f"{m} {v:.4g}" for m, v in means.items())
+                 + (" (new best)" if improved else f" (best {SELECT_ON} {self.best:.4g})"))
+        if improved:
             self.best = means[SELECT_ON]
             self.model.save(self.run_dir / "best_model")
             atomic_write_json(self.run_dir / "best.json", {"timesteps": int(self.num_timesteps), **means})

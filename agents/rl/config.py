@@ -105,6 +105,34 @@ class Config:
     run_dir: str = "${hydra:runtime.output_dir}"
 
 
+# The ranges of the algorithms' numeric settings (checked by ``train.validate`` before anything
+# is written; SB3 and torch would otherwise fail deep inside a run, or accept a nonsense value
+# such as a negative clip range). Each key: the check_number keywords. A key applies to the
+# algorithms whose schema has it.
+ALGO_RANGES: dict[str, dict] = {
+    # PPO: SB3 normalises advantages per minibatch, which needs at least 2 samples
+    "n_steps": {"lo": 1, "integer": True},
+    "batch_size": {"lo": 2, "integer": True},
+    "n_epochs": {"lo": 1, "integer": True},
+    "gae_lambda": {"lo": 0.0, "hi": 1.0},
+    "clip_range": {"lo": 0.0, "lo_open": True},
+    "ent_coef": {"lo": 0.0},
+    "vf_coef": {"lo": 0.0},
+    "max_grad_norm": {"lo": 0.0, "lo_open": True},
+    "bc_episodes": {"lo": 1, "integer": True},
+    "bc_epochs": {"lo": 1, "integer": True},
+    # DQN
+    "buffer_size": {"lo": 1, "integer": True},
+    "learning_starts": {"lo": 0, "integer": True},
+    "tau": {"lo": 0.0, "hi": 1.0, "lo_open": True},
+    "train_freq": {"lo": 1, "integer": True},
+    "gradient_steps": {"lo": 1, "integer": True},
+    "target_update_interval": {"lo": 1, "integer": True},
+    "exploration_fraction": {"lo": 0.0, "hi": 1.0},
+    "exploration_initial_eps": {"lo": 0.0, "hi": 1.0},
+    "exploration_final_eps": {"lo": 0.0, "hi": 1.0},
+}
+
 def register_configs() -> None:
     """Store the schemas (idempotent): ``base_config`` and one per option group."""
     cs = ConfigStore.instance()

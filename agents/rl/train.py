@@ -32,6 +32,7 @@ from gpu_sched_agents.rl.callbacks import (
     flat_hparams,
 )
 from gpu_sched_agents.rl.compare import comparison, figure, format_table, heuristic_runs
+from gpu_sched_agents.rl.config import ALGO_RANGES
 from gpu_sched_agents.rl.envs import (
     MIXED,
     SELECTION_SEEDS,
@@ -67,13 +68,14 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
         check_number("algo.lr_final_frac", cfg.algo.lr_final_frac, lo=0.0, hi=1.0, lo_open=True)
     for i, width in enumerate(cfg.algo.net_arch):
         check_number(f"algo.net_arch[{i}]", width, lo=1, integer=True)
+    for key, rng in ALGO_RANGES.items():  # SB3/torch would fail after the run folder is made, or accept nonsense
+        if key in cfg.algo:
+            check_number(f"algo.{key}", cfg.algo[key], **rng)
     teacher = cfg.algo.get("bc_teacher")
     if teacher:
         if cfg.algo.name != "ppo":
             raise ConfigError(f"algo.bc_teacher = {teacher!r}: behaviour cloning is implemented for algo=ppo only (got algo={cfg.algo.name})")
         check_choice("algo.bc_teacher", teacher, ALL_POLICY_NAMES)
-        check_number("algo.bc_episodes", cfg.algo.bc_episodes, lo=1, integer=True)
-        check_number("algo.bc_epochs", cfg.algo.bc_epochs, lo=1, integer=True)
     halflife = cfg.algo.get("time_halflife_s")
     if halflife is not None:
         if cfg.algo.name != "ppo":
@@ -81,10 +83,13 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
         check_number("algo.time_halflife_s", halflife, lo=0.0, lo_open=True)
     check_number("train.total_timesteps", cfg.train.total_timesteps, lo=1, integer=True)
     check_number("train.n_envs", cfg.train.n_envs, lo=1, integer=True)
+    if "n_steps" in cfg.algo and int(cfg.algo.n_steps) * int(cfg.train.n_envs) < 2:
+        raise ConfigError(f"algo.n_steps = {cfg.algo.n_steps} with train.n_envs = {cfg.train.n_envs}: a rollout must hold at least 2 steps (SB3 normalises advantages over it)")
     check_number("train.eval_freq", cfg.train.eval_freq, lo=1, integer=True)
     check_number("train.checkpoint_freq", cfg.train.checkpoint_freq, lo=1, integer=True)
     check_number("train.final_eval_seeds", cfg.train.final_eval_seeds, lo=0, hi=len(TEST_SEEDS), integer=True)
     check_choice("train.vec_env", cfg.train.vec_env, VEC_ENVS)
+    check_device(cfg.train.device)
     if not cfg.train.eval_seeds:
         raise ConfigError("train.eval_seeds = []: give at least one held-out seed")
     for s in cfg.train.eval_seeds:
@@ -96,6 +101,22 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
 
     CGRSPEnv(config).close()  # the trace-free env builds (spaces, encoder)
     return config
+
+
+def check_device(device: str) -> str:
+    """Refuse a torch device this torch cannot use (a CPU-only build would train on the CPU silently)."""
+    try:
+        dev = th.device("cuda" if device == "auto" else device)
+    except (RuntimeError, TypeError) as e:
+        raise ConfigError(f"train.device = {device!r} is not a torch device ({e}); allowed: cpu, cuda, cuda:N, mps, auto") from None
+    if device != "auto" and dev.type == "cuda":
+        if not th.cuda.is_available():
+            raise ConfigError(f"train.device = {device!r} but this torch ({th.__version__}) sees no CUDA device (torch.cuda.is_available() is False); use train.device=cpu, or train.device=auto to take a GPU when there is one")
+        if dev.index is not None and dev.index >= th.cuda.device_count():
+            raise ConfigError(f"train.device = {device!r}: this machine has {th.cuda.device_count()} CUDA device(s)")
+    if dev.type == "mps" and not th.backends.mps.is_available():
+        raise ConfigError(f"train.device = {device!r} but MPS is not available here; use train.device=cpu")
+    return device
 
 
 def with_objective(runs: pd.DataFrame, config: CGRSPEnvConfig) -> pd.DataFrame:
@@ -162,7 +183,9 @@ def check_same_run(cfg: DictConfig, target: Path) -> None:
     saved = _flat(OmegaConf.to_container(OmegaConf.load(saved_path), resolve=False))
     here = _flat(OmegaConf.to_container(cfg, resolve=True))
     keys = sorted(k for k in set(saved) | set(here) if not any(k == r or k.startswith(r + ".") for r in RESUMABLE_CHANGES))
-    diff = [f"{k}: {saved.get(k, '<absent>')!r} in the run, {here.get(k, '<absent>')!r} now" for k in keys if saved.get(k, "<absent>") != here.get(k, "<absent>")]
+    # a key a later schema added with the default None (unset) matches its absence in an older run
+    diff = [f"{k}: {saved.get(k, '<absent>')!r} in the run, {here.get(k, '<absent>')!r} now" for k in keys
+            if saved.get(k, "<absent>") != here.get(k, "<absent>") and not (k not in saved and here.get(k) is None)]
     if diff:
         raise ConfigError(f"resume: {target} was trained under another config; differing keys: " + "; ".join(diff) + " (start a new run, or resume with the run's own settings)")
 
@@ -197,11 +220,11 @@ def train(cfg: DictConfig) -> dict[str, float]:
     """Train, evaluate and write the run directory; return the final evaluation means."""
     try:
         config = validate(cfg)
+        run_dir, ckpt = resolve_run_dir(cfg)  # a refused resume is a rejected config too
     except ConfigError:
         remove_unused_run_dir(Path(cfg.run_dir))  # a rejected config leaves no run directory behind
         raise
     spec = get_algo(cfg.algo.name)
-    run_dir, ckpt = resolve_run_dir(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     if ckpt is not None and run_dir != Path(cfg.run_dir):
         Path(cfg.run_dir).mkdir(parents=True, exist_ok=True)
@@ -248,6 +271,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
         *_extra_callbacks(),
     ]
     remaining = total - int(model.num_timesteps)
+    log.info(f"training {cfg.algo.name} on {config.day} for {remaining} steps ({int(model.num_timesteps)} done) in {run_dir}")
     t0 = time.perf_counter()
     if remaining > 0:
         model.learn(remaining, callback=callbacks, tb_log_name="learned", reset_num_timesteps=ckpt is None, progress_bar=bool(cfg.train.progress_bar))
@@ -285,7 +309,7 @@ def _extra_callbacks() -> list:
 
 
 def final_evaluation(cfg: DictConfig, spec: Any, config: CGRSPEnvConfig, run_dir: Path, train_s: float) -> dict[str, float]:
-    """Best model (else final) vs the eleven heuristics on fresh seeds; table, tests, figure."""
+    """Best model (else final) vs the 21 baselines (:func:`baselines`) on fresh seeds; table, tests, figure."""
     n = int(cfg.train.final_eval_seeds)
     if n == 0:
         return {}

@@ -39,13 +39,14 @@ import pandas as pd
 
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp.batch import run_grid, summarise
-from gpu_sched_env.cgrsp.params import DAY_TYPES
+from gpu_sched_env.cgrsp.params import DAY_TYPES, PARAM_NAMES, make_params
 from gpu_sched_env.cgrsp.policies import param_names_help, per_policy_kwargs, policy_names
 from gpu_sched_env.cgrsp.reference import PUBLISHED_HECTIC, check_contract
-from gpu_sched_env.cgrsp.trace import day_trace, month_trace, read_trace, write_trace
+from gpu_sched_env.cgrsp.trace import Trace, day_trace, month_trace, write_trace
+from gpu_sched_env.cgrsp.workload import WORKLOAD_PARAMS
 from gpu_sched_env.core.cliargs import parse_params
-from gpu_sched_env.core.errors import ConfigError
-from gpu_sched_env.core.fanout import EXECUTORS
+from gpu_sched_env.core.errors import ConfigError, check_keys
+from gpu_sched_env.core.fanout import EXECUTORS, default_workers
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
 
@@ -85,17 +86,19 @@ def compare_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trace", type=Path, default=None, metavar="FILE",
                     help="job log (CSV/Parquet) replacing each seed's generated jobs; --day still sets the model")
     ap.add_argument("--executor", default="process", choices=EXECUTORS)
-    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--workers", type=int, default=None, help="processes for --executor process (at least 1; default: the usable cores)")
     ap.add_argument("--out", type=Path, default=Path("runs/compare"))
-    ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar (it is off anyway when stderr is not a terminal)")
     args = ap.parse_args(argv)
     if args.seeds < 1:
         ap.error(f"--seeds {args.seeds}: must be at least 1")
+    if args.workers is not None and args.workers < 1:
+        ap.error(f"--workers {args.workers}: must be at least 1 (leave it out for the default: the {default_workers()} usable cores)")
     try:
         params = parse_params(args.param, param_names_help)
-        per_policy_kwargs(args.day, params, args.policies)  # validate before fanning out
-        if args.trace is not None:
-            read_trace(args.trace)  # a missing or unreadable file fails here, not in every worker
+        kw = per_policy_kwargs(args.day, params, args.policies)  # validate before fanning out
+        if args.trace is not None:  # a missing, unreadable or malformed file fails here, not in every worker
+            Trace.load(args.trace, make_params(args.day, **{k: v for k, v in kw[args.policies[0]].items() if k in PARAM_NAMES}))
     except ConfigError as e:
         ap.error(str(e))
 
@@ -135,11 +138,14 @@ def trace_main(argv: list[str] | None = None) -> int:
     what.add_argument("--day", choices=list(DAY_TYPES))
     what.add_argument("--month", type=int, metavar="REP", help="replication seed of the month experiment")
     ap.add_argument("--seed", type=int, default=0, help="run seed of the day (default 0)")
-    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="workload parameter override (repeatable)")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help=f"workload parameter override (repeatable): {', '.join(WORKLOAD_PARAMS)}")
     ap.add_argument("--out", type=Path, required=True, help="output .csv or .parquet")
     args = ap.parse_args(argv)
     try:
-        params = parse_params(args.param, param_names_help)
+        params = parse_params(args.param, lambda: "a workload parameter: " + ", ".join(WORKLOAD_PARAMS))
+        # a trace holds the jobs only: a fleet or stock parameter would change nothing in it
+        check_keys(params, WORKLOAD_PARAMS, section="trace --param (workload parameters)")
         df = day_trace(args.day, args.seed, **params) if args.day else month_trace(args.month, **params)
         path = write_trace(df, args.out)
     except ConfigError as e:

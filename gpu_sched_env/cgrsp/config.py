@@ -19,7 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args, get_origin
 
-from gpu_sched_env.cgrsp.params import DAY_TYPES, CGRSPParams, make_params
+from gpu_sched_env.cgrsp.actions import ACTION_SCHEMES, scheme_of
+from gpu_sched_env.cgrsp.params import DAY_TYPES, PARAM_NAMES, CGRSPParams, make_params
+from gpu_sched_env.cgrsp.rewards import PRESETS, REWARD_PARTS
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
 
 Day = Literal["quiet", "normal", "hectic", "surge"]
@@ -27,11 +29,9 @@ Order = Literal["deadline", "submit", "spt", "laxity"]
 WindowBy = Literal["order", "class"]
 ActionMode = Literal["joint", "slot"]
 Hold = Literal["event", "stock"]
-RewardPreset = Literal["study", "deadline", "capacity", "occupancy"]
 Shaping = Literal["none", "queue", "backlog", "backlog_risk"]
 Features = Literal["basic", "model"]
 
-REWARD_PARTS = ("wait", "miss", "cost", "waste", "run", "delay")
 DEFAULT_REWARD_SCALE = 1.0 / 3600.0  # reward unit: one job-hour of waiting
 CONFIG_VERSION = 2  # 1: run configs before the config object (no window_by/hold/shaping_gamma)
 
@@ -67,7 +67,7 @@ class CGRSPEnvConfig:
     window_by: WindowBy = "order"
     action_mode: ActionMode = "joint"
     hold: Hold = "event"
-    reward: RewardPreset = "study"
+    reward: str = "study"  # a key of rewards.PRESETS (the one table of presets)
     reward_weights: Mapping[str, float] = field(default_factory=dict)
     shaping: Shaping = "none"
     shaping_gamma: float = 1.0
@@ -80,6 +80,7 @@ class CGRSPEnvConfig:
         for f in fields(self):  # every Literal field: one of its values
             if get_origin(_hint(f.name)) is Literal:
                 check_choice(f.name, getattr(self, f.name), get_args(_hint(f.name)))
+        check_choice("reward", self.reward, tuple(PRESETS))
         set_ = object.__setattr__
         set_(self, "window", int(check_number("window", self.window, lo=1, integer=True)))
         set_(self, "shaping_gamma", float(check_number("shaping_gamma", self.shaping_gamma, lo=0.0, hi=1.0)))
@@ -92,8 +93,9 @@ class CGRSPEnvConfig:
             raise ConfigError(f"params = {self.params!r} must be a mapping of simulator parameters")
         set_(self, "params", dict(self.params))
         # cross-field rules
-        if self.hold != "event" and self.action_mode != "slot":
-            raise ConfigError(f"hold = {self.hold!r} needs action_mode = 'slot' (got {self.action_mode!r}): a slot is held when the agent leaves it idle; allowed with joint: 'event'")
+        if self.hold != "event" and not scheme_of(self.action_mode).holds_slots:  # the scheme knows
+            holding = " or ".join(repr(m) for m, cls in ACTION_SCHEMES.items() if cls.holds_slots)
+            raise ConfigError(f"hold = {self.hold!r} needs action_mode = {holding} (got {self.action_mode!r}): a slot is held when the agent leaves it idle; allowed with {self.action_mode}: 'event'")
         c_max = self.sim_params().c_max  # also checks every simulator parameter
         if self.slot_rows is not None:
             set_(self, "slot_rows", int(check_number("slot_rows", self.slot_rows, lo=c_max, integer=True)))
@@ -106,17 +108,23 @@ class CGRSPEnvConfig:
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> CGRSPEnvConfig:
-        """Split keywords into env settings and simulator parameters (``gym.make`` style)."""
+        """Split keywords into env settings and simulator parameters (``gym.make`` style).
+
+        ``params`` (a mapping of simulator parameters) may be given too; keywords that are
+        neither a setting nor a simulator parameter raise ``ConfigError`` listing both.
+        """
+        given = _params_arg(kwargs.pop("params", None))
         own = {k: kwargs.pop(k) for k in list(kwargs) if k in cls.names()}
-        params = {**dict(own.pop("params", None) or {}), **kwargs}
-        return cls(**own, params=params)
+        _check_extra(kwargs)
+        return cls(**own, params={**given, **kwargs})
 
     def replace(self, **kwargs: Any) -> CGRSPEnvConfig:
         """A copy with some settings (or simulator parameters) changed."""
-        own = {k: v for k, v in kwargs.items() if k in self.names() or k == "params"}
+        given = _params_arg(kwargs.pop("params", None))
+        own = {k: v for k, v in kwargs.items() if k in self.names()}
         extra = {k: v for k, v in kwargs.items() if k not in own}
-        params = {**self.params, **dict(own.pop("params", None) or {}), **extra}
-        return dataclasses.replace(self, **own, params=params)
+        _check_extra(extra)
+        return dataclasses.replace(self, **own, params={**self.params, **given, **extra})
 
     def sim_params(self) -> CGRSPParams:
         """The simulator's parameters for this day and overrides (validated)."""
@@ -127,6 +135,22 @@ class CGRSPEnvConfig:
         return dataclasses.asdict(self) | {"reward_weights": dict(self.reward_weights), "params": dict(self.params)}
 
 
+def _params_arg(params: Any) -> dict[str, Any]:
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise ConfigError(f"params = {params!r} must be a mapping of simulator parameters")
+    return dict(params)
+
+
+def _check_extra(extra: Mapping[str, Any]) -> None:
+    """Keywords that are no env setting must be simulator parameters (the message lists both)."""
+    unknown = sorted(set(extra) - set(PARAM_NAMES))
+    if unknown:
+        raise ConfigError(f"unknown CGRSP-v0 keyword(s): {', '.join(unknown)}; allowed: the env settings "
+                          f"{', '.join((*CGRSPEnvConfig.names(), 'params'))} (the env also takes render_mode, trace) and the simulator parameters {', '.join(sorted(PARAM_NAMES))}")
+
+
 def _hint(name: str) -> Any:
     return _HINTS[name]
 
@@ -134,13 +158,21 @@ def _hint(name: str) -> Any:
 _HINTS = typing.get_type_hints(CGRSPEnvConfig)
 
 
+# The simulator parameters set most often, reachable on a Hydra command line as
+# ``env.<name>=...`` (``+env.params.<name>=...`` reaches every one): None = the day's value.
+# :func:`env_config_of` moves them into ``params``, where make_params checks them.
+COMMAND_LINE_PARAMS = ("c_max", "n_jobs", "arrival_rate", "tight_fraction", "stock_process", "stock_dwell_s", "alpha1", "alpha2")
+
+
 def hydra_schema(exclude: tuple[str, ...] = ("day",)) -> type:
     """A Hydra/OmegaConf structured-config schema with the fields and defaults of :class:`CGRSPEnvConfig`.
 
     OmegaConf cannot type ``Literal`` fields, so they become ``str`` here; their values are
     checked when the real config is built (:func:`env_config_of`), before a run writes
-    anything. ``day`` comes from Hydra's ``day`` group, so it is left out by default.
+    anything. ``day`` comes from Hydra's ``day`` group, so it is left out by default. The
+    :data:`COMMAND_LINE_PARAMS` follow as optional fields typed as in ``CGRSPParams``.
     """
+    param_hints = typing.get_type_hints(CGRSPParams)
     specs = []
     for f in fields(CGRSPEnvConfig):
         if f.name in exclude:
@@ -156,6 +188,7 @@ def hydra_schema(exclude: tuple[str, ...] = ("day",)) -> type:
             hint = typing.Optional[int]  # noqa: UP045 (OmegaConf reads typing.Optional)
         default = field(default_factory=f.default_factory) if f.default_factory is not dataclasses.MISSING else f.default
         specs.append((f.name, hint, default))
+    specs += [(name, typing.Optional[param_hints[name]], None) for name in COMMAND_LINE_PARAMS]  # noqa: UP045
     return dataclasses.make_dataclass("CGRSPEnvSchema", specs)
 
 
@@ -179,9 +212,18 @@ def env_config_of(section: Mapping[str, Any], day: str) -> CGRSPEnvConfig:
     """The env config of a Hydra ``env`` section (a DictConfig or a mapping) for ``day``."""
     check_choice("day", day, DAY_TYPES)
     data = migrate_env_section({k: _plain(v) for k, v in section.items()})
-    unknown = sorted(set(data) - set(CGRSPEnvConfig.names()) - {"params"})
+    params = dict(data.pop("params", None) or {})
+    for name in COMMAND_LINE_PARAMS:  # env.c_max=7 is params.c_max = 7
+        value = data.pop(name, None)
+        if value is None:
+            continue
+        if name in params and params[name] != value:
+            raise ConfigError(f"env.{name} = {value!r} and env.params.{name} = {params[name]!r} disagree; give it once")
+        params[name] = value
+    unknown = sorted(set(data) - set(CGRSPEnvConfig.names()))
     if unknown:
-        raise ConfigError(f"env: unknown key(s) {unknown}; allowed: {', '.join(CGRSPEnvConfig.names())}, params")
+        raise ConfigError(f"env: unknown key(s) {unknown}; allowed: {', '.join(CGRSPEnvConfig.names())}, params, {', '.join(COMMAND_LINE_PARAMS)}")
+    data["params"] = params
     data["reward_weights"] = data.get("reward_weights") or {}
     return CGRSPEnvConfig(day=day, **{k: v for k, v in data.items() if k != "day"})
 
@@ -207,6 +249,6 @@ def _plain(v: Any) -> Any:
 
 
 __all__ = [
-    "CONFIG_VERSION", "DEFAULT_REWARD_SCALE", "REWARD_PARTS", "ActionMode", "CGRSPEnvConfig", "Day", "Features", "Hold", "Order",
-    "RewardPreset", "Shaping", "WindowBy", "as_env_config", "env_config_of", "hydra_schema", "migrate_env_section",
+    "COMMAND_LINE_PARAMS", "CONFIG_VERSION", "DEFAULT_REWARD_SCALE", "REWARD_PARTS", "ActionMode", "CGRSPEnvConfig", "Day", "Features", "Hold", "Order",
+    "Shaping", "WindowBy", "as_env_config", "env_config_of", "hydra_schema", "migrate_env_section",
 ]

@@ -170,8 +170,9 @@ class CGRSPEnv(gym.Env):
       beyond ``c_max`` stay zero, so in ``slot`` mode (whose action space does not depend on
       ``c_max``) one policy can be played on fleets of any size up to ``slot_rows``.
     * ``features``: ``basic`` (default) or ``model`` (adds the ``model`` key).
-    * ``render_mode``: ``None``, ``"ansi"`` (text snapshot) or ``"rgb_array"`` (Gantt chart
-      of the day so far).
+    * ``render_mode``: ``None``, ``"ansi"`` (text snapshot), ``"rgb_array"`` (Gantt chart
+      of the day so far) or ``"human"`` (the text snapshot printed to stdout at every reset
+      and step; ``render()`` prints it too and returns None).
     * ``trace``: a job log (path or DataFrame, :mod:`gpu_sched_env.cgrsp.trace`); an episode
       replays the whole trace (``n_jobs`` becomes its length) with the reset seed's run times.
     * any :class:`~gpu_sched_env.cgrsp.params.CGRSPParams` field as a keyword (``c_max``,
@@ -189,13 +190,15 @@ class CGRSPEnv(gym.Env):
       ``features="model"`` (the ``model`` key; the default gives the earlier observations).
     """
 
-    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
+    # "human": the text snapshot printed at every reset and step (no window, so no pygame;
+    # gymnasium would otherwise wrap rgb_array in its pygame HumanRendering)
+    metadata = {"render_modes": [*RENDER_MODES, "human"], "render_fps": 4}
 
     def __init__(self, config: CGRSPEnvConfig | None = None, *, render_mode: str | None = None, trace: Any = None, **kwargs: Any) -> None:
         if config is not None and not isinstance(config, CGRSPEnvConfig):
             raise ConfigError(f"config = {config!r} must be a CGRSPEnvConfig (or give the settings as keywords)")
         self.cfg = config.replace(**kwargs) if config is not None else CGRSPEnvConfig.from_kwargs(**kwargs)
-        check_render_mode(render_mode)
+        check_render_mode(render_mode, tuple(self.metadata["render_modes"]))
         cfg = self.cfg
         self.params = cfg.sim_params()
         self._trace = None if trace is None else Trace.load(trace, self.params)  # a job log: one episode = the whole trace
@@ -244,13 +247,8 @@ class CGRSPEnv(gym.Env):
         return self._win.copy()
 
     @property
-    def window_jobs_view(self) -> np.ndarray:
-        """The window's job ids without a copy (for the action schemes)."""
-        return self._win
-
-    @property
     def offered_slot(self) -> int | None:
-        """The slot offered now in ``slot`` mode (None in ``joint`` mode or after the end)."""
+        """The slot the action scheme offers now (``slot`` mode; None in ``joint`` mode or after the end)."""
         return self.actions.offered
 
     # ------------------------------------------------------------------ gym API
@@ -266,10 +264,13 @@ class CGRSPEnv(gym.Env):
         self._enc.reset(sim)
         self.ledger = RewardLedger(self.cfg, sim)
         self.done = False
+        self.actions.reset(sim)
         self.advance()  # to the first decision point (first arrival: no wait accrues)
-        self.actions.reset(self)
+        self._settle()
         self.ledger.start(sim)
         obs = self._observe()
+        if self.render_mode == "human":
+            self.render()
         return obs, {"action_mask": self._mask.copy(), "t": sim.t, "seed": self.run_seed}
 
     def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
@@ -278,13 +279,18 @@ class CGRSPEnv(gym.Env):
             raise ResetNeededError("the episode has ended (or never started): call reset() first")
         a = self._check_action(action)
         t0 = self.sim.t
-        self.actions.apply(self, a)
+        pair = self.actions.choose(self.sim, self._win, a)
+        if pair is not None:
+            self.dispatch(*pair)
+        self._settle()
         obs = self._observe()
         reward, info = self.ledger.settle(self.sim, self.done)
         info.update(action_mask=self._mask.copy(), t=self.sim.t, dt=self.sim.t - t0)
         if self.done:
             info["summary"] = self.result().summary()
             info["episode_raw"] = dict(self.ledger.episode_raw)
+        if self.render_mode == "human":
+            self.render()
         return obs, reward, self.done, False, info
 
     def action_masks(self) -> np.ndarray:
@@ -297,8 +303,12 @@ class CGRSPEnv(gym.Env):
             return None
         from gpu_sched_env.cgrsp import render as _render  # matplotlib only when rendering
 
-        if self.render_mode == "ansi":
-            return _render.ansi(self.sim, self._win, self.order)
+        if self.render_mode in ("ansi", "human"):
+            text = _render.ansi(self.sim, self._win, self.order)
+            if self.render_mode == "human":
+                print(text, flush=True)
+                return None
+            return text
         title = f"CGRSP {self.day} day, seed {self.run_seed}: t = {self.sim.t / 3600:.2f} h, {self.sim.n_completed}/{self.sim.n_jobs} jobs done"
         return _render.rgb_array(self.sim, title)
 
@@ -325,7 +335,12 @@ class CGRSPEnv(gym.Env):
             raise InvalidActionError(f"slot {slot!r} is out of range 0..{self.actions.C - 1}")
         return self.actions.encode(int(pos[0]), int(slot))
 
-    # ------------------------------------------------------------------ transitions (called by the action scheme)
+    # ------------------------------------------------------------------ transitions
+    def _settle(self) -> None:
+        """Advance until the action scheme is ready for the agent (or the day is over)."""
+        while not self.done and not self.actions.ready(self.sim):
+            self.advance()
+
     def dispatch(self, job: int, slot: int) -> None:
         """Assign ``job`` to the idle ``slot`` now and book its reward parts."""
         self.sim.assign(job, slot)

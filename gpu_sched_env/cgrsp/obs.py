@@ -18,7 +18,7 @@ from typing import get_args
 import numpy as np
 from gymnasium import spaces
 
-from gpu_sched_env.cgrsp.config import ActionMode, Features, Order, WindowBy
+from gpu_sched_env.cgrsp.config import Features, Order, WindowBy
 from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.sim import Simulator
@@ -27,7 +27,6 @@ from gpu_sched_env.cgrsp.view import SimView
 from gpu_sched_env.core.errors import check_choice, check_number
 
 ORDERS: tuple[str, ...] = get_args(Order)
-ACTION_MODES: tuple[str, ...] = get_args(ActionMode)
 # which waiting jobs fill the window: the first K in the canonical order, or the first of each
 # complexity class (jobs of one class differ only in deadline and tightness, so the class
 # heads are the whole job choice of a policy that keeps the order within a class)
@@ -247,7 +246,7 @@ class ObsEncoder:
         """Observation dict (without ``action_mask``, which the action scheme adds).
 
         ``win``, ``beyond``: the window's jobs and the other waiting jobs (:class:`JobWindow`);
-        ``offered``: the slot offered in ``slot`` mode (None in ``joint`` mode).
+        ``offered``: the slot the action scheme offers now (its ``offered``; None: it offers none).
         """
         t = sim.t
         k, nb = win.size, beyond.size
@@ -340,6 +339,6 @@ class ObsEncoder:
 
 
 __all__ = [
-    "ACTION_MODES", "BEYOND_COLS", "FEATURES", "GLOBAL_COLS", "JOB_COLS", "MODEL_CLIP_MIN", "MODEL_COLS", "ORDERS", "SLOT_COLS", "WINDOW_BY",
+    "BEYOND_COLS", "FEATURES", "GLOBAL_COLS", "JOB_COLS", "MODEL_CLIP_MIN", "MODEL_COLS", "ORDERS", "SLOT_COLS", "WINDOW_BY",
     "JobWindow", "ObsEncoder",
 ]

@@ -71,39 +71,118 @@ end of a day), so the return still ranks policies as the unshaped one does.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import get_args
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpu_sched_env.cgrsp.config import REWARD_PARTS, Shaping
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
 
 MISS_AS_WAIT_S = 3600.0  # [s] a miss under the deadline preset weighs like one job-hour of waiting
 COST_WEIGHT = 1.0  # per $: one dollar weighs like one second of waiting (tie-breaker)
 
-REWARD_PRESETS: dict[str, Callable[[CGRSPParams], dict[str, float]]] = {
-    "study": lambda p: {"wait": float(p.alpha1), "miss": float(p.alpha2), "cost": COST_WEIGHT, "waste": 0.0, "run": 0.0, "delay": 0.0},
-    "deadline": lambda p: {"wait": float(p.alpha1), "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT, "waste": 0.0, "run": 0.0, "delay": 0.0},
-    "capacity": lambda p: {"wait": 0.0, "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT, "waste": float(p.alpha1), "run": 0.0, "delay": 0.0},
-    "occupancy": lambda p: {
-        "wait": 0.0, "miss": float(p.alpha1) * MISS_AS_WAIT_S, "cost": COST_WEIGHT, "waste": float(p.alpha1), "run": float(p.alpha1), "delay": 0.0,
-    },
+
+@dataclass(frozen=True)
+class Part:
+    """One raw quantity the env books (the one list of them: :data:`PARTS`).
+
+    Attributes:
+        unit: its unit (job-seconds, jobs, dollars ...).
+        from_summary: the episode's sum read off a run's ``summary()`` (None: a summary does
+            not hold it, so an objective that weighs it cannot be computed from one).
+        waiting: it measures (or stands for) job-seconds of waiting, so its weight can price
+            the shaping term (:attr:`Preset.shaping_part`).
+    """
+
+    unit: str
+    from_summary: Callable[[Mapping[str, float]], float] | None = None
+    waiting: bool = False
+
+
+# The reward parts, in the order the env books and reports them (``info["reward_raw"]``).
+PARTS: dict[str, Part] = {
+    "wait": Part("job-s", lambda s: s["mean_wait_min"] * 60.0 * s["completed"], waiting=True),  # Σ_j w_j
+    "miss": Part("jobs", lambda s: s["miss_pct"] / 100.0 * s["n_jobs"]),
+    "cost": Part("$", lambda s: s["cost_usd"]),
+    "waste": Part("job-s", waiting=True),  # lost slot capacity at the queue's exchange rate q/C
+    "run": Part("job-s"),  # a dispatch's run time at the same rate
+    "delay": Part("s"),  # a dispatch's provisioning delay, on its own
 }
-# What an episode is judged on (model selection, ``objective`` columns): the preset's own
-# weights, except for the learning proxies ``capacity`` and ``occupancy``, judged on ``deadline``.
-OBJECTIVE_OF = {"study": "study", "deadline": "deadline", "capacity": "deadline", "occupancy": "deadline"}
-SHAPINGS: tuple[str, ...] = get_args(Shaping)
+REWARD_PARTS: tuple[str, ...] = tuple(PARTS)
+
+# A weight: coefficient × a CGRSPParams field (None: the coefficient alone), so the presets
+# follow the simulator's ``alpha1``/``alpha2`` (one source of truth).
+Weight = tuple[float, "str | None"]
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A reward preset: a weight table over :data:`PARTS` (parts not named weigh 0).
+
+    Attributes:
+        weights: part -> (coefficient, CGRSPParams field or None).
+        judged_on: the preset whose weights an episode is judged on (None: itself; a learning
+            proxy names the objective it stands for).
+    """
+
+    weights: Mapping[str, Weight] = field(default_factory=dict)
+    judged_on: str | None = None
+
+    def weights_for(self, params: CGRSPParams) -> dict[str, float]:
+        """The numeric weight of every part (in :data:`REWARD_PARTS` order) for ``params``."""
+        out = dict.fromkeys(REWARD_PARTS, 0.0)
+        for k, (coef, name) in self.weights.items():
+            out[k] = float(coef) if name is None else float(coef * float(getattr(params, name)))
+        return out
+
+    @property
+    def shaping_part(self) -> str:
+        """The part whose weight prices one job-second of waiting (the shaping term's weight).
+
+        The first waiting part (:attr:`Part.waiting`) the preset weighs: the wait itself, or,
+        in a learning proxy that leaves the wait out, the lost capacity that stands for it.
+        """
+        return next(k for k in REWARD_PARTS if PARTS[k].waiting and self.weights.get(k, (0.0, None))[0] != 0.0)
+
+
+_COST: dict[str, Weight] = {"cost": (COST_WEIGHT, None)}
+_MISS_AS_WAIT: dict[str, Weight] = {"miss": (MISS_AS_WAIT_S, "alpha1")}
+# The presets: each a weight table (the module docstring says why each weighs what it does).
+PRESETS: dict[str, Preset] = {
+    "study": Preset({"wait": (1.0, "alpha1"), "miss": (1.0, "alpha2"), **_COST}),
+    "deadline": Preset({"wait": (1.0, "alpha1"), **_MISS_AS_WAIT, **_COST}),
+    "capacity": Preset({**_MISS_AS_WAIT, **_COST, "waste": (1.0, "alpha1")}, judged_on="deadline"),
+    "occupancy": Preset({**_MISS_AS_WAIT, **_COST, "waste": (1.0, "alpha1"), "run": (1.0, "alpha1")}, judged_on="deadline"),
+}
+
+# Derived from PRESETS (kept for the callers that read them; nothing here is kept by hand):
+# the weights of each preset as a function of the parameters, what an episode is judged on
+# (model selection, ``objective`` columns), and the part pricing a job-second of waiting.
+REWARD_PRESETS: dict[str, Callable[[CGRSPParams], dict[str, float]]] = {n: p.weights_for for n, p in PRESETS.items()}
+OBJECTIVE_OF: dict[str, str] = {n: p.judged_on or n for n, p in PRESETS.items()}
+SHAPING_PART: dict[str, str] = {n: p.shaping_part for n, p in PRESETS.items()}
 RISK_HORIZON_S = 3600.0  # [s] a waiting job's deadline risk grows from 0 to 1 over its last hour of laxity
-# The part whose weight prices one job-second of waiting in each preset (the shaping term's
-# weight): the wait itself, or, in the learning proxies, the lost capacity that stands for it.
-SHAPING_PART = {"study": "wait", "deadline": "wait", "capacity": "waste", "occupancy": "waste"}
+
+
+def _check_table() -> None:
+    """The table's own consistency (run at import: a bad edit fails at once, naming the entry)."""
+    for name, p in PRESETS.items():
+        check_keys(p.weights, REWARD_PARTS, section=f"PRESETS[{name!r}].weights")
+        judge = PRESETS.get(OBJECTIVE_OF[name])
+        if judge is None:
+            raise ConfigError(f"PRESETS[{name!r}].judged_on = {p.judged_on!r}; allowed: {', '.join(PRESETS)}")
+        unreadable = [k for k, (c, _) in judge.weights.items() if c and PARTS[k].from_summary is None]
+        if unreadable:
+            raise ConfigError(f"preset {name!r} is judged on {OBJECTIVE_OF[name]!r}, which weighs {unreadable}: not in a run summary")
+
+
+_check_table()
 
 
 def reward_weights(params: CGRSPParams, preset: str, overrides: Mapping[str, float] | None = None) -> dict[str, float]:
     """The weights of ``preset`` for ``params``, with explicit per-part ``overrides``."""
-    check_choice("reward", preset, REWARD_PRESETS)
-    weights = REWARD_PRESETS[preset](params)
+    check_choice("reward", preset, PRESETS)
+    weights = PRESETS[preset].weights_for(params)
     if overrides:
         if not isinstance(overrides, Mapping):
             raise ConfigError(f"reward_weights = {overrides!r} must be a mapping with keys {', '.join(REWARD_PARTS)}")
@@ -125,11 +204,23 @@ def weights_of(config, params: CGRSPParams) -> tuple[dict[str, float], dict[str,
 
 
 def summary_objective(summary: Mapping[str, float], weights: Mapping[str, float]) -> float:
-    """Σ_k weight_k · part_k of a run from its summary (what an env episode with ``weights`` sums to)."""
-    n = summary["completed"]
-    wait = summary["mean_wait_min"] * 60.0 * n  # [job-s] Σ_j w_j
-    misses = summary["miss_pct"] / 100.0 * summary["n_jobs"]
-    return float(weights["wait"] * wait + weights["miss"] * misses + weights["cost"] * summary["cost_usd"])  # no waste/run: not in a summary
+    """Σ_k weight_k · part_k of a run from its summary (what an env episode with ``weights`` sums to).
+
+    Every weighted part is read off the summary by its :data:`PARTS` entry; a part with a
+    nonzero weight that a summary does not hold raises ``ConfigError`` (never silently left out).
+    """
+    check_keys(weights, REWARD_PARTS, section="objective weights")
+    total = 0.0
+    for k in REWARD_PARTS:
+        w = weights.get(k, 0.0)
+        if w == 0.0:
+            continue
+        read = PARTS[k].from_summary
+        if read is None:
+            readable = [n for n, p in PARTS.items() if p.from_summary is not None]
+            raise ConfigError(f"objective weight {k} = {w} but a run summary does not hold {k!r}; parts a summary holds: {', '.join(readable)}")
+        total += w * read(summary)
+    return float(total)
 
 
 class QueuePotential:
@@ -192,6 +283,7 @@ SHAPING_TERMS: dict[str, tuple[tuple[type, str], ...]] = {
     "backlog": ((BacklogPotential, "queue"),),
     "backlog_risk": ((BacklogPotential, "queue"), (DeadlineRisk, "miss")),
 }
+SHAPINGS: tuple[str, ...] = tuple(SHAPING_TERMS)
 
 
 class ShapingPotential:
@@ -199,7 +291,7 @@ class ShapingPotential:
 
     def __init__(self, shaping: str, sim, preset: str, weights: Mapping[str, float]) -> None:
         check_choice("shaping", shaping, SHAPINGS)
-        price = {"queue": float(weights[SHAPING_PART[preset]]), "miss": float(weights["miss"])}
+        price = {"queue": float(weights[PRESETS[preset].shaping_part]), "miss": float(weights["miss"])}
         self.terms = [(price[part], cls(sim)) for cls, part in SHAPING_TERMS[shaping]]
 
     def __call__(self, sim) -> float:
@@ -292,4 +384,4 @@ class RewardLedger:
         return summary_objective(summary, self.objective_weights)
 
 
-__all__ = ["weights_of", "BacklogPotential", "RewardLedger", "SHAPING_TERMS", "COST_WEIGHT", "MISS_AS_WAIT_S", "OBJECTIVE_OF", "REWARD_PARTS", "REWARD_PRESETS", "RISK_HORIZON_S", "SHAPING_PART", "SHAPINGS", "DeadlineRisk", "QueuePotential", "ShapingPotential", "make_potential", "reward_weights", "summary_objective"]
+__all__ = ["weights_of", "BacklogPotential", "RewardLedger", "SHAPING_TERMS", "COST_WEIGHT", "MISS_AS_WAIT_S", "OBJECTIVE_OF", "PARTS", "PRESETS", "Part", "Preset", "REWARD_PARTS", "REWARD_PRESETS", "RISK_HORIZON_S", "SHAPING_PART", "SHAPINGS", "DeadlineRisk", "QueuePotential", "ShapingPotential", "make_potential", "reward_weights", "summary_objective"]

@@ -33,6 +33,10 @@ class Workload:
         return int(self.submit.size)
 
 
+# The parameters a day's jobs depend on (what a trace records; run times are drawn at replay).
+WORKLOAD_PARAMS = ("arrival_rate", "n_jobs", "complexity_probs", "tight_fraction", "tight_window", "loose_window")
+
+
 def generate(p: CGRSPParams, seed: int) -> Workload:
     """Draw a day's jobs for parameters ``p`` and run ``seed``."""
     n = int(p.n_jobs)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
-from gpu_sched_env.core.errors import check_choice
+from gpu_sched_env.core.errors import check_choice, check_number
 
 EXECUTORS = ("serial", "process", "ray")
 WATCHDOG_S = 0.5  # [s] how often a worker checks that its parent is alive
@@ -73,7 +73,8 @@ def default_workers() -> int:
 def _progress(total: int, desc: str, enabled: bool):
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, disable=not enabled, dynamic_ncols=True, smoothing=0.1)
+    # disable=None: off when stderr is not a terminal (a log file gets no wall of bar updates)
+    return tqdm(total=total, desc=desc, disable=None if enabled else True, dynamic_ncols=True, smoothing=0.1)
 
 
 def iter_cells(
@@ -98,6 +99,8 @@ def iter_cells(
         ray_address: address of an existing Ray cluster.
     """
     check_choice("executor", executor, EXECUTORS)
+    if workers is not None:
+        check_number("workers", workers, lo=1, integer=True)  # 0 is no silent "default"
     bar = _progress(len(cells), desc, progress)
     try:
         if executor == "serial" or len(cells) <= 1:

@@ -11,12 +11,28 @@ from typing import Any
 import pandas as pd
 
 
+def _umask() -> int:
+    """The process's umask (read once: reading it means setting it, which is not thread-safe)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()
+FILE_MODE = 0o666 & ~_UMASK  # what open() would give a new file (0644 under the usual umask 022)
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
+    """Write ``data`` to ``path`` via a temporary file in the same folder and ``os.replace``.
+
+    The file gets the mode a plain ``open()`` would give it (:data:`FILE_MODE`), not the
+    0600 of ``mkstemp``'s temporary file.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

@@ -18,10 +18,10 @@ PALETTE = np.array(
 )
 
 
-def check_render_mode(render_mode: str | None) -> str | None:
-    """``None``, ``"ansi"`` or ``"rgb_array"``; anything else raises ``ConfigError``."""
+def check_render_mode(render_mode: str | None, modes: tuple[str, ...] = RENDER_MODES) -> str | None:
+    """``None`` or one of ``modes`` (default ``"ansi"``, ``"rgb_array"``); anything else raises ``ConfigError``."""
     if render_mode is not None:
-        check_choice("render_mode", render_mode, RENDER_MODES)
+        check_choice("render_mode", render_mode, modes)
     return render_mode
 
 

@@ -466,7 +466,7 @@ def write_results_page(
          "`runs/experiments/cells`, then writes this page); `python scripts/experiments.py report` re-renders it "
          "from the stored cells. Every table is mean ± 95 % t-interval half-width over seeds unless said otherwise; "
          "tidy per-seed results are in `runs/experiments/<name>/results.parquet`. Spec: "
-         "`/work/shared/spec/cgrsp.md` §5.", ""]
+         "`../shared/spec/cgrsp.md` §5 (the project's `shared/` folder, beside the repository).", ""]
     L += ["Contents: " + ", ".join(f"[{e.title}](#{_anchor(e.title)})" for e, _ in results.values()), ""]
     L += timing_section(timing)
     if "validation" in results:

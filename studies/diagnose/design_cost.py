@@ -36,6 +36,7 @@ from gpu_sched_agents.heuristics.cgrsp import ALL_POLICY_NAMES
 from gpu_sched_agents.heuristics.cgrsp.extensions import best_rule
 from gpu_sched_agents.heuristics.cgrsp_agents import evaluate_heuristics
 from gpu_sched_agents.rl.envs import TEST_SEED0, env_config
+from gpu_sched_env.cgrsp.actions import scheme_of
 from gpu_sched_env.cgrsp.api import simulate
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.cgrsp.stock import stock_params
@@ -57,10 +58,7 @@ def fallback_for(config: CGRSPEnvConfig) -> str:
 def variants(config: CGRSPEnvConfig) -> dict[str, CGRSPEnvConfig | None]:
     """The design and its variants (None: ``simulate``)."""
     out: dict[str, CGRSPEnvConfig | None] = {"design": config}
-    if config.action_mode == "slot" and config.hold != "event":
-        out["hold=event"] = config.replace(hold="event")
-    if config.action_mode == "slot":
-        out["joint"] = config.replace(action_mode="joint", hold="event")
+    out.update(scheme_of(config.action_mode).simpler_designs(config))  # the scheme knows its simpler designs
     if config.window_by == "class" or config.window < 16:
         out["window=16 by order"] = config.replace(window=16, window_by="order", hold="event")
     out["simulate"] = None

@@ -57,17 +57,19 @@ def base_of(rule: str) -> str:
     raise ConfigError(f"rule = {rule!r} is not a deferring rule; allowed: {', '.join(sorted(RULES))}")
 
 
-def _planned(agent: HeuristicAgent, env: CGRSPEnv) -> int | None:
-    """What ``agent``'s rule does now (None: the no-op).
+def _planned(agent: HeuristicAgent, env: CGRSPEnv) -> tuple[int, int] | None:
+    """What ``agent``'s rule does now as a ``(job, slot)`` pair (None: the no-op).
 
-    ``slot`` mode: the job it puts on the offered slot (beyond the window too); ``joint``
-    mode: its action (the first planned pair in the window).
+    The action scheme decides (:meth:`~gpu_sched_env.cgrsp.actions.ActionScheme.rule_choice`):
+    ``joint``: the agent's action (the first planned pair in the window); ``slot``: the job
+    it puts on the offered slot (beyond the window too).
     """
-    if env.action_mode == "joint":
+
+    def act() -> tuple[int, int] | None:
         a = agent.action(env)
-        return None if a == env.wait_action else a
-    s = env.offered_slot
-    return next((j for j, slot in agent.plan(env) if slot == s), None)
+        return None if a == env.wait_action else env.decode(a)
+
+    return env.actions.rule_choice(agent.plan(env), act)
 
 
 def play(model: Any, env: CGRSPEnv, seed: int, mode: str, rule: str) -> dict[str, float]:
@@ -78,7 +80,6 @@ def play(model: Any, env: CGRSPEnv, seed: int, mode: str, rule: str) -> dict[str
     full = HeuristicAgent(rule, fallback=fb).bind(env)
     base = HeuristicAgent(base_of(rule), fallback=fb).bind(env)
     n_choice = n_when = n_which = 0
-    joint = env.action_mode == "joint"
     done = False
     while not done:
         mask = env.action_masks()
@@ -96,7 +97,7 @@ def play(model: Any, env: CGRSPEnv, seed: int, mode: str, rule: str) -> dict[str
                 base_job = _planned(base, env)
                 n_when += (rule_job is None) != (learned == noop)
                 if learned != noop and base_job is not None:
-                    n_which += (learned if joint else int(env.window_jobs[learned])) != base_job
+                    n_which += env.decode(learned) != base_job  # (job, slot) pairs: the slot is the offered one in slot mode
                 likeliest = int(th.argmax(probs[0, :noop]))  # the learned which
                 if mode == "rule_when":
                     a = noop if rule_job is None else likeliest

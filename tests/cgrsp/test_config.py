@@ -14,7 +14,6 @@ from gpu_sched_env.cgrsp.config import (
     REWARD_PARTS,
     CGRSPEnvConfig,
     Order,
-    RewardPreset,
     Shaping,
     as_env_config,
     env_config_of,
@@ -38,7 +37,9 @@ def test_defaults_live_in_one_place():
 
 
 def test_the_literal_types_are_the_tables_the_code_uses():
-    assert set(get_args(RewardPreset)) == set(REWARD_PRESETS)
+    assert CGRSPEnvConfig.__dataclass_fields__["reward"].type == "str"  # no second list: checked against the table
+    with pytest.raises(ConfigError, match="reward = 'nope'.*" + ".*".join(REWARD_PRESETS)):
+        CGRSPEnvConfig(reward="nope")
     assert set(get_args(Shaping)) == set(SHAPING_TERMS)
     assert set(ACTION_SCHEMES) == {"joint", "slot"}
     assert ORDERS == get_args(Order)

@@ -70,7 +70,7 @@ def test_gymnasium_env_checker(env_id):
         ({"reward_weights": {"wait": -1.0}}, ["reward_weights.wait"]),
         ({"reward_weights": [1, 2]}, ["reward_weights"]),
         ({"reward_scale": 0.0}, ["reward_scale"]),
-        ({"render_mode": "human"}, ["render_mode", "human"]),
+        ({"render_mode": "rgb"}, ["render_mode", "rgb", "human"]),
         ({"tight_fraction": 1.5}, ["tight_fraction"]),
     ],
 )
@@ -82,8 +82,32 @@ def test_invalid_constructor_kwargs_raise_config_error_naming_the_key(kwargs, na
 
 
 def test_make_with_unknown_kwarg_raises_config_error():
-    with pytest.raises(ConfigError, match="colour"):
+    with pytest.raises(ConfigError, match="colour") as e:
         gym.make("CGRSP-v0", colour="red")
+    for name in ("window", "action_mode", "reward", "params", "render_mode", "c_max"):  # the settings are listed too
+        assert name in str(e.value)
+
+
+def test_params_is_a_keyword_of_make():
+    env = gym.make("CGRSP-v0", params={})
+    assert env.unwrapped.params.c_max == 5
+    env = gym.make("CGRSP-v0", params={"c_max": 3}, window=2, n_jobs=20)
+    assert (env.unwrapped.params.c_max, env.unwrapped.params.n_jobs, env.unwrapped.window) == (3, 20, 2)
+    with pytest.raises(ConfigError, match="params = 5 must be a mapping"):
+        gym.make("CGRSP-v0", params=5)
+    with pytest.raises(ConfigError, match="c_maxx"):
+        gym.make("CGRSP-v0", params={"c_maxx": 3})
+
+
+def test_human_render_mode_prints_the_text_snapshot(capsys):
+    env = gym.make("CGRSP-v0", render_mode="human", n_jobs=6)  # no pygame wrapper, no pygame error
+    assert env.unwrapped.render_mode == "human"
+    env.reset(seed=0)
+    first = capsys.readouterr().out
+    assert "stock:" in first and "window" in first
+    env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))
+    assert "stock:" in capsys.readouterr().out
+    assert env.render() is None and "stock:" in capsys.readouterr().out
 
 
 def test_reset_options_are_validated():

@@ -186,3 +186,48 @@ def test_deadline_risk_rises_over_the_last_hour_of_laxity_and_is_lifted_at_dispa
         if env.done:
             break
     assert lifted > 0
+
+
+# ----------------------------------------------------------------------------- one table of parts and presets
+def test_presets_are_weight_tables_and_the_rest_is_derived():
+    from gpu_sched_env.cgrsp.params import make_params
+    from gpu_sched_env.cgrsp.rewards import (
+        OBJECTIVE_OF,
+        PARTS,
+        PRESETS,
+        REWARD_PARTS,
+        REWARD_PRESETS,
+        SHAPING_PART,
+    )
+
+    p = make_params("hectic", alpha1=2.0, alpha2=30.0)
+    assert REWARD_PARTS == tuple(PARTS)
+    assert set(REWARD_PRESETS) == set(OBJECTIVE_OF) == set(SHAPING_PART) == set(PRESETS)
+    # the values the five hand-kept tables held before (issue #30 item 4)
+    assert REWARD_PRESETS["study"](p) == {"wait": 2.0, "miss": 30.0, "cost": 1.0, "waste": 0.0, "run": 0.0, "delay": 0.0}
+    assert REWARD_PRESETS["deadline"](p) == {"wait": 2.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 0.0, "run": 0.0, "delay": 0.0}
+    assert REWARD_PRESETS["capacity"](p) == {"wait": 0.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 2.0, "run": 0.0, "delay": 0.0}
+    assert REWARD_PRESETS["occupancy"](p) == {"wait": 0.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 2.0, "run": 2.0, "delay": 0.0}
+    assert OBJECTIVE_OF == {"study": "study", "deadline": "deadline", "capacity": "deadline", "occupancy": "deadline"}
+    assert SHAPING_PART == {"study": "wait", "deadline": "wait", "capacity": "waste", "occupancy": "waste"}
+
+
+def test_a_weighted_part_a_summary_lacks_is_refused_not_ignored():
+    summary = {"mean_wait_min": 10.0, "completed": 6, "miss_pct": 50.0, "n_jobs": 6, "cost_usd": 2.0}
+    base = {"wait": 1.0, "miss": 100.0, "cost": 1.0}
+    assert summary_objective(summary, base) == 10.0 * 60.0 * 6 + 100.0 * 3 + 2.0
+    with pytest.raises(ConfigError, match="objective weight waste = 0.5.*does not hold 'waste'"):
+        summary_objective(summary, base | {"waste": 0.5})
+    assert summary_objective(summary, base | {"waste": 0.0}) == summary_objective(summary, base)  # weight 0: not needed
+    with pytest.raises(ConfigError, match="bogus"):
+        summary_objective(summary, base | {"bogus": 1.0})
+
+
+def test_a_new_part_in_a_preset_shows_in_the_weights(monkeypatch):
+    from gpu_sched_env.cgrsp import rewards
+    from gpu_sched_env.cgrsp.params import make_params
+
+    monkeypatch.setitem(rewards.PRESETS, "with_delay", rewards.Preset({**rewards.PRESETS["deadline"].weights, "delay": (0.5, "alpha1")}))
+    w = rewards.reward_weights(make_params("hectic"), "with_delay")
+    assert w["delay"] == 0.5 and w["wait"] == 1.0
+    assert rewards.PRESETS["with_delay"].shaping_part == "wait"
