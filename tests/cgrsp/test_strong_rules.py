@@ -57,7 +57,7 @@ def test_defer_none_is_the_published_rule_job_for_job():
     for base in ("spt", "spt_rescue", "cadr", "edf"):
         for stock in ({}, MARKOV):
             ref = simulate(base, "hectic", 3, **stock).jobs
-            got = simulate(f"{base}_defer_low", "hectic", 3, defer="none", **stock).jobs
+            got = simulate(f"{base}_defer_low", "hectic", 3, defer="none", slot_score="rule", **stock).jobs
             pd.testing.assert_frame_equal(ref, got, check_exact=True)
             assert not ref.equals(simulate(f"{base}_defer_low", "hectic", 3, **stock).jobs)
 
@@ -110,7 +110,7 @@ def test_defer_scale_moves_the_expected_break_even():
 
     base = run("spt_rescue_defer_exp")
     assert run("spt_rescue_defer_exp", defer_scale=1.0) == base
-    assert run("spt_rescue_defer_exp", defer_scale=1e9) == run("spt_rescue") != base
+    assert run("spt_rescue_defer_exp", defer_scale=1e9, slot_score="rule") == run("spt_rescue") != base
     assert run("spt_rescue_defer_exp", defer_scale=0.5) != base
     for bad in (0.0, -1.0):
         with pytest.raises(ConfigError, match="defer_scale"):

@@ -23,6 +23,13 @@ RH_PLAN_MODES = ("idle", "timeline")
 # "low_medium" (every slot not in High stock), "expected" (a slot whose status' mean delay
 # exceeds the expected cost of waiting for a better status under the public stock model)
 DEFER_MODES = ("none", "low", "low_medium", "expected")
+# the gap a deferring rule weighs in "expected" mode (issue #29): "plan" counts the slots the same
+# plan fills (their expected end) and so keeps deferring when nothing else is busy; "busy" is the
+# rule as published before (busy slots and arrivals only, no deferral when neither exists)
+DEFER_GAPS = ("plan", "busy")
+# the slot a deferring rule gives a job: "delay" the least expected start delay + W̄ (issue #29),
+# "rule" the published rule's own slot score (SPT's price term can outweigh a Medium status)
+SLOT_SCORES = ("delay", "rule")
 STOCK_PENALTY = (0.0, 0.2, 1.0)  # sp(High/Medium/Low), added to slot scores
 
 
@@ -62,6 +69,8 @@ _CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "rh_plan": lambda n, v: check_choice(n, v, RH_PLAN_MODES),
     "defer": lambda n, v: check_choice(n, v, DEFER_MODES),
     "defer_scale": lambda n, v: check_number(n, v, lo=0.0, lo_open=True),
+    "defer_gap": lambda n, v: check_choice(n, v, DEFER_GAPS),
+    "slot_score": lambda n, v: check_choice(n, v, SLOT_SCORES),
     "base_rule": lambda n, v: check_choice(f"{n} type", type(v).__name__, ("str",)),  # the name: checked by the planner
     "n_rollouts": lambda n, v: check_number(n, v, lo=1, hi=64, integer=True),
     "horizon_s": lambda n, v: check_number(n, v, lo=0.0, lo_open=True),
@@ -199,14 +208,20 @@ def with_defer(config: type[Knobs], default: str) -> type[Knobs]:
 
     ``defer_scale`` (``expected`` mode only) multiplies the expected cost of waiting that a
     status' mean delay is compared with: below 1 defers more, above 1 less (1: the model's own
-    break-even, what the registered rules use).
+    break-even, what the registered rules use). ``defer_gap`` (:data:`DEFER_GAPS`) and
+    ``slot_score`` (:data:`SLOT_SCORES`) select the corrected rule (default) or the rule as
+    published before issue #29, for the before/after tables.
     """
     check_choice("defer", default, DEFER_MODES)
-    fields_ = [("defer", str, field(default=default)), ("defer_scale", float, field(default=1.0))]
+    fields_ = [
+        ("defer", str, field(default=default)), ("defer_scale", float, field(default=1.0)),
+        ("defer_gap", str, field(default="plan")), ("slot_score", str, field(default="delay")),
+    ]
     return make_dataclass(f"{config.__name__}Defer", fields_, bases=(config,), frozen=True)
 
 
 __all__ = [
+    "DEFER_GAPS",
     "DEFER_MODES",
     "RH_DEFER_MODES",
     "RH_PLAN_MODES",
@@ -220,6 +235,7 @@ __all__ = [
     "RHKnobs",
     "RescueKnobs",
     "RolloutKnobs",
+    "SLOT_SCORES",
     "SPTSlotKnobs",
     "with_defer",
 ]
