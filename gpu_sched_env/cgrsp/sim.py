@@ -210,6 +210,21 @@ class Simulator:
         self.n_idle -= 1
         self._events.push(start + self._rt[job][g], kind=slot, payload=job)  # kind = slot index
 
+    def fork(self, seed: int, horizon_s: float | None = None) -> Simulator:
+        """A public copy of this day for planning: what a scheduler knows now, a future from the public model.
+
+        The copy (:class:`~gpu_sched_env.cgrsp.fork.Fork`) reads this simulator through its
+        view only and replaces every realised future draw (run times, provisioning delays,
+        arrivals, stock) by draws from the public model seeded by ``seed``; forks with the
+        same seed are identical (common random numbers across candidate plans). Arrivals are
+        drawn up to ``t + horizon_s`` (``None``: the rest of the day). This simulator is not
+        changed. See :mod:`gpu_sched_env.cgrsp.fork`.
+        """
+        # fork.py subclasses Simulator, so it is imported here, not at the top
+        from gpu_sched_env.cgrsp.fork import fork
+
+        return fork(self.view, seed, horizon_s)
+
     def result(self, policy: str = "", day: str = "") -> SimResult:
         """Per-job records and metrics (only meaningful once :attr:`done`)."""
         return SimResult.from_sim(self, policy=policy, day=day)

@@ -16,7 +16,8 @@ from studies.cgrsp.grids import build_cells, configure
 KNOBS = {
     "stock_penalty", "spt_weights", "balanced_weights", "lcf_stock_factor", "theta", "pressure_queue",
     "theta_pressure", "cr_star", "rho_res", "rho_gate", "rh_weights", "rh_defer", "rh_plan",
-    "defer", "defer_scale", "defer_gap", "slot_score", "base_rule", "n_rollouts", "horizon_s", "max_candidates", "confidence_z", "portfolio",  # extensions
+    "defer", "defer_scale", "defer_gap", "slot_score", "base_rule", "n_rollouts", "horizon_s", "max_candidates", "confidence_z", "portfolio",
+    "n_confirm", "confirm_horizon_s", "error_rate",  # extensions
 }
 
 

@@ -76,6 +76,9 @@ _CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "horizon_s": lambda n, v: check_number(n, v, lo=0.0, lo_open=True),
     "max_candidates": lambda n, v: check_number(n, v, lo=2, hi=16, integer=True),
     "confidence_z": lambda n, v: check_number(n, v, lo=0.0),
+    "n_confirm": lambda n, v: check_number(n, v, lo=2, hi=512, integer=True),
+    "confirm_horizon_s": lambda n, v: check_number(n, v, lo=0.0),
+    "error_rate": lambda n, v: check_number(n, v, lo=0.0, hi=0.5, lo_open=True, hi_open=True),
     "portfolio": lambda n, v: _names(n, v),  # the names themselves: checked by the planner
 }
 
@@ -193,13 +196,16 @@ class RHKnobs(Knobs):
 
 @dataclass(frozen=True)
 class RolloutKnobs(Knobs):
-    """The rollout planner: base rule, rollouts per candidate, look-ahead, candidates per decision."""
+    """The rollout planner: base rule, screen (futures, look-ahead, candidates, gate), confirmation (futures, horizon, error rate)."""
 
     base_rule: str = "spt_rescue_defer_exp"  # the rule rolled out and improved upon (a rule name, planner.RULE_BASES)
-    n_rollouts: int = 4  # sampled futures per candidate (common random numbers across candidates)
-    horizon_s: float = 900.0  # [s] simulated look-ahead per rollout
-    max_candidates: int = 4  # candidate plans evaluated per decision point (the base rule's first)
-    confidence_z: float = 2.0  # leave the base rule's plan only for a paired advantage > z standard errors
+    n_rollouts: int = 8  # screen: sampled futures per candidate (common random numbers across candidates)
+    horizon_s: float = 900.0  # [s] screen: simulated look-ahead per rollout (plus the terminal term)
+    max_candidates: int = 6  # candidate plans screened per decision point (the base rule's first)
+    confidence_z: float = 1.0  # screen gate: confirm the best-looking plan only if it leads the base by > z standard errors
+    n_confirm: int = 32  # confirmation: independent futures on which the screened plan must beat the base plan
+    confirm_horizon_s: float = 0.0  # [s] confirmation look-ahead; 0: to the end of the day (no terminal term)
+    error_rate: float = 0.01  # one-sided level of the confirmation's paired t-test: P(leave an equal base plan) per decision
     portfolio: tuple[str, ...] = ()  # further rules (planner.RULE_BASES) whose plans join the candidates: *which* job goes where
 
 

@@ -123,6 +123,8 @@ def _expected_plan(view: SimView, idle: list[int], scale: float) -> list[int]:
     """
     fl = view.fleet
     st, stock, dm = fl.slot_type, view.stock, fl.delay_mean
+    if all(stock[st[s]] == HIGH for s in idle):  # nothing to defer (the common case; a hot path of the planner)
+        return []
     gap = next_event_gap(view)  # inf when no slot is busy and no arrival is to come
     jobs = len(view.waiting)
     out: list[int] = []
