@@ -199,9 +199,9 @@ class RolloutKnobs(Knobs):
     """The rollout planner: base rule, screen (futures, look-ahead, candidates, gate), confirmation (futures, horizon, error rate)."""
 
     base_rule: str = "spt_rescue_defer_exp"  # the rule rolled out and improved upon (a rule name, planner.RULE_BASES)
-    n_rollouts: int = 8  # screen: sampled futures per candidate (common random numbers across candidates)
-    horizon_s: float = 900.0  # [s] screen: simulated look-ahead per rollout (plus the terminal term)
-    max_candidates: int = 6  # candidate plans screened per decision point (the base rule's first)
+    n_rollouts: int = 4  # screen: sampled futures per candidate (common random numbers across candidates)
+    horizon_s: float = 600.0  # [s] screen: simulated look-ahead per rollout (plus the terminal term)
+    max_candidates: int = 5  # candidate plans screened per decision point (the base rule's first)
     confidence_z: float = 1.0  # screen gate: confirm the best-looking plan only if it leads the base by > z standard errors
     n_confirm: int = 32  # confirmation: independent futures on which the screened plan must beat the base plan
     confirm_horizon_s: float = 0.0  # [s] confirmation look-ahead; 0: to the end of the day (no terminal term)
