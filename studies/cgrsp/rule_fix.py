@@ -27,8 +27,8 @@ VARIANTS: dict[str, dict[str, str]] = {
 }
 
 
-def measure(days: list[str], stocks: list[str], seeds: range, rule: str = "spt_rescue_defer_exp") -> pd.DataFrame:
-    """One row per variant × day × stock × seed: mean wait [min] and miss [%]."""
+def measure(days: list[str], stocks: list[str], seeds: range, rule: str = "spt_rescue_defer_exp", **params) -> pd.DataFrame:
+    """One row per variant × day × stock × seed: mean wait [min] and miss [%] (``params``: further simulator overrides)."""
     from gpu_sched_env.cgrsp import simulate
     from gpu_sched_env.cgrsp.stock import stock_params
 
@@ -37,7 +37,7 @@ def measure(days: list[str], stocks: list[str], seeds: range, rule: str = "spt_r
         for stock in stocks:
             for v, knobs in VARIANTS.items():
                 for seed in seeds:
-                    s = simulate(rule, day, seed, **stock_params(stock), **knobs).summary()
+                    s = simulate(rule, day, seed, **stock_params(stock), **params, **knobs).summary()
                     rows.append({"variant": v, "day": day, "stock": stock, "seed": seed,
                                  "mean_wait_min": s["mean_wait_min"], "miss_pct": s["miss_pct"]})
     return pd.DataFrame(rows)
@@ -67,9 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=100, help=f"days per cell (seeds {SEED0}..)")
     ap.add_argument("--days", nargs="+", default=["hectic", "surge"])
     ap.add_argument("--stocks", nargs="+", default=["fresh", "900"])
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="simulator parameter (e.g. c_max=3)")
     ap.add_argument("--out", default=None, help="write the table here too (.md)")
     args = ap.parse_args(argv)
-    text = markdown(measure(args.days, args.stocks, range(SEED0, SEED0 + args.seeds)))
+    from gpu_sched_env.core.cliargs import parse_params
+
+    params = parse_params(args.param, "a simulator parameter")
+    text = markdown(measure(args.days, args.stocks, range(SEED0, SEED0 + args.seeds), **params))
     if args.out:
         atomic_write_text(Path(args.out), text)
     print(text)
