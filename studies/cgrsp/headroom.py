@@ -147,6 +147,36 @@ def work(layer: str, cells: list[tuple[str, str, str, str]], seeds: range, budge
     return sorted(out, key=lambda w: (w["label"] == "planner", w["seed"]))
 
 
+def label_of(knobs: dict[str, Any]) -> str:
+    """``NAME=VALUE,...`` of a budget or of extra parameters (sorted; "" for none): a row's tag."""
+    return ",".join(f"{k}={knobs[k]}" for k in sorted(knobs))
+
+
+def current_rows(store: CellStore, budget: str = "", extra: str = "") -> pd.DataFrame:
+    """The stored rows of this code version, planner rows of ``budget`` only, rows of ``extra`` parameters only.
+
+    Rows written before the rows carried their version are recognised by their key (default budget).
+    """
+    df = store.load()
+    if df.empty or "label" not in df:
+        return df
+    for col in ("code_version", "budget", "extra"):
+        if col not in df:
+            df[col] = np.nan
+    legacy = df.code_version.isna()
+    if legacy.any():
+        recomputed = [key_of(store, dict(label=r.label, day=r.day, stock=r.stock, c_max=r.c_max, tight=r.tight,
+                                         seed=int(r.seed), budget={})) for r in df[legacy].itertuples()]
+        legacy_ok = pd.Series(False, index=df.index)
+        legacy_ok[legacy] = df.loc[legacy, "key"].to_numpy() == np.asarray(recomputed)
+        df.loc[legacy, ["budget", "extra"]] = ""
+    else:
+        legacy_ok = pd.Series(False, index=df.index)
+    ok = (df.code_version == store.version) | legacy_ok
+    ok &= (df.extra.fillna("") == extra) & ((df.label != "planner") | (df.budget.fillna("") == budget))
+    return df[ok]
+
+
 def key_of(store: CellStore, w: dict[str, Any]) -> str:
     return store.key({k: (dict(sorted(v.items())) if isinstance(v, dict) else v) for k, v in w.items()})
 
@@ -164,7 +194,9 @@ def run(store: CellStore, todo: list[dict[str, Any]], workers: int, max_seconds:
 
     def finished(w: dict[str, Any], row: dict[str, Any]) -> None:
         nonlocal done
-        out.add(key_of(store, w), [row])
+        # the store keeps rows of every code version: render() selects this version's and one budget's
+        out.add(key_of(store, w), [{**row, "code_version": store.version, "budget": label_of(w.get("budget", {})),
+                                    "extra": label_of(w.get("extra", {}))}])
         done += 1
         if progress and done % 50 == 0:
             print(f"headroom: {done}/{len(todo)} days", file=sys.stderr)
@@ -278,9 +310,9 @@ def figure(ta: pd.DataFrame, tb: pd.DataFrame, path: Path) -> Path:
     return save(fig, path)
 
 
-def render(store: CellStore, stem: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Tables (``<stem>_a.md/.csv``, ``<stem>_b.md/.csv``) and figure (``<stem>.png``) from the store's rows."""
-    df = store.load()
+def render(store: CellStore, stem: Path, budget: str = "", extra: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Tables (``<stem>_a.md/.csv``, ``<stem>_b.md/.csv``) and figure (``<stem>.png``) from this code version's rows."""
+    df = current_rows(store, budget, extra)
     if df.empty or "label" not in df:
         raise ConfigError(f"--render: the store {store.root} holds no rows of this code version; run a layer first")
     df = df[COLS]
@@ -312,7 +344,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--workers", type=int, default=1, help="processes (days run in parallel)")
     ap.add_argument("--max-seconds", type=float, default=None, help="stop taking results after this wall time [s] (resume later)")
     ap.add_argument("--store", default="runs/headroom", help="the resume store folder (default runs/headroom)")
-    ap.add_argument("--render", metavar="STEM", help="write tables and figure from the store to STEM_{a,b}.{md,csv}, STEM.png")
+    ap.add_argument("--render", metavar="STEM",
+                    help="write tables and figure from the store to STEM_{a,b}.{md,csv}, STEM.png (the rows of --budget and --param)")
     ap.add_argument("--no-progress", action="store_true")
     return ap.parse_args(argv)
 
@@ -334,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
                 list(itertools.product(*[given.get(k, list(vs)) for k, vs in GRID.items()]))
             run(store, work(args.layer, cells, range(SEED0, SEED0 + args.seeds), budget, extra), args.workers, args.max_seconds, not args.no_progress)
         if args.render:
-            ta, tb = render(store, Path(args.render))
+            ta, tb = render(store, Path(args.render), label_of(budget), label_of(extra))
             print(markdown(ta, "a") if len(ta) else "", markdown(tb, "b") if len(tb) else "", sep="\n")
         if not (args.layer or args.render):
             raise ConfigError("nothing to do: give --layer a|b and/or --render STEM")

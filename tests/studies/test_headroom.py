@@ -90,7 +90,8 @@ def test_layers_are_stored_resumed_time_limited_and_rendered(tmp_path, capsys):
     assert headroom.main(b) == 0
     assert "2 days finished, 0 left" in capsys.readouterr().err
     stem = tmp_path / "fig" / "h"
-    assert headroom.main(["--render", str(stem), "--store", store]) == 0
+    assert headroom.main(["--render", str(stem), "--store", store]) == 2  # no rows of the default budget and parameters
+    assert headroom.main(["--render", str(stem), "--store", store, "--budget", TINY, "--param", "n_jobs=40"]) == 0
     ta, tb = pd.read_csv(f"{stem}_a.csv"), pd.read_csv(f"{stem}_b.csv")
     assert len(ta) == 1 and ta.rule_n.item() == 2 and ta.srpt_mean_wait_min.item() <= ta.rule_mean_wait_min.item()
     assert len(tb) == 1 and tb.paired_n.item() == 2
