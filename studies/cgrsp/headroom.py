@@ -161,19 +161,16 @@ def current_rows(store: CellStore, budget: str = "", extra: str = "") -> pd.Data
     if df.empty or "label" not in df:
         return df
     for col in ("code_version", "budget", "extra"):
-        if col not in df:
-            df[col] = np.nan
-    legacy = df.code_version.isna()
+        df[col] = df[col].astype(object) if col in df else pd.Series(None, index=df.index, dtype=object)
+    legacy = df.code_version.isna().to_numpy()
+    ok = (df.code_version == store.version).to_numpy().copy()
     if legacy.any():
         recomputed = [key_of(store, dict(label=r.label, day=r.day, stock=r.stock, c_max=r.c_max, tight=r.tight,
                                          seed=int(r.seed), budget={})) for r in df[legacy].itertuples()]
-        legacy_ok = pd.Series(False, index=df.index)
-        legacy_ok[legacy] = df.loc[legacy, "key"].to_numpy() == np.asarray(recomputed)
-        df.loc[legacy, ["budget", "extra"]] = ""
-    else:
-        legacy_ok = pd.Series(False, index=df.index)
-    ok = (df.code_version == store.version) | legacy_ok
-    ok &= (df.extra.fillna("") == extra) & ((df.label != "planner") | (df.budget.fillna("") == budget))
+        ok[legacy] = df.loc[legacy, "key"].to_numpy() == np.asarray(recomputed)
+    tag_budget = df.budget.where(~legacy, "").fillna("")
+    tag_extra = df.extra.where(~legacy, "").fillna("")
+    ok &= ((tag_extra == extra) & ((df.label != "planner") | (tag_budget == budget))).to_numpy()
     return df[ok]
 
 
