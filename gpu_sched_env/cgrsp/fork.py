@@ -1,10 +1,10 @@
-"""A public fork of a running day: the scheduler's knowledge now, a future drawn from the public model.
+"""What a public fork of a running day is made of: the scheduler's knowledge now and a future from the public model.
 
-:meth:`Simulator.fork <gpu_sched_env.cgrsp.sim.Simulator.fork>` (and :func:`fork` on a policy's
-:class:`~gpu_sched_env.cgrsp.view.SimView`) returns a :class:`Fork`: a simulator that starts
-from what a scheduler may know at this decision point and continues with draws from the
-*public* model, never the day's realised ones. It is what a planner simulates candidate plans
-on (:mod:`gpu_sched_agents.heuristics.cgrsp.planner`).
+:meth:`Simulator.fork <gpu_sched_env.cgrsp.sim.Simulator.fork>` returns a
+:class:`~gpu_sched_env.cgrsp.sim.Fork`: a simulator that starts from what a scheduler may know
+at this decision point (:func:`snapshot`, read through the view) and continues with draws from
+the *public* model (:func:`sample_future`), never the day's realised ones. It is what a planner
+simulates candidate plans on (:mod:`gpu_sched_agents.heuristics.cgrsp.planner`).
 
 **What is copied** (:func:`snapshot`, read through the view only): the clock, the arrived and
 unfinished jobs (submit, deadline, complexity, tightness), the slots (job, dispatch time,
@@ -35,9 +35,7 @@ from typing import Any
 import numpy as np
 
 from gpu_sched_env.cgrsp.params import CGRSPParams
-from gpu_sched_env.cgrsp.sim import Simulator
 from gpu_sched_env.cgrsp.view import SimView
-from gpu_sched_env.core.events import EventQueue
 
 _INF = float("inf")
 _N01 = NormalDist()
@@ -206,66 +204,4 @@ def sample_future(snap: Snapshot, fleet: Any, params: CGRSPParams, horizon_s: fl
     return Future(arrivals, cx, tight, runtime, prov_q, busy_start, busy_end, stock)
 
 
-class Fork(Simulator):
-    """A simulator started from a :class:`Snapshot` and one sampled :class:`Future`.
-
-    Model job ``i`` is ``snap.jobs[i]`` for the arrived jobs (busy slots' first, then the
-    queue in submit order), then the sampled arrivals (:attr:`real_ids` maps the arrived
-    ones back). Its realised values are the future's samples, never the real day's;
-    :attr:`n_busy0` jobs were on slots at the fork.
-    """
-
-    def __init__(self, params: CGRSPParams, fleet: Any, snap: Snapshot, fut: Future) -> None:
-        self.params, self.seed, self.fleet, self.workload = params, 0, fleet, None
-        n_arr = len(snap.jobs)
-        self.n_jobs = n = n_arr + len(fut.arrivals)
-        w, lw = params.tight_window, params.loose_window
-        self.submit = snap.submit + fut.arrivals
-        self.deadline = snap.deadline + [a + (w if tg else lw) for a, tg in zip(fut.arrivals, fut.tight)]
-        self.complexity = snap.complexity + fut.complexity
-        self.tight = snap.tight + fut.tight
-        self._rt = fut.runtime  # read-only here (shared by the forks of one future)
-        self.dispatch, self._start, self.completion = [_INF] * n, [_INF] * n, [_INF] * n
-        self.job_slot, self.job_stock = [-1] * n, [-1] * n
-        self.slot_job = list(snap.slot_job)
-        self.slot_dispatch = list(snap.slot_dispatch)
-        self.slot_level = list(snap.slot_level)
-        self.slot_busy_time = [0.0] * len(snap.slot_job)
-        self._events = EventQueue()
-        for s, i in enumerate(snap.slot_job):
-            if i >= 0:
-                self._start[i] = fut.busy_start[s]
-                self.dispatch[i] = snap.slot_dispatch[s]
-                self.job_slot[i] = s
-                self.job_stock[i] = snap.slot_level[s]
-                self._events.push(fut.busy_end[s], kind=s, payload=i)
-        self.n_idle = sum(1 for i in snap.slot_job if i < 0)
-        self.waiting = dict.fromkeys(range(snap.n_busy, n_arr))
-        self.dispatched = list(range(snap.n_busy))
-        self.n_arrived, self.n_completed, self.t = n_arr, 0, snap.t
-        self.stock = list(snap.stock)
-        self.n_decisions = 0
-        self._stock = fut.stock
-        self._prov_q = fut.prov_q
-        self.n_busy0 = snap.n_busy
-        self.real_ids = snap.jobs
-        self._n_public = n_arr
-        self.view = SimView(self)  # a policy sees the fork through a view, as on the real day
-
-    def slot_end(self, s: int) -> float:
-        """When slot ``s`` frees in this fork [s] (the model's own draw; ``inf`` when idle)."""
-        i = self.slot_job[s]
-        return _INF if i < 0 else self._start[i] + self._rt[i][self.fleet.slot_type[s]]
-
-
-def fork(view: SimView, seed: int, horizon_s: float | None = None, snap: Snapshot | None = None) -> Any:
-    """A :class:`Fork` of the day ``view`` shows, its future drawn from the public model with ``seed``.
-
-    ``horizon_s``: draw arrivals up to ``t + horizon_s`` only (``None``: the rest of the day).
-    ``snap``: a :func:`snapshot` of ``view`` already taken (saves the copy when forking often).
-    """
-    snap = snapshot(view) if snap is None else snap
-    return Fork(view.params, view.fleet, snap, sample_future(snap, view.fleet, view.params, horizon_s, seed))
-
-
-__all__ = ["Fork", "Future", "Snapshot", "fork", "sample_future", "snapshot"]
+__all__ = ["Future", "Snapshot", "sample_future", "snapshot"]

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from gpu_sched_agents.heuristics.cgrsp import make_policy
-from gpu_sched_env.cgrsp.fork import Fork, snapshot
+from gpu_sched_env.cgrsp.fork import snapshot
 from gpu_sched_env.cgrsp.params import make_params
-from gpu_sched_env.cgrsp.sim import Simulator, run
+from gpu_sched_env.cgrsp.sim import Fork, Simulator, run
 from gpu_sched_env.core.rng import stream
 
 MARKOV = {"stock_process": "markov", "stock_dwell_s": 900.0}

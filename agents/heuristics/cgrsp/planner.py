@@ -45,9 +45,10 @@ from gpu_sched_agents.heuristics.cgrsp.base import Assignment, CGRSPPolicy
 from gpu_sched_agents.heuristics.cgrsp.config import RolloutKnobs
 from gpu_sched_agents.heuristics.cgrsp.extensions import RULES, IdleView
 from gpu_sched_env.cgrsp.fleet import HIGH, LOW
-from gpu_sched_env.cgrsp.fork import Fork, Snapshot, sample_future, snapshot
+from gpu_sched_env.cgrsp.fork import Snapshot, sample_future, snapshot
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.policies import POLICIES
+from gpu_sched_env.cgrsp.sim import Fork
 from gpu_sched_env.cgrsp.view import SimView
 from gpu_sched_env.core.errors import check_choice
 
