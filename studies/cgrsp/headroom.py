@@ -181,7 +181,7 @@ def key_of(store: CellStore, w: dict[str, Any]) -> str:
 def run(store: CellStore, todo: list[dict[str, Any]], workers: int, max_seconds: float | None, progress: bool = True) -> int:
     """Compute the rows of ``todo`` not in ``store``; returns how many finished (stops taking results at ``max_seconds``).
 
-    The counts (to run, finished, left) go to stderr; ``progress`` adds a line every 50 days.
+    The counts (to run, finished, left) go to stderr; ``progress`` adds a line at every 5 % of the days.
     """
     have = store.keys()
     todo = [w for w in todo if key_of(store, w) not in have]
@@ -195,7 +195,7 @@ def run(store: CellStore, todo: list[dict[str, Any]], workers: int, max_seconds:
         out.add(key_of(store, w), [{**row, "code_version": store.version, "budget": label_of(w.get("budget", {})),
                                     "extra": label_of(w.get("extra", {}))}])
         done += 1
-        if progress and done % 50 == 0:
+        if progress and done % max(1, len(todo) // 20) == 0:
             print(f"headroom: {done}/{len(todo)} days", file=sys.stderr)
 
     with store.writer(flush_every=100, flush_s=10.0) as out:
