@@ -95,7 +95,7 @@ def test_layers_are_stored_resumed_time_limited_and_rendered(tmp_path, capsys):
     ta, tb = pd.read_csv(f"{stem}_a.csv"), pd.read_csv(f"{stem}_b.csv")
     assert len(ta) == 1 and ta.rule_n.item() == 2 and ta.srpt_mean_wait_min.item() <= ta.rule_mean_wait_min.item()
     assert len(tb) == 1 and tb.paired_n.item() == 2
-    assert tb.diff_mean_wait_min.item() == pytest.approx(tb.planner_mean_wait_min.item() - tb.rule_mean_wait_min.item())
+    assert tb.diff_mean_wait_min.item() == pytest.approx(tb.planner_paired_mean_wait_min.item() - tb.rule_paired_mean_wait_min.item())
     assert "| surge | fresh | 5 | 0.2 | 2 |" in (tmp_path / "fig" / "h_b.md").read_text()
     assert stem.with_suffix(".png").stat().st_size > 10_000
 
