@@ -54,7 +54,19 @@ def _versus_rule() -> Main:
 
 
 def _headroom() -> Main:
-    from studies.diagnose.headroom import main
+    from studies.cgrsp.headroom import main
+
+    return main
+
+
+def _rule_fix() -> Main:
+    from studies.cgrsp.rule_fix import main
+
+    return main
+
+
+def _planner_calibration() -> Main:
+    from studies.cgrsp.calibration import main
 
     return main
 
@@ -74,7 +86,9 @@ DIAGNOSTICS: dict[str, Command] = {
     "rh-reservation": Command(_rh_reservation, "where RH's reservation puts loose jobs"),
     "design-cost": Command(_design_cost, "what an env's action design costs a rule against simulate()"),
     "versus-rule": Command(_versus_rule, "does a learner lose to the strongest rule on when or on which job?"),
-    "headroom": Command(_headroom, "how far below the strongest rule can a planner get? (paired, resumable)"),
+    "headroom": Command(_headroom, "the headroom map: the rule vs its bounds, and the planner vs the rule (paired, resumable)"),
+    "rule-fix": Command(_rule_fix, "the deferring rule before and after issue #29's two corrections (paired)"),
+    "planner-calibration": Command(_planner_calibration, "the planner's screen horizon against full-day rollouts"),
     "hgsp-tasks1": Command(_hgsp_tasks1, "why HGSP tasks1 misfits the study at its published load"),
 }
 
