@@ -13,7 +13,9 @@ from gpu_sched_env.core.policy import Policy
 from gpu_sched_env.core.rng import stream
 
 
-def simulate(policy: str | Policy, day: str = "hectic", seed: int = 0, trace: TraceSource | Trace | None = None, **kwargs: Any) -> SimResult:
+def simulate(
+    policy: str | Policy, day: str = "hectic", seed: int = 0, trace: TraceSource | Trace | None = None, **kwargs: Any
+) -> SimResult:
     """Simulate one day of CGRSP.
 
     Args:

@@ -48,7 +48,9 @@ def run_grid(
     return pd.DataFrame(rows)
 
 
-def summarise(df: pd.DataFrame, metrics: Sequence[str] = METRICS, by: str | list[str] = "policy", level: float = 0.95) -> pd.DataFrame:
+def summarise(
+    df: pd.DataFrame, metrics: Sequence[str] = METRICS, by: str | list[str] = "policy", level: float = 0.95
+) -> pd.DataFrame:
     """Mean and t-interval half-width per group: columns ``<metric>`` and ``<metric>_ci``."""
     out = []
     for key, g in df.groupby(by, sort=False):

@@ -68,13 +68,19 @@ def snapshot(view: SimView) -> Snapshot:
     index = {j: i for i, j in enumerate(jobs)}
     c = len(view.slot_job)
     return Snapshot(
-        t=view.t, jobs=jobs, n_busy=len(busy),
-        submit=[view.submit[j] for j in jobs], deadline=[view.deadline[j] for j in jobs],
-        complexity=[view.complexity[j] for j in jobs], tight=[view.tight[j] for j in jobs],
+        t=view.t,
+        jobs=jobs,
+        n_busy=len(busy),
+        submit=[view.submit[j] for j in jobs],
+        deadline=[view.deadline[j] for j in jobs],
+        complexity=[view.complexity[j] for j in jobs],
+        tight=[view.tight[j] for j in jobs],
         slot_job=[index[j] if j >= 0 else -1 for j in view.slot_job],
-        slot_dispatch=list(view.slot_dispatch), slot_level=list(view.slot_level),
+        slot_dispatch=list(view.slot_dispatch),
+        slot_level=list(view.slot_level),
         slot_started=[view.start_if_started(view.slot_job[s]) if view.slot_job[s] >= 0 else _INF for s in range(c)],
-        stock=list(view.stock), n_to_come=view.n_jobs - view.n_arrived,
+        stock=list(view.stock),
+        n_to_come=view.n_jobs - view.n_arrived,
     )
 
 
@@ -126,7 +132,10 @@ def _mix(x: int) -> int:
 
 
 class _FreshByTime:
-    """Fresh stock whose draw is a hash of (future, time in ms, type): independent at every decision point, CRN across candidates."""
+    """Fresh stock whose draw is a hash of (future, time in ms, type).
+
+    Independent at every decision point, and common random numbers across candidates.
+    """
 
     def __init__(self, fleet: Any, seed: int) -> None:
         self.fleet = fleet

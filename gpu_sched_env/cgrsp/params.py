@@ -169,8 +169,10 @@ PARAM_NAMES: tuple[str, ...] = tuple(f.name for f in fields(CGRSPParams))
 
 _PAIR = "a pair (low, high) of seconds with 0 <= low <= high"
 _PROBS = "3 non-negative numbers (low, medium, high) summing to 1"
-_BANDS = ("a non-empty sequence of (start hour UTC, multiplier) pairs, start hours beginning at 0, "
-          "ascending strictly and below 24")
+_BANDS = (
+    "a non-empty sequence of (start hour UTC, multiplier) pairs, start hours beginning at 0, "
+    "ascending strictly and below 24"
+)
 _GPU_FIELDS = tuple(f.name for f in fields(GPUType))
 _GPU_TYPES = f"a non-empty sequence of GPUType (or of mappings with keys {', '.join(_GPU_FIELDS)})"
 
@@ -187,21 +189,27 @@ def _validate(p: CGRSPParams) -> None:
     check_number("c_max", p.c_max, lo=1, integer=True)
     for i, g in enumerate(_shape("gpu_types", p.gpu_types, None, _GPU_TYPES)):
         if not isinstance(g, GPUType):
-            raise ConfigError(f"gpu_types[{i}] = {g!r} is not allowed; allowed: a GPUType or a mapping with keys "
-                              f"{', '.join(_GPU_FIELDS)}")
+            raise ConfigError(
+                f"gpu_types[{i}] = {g!r} is not allowed; allowed: a GPUType or a mapping with keys "
+                f"{', '.join(_GPU_FIELDS)}"
+            )
     names = [g.name for g in p.gpu_types]
     if len(set(names)) != len(names):
         raise ConfigError(f"gpu_types: names must be unique, got {names!r}")
     for name in ("slot_pattern", "slot_types"):
         v = getattr(p, name)
         if not (v is None and name == "slot_types") and not isinstance(v, tuple):
-            allowed = "a sequence of GPU type names" + (" or None (round-robin pattern)" if name == "slot_types" else "")
+            allowed = "a sequence of GPU type names" + (
+                " or None (round-robin pattern)" if name == "slot_types" else ""
+            )
             raise ConfigError(f"{name} = {v!r} is not allowed; allowed: {allowed} from {names!r}")
     for n in p.slot_pattern:
         check_choice("slot_pattern", n, names)
     if p.slot_types is not None:
         if len(p.slot_types) != p.c_max:
-            raise ConfigError(f"slot_types has {len(p.slot_types)} entries but c_max = {p.c_max}; give one type per slot")
+            raise ConfigError(
+                f"slot_types has {len(p.slot_types)} entries but c_max = {p.c_max}; give one type per slot"
+            )
         for n in p.slot_types:
             check_choice("slot_types", n, names)
     check_number("runtime_sigma", p.runtime_sigma, lo=0.0)
@@ -237,8 +245,10 @@ def _validate(p: CGRSPParams) -> None:
 
 
 def _dwell_unused(dwell: Any, process: Any) -> None:
-    raise ConfigError(f"stock_dwell_s = {dwell!r} is not allowed with stock_process = {process!r}: the fresh process "
-                      "has no dwell time; allowed: stock_dwell_s only together with stock_process='markov'")
+    raise ConfigError(
+        f"stock_dwell_s = {dwell!r} is not allowed with stock_process = {process!r}: the fresh process "
+        "has no dwell time; allowed: stock_dwell_s only together with stock_process='markov'"
+    )
 
 
 def _gpu_type(i: int, g: Any) -> Any:
@@ -248,8 +258,10 @@ def _gpu_type(i: int, g: Any) -> Any:
     check_keys(g, _GPU_FIELDS, section=f"gpu_types[{i}] keys")
     missing = [k for k in _GPU_FIELDS if k not in g]
     if missing:
-        raise ConfigError(f"gpu_types[{i}] = {dict(g)!r} lacks {', '.join(missing)}; allowed: a mapping with keys "
-                          f"{', '.join(_GPU_FIELDS)}")
+        raise ConfigError(
+            f"gpu_types[{i}] = {dict(g)!r} lacks {', '.join(missing)}; allowed: a mapping with keys "
+            f"{', '.join(_GPU_FIELDS)}"
+        )
     return GPUType(**g)
 
 

@@ -39,7 +39,9 @@ def build_policy(policy: str | Policy, params: CGRSPParams, **knobs: Any) -> Pol
     if isinstance(policy, str):
         return POLICIES.make(policy, params, **knobs)
     if knobs:
-        raise ConfigError(f"knobs {', '.join(sorted(knobs))} can only be set with a policy name, not on the object {policy!r}")
+        raise ConfigError(
+            f"knobs {', '.join(sorted(knobs))} can only be set with a policy name, not on the object {policy!r}"
+        )
     return check_policy(policy)
 
 
@@ -54,11 +56,14 @@ def knob_owners() -> dict[str, tuple[str, ...]]:
 
 def param_names_help() -> str:
     """What a CGRSP ``--param NAME`` may be (for error messages)."""
-    return (f"a simulator parameter ({', '.join(PARAM_NAMES)}) "
-            f"or a knob of a policy in play ({', '.join(knob_owners())})")
+    return (
+        f"a simulator parameter ({', '.join(PARAM_NAMES)}) or a knob of a policy in play ({', '.join(knob_owners())})"
+    )
 
 
-def split_kwargs(kwargs: Mapping[str, Any], policies: Iterable[Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def split_kwargs(
+    kwargs: Mapping[str, Any], policies: Iterable[Any]
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Split keywords into simulator parameters and, per named policy in play, its knobs.
 
     A knob applies to every policy in play that has it. Returns ``(params, knobs)`` with
@@ -76,7 +81,10 @@ def split_kwargs(kwargs: Mapping[str, Any], policies: Iterable[Any]) -> tuple[di
     if stray:
         owners = knob_owners()
         hints = [f"{k} is a knob of {', '.join(owners[k])}" for k in stray if k in owners]
-        in_play = "; ".join(f"knobs of {p}: {', '.join(own[p]) or 'none'}" for p in dict.fromkeys(names)) or "no named policy (knobs need one)"
+        in_play = (
+            "; ".join(f"knobs of {p}: {', '.join(own[p]) or 'none'}" for p in dict.fromkeys(names))
+            or "no named policy (knobs need one)"
+        )
         raise ConfigError(
             f"unknown CGRSP parameters or knobs: {', '.join(stray)}"
             + (f" ({'; '.join(hints)}, not of the policies in play)" if hints else "")
@@ -110,4 +118,13 @@ def knob_diff(policy: str, knobs: Mapping[str, Any]) -> dict[str, Any]:
     return {k: _plain(v) for k, v in knobs.items() if _plain(v) != _plain(defaults[k])}
 
 
-__all__ = ["POLICIES", "build_policy", "knob_diff", "knob_owners", "param_names_help", "per_policy_kwargs", "policy_names", "split_kwargs"]
+__all__ = [
+    "POLICIES",
+    "build_policy",
+    "knob_diff",
+    "knob_owners",
+    "param_names_help",
+    "per_policy_kwargs",
+    "policy_names",
+    "split_kwargs",
+]

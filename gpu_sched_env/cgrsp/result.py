@@ -128,7 +128,9 @@ class SimResult:
             "n_jobs": n,
             "completed": int(done.sum()),
             "mean_wait_min": float(wait[done].mean() / 60.0) if done.any() else float("nan"),
-            "mean_response_min": float((self.completion - self.submit)[done].mean() / 60.0) if done.any() else float("nan"),
+            "mean_response_min": float((self.completion - self.submit)[done].mean() / 60.0)
+            if done.any()
+            else float("nan"),
             "miss_pct": pct(missed, everyone),
             "tight_miss_pct": pct(missed, tight),
             "loose_miss_pct": pct(missed, ~tight),

@@ -191,7 +191,9 @@ class Simulator:
     def assign(self, job: int, slot: int) -> None:
         """Dispatch waiting ``job`` to idle ``slot`` now; raises on an illegal pair."""
         if job not in self.waiting:
-            raise InvalidActionError(f"job {job!r} is not waiting at t={self.t:.1f}s (waiting: {len(self.waiting)} jobs)")
+            raise InvalidActionError(
+                f"job {job!r} is not waiting at t={self.t:.1f}s (waiting: {len(self.waiting)} jobs)"
+            )
         if not (0 <= slot < len(self.slot_job)) or self.slot_job[slot] >= 0:
             raise InvalidActionError(f"slot {slot!r} is not idle at t={self.t:.1f}s; idle slots: {self.idle_slots()}")
         del self.waiting[job]

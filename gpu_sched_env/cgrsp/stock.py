@@ -101,7 +101,9 @@ class MarkovStock:
                 gini = 1.0 - sum(x * x for x in fleet.level_probs(b, g))
                 # τ_b = D·(1 − Σπ²); a band with one certain status never changes, any rate will do
                 rates.append(1.0 / (self.dwell_s * gini) if gini > 1e-12 else 1.0 / self.dwell_s)
-            self._paths.append(_Path(stream(seed, f"cgrsp/stock-markov/{name}"), rates, fleet.band_starts, fleet.start_offset))
+            self._paths.append(
+                _Path(stream(seed, f"cgrsp/stock-markov/{name}"), rates, fleet.band_starts, fleet.start_offset)
+            )
 
     def levels(self, t: float) -> list[int]:
         """Status per type at time ``t`` [s] (any order of queries gives the same path)."""
@@ -120,7 +122,9 @@ class MarkovStock:
         keep = times < t_end
         times, us = times[keep], us[keep]
         fl = self.fleet
-        bounds = np.array([k * _DAY + b for k in range(int(t_end // _DAY) + 2) for b in fl.band_starts]) - fl.start_offset
+        bounds = (
+            np.array([k * _DAY + b for k in range(int(t_end // _DAY) + 2) for b in fl.band_starts]) - fl.start_offset
+        )
         bounds = bounds[(bounds > 0) & (bounds < t_end)]
         pts = np.sort(np.concatenate([times, bounds]))
         u_at = us[np.searchsorted(times, pts, side="right") - 1]
@@ -140,13 +144,15 @@ def make_stock_process(params: CGRSPParams, fleet: Fleet, seed: int) -> FreshSto
 
 
 def stock_params(dwell: str) -> dict[str, object]:
-    """Simulator parameters of a stock setting (the persistence sweep's labels): ``"fresh"`` or a mean dwell in seconds."""
+    """Simulator parameters of a stock setting: ``"fresh"`` or a mean dwell in seconds (the sweep's labels)."""
     if dwell == "fresh":
         return {}
     try:
         d = float(dwell)
     except ValueError:
-        raise ConfigError(f"dwell = {dwell!r} is not allowed; allowed: 'fresh' or a positive number of seconds") from None
+        raise ConfigError(
+            f"dwell = {dwell!r} is not allowed; allowed: 'fresh' or a positive number of seconds"
+        ) from None
     if not d > 0:
         raise ConfigError(f"dwell = {dwell!r} is not allowed; allowed: 'fresh' or a positive number of seconds")
     return {"stock_process": "markov", "stock_dwell_s": d}
@@ -195,4 +201,12 @@ def defer_cost(state, g: int, gap: float) -> float:
     return best
 
 
-__all__ = ["MIN_GAP_S", "FreshStock", "MarkovStock", "defer_cost", "make_stock_process", "next_event_gap", "stock_params"]
+__all__ = [
+    "MIN_GAP_S",
+    "FreshStock",
+    "MarkovStock",
+    "defer_cost",
+    "make_stock_process",
+    "next_event_gap",
+    "stock_params",
+]

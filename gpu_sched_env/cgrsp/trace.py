@@ -4,7 +4,7 @@ A trace is a CSV or Parquet file (or a DataFrame) with one row per job:
 
 | column | required | meaning |
 |---|---|---|
-| ``submit_s`` | yes | submit time [s] from the start of the simulated period (time 0 is ``start_hour_utc``), finite, ≥ 0, non-decreasing down the file |
+| ``submit_s`` | yes | submit time [s] from the period's start (0 = ``start_hour_utc``), finite, ≥ 0, non-decreasing |
 | ``complexity`` | yes | ``low``, ``medium`` or ``high`` |
 | ``deadline_s`` | yes | deadline [s] on the same clock, finite, ≥ ``submit_s`` |
 | ``job_id`` | no | any unique, non-empty label (default: the row number) |
@@ -114,8 +114,11 @@ def parse_trace(src: TraceSource, p: CGRSPParams) -> tuple[pd.DataFrame, np.ndar
     missing = [c for c in REQUIRED if c not in cols]
     unknown = [c for c in cols if c not in REQUIRED + OPTIONAL]
     if missing or unknown:
-        what = (f"missing column(s) {', '.join(missing)}" if missing else "") + ("; " if missing and unknown else "") + (
-            f"unknown column(s) {', '.join(unknown)}" if unknown else "")
+        what = (
+            (f"missing column(s) {', '.join(missing)}" if missing else "")
+            + ("; " if missing and unknown else "")
+            + (f"unknown column(s) {', '.join(unknown)}" if unknown else "")
+        )
         raise ConfigError(f"trace: {what}; required: {', '.join(REQUIRED)}; optional: {', '.join(OPTIONAL)}")
     if len(raw) == 0:
         raise ConfigError("trace: no jobs (the file has a header but no rows); at least one job is required")
@@ -129,14 +132,18 @@ def parse_trace(src: TraceSource, p: CGRSPParams) -> tuple[pd.DataFrame, np.ndar
     back = np.flatnonzero(np.diff(submit) < 0)
     if back.size:
         i = int(back[0]) + 1
-        raise ConfigError(f"{_where(src, i)}, column submit_s = {raw['submit_s'].iat[i]!r}: earlier than the row above "
-                          f"({raw['submit_s'].iat[i - 1]!r}); allowed: rows in submit order (non-decreasing submit_s), "
-                          "sort the trace first")
+        raise ConfigError(
+            f"{_where(src, i)}, column submit_s = {raw['submit_s'].iat[i]!r}: earlier than the row above "
+            f"({raw['submit_s'].iat[i - 1]!r}); allowed: rows in submit order (non-decreasing submit_s), "
+            "sort the trace first"
+        )
     early = np.flatnonzero(deadline < submit)
     if early.size:
         i = int(early[0])
-        raise ConfigError(f"{_where(src, i)}, column deadline_s = {raw['deadline_s'].iat[i]!r}: before submit_s = "
-                          f"{raw['submit_s'].iat[i]!r}; allowed: deadline_s ≥ submit_s")
+        raise ConfigError(
+            f"{_where(src, i)}, column deadline_s = {raw['deadline_s'].iat[i]!r}: before submit_s = "
+            f"{raw['submit_s'].iat[i]!r}; allowed: deadline_s ≥ submit_s"
+        )
     if "tight" in cols:
         tight = _tight(src, raw["tight"])
     else:
@@ -145,12 +152,16 @@ def parse_trace(src: TraceSource, p: CGRSPParams) -> tuple[pd.DataFrame, np.ndar
         ids = raw["job_id"].astype(str).to_numpy(dtype=object)
         for i, v in enumerate(ids):
             if v.strip() == "" or pd.isna(raw["job_id"].iat[i]):
-                raise ConfigError(f"{_where(src, i)}, column job_id = {raw['job_id'].iat[i]!r}: allowed: a non-empty label")
+                raise ConfigError(
+                    f"{_where(src, i)}, column job_id = {raw['job_id'].iat[i]!r}: allowed: a non-empty label"
+                )
         dup = pd.Series(ids).duplicated()
         if dup.any():
             i = int(np.flatnonzero(dup)[0])
-            raise ConfigError(f"{_where(src, i)}, column job_id = {raw['job_id'].iat[i]!r}: already used by an earlier row; "
-                              "allowed: unique labels")
+            raise ConfigError(
+                f"{_where(src, i)}, column job_id = {raw['job_id'].iat[i]!r}: already used by an earlier row; "
+                "allowed: unique labels"
+            )
     else:
         ids = np.arange(len(raw))
     return pd.DataFrame({"submit": submit, "complexity": cx, "deadline": deadline, "tight": tight}), ids
@@ -169,7 +180,9 @@ class Trace:
         if isinstance(src, Trace):
             return src
         if not isinstance(src, (str, os.PathLike, pd.DataFrame)):
-            raise ConfigError(f"trace = {src!r} is not allowed; allowed: a CSV or Parquet path, a pandas DataFrame or a Trace")
+            raise ConfigError(
+                f"trace = {src!r} is not allowed; allowed: a CSV or Parquet path, a pandas DataFrame or a Trace"
+            )
         return cls(*parse_trace(src, p))
 
     @property
@@ -180,8 +193,14 @@ class Trace:
     def workload(self, p: CGRSPParams, seed: int) -> Workload:
         """The trace's jobs with run times drawn for run ``seed`` (the model's log-normal)."""
         cx = self.jobs["complexity"].to_numpy()
-        return Workload(self.jobs["submit"].to_numpy(), cx, self.jobs["tight"].to_numpy(), self.jobs["deadline"].to_numpy(),
-                        draw_runtimes(p, seed, cx), job_id=self.job_id)
+        return Workload(
+            self.jobs["submit"].to_numpy(),
+            cx,
+            self.jobs["tight"].to_numpy(),
+            self.jobs["deadline"].to_numpy(),
+            draw_runtimes(p, seed, cx),
+            job_id=self.job_id,
+        )
 
     def params(self, p: CGRSPParams) -> CGRSPParams:
         """``p`` with ``n_jobs`` set to the trace's length (what the env's observation scales by)."""
@@ -191,13 +210,15 @@ class Trace:
 def trace_frame(wl: Workload, day_offset_s: float = 0.0, id_prefix: str = "") -> pd.DataFrame:
     """A workload's jobs as a trace (submit and deadline shifted by ``day_offset_s`` [s])."""
     ids = wl.job_id if wl.job_id is not None else np.arange(wl.n_jobs)
-    return pd.DataFrame({
-        "job_id": [f"{id_prefix}{j}" for j in ids],
-        "submit_s": wl.submit + day_offset_s,
-        "complexity": np.asarray(COMPLEXITIES, dtype=object)[wl.complexity],
-        "deadline_s": wl.deadline + day_offset_s,
-        "tight": wl.tight.astype(bool),
-    })
+    return pd.DataFrame(
+        {
+            "job_id": [f"{id_prefix}{j}" for j in ids],
+            "submit_s": wl.submit + day_offset_s,
+            "complexity": np.asarray(COMPLEXITIES, dtype=object)[wl.complexity],
+            "deadline_s": wl.deadline + day_offset_s,
+            "tight": wl.tight.astype(bool),
+        }
+    )
 
 
 def day_trace(day: str, seed: int, **params: object) -> pd.DataFrame:
@@ -210,8 +231,10 @@ def month_trace(rep: int, **params: object) -> pd.DataFrame:
 
     Day d's times are shifted by d·86 400 s and its job ids prefixed ``dDD-``.
     """
-    parts = [trace_frame(generate(make_params(day, **params), month_day_seed(rep, d)), 86400.0 * d, f"d{d:02d}-")
-             for d, day in enumerate(month_plan(rep))]
+    parts = [
+        trace_frame(generate(make_params(day, **params), month_day_seed(rep, d)), 86400.0 * d, f"d{d:02d}-")
+        for d, day in enumerate(month_plan(rep))
+    ]
     return pd.concat(parts, ignore_index=True)
 
 
@@ -225,5 +248,15 @@ def write_trace(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     return atomic_write_table(path, df)
 
 
-__all__ = ["EXAMPLE_TRACE", "OPTIONAL", "REQUIRED", "Trace", "day_trace", "month_trace", "parse_trace", "read_trace",
-           "trace_frame", "write_trace"]
+__all__ = [
+    "EXAMPLE_TRACE",
+    "OPTIONAL",
+    "REQUIRED",
+    "Trace",
+    "day_trace",
+    "month_trace",
+    "parse_trace",
+    "read_trace",
+    "trace_frame",
+    "write_trace",
+]

@@ -35,8 +35,12 @@ def relaxed_params(kind: str, day: str, **params: Any) -> dict[str, Any]:
         return {**params, "delay_high": (0.0, 0.0), "delay_medium": (0.0, 0.0), "delay_low": (0.0, 0.0)}
     if kind == "all_high":  # β = 1, one band with multiplier 1, cap 1: p_High = 1 at every instant
         base = make_params(day, **params)
-        return {**params, "p_high_cap": 1.0, "tod_bands": ((0.0, 1.0),),
-                "gpu_types": tuple(replace(g, beta_high=1.0) for g in base.gpu_types)}
+        return {
+            **params,
+            "p_high_cap": 1.0,
+            "tod_bands": ((0.0, 1.0),),
+            "gpu_types": tuple(replace(g, beta_high=1.0) for g in base.gpu_types),
+        }
     raise ValueError(f"kind = {kind!r} is not a relaxed world; allowed: all_high, no_delay")
 
 

@@ -21,8 +21,7 @@ from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.policies import POLICIES as REGISTRY
 
 POLICIES: dict[str, type[CGRSPPolicy]] = {
-    cls.name: cls
-    for cls in (FIFO, SPT, EDF, LCF, Balanced, Random, SPTRescue, Adaptive, RH, CADR, CADROO)
+    cls.name: cls for cls in (FIFO, SPT, EDF, LCF, Balanced, Random, SPTRescue, Adaptive, RH, CADR, CADROO)
 }
 POLICY_NAMES: tuple[str, ...] = tuple(POLICIES)  # the published ten + CADR-OO
 # our own heuristics: usable everywhere by name, but kept out of the published-policy tables.
@@ -49,6 +48,13 @@ def make_policy(name: str, params: CGRSPParams, **knobs: Any) -> CGRSPPolicy:
 
 
 __all__ = [
-    "ALL_POLICY_NAMES", "EXTENSIONS", "PLANNERS", "POLICIES", "POLICY_NAMES", "STRONG_RULES", "CGRSPPolicy",
-    "best_rule", "make_policy",
+    "ALL_POLICY_NAMES",
+    "EXTENSIONS",
+    "PLANNERS",
+    "POLICIES",
+    "POLICY_NAMES",
+    "STRONG_RULES",
+    "CGRSPPolicy",
+    "best_rule",
+    "make_policy",
 ]

@@ -3,8 +3,8 @@
 Slot rules are ``rule(view, job, idle) -> slot``; those with knobs are built from them
 (``slot_spt(weights, penalty)``). A policy is called at every decision point with the
 simulator's :class:`~gpu_sched_env.cgrsp.view.SimView` (what a scheduler can know; no
-``assign``, no realised draws) and returns an ordered list of ``(job, idle slot)`` assignments. Jobs are picked in the policy's order and
-each is placed, in turn, on the best slot still idle for it.
+``assign``, no realised draws) and returns an ordered list of ``(job, idle slot)`` assignments.
+Jobs are picked in the policy's order and each is placed, in turn, on the best slot still idle for it.
 """
 
 from __future__ import annotations
@@ -92,7 +92,10 @@ def slot_lcf(f: tuple[float, float, float]) -> SlotRule:
         fl = view.fleet
         w_row = fl.wbar[view.complexity[job]]
         stock = view.stock
-        return min(idle, key=lambda s: (fl.price_per_s[fl.slot_type[s]] * w_row[fl.slot_type[s]] * f[stock[fl.slot_type[s]]], s))
+        return min(
+            idle,
+            key=lambda s: (fl.price_per_s[fl.slot_type[s]] * w_row[fl.slot_type[s]] * f[stock[fl.slot_type[s]]], s),
+        )
 
     return rule
 
@@ -110,7 +113,12 @@ def slot_balanced(weights: tuple[float, float], sp: tuple[float, float, float]) 
         stock = view.stock
         return min(
             idle,
-            key=lambda s: (ww * w_row[fl.slot_type[s]] / w_max + wp * fl.price_per_s[fl.slot_type[s]] / p_max + sp[stock[fl.slot_type[s]]], s),
+            key=lambda s: (
+                ww * w_row[fl.slot_type[s]] / w_max
+                + wp * fl.price_per_s[fl.slot_type[s]] / p_max
+                + sp[stock[fl.slot_type[s]]],
+                s,
+            ),
         )
 
     return rule
@@ -152,7 +160,9 @@ def slot_cadr(view: SimView, job: int, idle: list[int]) -> int:
     return min(cand, key=lambda s: (w_row[fl.slot_type[s]], s))
 
 
-def place_in_order(view: SimView, jobs: Iterable[int], rule: SlotRule, idle: list[int] | None = None) -> list[Assignment]:
+def place_in_order(
+    view: SimView, jobs: Iterable[int], rule: SlotRule, idle: list[int] | None = None
+) -> list[Assignment]:
     """Give each job, in order, the best still-idle slot under ``rule``.
 
     ``idle`` (default: every idle slot) is consumed: slots given out are removed from it,

@@ -196,17 +196,27 @@ class RHKnobs(Knobs):
 
 @dataclass(frozen=True)
 class RolloutKnobs(Knobs):
-    """The rollout planner: base rule, screen (futures, look-ahead, candidates, gate), confirmation (futures, horizon, error rate)."""
+    """The rollout planner's knobs.
+
+    Base rule; screen (futures, look-ahead, candidates, gate); confirmation (futures, horizon,
+    error rate).
+    """
 
     base_rule: str = "spt_rescue_defer_exp"  # the rule rolled out and improved upon (a rule name, planner.RULE_BASES)
     n_rollouts: int = 4  # screen: sampled futures per candidate (common random numbers across candidates)
     horizon_s: float = 600.0  # [s] screen: simulated look-ahead per rollout (plus the terminal term)
     max_candidates: int = 5  # candidate plans screened per decision point (the base rule's first)
-    confidence_z: float = 1.0  # screen gate: confirm the best-looking plan only if it leads the base by > z standard errors
+    confidence_z: float = (
+        1.0  # screen gate: confirm the best-looking plan only if it leads the base by > z standard errors
+    )
     n_confirm: int = 32  # confirmation: independent futures on which the screened plan must beat the base plan
     confirm_horizon_s: float = 0.0  # [s] confirmation look-ahead; 0: to the end of the day (no terminal term)
-    error_rate: float = 0.01  # one-sided level of the confirmation's paired t-test: P(leave an equal base plan) per decision
-    portfolio: tuple[str, ...] = ()  # further rules (planner.RULE_BASES) whose plans join the candidates: *which* job goes where
+    error_rate: float = (
+        0.01  # one-sided level of the confirmation's paired t-test: P(leave an equal base plan) per decision
+    )
+    portfolio: tuple[
+        str, ...
+    ] = ()  # further rules (planner.RULE_BASES) whose plans join the candidates: *which* job goes where
 
 
 def with_defer(config: type[Knobs], default: str) -> type[Knobs]:
@@ -220,8 +230,10 @@ def with_defer(config: type[Knobs], default: str) -> type[Knobs]:
     """
     check_choice("defer", default, DEFER_MODES)
     fields_ = [
-        ("defer", str, field(default=default)), ("defer_scale", float, field(default=1.0)),
-        ("defer_gap", str, field(default="plan")), ("slot_score", str, field(default="delay")),
+        ("defer", str, field(default=default)),
+        ("defer_scale", float, field(default=1.0)),
+        ("defer_gap", str, field(default="plan")),
+        ("slot_score", str, field(default="delay")),
     ]
     return make_dataclass(f"{config.__name__}Defer", fields_, bases=(config,), frozen=True)
 

@@ -170,9 +170,16 @@ def deferring(base: type[CGRSPPolicy], suffix: str) -> type[CGRSPPolicy]:
     mode = SUFFIXES[suffix]
     name = f"{base.name}_defer_{suffix}"
     doc = f"{base.__name__} leaving idle slots idle while waiting pays (defer = {mode!r} by default)."
-    return type(f"{base.__name__}Defer{suffix.title()}", (Deferring, base), {
-        "name": name, "Config": with_defer(base.Config, mode), "__doc__": doc, "__module__": __name__,
-    })
+    return type(
+        f"{base.__name__}Defer{suffix.title()}",
+        (Deferring, base),
+        {
+            "name": name,
+            "Config": with_defer(base.Config, mode),
+            "__doc__": doc,
+            "__module__": __name__,
+        },
+    )
 
 
 RULE_BASES: tuple[type[CGRSPPolicy], ...] = (SPT, SPTRescue, CADR)
@@ -196,6 +203,16 @@ def best_rule(params: CGRSPParams | None = None, stock_process: str | None = Non
 
 
 __all__ = [
-    "RULES", "RULE_BASES", "STRONG_RULES", "SUFFIXES", "Deferring", "EDFDeferLow", "IdleView",
-    "best_rule", "defer_cost", "deferred_slots", "deferring", "next_event_gap",
+    "RULES",
+    "RULE_BASES",
+    "STRONG_RULES",
+    "SUFFIXES",
+    "Deferring",
+    "EDFDeferLow",
+    "IdleView",
+    "best_rule",
+    "defer_cost",
+    "deferred_slots",
+    "deferring",
+    "next_event_gap",
 ]

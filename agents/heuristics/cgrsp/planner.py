@@ -111,7 +111,10 @@ def roll(model: Fork, plan: list[Assignment], policy: CGRSPPolicy, t_end: float)
 
 # ----------------------------------------------------------------------------- selection
 def screen_pick(costs: np.ndarray, z: float) -> int:
-    """The screened candidate (rollouts × candidates; column 0 the base plan): the least mean cost if it leads by > z SE, else 0."""
+    """The screened candidate of ``costs`` (rollouts × candidates; column 0 the base plan).
+
+    The least mean cost if it leads the base plan by > ``z`` SE, else 0 (the base plan).
+    """
     k = int(np.argmin(costs.mean(axis=0)))
     if k == 0:
         return 0
@@ -133,7 +136,9 @@ def confirmed(diff: np.ndarray, error_rate: float) -> bool:
     return t < stats.t.ppf(error_rate, len(diff) - 1)
 
 
-def select(screen: Callable[[], np.ndarray], confirm: Callable[[int], np.ndarray], z: float, error_rate: float) -> tuple[int, bool]:
+def select(
+    screen: Callable[[], np.ndarray], confirm: Callable[[int], np.ndarray], z: float, error_rate: float
+) -> tuple[int, bool]:
     """Screen then confirm: ``(chosen candidate, whether a confirmation ran)``.
 
     ``screen()`` returns costs (rollouts × candidates, column 0 the base plan) on shared
@@ -210,15 +215,22 @@ class Rollout(CGRSPPolicy):
                 add(list(self._fill.decide(IdleView(view, offered))) if offered else [])  # type: ignore[arg-type]
         return out
 
-    def costs(self, view: SimView, snap: Snapshot, plans: list[list[Assignment]], futures: range, horizon_s: float) -> np.ndarray:
-        """Rollout costs (futures × plans) on the public forks ``futures`` of this decision (0 horizon: the end of the day)."""
+    def costs(
+        self, view: SimView, snap: Snapshot, plans: list[list[Assignment]], futures: range, horizon_s: float
+    ) -> np.ndarray:
+        """Rollout costs (futures × plans) on the public forks ``futures`` of this decision.
+
+        A 0 horizon rolls to the end of the day.
+        """
         index = {j: i for i, j in enumerate(snap.jobs)}
         mplans = [[(index[j], s) for j, s in plan] for plan in plans]
         t_end = view.t + horizon_s if horizon_s > 0 else _INF
         out = np.empty((len(futures), len(plans)))
         rule = POLICIES.make(self.cfg.base_rule, self.params)  # reset at the start of every rollout
         for r, f in enumerate(futures):
-            fut = sample_future(snap, view.fleet, self.params, horizon_s if horizon_s > 0 else None, self._seed(view, f))
+            fut = sample_future(
+                snap, view.fleet, self.params, horizon_s if horizon_s > 0 else None, self._seed(view, f)
+            )
             for k, plan in enumerate(mplans):
                 out[r, k] = roll(Fork(self.params, view.fleet, snap, fut), plan, rule, t_end)
         return out
@@ -235,8 +247,11 @@ class Rollout(CGRSPPolicy):
         snap = snapshot(view)
         best, ran = select(
             lambda: self.costs(view, snap, cands, range(cfg.n_rollouts), cfg.horizon_s),
-            lambda k: self.costs(view, snap, [cands[0], cands[k]], range(_CONFIRM, _CONFIRM + cfg.n_confirm), cfg.confirm_horizon_s),
-            cfg.confidence_z, cfg.error_rate,
+            lambda k: self.costs(
+                view, snap, [cands[0], cands[k]], range(_CONFIRM, _CONFIRM + cfg.n_confirm), cfg.confirm_horizon_s
+            ),
+            cfg.confidence_z,
+            cfg.error_rate,
         )
         self.n_planned += 1
         self.n_confirmed += ran

@@ -155,7 +155,9 @@ class RH(CGRSPPolicy):
         if self.reserve:
             for key in _merged([lists[EAGER + c] for c in range(3)]):
                 yield key[2], True
-        urgent = [takewhile(lambda k, e=e[c]: k[0] - e < t_free, lists[OTHER + c]) for c in range(3) if lists[OTHER + c]]
+        urgent = [
+            takewhile(lambda k, e=e[c]: k[0] - e < t_free, lists[OTHER + c]) for c in range(3) if lists[OTHER + c]
+        ]
         for key in _merged(urgent):
             if tight_only[0]:
                 break
@@ -163,7 +165,9 @@ class RH(CGRSPPolicy):
         for group in self._e_groups:
             if tight_only[0]:
                 break
-            normal = [dropwhile(lambda k, e=e[c]: k[0] - e < t_free, lists[OTHER + c]) for c in group if lists[OTHER + c]]
+            normal = [
+                dropwhile(lambda k, e=e[c]: k[0] - e < t_free, lists[OTHER + c]) for c in group if lists[OTHER + c]
+            ]
             for key in _merged(normal):
                 if tight_only[0]:
                     break
@@ -175,7 +179,11 @@ class RH(CGRSPPolicy):
                     break
                 last = key
                 yield key[2], False
-        tail = lists[HOPELESS_TIGHT] if last is None else lists[HOPELESS_TIGHT].irange(minimum=last, inclusive=(False, True))
+        tail = (
+            lists[HOPELESS_TIGHT]
+            if last is None
+            else lists[HOPELESS_TIGHT].irange(minimum=last, inclusive=(False, True))
+        )
         if tight_only[0]:
             for key in tail:
                 yield key[2], False
