@@ -25,6 +25,7 @@ except ImportError as e:  # pragma: no cover - exercised in a subprocess test
     ) from e
 
 from gpu_sched_env.cgrsp.jax.env import JaxCGRSP, day_arrays  # noqa: E402
+from gpu_sched_env.cgrsp.jax.rules import RULES, Rule, evaluate, rollout, stack_days  # noqa: E402
 from gpu_sched_env.cgrsp.jax.types import Day, EnvParams, EnvState  # noqa: E402
 
-__all__ = ["Day", "EnvParams", "EnvState", "JaxCGRSP", "day_arrays"]
+__all__ = ["RULES", "Day", "EnvParams", "EnvState", "JaxCGRSP", "Rule", "day_arrays", "evaluate", "rollout", "stack_days"]
