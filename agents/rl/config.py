@@ -47,6 +47,32 @@ class PPOConfig:
 
 
 @dataclass
+class PPOJaxConfig:
+    """PPO in JAX (``ppo_jax``, agents/rl/ppo_jax): SB3's PPO fields, one update = n_envs × n_steps.
+
+    ``batch_size`` is the minibatch in transitions and must divide ``train.n_envs × n_steps``;
+    ``train.total_timesteps`` is rounded down to whole updates (at least one).
+    """
+
+    name: str = "ppo_jax"
+    learning_rate: float = 3e-4
+    lr_final_frac: float = 1.0
+    n_steps: int = 128  # per env, between updates
+    batch_size: int = 2048
+    n_epochs: int = 4
+    gamma: float = 0.9
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    net_arch: list[int] = field(default_factory=lambda: [128, 128])
+    # in-JAX evaluation after training: the learned policy and the JAX rules on this many test days
+    # (seeds 20 000 …, the same days CGRSP-v0 plays), paired; 0 = none
+    jax_eval_seeds: int = 1000
+
+
+@dataclass
 class DQNConfig:
     """Masked DQN hyper-parameters."""
 
@@ -87,7 +113,7 @@ class TrainConfig:
     checkpoint_freq: int = 10_000  # env steps between checkpoints
     normalize_reward: bool = False  # VecNormalize on rewards only (running return scale)
     progress_bar: bool = True
-    device: str = "cpu"
+    device: str = "cpu"  # torch device (SB3 algorithms); algo=ppo_jax: cpu | gpu (JAX backend)
     torch_threads: int = 1
 
 
@@ -111,6 +137,7 @@ def register_configs() -> None:
     cs.store(name="base_config", node=Config)
     cs.store(group="algo", name="ppo_schema", node=PPOConfig)
     cs.store(group="algo", name="dqn_schema", node=DQNConfig)
+    cs.store(group="algo", name="ppo_jax_schema", node=PPOJaxConfig)
     cs.store(group="day", name="day_schema", node=DayConfig)
     cs.store(group="env", name="env_schema", node=hydra_schema())  # the env's own config object, one home
     cs.store(group="train", name="train_schema", node=TrainConfig)
