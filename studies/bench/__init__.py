@@ -19,6 +19,7 @@ BENCHMARKS = {
     "hgsp": "HGSP FIFO / Greedy tasks/s and SAGreedy's wall time",
     "mig": "MIG generator throughput and CP-SAT vs Best-Fit solve time",
     "train": "MaskablePPO training frames/s on CGRSP-v0 vs InvalidActionEnvDiscrete",
+    "jax": "JAX env steps/s vs CGRSP-v0's; ppo_jax training frames/s vs MaskablePPO's (--json)",
 }
 
 
