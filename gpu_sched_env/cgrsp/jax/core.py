@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from gpu_sched_env.cgrsp.jax.types import N_SUB, Day, EnvParams, EnvState
+from gpu_sched_env.cgrsp.jax.types import N_SUB, Day, EnvParams, EnvState, day_of, flat
 
 DAY_S = 86400.0
 INF = float("inf")
@@ -87,8 +87,9 @@ def _markov_key(day: Day, g: jnp.ndarray, k: jnp.ndarray) -> jnp.ndarray:
     return jax.random.fold_in(jax.random.fold_in(jax.random.fold_in(day.key, 1), g), k)
 
 
-def markov_init(spec: Spec, params: EnvParams, day: Day, dtype) -> tuple:
+def markov_init(spec: Spec, params: EnvParams, s: EnvState, dtype) -> tuple:
     """``(mk_k, mk_u, mk_next, mk_lam)`` at time 0 (stationary start: U(0) uniform)."""
+    day = day_of(s, params)
     z = jnp.zeros(spec.t, dtype)
     k = jnp.zeros(spec.t, jnp.int32)
     if not spec.markov:
@@ -131,7 +132,7 @@ def markov_sync(spec: Spec, params: EnvParams, day: Day, s: EnvState, t: jnp.nda
 
 def draw_stock(spec: Spec, params: EnvParams, s: EnvState) -> EnvState:
     """The status of every type at this decision point (the reference's ``stock.levels(t)``)."""
-    day = s.day
+    day = day_of(s, params)
     if spec.markov:
         s = markov_sync(spec, params, day, s, s.t)
         u = s.mk_u
@@ -152,11 +153,12 @@ def n_idle(s: EnvState) -> jnp.ndarray:
     return jnp.sum(s.slot_job < 0, dtype=jnp.int32)
 
 
-def sub_ends(spec: Spec, s: EnvState) -> jnp.ndarray:
+def sub_ends(spec: Spec, params: EnvParams, s: EnvState) -> jnp.ndarray:
     """Members of each subqueue arrived by ``s.t``."""
-    day = s.day
-    lo, hi = day.sub_off[:-1], day.sub_off[1:]
-    return (seg_search(day.seg_submit, lo, hi, jnp.full(N_SUB, s.t), False, spec.n_iter) - lo).astype(jnp.int32)
+    day = day_of(s, params)
+    vals, base = flat(day.seg_submit)
+    lo, hi = day.sub_off[:-1] + base, day.sub_off[1:] + base
+    return (seg_search(vals, lo, hi, jnp.full(N_SUB, s.t), False, spec.n_iter) - lo).astype(jnp.int32)
 
 
 def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tuple[EnvState, jnp.ndarray, jnp.ndarray]:
@@ -165,9 +167,10 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
     Returns ``(state, raw parts booked [f[6]], tight misses)``; ``state.done`` is set when
     the day is over.
     """
-    day = s.day
+    day = day_of(s, params)
     n = spec.n
-    t0, n0, q0, idle0, job0 = s.t, s.n_arrived, n_waiting(s), n_idle(s), s.slot_job
+    t0, n0, q0, idle0, job0, end0 = s.t, s.n_arrived, n_waiting(s), n_idle(s), s.slot_job, s.slot_end
+    sub_vals, sub_base = flat(day.submit)
 
     def cond(c):
         return c[1]
@@ -179,8 +182,8 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
         live = tn < INF
         fin = (st.slot_end <= tn) & live
         idx = jnp.where(fin, st.slot_job, n)  # out of range: dropped
-        comp = st.completion.at[idx].set(st.slot_end, mode="drop")
-        na = jnp.where(live, jnp.searchsorted(day.submit, tn, side="right").astype(jnp.int32), st.n_arrived)
+        comp = st.completion.at[idx].set(st.slot_end, mode="drop") if st.completion.shape[0] else st.completion
+        na = jnp.where(live, (seg_search(sub_vals, sub_base, sub_base + n, tn, False, spec.n_iter) - sub_base).astype(jnp.int32), st.n_arrived)
         st = st.replace(
             t=jnp.where(live, tn, st.t), completion=comp, n_arrived=na, n_completed=st.n_completed + jnp.sum(fin, dtype=jnp.int32),
             slot_job=jnp.where(fin, -1, st.slot_job), slot_end=jnp.where(fin, INF, st.slot_end),
@@ -193,7 +196,7 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
 
     s, _, c1 = lax.while_loop(cond, body, (s, go, jnp.zeros((), s.t.dtype)))
     alive = (n_idle(s) > 0) & (n_waiting(s) > 0)
-    s = s.replace(end=sub_ends(spec, s))
+    s = s.replace(end=sub_ends(spec, params, s))
     drawn = draw_stock(spec, params, s)
     redraw = go & alive
     pick = lambda name: jnp.where(redraw, getattr(drawn, name), getattr(s, name))  # noqa: E731
@@ -205,14 +208,15 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
     wait = q0 * dt + (n1 - n0) * dt - c1  # the queue integral (RewardLedger: q0·Δt + Σ_arrivals (t1 − submit))
     waste = jnp.where(q0 > 0, idle0 * dt * q0 / spec.c, 0.0)
     # misses: deadlines in (t0, t1] of jobs still waiting, or on a slot at t0 and not done by then
-    lo = day.sub_off[:-1] + s.ptr
-    hi = day.sub_off[:-1] + s.end
-    c1 = seg_search(day.seg_deadline, lo, hi, jnp.full(N_SUB, t1), False, spec.n_iter)
-    c0 = seg_search(day.seg_deadline, lo, hi, jnp.full(N_SUB, t0), False, spec.n_iter)
+    dl_vals, dl_base = flat(day.seg_deadline)
+    lo = day.sub_off[:-1] + s.ptr + dl_base
+    hi = day.sub_off[:-1] + s.end + dl_base
+    c1 = seg_search(dl_vals, lo, hi, jnp.full(N_SUB, t1), False, spec.n_iter)
+    c0 = seg_search(dl_vals, lo, hi, jnp.full(N_SUB, t0), False, spec.n_iter)
     waiting_miss = c1 - c0
     j = jnp.maximum(job0, 0)
     dj = day.deadline[j]
-    flight_miss = (job0 >= 0) & (dj > t0) & (dj <= t1) & (s.completion[j] > dj)
+    flight_miss = (job0 >= 0) & (dj > t0) & (dj <= t1) & (end0 > dj)  # a slot's job completes at its end time
     miss = jnp.sum(waiting_miss) + jnp.sum(flight_miss)
     tight_miss = (jnp.sum(waiting_miss[1::2]) + jnp.sum(flight_miss & day.tight[j])).astype(jnp.int32)
     raw = jnp.stack([wait, miss.astype(t1.dtype), 0.0 * t1, waste, 0.0 * t1, 0.0 * t1])
@@ -221,7 +225,7 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
 
 def dispatch(spec: Spec, params: EnvParams, s: EnvState, sub: jnp.ndarray, slot: jnp.ndarray, do: jnp.ndarray) -> tuple[EnvState, jnp.ndarray, jnp.ndarray]:
     """Dispatch the head of subqueue ``sub`` to idle ``slot`` now, when ``do``; returns ``(state, raw parts, job or −1)``."""
-    day = s.day
+    day = day_of(s, params)
     n = spec.n
     sub = jnp.clip(sub, 0, N_SUB - 1)
     slot = jnp.clip(slot, 0, spec.c - 1)
@@ -235,10 +239,11 @@ def dispatch(spec: Spec, params: EnvParams, s: EnvState, sub: jnp.ndarray, slot:
     ji = jnp.where(do, j, n)
     sel = jnp.arange(spec.c) == slot
     put = sel & do
+    if s.dispatch.shape[0]:  # per-job records kept (records=True)
+        s = s.replace(dispatch=s.dispatch.at[ji].set(t, mode="drop"), start=s.start.at[ji].set(start, mode="drop"),
+                      job_slot=s.job_slot.at[ji].set(slot, mode="drop"))
     s = s.replace(
         ptr=s.ptr + ((jnp.arange(N_SUB) == sub) & do).astype(jnp.int32),
-        dispatch=s.dispatch.at[ji].set(t, mode="drop"), start=s.start.at[ji].set(start, mode="drop"),
-        job_slot=s.job_slot.at[ji].set(slot, mode="drop"),
         slot_job=jnp.where(put, j, s.slot_job), slot_end=jnp.where(put, start + run, s.slot_end),
         slot_start=jnp.where(put, start, s.slot_start), slot_disp=jnp.where(put, t, s.slot_disp),
         slot_level=jnp.where(put, lvl, s.slot_level), dp_count=s.dp_count + do.astype(jnp.int32),

@@ -30,7 +30,7 @@ from gpu_sched_env.cgrsp.jax import core
 from gpu_sched_env.cgrsp.jax.generator import day_arrays, sample_day
 from gpu_sched_env.cgrsp.jax.obs import action_mask, observe, window
 from gpu_sched_env.cgrsp.jax.types import N_SUB, REWARD_PARTS, Day, EnvParams, EnvState, make_params
-from gpu_sched_env.core.errors import ConfigError
+from gpu_sched_env.core.errors import ConfigError, check_number
 
 # what the JAX env implements: setting -> allowed values (None: any value CGRSPEnvConfig accepts)
 SUPPORTED: dict[str, tuple | None] = {
@@ -66,8 +66,9 @@ class JaxCGRSP:
     :meth:`flatten_obs` does that to a CGRSP-v0 observation.
     """
 
-    def __init__(self, cfg: CGRSPEnvConfig, dtype: Any = None) -> None:
+    def __init__(self, cfg: CGRSPEnvConfig, dtype: Any = None, records: bool = True) -> None:
         check_supported(cfg)
+        self.records = bool(records)
         self.cfg = cfg
         self.sim_params = p = cfg.sim_params()
         if dtype is None:
@@ -98,14 +99,17 @@ class JaxCGRSP:
         self.action_mask = jax.jit(self._action_mask)
 
     @classmethod
-    def from_config(cls, cfg: CGRSPEnvConfig | Mapping[str, Any] | None = None, dtype: Any = None, **kwargs: Any) -> JaxCGRSP:
+    def from_config(cls, cfg: CGRSPEnvConfig | Mapping[str, Any] | None = None, dtype: Any = None, records: bool = True,
+                    **kwargs: Any) -> JaxCGRSP:
         """The env for an env config (or ``gym.make``-style keywords); ConfigError if not supported.
 
         ``dtype``: float64 (default when ``jax_enable_x64`` is on: the equivalence path) or
-        float32 (default otherwise: training).
+        float32 (default otherwise: training). ``records=False`` drops the per-job records
+        (dispatch, start, completion, slot) from the state: the dynamics never read them, and
+        an auto-reset then touches no N-sized array (training; the metrics stay in ``info``).
         """
         cfg = as_env_config(cfg)
-        return cls(cfg.replace(**kwargs) if kwargs else cfg, dtype)
+        return cls(cfg.replace(**kwargs) if kwargs else cfg, dtype, records)
 
     # ------------------------------------------------------------------ days
     def materialise(self, seed: int) -> Day:
@@ -116,40 +120,63 @@ class JaxCGRSP:
         """A :class:`~gpu_sched_env.cgrsp.day.MaterialisedDay` as a :class:`Day`."""
         return day_arrays(day, self.default_params)
 
-    # ------------------------------------------------------------------ API
+    def with_pool(self, key: jax.Array, params: EnvParams, size: int) -> EnvParams:
+        """``params`` with a pool of ``size`` natively sampled days: :meth:`reset` then draws a row of it.
+
+        For training: a reset (and an auto-reset) then copies no day, O(1) instead of
+        O(N); redraw the pool (a new ``key``) as often as fresh days are wanted.
+        """
+        size = int(check_number("size", size, lo=1, integer=True))
+        pool = jax.jit(jax.vmap(lambda k: sample_day(k, params, self.spec.n, self.spec.t)))(jax.random.split(key, size))
+        return params.replace(pool=pool)
+
     def _reset(self, key: jax.Array, params: EnvParams) -> tuple[jnp.ndarray, EnvState]:
-        return self._start(sample_day(key, params, self.spec.n, self.spec.t), params)
+        s = self._reset_state(key, params)
+        return self._obs(s, params), s
+
+    def _reset_state(self, key: jax.Array, params: EnvParams) -> EnvState:
+        if params.pool is None:
+            return self._start_state(sample_day(key, params, self.spec.n, self.spec.t), jnp.zeros((), jnp.int32), params)
+        idx = jax.random.randint(key, (), 0, params.pool.submit.shape[0], jnp.int32)
+        return self._start_state(self._empty_day(params), idx, params)
+
+    def _empty_day(self, params: EnvParams) -> Day:
+        return jax.tree_util.tree_map(lambda a: jnp.zeros((0,) + a.shape[2:], a.dtype), params.pool).replace(key=params.pool.key[0])
 
     def _reset_to_day(self, day: Day, params: EnvParams | None = None) -> tuple[jnp.ndarray, EnvState]:
-        return self._start(day, self.default_params if params is None else params)
+        params = self.default_params if params is None else params
+        s = self._start_state(day, jnp.zeros((), jnp.int32), params)
+        return self._obs(s, params), s
 
-    def _start(self, day: Day, params: EnvParams) -> tuple[jnp.ndarray, EnvState]:
+    def _start_state(self, day: Day, idx: jnp.ndarray, params: EnvParams) -> EnvState:
         sp, dt = self.spec, self.dtype
         n, c = sp.n, sp.c
         f0 = jnp.zeros((), dt)
         i0 = jnp.zeros((), jnp.int32)
-        inf_n = jnp.full(n, core.INF, dt)
-        mk = core.markov_init(sp, params, day, dt)
+        nr = n if self.records else 0
+        inf_n = jnp.full(nr, core.INF, dt)
         s = EnvState(
-            day=day, t=f0, n_arrived=i0, n_completed=i0, ptr=jnp.zeros(N_SUB, jnp.int32), end=jnp.zeros(N_SUB, jnp.int32),
+            day=day, day_idx=idx, t=f0, n_arrived=i0, n_completed=i0, ptr=jnp.zeros(N_SUB, jnp.int32), end=jnp.zeros(N_SUB, jnp.int32),
             slot_job=jnp.full(c, -1, jnp.int32), slot_end=jnp.full(c, core.INF, dt), slot_start=jnp.full(c, core.INF, dt),
             slot_disp=jnp.zeros(c, dt), slot_level=jnp.zeros(c, jnp.int32), stock=jnp.zeros(sp.t, jnp.int32), n_dec=i0, dp_count=i0,
-            mk_k=mk[0], mk_u=mk[1], mk_next=mk[2], mk_lam=mk[3], dispatch=inf_n, start=inf_n, completion=inf_n,
-            job_slot=jnp.full(n, -1, jnp.int32), ep_raw=jnp.zeros(len(REWARD_PARTS), dt), sum_wait=f0, sum_delay=f0, cost=f0,
+            mk_k=i0, mk_u=f0, mk_next=f0, mk_lam=f0, dispatch=inf_n, start=inf_n, completion=inf_n,
+            job_slot=jnp.full(nr, -1, jnp.int32), ep_raw=jnp.zeros(len(REWARD_PARTS), dt), sum_wait=f0, sum_delay=f0, cost=f0,
             n_miss=i0, n_tight_miss=i0, done=jnp.zeros((), bool), n_steps=i0,
         )
+        mk = core.markov_init(sp, params, s, dt)
+        s = s.replace(mk_k=mk[0], mk_u=mk[1], mk_next=mk[2], mk_lam=mk[3])
         s, _, _ = core.advance(sp, params, s, jnp.ones((), bool))  # to the first arrival: nothing booked counts
-        return self._obs(s, params), s
+        return s
 
-    def _window(self, s: EnvState) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
-        return window(s, self.class_order, self.K, self.spec.n)
+    def _window(self, s: EnvState, params: EnvParams) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+        return window(s, params, self.class_order, self.K, self.spec.n)
 
     def _obs(self, s: EnvState, params: EnvParams) -> jnp.ndarray:
-        wj, ws, k = self._window(s)
+        wj, ws, k = self._window(s, params)
         return observe(self.spec, params, s, wj, ws, k, self.K, self.rows, self.model)
 
     def _action_mask(self, s: EnvState, params: EnvParams | None = None) -> jnp.ndarray:
-        _, _, k = self._window(s)
+        _, _, k = self._window(s, self.default_params if params is None else params)
         return action_mask(self.spec, s, self.K, k)
 
     def _step(self, key: jax.Array, s: EnvState, action: jnp.ndarray, params: EnvParams) -> tuple:
@@ -157,7 +184,7 @@ class JaxCGRSP:
         c = self.spec.c
         a = jnp.asarray(action, jnp.int32)
         wait = a >= self.K * c
-        _, ws, _ = self._window(s)
+        _, ws, _ = self._window(s, params)
         sub = ws[jnp.clip(a // c, 0, self.K - 1)]
         return self._transition(s, params, jnp.where(wait, -1, sub), a % c, ~wait)
 
@@ -169,6 +196,10 @@ class JaxCGRSP:
         return self._transition(s, params, a // c, a % c, ~wait)
 
     def _transition(self, s: EnvState, params: EnvParams, sub, slot, do) -> tuple:
+        s, reward, info = self._move(s, params, sub, slot, do)
+        return self._obs(s, params), s, reward, s.done, info
+
+    def _move(self, s: EnvState, params: EnvParams, sub, slot, do) -> tuple:
         sp = self.spec
         t0 = s.t
         s, raw_d, job = core.dispatch(sp, params, s, sub, slot, do)
@@ -178,23 +209,30 @@ class JaxCGRSP:
         reward = -params.reward_scale * jnp.sum(params.weights * raw)
         s = s.replace(ep_raw=s.ep_raw + raw, n_miss=s.n_miss + raw[1].astype(jnp.int32), n_tight_miss=s.n_tight_miss + tight_miss,
                       n_steps=s.n_steps + 1)
-        obs = self._obs(s, params)
         n = sp.n
         info = {
             "job": job, "slot": jnp.where(do, slot, -1), "t": s.t, "dt": s.t - t0, "reward_raw": raw,
             "mean_wait_min": s.sum_wait / n / 60.0, "miss": s.n_miss, "miss_pct": 100.0 * s.n_miss / n,
             "tight_miss": s.n_tight_miss, "cost_usd": s.cost, "provisioning_delay_h": s.sum_delay / 3600.0, "completed": s.n_completed,
         }
-        return obs, s, reward, s.done, info
+        return s, reward, info
 
     def _step_autoreset(self, key: jax.Array, s: EnvState, action: jnp.ndarray, params: EnvParams) -> tuple:
-        """:meth:`step`, then a fresh native day (drawn with ``key``) where the day ended: obs and state are the new day's."""
-        k_step, k_reset = jax.random.split(key)
-        obs, s, reward, done, info = self._step(k_step, s, action, params)
-        obs_r, s_r = self._reset(k_reset, params)
-        s = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), s_r, s)
-        obs = jnp.where(done, obs_r, obs)
-        return obs, s, reward, done, info
+        """:meth:`step`, then a new day (drawn with ``key``; from the pool when ``params`` has one) where the day ended.
+
+        Obs and state are the new day's; reward, done and info the finished step's. Fast
+        with a pool (:meth:`with_pool`) and ``records=False``: the reset then copies no
+        N-sized array; without a pool every step samples a day (O(N) per env and step).
+        """
+        c = self.spec.c
+        a = jnp.asarray(action, jnp.int32)
+        wait = a >= self.K * c
+        _, ws, _ = self._window(s, params)
+        s, reward, info = self._move(s, params, jnp.where(wait, -1, ws[jnp.clip(a // c, 0, self.K - 1)]), a % c, ~wait)
+        done = s.done
+        s_r = self._reset_state(key, params)
+        s = jax.tree_util.tree_map(lambda x, y: jnp.where(done, x, y), s_r, s)
+        return self._obs(s, params), s, reward, done, info
 
     # ------------------------------------------------------------------ NumPy helpers
     def flatten_obs(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:

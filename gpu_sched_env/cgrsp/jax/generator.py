@@ -32,7 +32,7 @@ def build_day(key, submit, cx, tight, runtime, prov_q, params: EnvParams, fresh_
     seg_submit = submit[order]
     return Day(
         key=key, submit=submit, cx=cx, tight=tight, deadline=deadline, runtime=runtime, prov_q=prov_q,
-        cum_submit=jnp.concatenate([zero, jnp.cumsum(submit)]), order_sub=order, sub_off=off, seg_submit=seg_submit,
+        order_sub=order, sub_off=off, seg_submit=seg_submit,
         seg_deadline=deadline[order], seg_x=(deadline - params.e_k[cx])[order],
         seg_cum_submit=jnp.concatenate([zero, jnp.cumsum(seg_submit)]), fresh_u=fresh_u, markov_times=markov_times,
         markov_us=markov_us,

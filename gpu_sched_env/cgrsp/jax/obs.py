@@ -19,14 +19,14 @@ import math
 import jax.numpy as jnp
 
 from gpu_sched_env.cgrsp.jax.core import INF, Spec, band_of, n_idle, n_waiting, seg_search
-from gpu_sched_env.cgrsp.jax.types import N_SUB, EnvParams, EnvState
+from gpu_sched_env.cgrsp.jax.types import N_SUB, EnvParams, EnvState, day_of, flat
 from gpu_sched_env.cgrsp.obs import CR_CLIP, HOUR, LAX_BINS, MODEL_CLIP_MIN, WAIT_CLIP
 from gpu_sched_env.cgrsp.stock import MIN_GAP_S
 
 
-def heads(s: EnvState, class_order: tuple[int, ...], n: int) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+def heads(s: EnvState, params: EnvParams, class_order: tuple[int, ...], n: int) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
     """Per class (in ``class_order``): ``(present, job id, subqueue)`` of its head."""
-    day = s.day
+    day = day_of(s, params)
     cls = jnp.asarray(class_order)
     subs = jnp.stack([2 * cls, 2 * cls + 1], axis=1)  # (3, 2): loose, tight
     has = s.ptr[subs] < s.end[subs]
@@ -38,9 +38,9 @@ def heads(s: EnvState, class_order: tuple[int, ...], n: int) -> tuple[jnp.ndarra
     return has.any(axis=1), j[rows, pick], subs[rows, pick]
 
 
-def window(s: EnvState, class_order: tuple[int, ...], k: int, n: int) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+def window(s: EnvState, params: EnvParams, class_order: tuple[int, ...], k: int, n: int) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
     """The window: ``(job id or −1, subqueue or −1)`` per position, and the number filled."""
-    present, j, sub = heads(s, class_order, n)
+    present, j, sub = heads(s, params, class_order, n)
     pos = jnp.cumsum(present) - 1
     tgt = jnp.where(present & (pos < k), pos, k)
     win_j = jnp.full(k, -1, jnp.int32).at[tgt].set(j.astype(jnp.int32), mode="drop")
@@ -61,7 +61,7 @@ def expected_free(params: EnvParams, s: EnvState, busy: jnp.ndarray) -> jnp.ndar
     """Each slot's expected free time [s] from public knowledge (``Simulator.expected_free``); ``t`` for idle ones."""
     t = s.t
     j = jnp.maximum(s.slot_job, 0)
-    w = params.wbar[s.day.cx[j], params.slot_type]
+    w = params.wbar[day_of(s, params).cx[j], params.slot_type]
     started = s.slot_start <= t
     f = jnp.where(started, s.slot_start + w, jnp.maximum(t, s.slot_disp + params.delay_mean[s.slot_level]) + w)
     return jnp.where(busy, jnp.where(f > t, f, t), t)
@@ -90,7 +90,7 @@ def defer_cost(params: EnvParams, band: jnp.ndarray, gap: jnp.ndarray, markov: b
 def observe(spec: Spec, params: EnvParams, s: EnvState, win_j: jnp.ndarray, win_s: jnp.ndarray, k_fill: jnp.ndarray,
             k: int, rows: int, model: bool) -> jnp.ndarray:
     """The flat observation (see the module docstring); float32."""
-    day = s.day
+    day = day_of(s, params)
     t = s.t
     dt = t.dtype
     T, C = spec.t, spec.c
@@ -113,8 +113,10 @@ def observe(spec: Spec, params: EnvParams, s: EnvState, win_j: jnp.ndarray, win_
     cnt = jnp.maximum(hi - lo, 0)
     nb = jnp.sum(cnt)
     edges = jnp.asarray(LAX_BINS, dt) * HOUR + t
-    lt = seg_search(day.seg_x, jnp.repeat(lo, 5), jnp.repeat(jnp.maximum(hi, lo), 5), jnp.tile(edges, N_SUB), True, spec.n_iter)
-    lt = (lt - jnp.repeat(lo, 5)).reshape(N_SUB, 5).sum(axis=0)
+    x_vals, x_base = flat(day.seg_x)
+    lo_b = jnp.repeat(lo + x_base, 5)
+    lt = seg_search(x_vals, lo_b, jnp.repeat(jnp.maximum(hi, lo) + x_base, 5), jnp.tile(edges, N_SUB), True, spec.n_iter)
+    lt = (lt - lo_b).reshape(N_SUB, 5).sum(axis=0)
     bins = jnp.concatenate([lt[:1], jnp.diff(lt), (nb - lt[-1])[None]]).astype(dt)
     sum_sub = jnp.sum(day.seg_cum_submit[jnp.maximum(hi, lo)] - day.seg_cum_submit[lo])
     cls_cnt = cnt.reshape(3, 2).sum(axis=1).astype(dt)

@@ -26,7 +26,7 @@ from jax import lax
 
 from gpu_sched_env.cgrsp.jax.core import INF, band_of
 from gpu_sched_env.cgrsp.jax.obs import defer_cost, next_event_gap, window
-from gpu_sched_env.cgrsp.jax.types import N_SUB, EnvParams, EnvState
+from gpu_sched_env.cgrsp.jax.types import N_SUB, EnvParams, EnvState, day_of
 
 # Knob defaults of the reference rules (gpu_sched_agents.heuristics.cgrsp.config; a test checks them)
 SPT_WEIGHTS = (0.7, 0.3)  # (run time, price) in the SPT slot score
@@ -56,24 +56,24 @@ def slot_spt(params: EnvParams, s: EnvState, cx: jnp.ndarray, idle: jnp.ndarray)
     return jnp.argmin(jnp.where(idle, v, INF)).astype(jnp.int32)
 
 
-def _joint(env, s: EnvState, job: jnp.ndarray, slot: jnp.ndarray, ok: jnp.ndarray) -> jnp.ndarray:
+def _joint(env, s: EnvState, params: EnvParams, job: jnp.ndarray, slot: jnp.ndarray, ok: jnp.ndarray) -> jnp.ndarray:
     """The joint action putting ``job`` (a class head) on ``slot``; *wait* when not ``ok``."""
-    win_j, _, _ = window(s, env.class_order, env.K, env.spec.n)
+    win_j, _, _ = window(s, params, env.class_order, env.K, env.spec.n)
     pos = jnp.argmax(win_j == job)
     return jnp.where(ok, pos * env.spec.c + slot, env.wait_action).astype(jnp.int32)
 
 
 def spt(env, s: EnvState, params: EnvParams) -> jnp.ndarray:
     """SPT: the first window position (shortest class, earliest deadline) on the SPT slot."""
-    win_j, _, k = window(s, env.class_order, env.K, env.spec.n)
+    win_j, _, k = window(s, params, env.class_order, env.K, env.spec.n)
     idle = s.slot_job < 0
-    slot = slot_spt(params, s, s.day.cx[jnp.maximum(win_j[0], 0)], idle)
+    slot = slot_spt(params, s, day_of(s, params).cx[jnp.maximum(win_j[0], 0)], idle)
     return jnp.where((k > 0) & idle.any(), slot, env.wait_action).astype(jnp.int32)
 
 
 def fifo(env, s: EnvState, params: EnvParams) -> jnp.ndarray:
     """FIFO (subqueue space): the earliest-submitted waiting job on the first idle slot."""
-    day = s.day
+    day = day_of(s, params)
     has = s.ptr < s.end
     j = day.order_sub[jnp.minimum(day.sub_off[:-1] + s.ptr, env.spec.n - 1)]
     q = jnp.argmin(jnp.where(has, day.submit[j], INF))
@@ -93,7 +93,7 @@ def deferred(env, params: EnvParams, s: EnvState, idle: jnp.ndarray, busy: jnp.n
 
 def rescue_plan(env, params: EnvParams, s: EnvState, ptr: jnp.ndarray, offered: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
     """SPT+Rescue's plan on the offered slots: ``(jobs [C], slots [C], length)`` (``deadline.SPTRescue.decide``)."""
-    day, c, n = s.day, env.spec.c, env.spec.n
+    day, c, n = day_of(s, params), env.spec.c, env.spec.n
     t = s.t
     k = jnp.sum(offered, dtype=jnp.int32)
     m = jnp.min(jnp.where(offered[None, :], params.wbar[:, params.slot_type], INF), axis=1)  # m_κ over offered slots
@@ -120,7 +120,7 @@ def rescue_plan(env, params: EnvParams, s: EnvState, ptr: jnp.ndarray, offered: 
 
 def spt_rescue_defer_exp(env, s: EnvState, params: EnvParams) -> jnp.ndarray:
     """``spt_rescue_defer_exp``: entry ``dp_count`` of the plan made at this decision point."""
-    day = s.day
+    day = day_of(s, params)
     busy_now = s.slot_job >= 0
     here = busy_now & (s.slot_disp == s.t)  # dispatched at this decision point (completions come later)
     idle = ~busy_now | here
@@ -131,7 +131,7 @@ def spt_rescue_defer_exp(env, s: EnvState, params: EnvParams) -> jnp.ndarray:
     offered = idle & ~deferred(env, params, s_dp, idle, busy)
     jobs, slots, length = rescue_plan(env, params, s_dp, s_dp.ptr, offered)
     i = jnp.minimum(s.dp_count, env.spec.c - 1)
-    return _joint(env, s, jobs[i], slots[i], s.dp_count < length)
+    return _joint(env, s, params, jobs[i], slots[i], s.dp_count < length)
 
 
 RULES: dict[str, Rule] = {

@@ -39,7 +39,6 @@ class Day:
     deadline: jnp.ndarray  # f[N] [s]
     runtime: jnp.ndarray  # f[N, T] [s] realised
     prov_q: jnp.ndarray  # f[N] provisioning quantile
-    cum_submit: jnp.ndarray  # f[N+1]
     order_sub: jnp.ndarray  # i32[N] job ids by (subqueue, submit)
     sub_off: jnp.ndarray  # i32[S+1] segment offsets into order_sub
     seg_submit: jnp.ndarray  # f[N] submit along order_sub
@@ -53,9 +52,16 @@ class Day:
 
 @struct.dataclass
 class EnvState:
-    """The simulator paused at a decision point (or at the end of the day)."""
+    """The simulator paused at a decision point (or at the end of the day).
+
+    ``day`` holds the day's arrays, or is empty (zero jobs) when the day is row ``day_idx`` of
+    the parameters' pool (:meth:`JaxCGRSP.with_pool`: an auto-reset then costs O(1), not O(N)).
+    The per-job records (``dispatch`` ... ``job_slot``) are empty when the env is built with
+    ``records=False`` (training: the dynamics never read them).
+    """
 
     day: Day
+    day_idx: jnp.ndarray  # i32 row of params.pool (pool mode)
     t: jnp.ndarray  # f [s]
     n_arrived: jnp.ndarray  # i32
     n_completed: jnp.ndarray  # i32
@@ -121,6 +127,48 @@ class EnvParams:
     rho_feat: jnp.ndarray  # f ρ/(1 + ρ)
     lax_h: jnp.ndarray  # f laxity bound [h]
     ttf_h: jnp.ndarray  # f time-to-free bound [h]
+    pool: Day | None = None  # days with a leading pool axis (JaxCGRSP.with_pool), or None
+
+
+class _Row:
+    """Row ``idx`` of a pooled array, indexed like the array of one day (``a[j]`` is ``pool[idx, j]``)."""
+
+    __slots__ = ("a", "idx")
+
+    def __init__(self, a: jnp.ndarray, idx: jnp.ndarray) -> None:
+        self.a, self.idx = a, idx
+
+    def __getitem__(self, key):
+        return self.a[(self.idx, *(key if isinstance(key, tuple) else (key,)))]
+
+    @property
+    def shape(self) -> tuple:
+        return self.a.shape[1:]
+
+
+class PoolDay:
+    """One day of a pool, read through gathers (no copy of the day)."""
+
+    def __init__(self, pool: Day, idx: jnp.ndarray) -> None:
+        self._pool, self._idx = pool, idx
+
+    def __getattr__(self, name: str):
+        a = getattr(self._pool, name)
+        return a[self._idx] if name == "key" else _Row(a, self._idx)
+
+
+def day_of(s: EnvState, params: EnvParams) -> Day | PoolDay:
+    """The state's day: its own arrays, or its row of the pool."""
+    if s.day.submit.shape[0] == 0 and params.pool is not None:
+        return PoolDay(params.pool, s.day_idx)
+    return s.day
+
+
+def flat(x) -> tuple[jnp.ndarray, jnp.ndarray | int]:
+    """``(1-D array, offset of this day in it)`` of a day's array (for binary searches over segments)."""
+    if isinstance(x, _Row):
+        return x.a.reshape(-1), x.idx * x.a.shape[1]
+    return x, 0
 
 
 def make_params(p: CGRSPParams, cfg, dtype) -> EnvParams:
@@ -156,4 +204,4 @@ def make_params(p: CGRSPParams, cfg, dtype) -> EnvParams:
     )
 
 
-__all__ = ["N_SUB", "REWARD_PARTS", "Day", "EnvParams", "EnvState", "make_params"]
+__all__ = ["N_SUB", "REWARD_PARTS", "Day", "EnvParams", "EnvState", "PoolDay", "day_of", "flat", "make_params"]

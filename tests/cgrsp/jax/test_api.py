@@ -97,3 +97,25 @@ def test_vmapped_autoreset_keeps_shapes_and_starts_new_days():
     assert np.all(np.isfinite(np.asarray(rew)))
     assert not bool(st.done.any())  # finished days were replaced
     assert np.all(np.asarray(st.n_steps) < 60)
+
+
+def test_pool_rows_play_like_their_days():
+    """A pool of materialised days: a reset to row i (records off) plays day i as reset_to_day does."""
+    from gpu_sched_env.cgrsp.jax import RULES, rollout, stack_days
+
+    cfg = joint_heads("surge", "markov")
+    env, lean = JaxCGRSP.from_config(cfg), JaxCGRSP.from_config(cfg, records=False)
+    days = [env.materialise(s) for s in (5, 6)]
+    params = lean.default_params.replace(pool=stack_days(days))
+    rule = RULES["spt_rescue_defer_exp"]
+    for i, day in enumerate(days):
+        _, want = env.reset_to_day(day)
+        want = rollout(env, rule, want, env.default_params)
+        st = lean._start_state(lean._empty_day(params), jnp.asarray(i, jnp.int32), params)
+        got = jax.jit(lambda s: rollout(lean, rule, s, params))(st)
+        assert got.dispatch.shape == (0,) and got.day.submit.shape == (0,)
+        for k in ("sum_wait", "cost", "n_miss", "n_completed", "t"):
+            np.testing.assert_allclose(np.asarray(getattr(got, k)), np.asarray(getattr(want, k)), rtol=1e-12)
+    pooled = lean.with_pool(jax.random.PRNGKey(0), lean.default_params, 3)
+    obs, st = lean.reset(jax.random.PRNGKey(1), pooled)
+    assert obs.shape == (lean.obs_dim,) and 0 <= int(st.day_idx) < 3
