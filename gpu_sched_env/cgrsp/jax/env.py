@@ -128,7 +128,9 @@ class JaxCGRSP:
         """
         size = int(check_number("size", size, lo=1, integer=True))
         pool = jax.jit(jax.vmap(lambda k: sample_day(k, params, self.spec.n, self.spec.t)))(jax.random.split(key, size))
-        return params.replace(pool=pool)
+        params = params.replace(pool=pool, pool_start=None)
+        starts = jax.jit(jax.vmap(lambda i: self._start_state(self._empty_day(params), i, params)))(jnp.arange(size, dtype=jnp.int32))
+        return params.replace(pool_start=starts)
 
     def _reset(self, key: jax.Array, params: EnvParams) -> tuple[jnp.ndarray, EnvState]:
         s = self._reset_state(key, params)
@@ -138,6 +140,8 @@ class JaxCGRSP:
         if params.pool is None:
             return self._start_state(sample_day(key, params, self.spec.n, self.spec.t), jnp.zeros((), jnp.int32), params)
         idx = jax.random.randint(key, (), 0, params.pool.submit.shape[0], jnp.int32)
+        if params.pool_start is not None:  # precomputed by with_pool: a reset is a gather of small fields
+            return jax.tree_util.tree_map(lambda a: a[idx], params.pool_start)
         return self._start_state(self._empty_day(params), idx, params)
 
     def _empty_day(self, params: EnvParams) -> Day:

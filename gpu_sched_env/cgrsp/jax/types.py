@@ -128,6 +128,7 @@ class EnvParams:
     lax_h: jnp.ndarray  # f laxity bound [h]
     ttf_h: jnp.ndarray  # f time-to-free bound [h]
     pool: Day | None = None  # days with a leading pool axis (JaxCGRSP.with_pool), or None
+    pool_start: EnvState | None = None  # each pool day's state at its first decision point (a reset is a gather)
 
 
 class _Row:

@@ -119,3 +119,6 @@ def test_pool_rows_play_like_their_days():
     pooled = lean.with_pool(jax.random.PRNGKey(0), lean.default_params, 3)
     obs, st = lean.reset(jax.random.PRNGKey(1), pooled)
     assert obs.shape == (lean.obs_dim,) and 0 <= int(st.day_idx) < 3
+    fresh = lean._start_state(lean._empty_day(pooled), st.day_idx, pooled.replace(pool_start=None))
+    for a, b in zip(jax.tree_util.tree_leaves(st), jax.tree_util.tree_leaves(fresh)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
