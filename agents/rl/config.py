@@ -58,8 +58,8 @@ class PPOJaxConfig:
     learning_rate: float = 3e-4
     lr_final_frac: float = 1.0
     n_steps: int = 128  # per env, between updates
-    batch_size: int = 2048
-    n_epochs: int = 4
+    batch_size: int = 1024  # minibatch [transitions]
+    n_epochs: int = 5
     gamma: float = 0.9
     gae_lambda: float = 0.95
     clip_range: float = 0.2
@@ -67,9 +67,11 @@ class PPOJaxConfig:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     net_arch: list[int] = field(default_factory=lambda: [128, 128])
-    # in-JAX evaluation after training: the learned policy and the JAX rules on this many test days
-    # (seeds 20 000 …, the same days CGRSP-v0 plays), paired; 0 = none
+    # in-JAX evaluation after training: the learned policy paired with these JAX rules on this many
+    # native JAX test days (keys 20 000 …); 0 = none. The strongest rule by default: each rule costs
+    # about a minute per 1000 hectic days on 2 cores (docs/performance.md)
     jax_eval_seeds: int = 1000
+    jax_eval_rules: list[str] = field(default_factory=lambda: ["spt_rescue_defer_exp"])
 
 
 @dataclass

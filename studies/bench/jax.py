@@ -4,9 +4,10 @@
 
 Four figures, all on experiment=joint_heads' design (the one the JAX env implements):
 
-* ``env_steps_per_s``: :class:`~gpu_sched_env.cgrsp.jax.JaxCGRSP` stepped by uniformly random
-  legal actions, ``--batch`` days vmapped, ``--env-steps`` steps scanned in one jitted call
-  (auto-reset; compile time excluded, a warm-up call first);
+* ``env_steps_per_s``: :class:`~gpu_sched_env.cgrsp.jax.JaxCGRSP` (``records=False``, a pool of
+  ``--batch`` native days for the auto-resets, as for training) stepped by uniformly random legal
+  actions, ``--batch`` days vmapped, ``--env-steps`` steps scanned in one jitted call (compile
+  time excluded, a warm-up call first);
 * ``ref_env_steps_per_s``: CGRSP-v0 under the same random masked actions, one env in a Python
   loop (as ``gpu-sched bench env`` times it);
 * ``ppo_fps``: ``algo=ppo_jax`` training frames/s (rollout + update, ``--ppo-updates`` updates of
@@ -51,6 +52,7 @@ def jax_env_steps_per_s(env, batch: int, steps: int, seed: int = 0) -> float:
         return jax.lax.scan(body, (state, key), None, steps)
 
     key = jax.random.PRNGKey(seed)
+    params = env.with_pool(jax.random.fold_in(key, 1), params, batch)  # auto-resets draw pool rows, O(1) (JaxCGRSP.with_pool)
     _, state = jax.jit(v_reset)(jax.random.split(key, batch), params)
     (state, key), r = run(state, key)  # warm-up: compile
     jax.block_until_ready(r)
@@ -88,7 +90,7 @@ def ppo_jax_fps(cfg, updates: int) -> float:
     from gpu_sched_env.cgrsp.jax import JaxCGRSP
 
     hp = hyper(cfg)
-    env = JaxCGRSP.from_config(env_config(cfg))
+    env = JaxCGRSP.from_config(env_config(cfg), records=False)
     trainer = make_train(hp, env, env.default_params)
     run = jax.jit(trainer.run, static_argnums=1)
     runner = jax.jit(trainer.init)(jax.random.PRNGKey(0))
@@ -150,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     jcfg = compose_config("algo=ppo_jax", f"day={args.day}", "run_dir=/tmp/x", *jax_over)
     scfg = compose_config("experiment=joint_heads", f"day={args.day}", "run_dir=/tmp/x")
     config = env_config(jcfg)
-    env = JaxCGRSP.from_config(config)
+    env = JaxCGRSP.from_config(config, records=False)
     device = jax.devices()[0]
     print(f"bench jax on {platform.processor() or platform.machine()} ({jax.device_count()} JAX device(s), {device.platform}); day {args.day}, design experiment=joint_heads")
     figures = {

@@ -60,6 +60,9 @@ def test_ppo_learns_the_toy_optimum_through_the_mask(trained):
     first, last = np.nanmean(metrics["episode_return"][:3]), np.nanmean(metrics["episode_return"][-10:])
     assert first < rnd + 0.3 and last > 0.9 * opt, (first, last)
     assert int(runner.update) == HP.n_updates
+    # one fresh day per env per update: every day after an env's first in an update is a replay, counted
+    assert (metrics["episodes"] >= HP.n_envs).all()
+    np.testing.assert_array_equal(metrics["replayed_days"], metrics["episodes"] - HP.n_envs)
 
 
 def test_training_is_reproducible_and_vmaps_over_seeds():

@@ -20,7 +20,7 @@ register_configs()
 TINY = [
     "algo=ppo_jax", "day=quiet", "train.total_timesteps=256", "train.n_envs=4", "algo.n_steps=32", "algo.batch_size=64",
     "algo.n_epochs=1", "algo.net_arch=[16]", "train.eval_freq=128", "train.checkpoint_freq=128", "train.eval_seeds=[10000]",
-    "train.final_eval_seeds=2", "algo.jax_eval_seeds=4", "train.progress_bar=false",
+    "train.final_eval_seeds=2", "algo.jax_eval_seeds=4", "algo.jax_eval_rules=[fifo,spt,spt_rescue_defer_exp]", "train.progress_bar=false",
 ]
 
 
@@ -44,6 +44,7 @@ def scalar_tags(path):
     ("algo.clip_range=0", r"algo.clip_range = 0"),
     ("algo.gae_lambda=1.5", r"algo.gae_lambda = 1.5"),
     ("algo.jax_eval_seeds=-1", r"algo.jax_eval_seeds = -1"),
+    ("algo.jax_eval_rules=[spt,nope]", r"algo.jax_eval_rules\[\] = 'nope' is not known; allowed: fifo, spt, spt_rescue_defer_exp"),
     ("train.vec_env=subproc", r"train.vec_env = 'subproc': algo=ppo_jax steps its envs vmapped"),
     ("train.device=tpu", r"train.device = 'tpu' is not known; allowed: cpu, gpu"),
     ("day=mixed", r"day = 'mixed'"),

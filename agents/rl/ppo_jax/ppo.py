@@ -7,11 +7,19 @@ clipped, Adam with a linear learning-rate decay to ``learning_rate × lr_final_f
 update SB3's PPO/MaskablePPO runs for ``algo=ppo``, written as pure functions so ``jax.jit``
 compiles rollout and update together and ``jax.vmap(trainer.train)(keys)`` trains many seeds.
 
+Resets are drawn once per update, not per step: a native CGRSP day costs far more to draw (every
+job of the day, sorted) than a step, and a vmapped ``step_autoreset`` draws one for every env at
+every step (under ``vmap`` both branches of a ``where`` run), which made the step ~16× slower
+(measured 2026-11-27, hectic, 256 envs). So each update draws one fresh day per env up front
+and an env whose day ends switches to it (``env.step`` + a select). An env that ends a second
+day within the same update replays that update's fresh day; ``rollout/replayed_days`` counts
+those (0 whenever ``n_steps`` is below the decisions of a day: ~1 300 on a hectic day).
+
 Rewards may be scaled as SB3's ``VecNormalize(norm_reward=True)`` scales them (``normalize_reward``):
 divided by the running standard deviation of the discounted return, clipped to ±10.
 
 The env follows the gymnax convention of :class:`gpu_sched_env.cgrsp.jax.JaxCGRSP`:
-``reset(key, params) -> (obs, state)``, ``step_autoreset(key, state, action, params) ->
+``reset(key, params) -> (obs, state)``, ``step(key, state, action, params) ->
 (obs, state, reward, done, info)``, ``action_mask(state, params)``, ``obs_dim``, ``n_actions``.
 """
 
@@ -143,7 +151,7 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
     lr = optax.linear_schedule(hp.learning_rate, hp.learning_rate * hp.lr_final_frac, n_sgd)
     tx = optax.chain(optax.clip_by_global_norm(hp.max_grad_norm), optax.adam(lr, eps=1e-5))
     v_reset = jax.vmap(env.reset, in_axes=(0, None))
-    v_step = jax.vmap(env.step_autoreset, in_axes=(0, 0, 0, None))
+    v_step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
     v_mask = jax.vmap(env.action_mask, in_axes=(0, None))
 
     def init(key: jnp.ndarray) -> Runner:
@@ -155,7 +163,8 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
         ts = TrainState.create(apply_fn=net.apply, params=params, tx=tx)
         return Runner(ts, state, obs, key, rstats, zeros, jnp.int32(0))
 
-    def env_step(r: Runner, _):
+    def env_step(carry, _):
+        r, fresh_obs, fresh_state, used = carry
         key, k_act, k_env = jax.random.split(r.key, 3)
         mask = v_mask(r.env_state, env_params)
         logits, value = net.apply(r.train_state.params, r.obs)
@@ -163,6 +172,11 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
         action = jax.random.categorical(k_act, logits)
         log_prob = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=1)[:, 0]
         obs, state, reward, done, info = v_step(jax.random.split(k_env, hp.n_envs), r.env_state, action, env_params)
+        ended = done.astype(bool)  # the day ended: continue on this update's fresh day (module docstring)
+        state = jax.tree_util.tree_map(lambda f, x: jnp.where(ended.reshape((-1,) + (1,) * (x.ndim - 1)), f, x), fresh_state, state)
+        obs = jnp.where(ended[:, None], fresh_obs, obs)
+        replayed = (ended & used).sum()
+        used = used | ended
         reward = reward.astype(jnp.float32)
         done = done.astype(jnp.float32)
         if hp.normalize_reward:
@@ -171,8 +185,9 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
             rstats, learn_r = r.rstats, reward
         ep_ret = r.ep_return + reward
         t = Transition(r.obs, mask, action, log_prob, value, learn_r, done)
-        episode = (done, ep_ret, {k: info[k].astype(jnp.float32) for k in episode_keys})  # finished days, for logging
-        return r._replace(env_state=state, obs=obs, key=key, rstats=rstats, ep_return=jnp.where(done > 0, 0.0, ep_ret)), (t, episode)
+        episode = (done, ep_ret, {k: info[k].astype(jnp.float32) for k in episode_keys}, replayed)  # finished days, for logging
+        r = r._replace(env_state=state, obs=obs, key=key, rstats=rstats, ep_return=jnp.where(done > 0, 0.0, ep_ret))
+        return (r, fresh_obs, fresh_state, used), (t, episode)
 
     def loss_fn(params, t: Transition, adv, ret):
         logits, value = net.apply(params, t.obs)
@@ -191,7 +206,10 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
 
     def update(r: Runner):
-        r, (traj, (dones, ep_rets, ep_info)) = jax.lax.scan(env_step, r, None, hp.n_steps)
+        key, k_days = jax.random.split(r.key)
+        fresh_obs, fresh_state = v_reset(jax.random.split(k_days, hp.n_envs), env_params)
+        carry = (r._replace(key=key), fresh_obs, fresh_state, jnp.zeros(hp.n_envs, bool))
+        (r, *_), (traj, (dones, ep_rets, ep_info, replayed)) = jax.lax.scan(env_step, carry, None, hp.n_steps)
         _, last_value = net.apply(r.train_state.params, r.obs)
         adv, ret = gae(traj, last_value, hp.gamma, hp.gae_lambda)
         flat = jax.tree_util.tree_map(lambda x: x.reshape((hp.steps_per_update, *x.shape[2:])), (traj, adv, ret))
@@ -219,6 +237,7 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
         metrics.update({f"episode/{k}": over_done(v) for k, v in ep_info.items()})
         metrics.update(
             episodes=n_done,
+            replayed_days=replayed.sum(),
             episode_return=over_done(ep_rets),
             reward_mean=traj.reward.mean(),
             explained_variance=1 - jnp.var(ret - traj.value) / (jnp.var(ret) + 1e-8),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,10 @@ def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
     if cfg.day.name == "mixed":
         raise ConfigError("day = 'mixed': algo=ppo_jax trains on one day type; allowed: quiet, normal, hectic, surge")
     jax_device(str(t.device))
-    from gpu_sched_env.cgrsp.jax import JaxCGRSP
+    from gpu_sched_env.cgrsp.jax import RULES, JaxCGRSP
+
+    for rule in a.jax_eval_rules:
+        check_choice("algo.jax_eval_rules[]", rule, RULES)
 
     JaxCGRSP.from_config(config)  # ConfigError listing what the JAX env implements
 
@@ -150,7 +154,7 @@ class Evaluator:
 
 # SB3's tags for the same quantities (train/*), so TensorBoard charts line up with algo=ppo's
 _TAGS = {"policy_loss": "train/policy_gradient_loss", "value_loss": "train/value_loss", "approx_kl": "train/approx_kl",
-         "clip_fraction": "train/clip_fraction", "explained_variance": "train/explained_variance", "episode_return": "rollout/ep_rew_mean"}
+         "clip_fraction": "train/clip_fraction", "explained_variance": "train/explained_variance", "episode_return": "rollout/ep_rew_mean", "replayed_days": "rollout/replayed_days"}
 
 
 def _log_update(writer: Any, metrics: dict[str, Any], steps: int, fps: float) -> None:
@@ -180,7 +184,7 @@ def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: 
     from gpu_sched_env.cgrsp.jax import JaxCGRSP
 
     hp = hyper(cfg)
-    env = JaxCGRSP.from_config(config)
+    env = JaxCGRSP.from_config(config, records=False)  # training reads no per-job records
     device = jax_device(str(cfg.train.device))
     (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
     with jax.default_device(device):
@@ -224,9 +228,14 @@ def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: 
             evaluate(params, steps, env.obs_dim, env.n_actions)
         writer.close()
         log.info(f"trained {steps - steps0} steps in {train_s:.0f} s ({(steps - steps0) / max(train_s, 1e-9):.0f} steps/s)")
-        out = final_evaluation(cfg, get_algo("ppo_jax"), config, run_dir, train_s)
-        if int(cfg.algo.jax_eval_seeds) and int(cfg.train.final_eval_seeds):
-            final_jax_evaluation(env, load_policy(run_dir / "best_model.npz"), int(cfg.algo.jax_eval_seeds), run_dir)
+        # the in-JAX evaluation (XLA, GIL released) runs in a thread beside CGRSP-v0's (Python, one core)
+        with ThreadPoolExecutor(1) as pool:
+            n_jax = int(cfg.algo.jax_eval_seeds) if int(cfg.train.final_eval_seeds) else 0
+            t1 = time.perf_counter()
+            in_jax = pool.submit(final_jax_evaluation, env, load_policy(run_dir / "best_model.npz"), n_jax, run_dir, rules=list(cfg.algo.jax_eval_rules)) if n_jax else None
+            out = final_evaluation(cfg, get_algo("ppo_jax"), config, run_dir, train_s)
+            if in_jax is not None:
+                log.info(f"in-JAX evaluation on {n_jax} days ({time.perf_counter() - t1:.0f} s):\n{in_jax.result().to_string(index=False)}")
     return out
 
 
