@@ -205,6 +205,7 @@ class JaxCGRSP:
 
     def _move(self, s: EnvState, params: EnvParams, sub, slot, do) -> tuple:
         sp = self.spec
+        do = do & ~s.done  # a finished day stays finished
         t0 = s.t
         s, raw_d, job = core.dispatch(sp, params, s, sub, slot, do)
         go = ~do | ~((core.n_idle(s) > 0) & (core.n_waiting(s) > 0))
