@@ -99,6 +99,17 @@ def test_vmapped_autoreset_keeps_shapes_and_starts_new_days():
     assert np.all(np.asarray(st.n_steps) < 60)
 
 
+def test_pool_reset_is_the_rows_start_state():
+    lean = JaxCGRSP.from_config(joint_heads("quiet"), records=False)
+    pooled = lean.with_pool(jax.random.PRNGKey(0), lean.default_params, 3)
+    obs, st = lean.reset(jax.random.PRNGKey(1), pooled)
+    assert obs.shape == (lean.obs_dim,) and 0 <= int(st.day_idx) < 3 and st.dispatch.shape == (0,)
+    fresh = lean._start_state(lean._empty_day(pooled), st.day_idx, pooled.replace(pool_start=None))
+    for a, b in zip(jax.tree_util.tree_leaves(st), jax.tree_util.tree_leaves(fresh)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.slow
 def test_pool_rows_play_like_their_days():
     """A pool of materialised days: a reset to row i (records off) plays day i as reset_to_day does."""
     from gpu_sched_env.cgrsp.jax import RULES, rollout, stack_days
@@ -116,9 +127,3 @@ def test_pool_rows_play_like_their_days():
         assert got.dispatch.shape == (0,) and got.day.submit.shape == (0,)
         for k in ("sum_wait", "cost", "n_miss", "n_completed", "t"):
             np.testing.assert_allclose(np.asarray(getattr(got, k)), np.asarray(getattr(want, k)), rtol=1e-12)
-    pooled = lean.with_pool(jax.random.PRNGKey(0), lean.default_params, 3)
-    obs, st = lean.reset(jax.random.PRNGKey(1), pooled)
-    assert obs.shape == (lean.obs_dim,) and 0 <= int(st.day_idx) < 3
-    fresh = lean._start_state(lean._empty_day(pooled), st.day_idx, pooled.replace(pool_start=None))
-    for a, b in zip(jax.tree_util.tree_leaves(st), jax.tree_util.tree_leaves(fresh)):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
