@@ -64,6 +64,12 @@ class JaxCGRSP:
     The observation is one float32 vector, CGRSP-v0's Dict observation flattened by
     ``gymnasium.spaces.flatten`` without the mask (:mod:`.obs` gives the layout);
     :meth:`flatten_obs` does that to a CGRSP-v0 observation.
+
+    Days: ``reset(key, params)`` draws a native day (a row of ``params.pool`` when the params
+    come from :meth:`with_pool`); ``reset_to_day(day)`` plays the reference's own draws
+    (:meth:`materialise`). ``reset``, ``reset_to_day``, ``step``, ``step_subqueue``,
+    ``step_autoreset`` and ``action_mask`` are jitted (the ``_``-prefixed originals are pure
+    functions to compose into larger jitted programs). An illegal action is not checked.
     """
 
     def __init__(self, cfg: CGRSPEnvConfig, dtype: Any = None, records: bool = True) -> None:
