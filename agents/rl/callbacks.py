@@ -83,18 +83,7 @@ class EvalCallback(BaseCallback):
             self.run_eval()
 
     def _write_heuristics(self) -> None:
-        from torch.utils.tensorboard import SummaryWriter
-
-        tb = Path(self.logger.dir).parent if self.logger.dir else self.run_dir / "tb"
-        for name, means in self.heuristics.items():
-            d = tb / f"heuristic_{name}"
-            if d.exists():
-                continue
-            w = SummaryWriter(str(d))
-            for step in (0, self.total_timesteps):
-                for m, v in means.items():
-                    w.add_scalar(f"eval/{m}", v, step)
-            w.close()
+        write_heuristic_runs(Path(self.logger.dir).parent if self.logger.dir else self.run_dir / "tb", self.heuristics, self.total_timesteps)
 
     def _on_step(self) -> bool:
         if self.num_timesteps >= self._next:
@@ -122,6 +111,21 @@ class EvalCallback(BaseCallback):
         atomic_write_table(self.run_dir / "learning_curve.csv", pd.DataFrame(self.curve))
         learning_curve_figure(pd.DataFrame(self.curve), self.heuristics, self.run_dir / "learning_curve.png")
         return means
+
+
+def write_heuristic_runs(tb: Path, heuristics: dict[str, dict[str, float]], total_timesteps: int) -> None:
+    """One TensorBoard run ``tb/heuristic_<name>`` per baseline: its ``eval/*`` means as flat lines (kept if present)."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    for name, means in heuristics.items():
+        d = Path(tb) / f"heuristic_{name}"
+        if d.exists():
+            continue
+        w = SummaryWriter(str(d))
+        for step in (0, total_timesteps):
+            for m, v in means.items():
+                w.add_scalar(f"eval/{m}", v, step)
+        w.close()
 
 
 def learning_curve_figure(curve: pd.DataFrame, heuristics: dict[str, dict[str, float]], path: Path) -> Path:

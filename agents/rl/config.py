@@ -47,6 +47,34 @@ class PPOConfig:
 
 
 @dataclass
+class PPOJaxConfig:
+    """PPO in JAX (``ppo_jax``, agents/rl/ppo_jax): SB3's PPO fields, one update = n_envs × n_steps.
+
+    ``batch_size`` is the minibatch in transitions and must divide ``train.n_envs × n_steps``;
+    ``train.total_timesteps`` is rounded down to whole updates (at least one).
+    """
+
+    name: str = "ppo_jax"
+    learning_rate: float = 3e-4
+    lr_final_frac: float = 1.0
+    n_steps: int = 128  # per env, between updates
+    batch_size: int = 1024  # minibatch [transitions]
+    n_epochs: int = 5
+    gamma: float = 0.9
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    net_arch: list[int] = field(default_factory=lambda: [128, 128])
+    # in-JAX evaluation after training: the learned policy paired with these JAX rules on this many
+    # native JAX test days (keys 20 000 …); 0 = none. The strongest rule by default: each rule costs
+    # about a minute per 1000 hectic days on 2 cores (docs/performance.md)
+    jax_eval_seeds: int = 1000
+    jax_eval_rules: list[str] = field(default_factory=lambda: ["spt_rescue_defer_exp"])
+
+
+@dataclass
 class DQNConfig:
     """Masked DQN hyper-parameters."""
 
@@ -87,7 +115,7 @@ class TrainConfig:
     checkpoint_freq: int = 10_000  # env steps between checkpoints
     normalize_reward: bool = False  # VecNormalize on rewards only (running return scale)
     progress_bar: bool = True
-    device: str = "cpu"
+    device: str = "cpu"  # torch device (SB3 algorithms); algo=ppo_jax: cpu | gpu (JAX backend)
     torch_threads: int = 1
 
 
@@ -139,6 +167,7 @@ def register_configs() -> None:
     cs.store(name="base_config", node=Config)
     cs.store(group="algo", name="ppo_schema", node=PPOConfig)
     cs.store(group="algo", name="dqn_schema", node=DQNConfig)
+    cs.store(group="algo", name="ppo_jax_schema", node=PPOJaxConfig)
     cs.store(group="day", name="day_schema", node=DayConfig)
     cs.store(group="env", name="env_schema", node=hydra_schema())  # the env's own config object, one home
     cs.store(group="train", name="train_schema", node=TrainConfig)

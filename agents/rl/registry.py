@@ -38,19 +38,39 @@ def _sb3_kwargs(a: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class AlgoSpec:
-    """How one algorithm is built and used."""
+    """How one algorithm is built and used.
 
-    cls: type[BaseAlgorithm]
+    An SB3 algorithm gives ``cls``/``policy``/``kwargs``; one with a training loop of its own
+    (``ppo_jax``) gives ``trainer(cfg, env_config, run_dir, checkpoint) -> final means``,
+    ``validate(cfg, env_config)`` (extra checks, before anything is written) and ``load(path)``.
+    """
+
+    cls: type[BaseAlgorithm] | None
     policy: Any
-    kwargs: Callable[[Any], dict[str, Any]]
+    kwargs: Callable[[Any], dict[str, Any]] | None
     masked_env: bool  # True: the env raises on illegal actions and the learner masks them
     save_replay_buffer: bool = False
+    trainer: Callable[..., dict[str, float]] | None = None
+    validate: Callable[[Any, Any], None] | None = None
+    load: Callable[[Any], Any] | None = None
+
+
+def _ppo_jax(name: str) -> Callable[..., Any]:
+    """A function of gpu_sched_agents.rl.ppo_jax.run, imported when called (JAX is optional)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from gpu_sched_agents.rl.ppo_jax import run
+
+        return getattr(run, name)(*args, **kwargs)
+
+    return call
 
 
 ALGOS: dict[str, AlgoSpec] = {
     "ppo": AlgoSpec(MaskablePPO, FactoredMaskablePolicy, _sb3_kwargs, masked_env=True),
     "ppo_unmasked": AlgoSpec(PPO, "MultiInputPolicy", _sb3_kwargs, masked_env=False),
     "dqn": AlgoSpec(MaskedDQN, MaskedDQNPolicy, _sb3_kwargs, masked_env=True, save_replay_buffer=True),
+    "ppo_jax": AlgoSpec(None, None, None, masked_env=True, trainer=_ppo_jax("train_ppo_jax"), validate=_ppo_jax("validate_ppo_jax"), load=_ppo_jax("load_policy")),
 }
 
 
@@ -68,5 +88,8 @@ def load_model(name: str, path: Any, **kwargs: Any) -> BaseAlgorithm:
     ``gpu_sched_agents``) still loads.
     """
     spec = get_algo(name)
+    if spec.load is not None:  # not an SB3 model (ppo_jax: an exported NumPy policy)
+        return spec.load(path)
+    assert spec.cls is not None
     custom = {} if isinstance(spec.policy, str) else {"policy_class": spec.policy}
     return spec.cls.load(path, custom_objects={**custom, **kwargs.pop("custom_objects", {})}, **kwargs)

@@ -52,7 +52,7 @@ from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
 log = logging.getLogger(__name__)  # Hydra sends it to the console and the run's train.log
 FINAL_SEED0 = TEST_SEED0  # final evaluation seeds: 20 000 … (disjoint from training and selection days)
-_CKPT = re.compile(r"model_(\d+)_steps\.zip$")
+_CKPT = re.compile(r"model_(\d+)_steps\.(?:zip|npz)$")  # SB3 models; algo=ppo_jax's runner state
 
 
 def validate(cfg: DictConfig) -> CGRSPEnvConfig:
@@ -100,6 +100,9 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
     from gpu_sched_env.cgrsp.env import CGRSPEnv
 
     CGRSPEnv(config).close()  # the trace-free env builds (spaces, encoder)
+    spec = get_algo(cfg.algo.name)
+    if spec.validate is not None:  # the algorithm's own checks (ppo_jax: batch shapes, device, the JAX env's design)
+        spec.validate(cfg, config)
     return config
 
 
@@ -141,7 +144,7 @@ def plain_action_space(space: Any) -> Any:
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
     """The checkpoint with the most steps in ``run_dir/checkpoints``."""
-    ckpts = [(int(m.group(1)), p) for p in (run_dir / "checkpoints").glob("model_*_steps.zip") if (m := _CKPT.search(p.name))]
+    ckpts = [(int(m.group(1)), p) for p in (run_dir / "checkpoints").glob("model_*_steps.*") if (m := _CKPT.search(p.name))]
     return max(ckpts)[1] if ckpts else None
 
 
@@ -233,6 +236,9 @@ def train(cfg: DictConfig) -> dict[str, float]:
     cmd = "python train.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     prev = (run_dir / "command.txt").read_text() if (run_dir / "command.txt").exists() else ""
     atomic_write_text(run_dir / "command.txt", prev + cmd + ("  # resumed from " + ckpt.name if ckpt else "") + "\n")
+    if spec.trainer is not None:  # a training loop of its own (algo=ppo_jax): same folder, files and tags
+        return spec.trainer(cfg, config, run_dir, ckpt)
+    assert spec.cls is not None
     th.set_num_threads(int(cfg.train.torch_threads))
 
     venv = make_vec_env(config, int(cfg.train.n_envs), int(cfg.seed), str(cfg.train.vec_env), masked=spec.masked_env, mixed=cfg.day.name == MIXED)
@@ -313,8 +319,9 @@ def final_evaluation(cfg: DictConfig, spec: Any, config: CGRSPEnvConfig, run_dir
     n = int(cfg.train.final_eval_seeds)
     if n == 0:
         return {}
-    path = run_dir / "best_model.zip"
-    model = load_model(cfg.algo.name, path if path.exists() else run_dir / "final_model.zip", device=cfg.train.device)
+    best = [p for p in (run_dir / "best_model.zip", run_dir / "best_model.npz") if p.exists()]  # SB3; ppo_jax's export
+    path = best[0] if best else run_dir / "final_model.zip"
+    model = load_model(cfg.algo.name, path, **({} if spec.load else {"device": cfg.train.device}))
     seeds = list(range(FINAL_SEED0, FINAL_SEED0 + n))
     note = f"Training wall time this invocation: {train_s:.0f} s."
     return compare_model(model, spec, config, seeds, cfg.algo.name, run_dir, "final_eval", note, baselines(), progress=bool(cfg.train.progress_bar))

@@ -48,6 +48,12 @@ def _train() -> Main:
     return main
 
 
+def _jax() -> Main:
+    from studies.bench.jax import main
+
+    return main
+
+
 # name -> the benchmark (loaded when run)
 BENCHMARKS: dict[str, Command] = {
     "sim": Command(_sim, "CGRSP simulator: jobs/s vs a bare heapq loop, the 30-seed grid, scaling to 100 000 jobs"),
@@ -56,6 +62,7 @@ BENCHMARKS: dict[str, Command] = {
     "hgsp": Command(_hgsp, "HGSP FIFO / Greedy tasks/s and SAGreedy's wall time"),
     "mig": Command(_mig, "MIG generator throughput and CP-SAT vs Best-Fit solve time"),
     "train": Command(_train, "MaskablePPO training frames/s on CGRSP-v0 vs InvalidActionEnvDiscrete"),
+    "jax": Command(_jax, "JAX env steps/s vs CGRSP-v0's; ppo_jax training frames/s vs MaskablePPO's (--json)"),
 }
 
 

@@ -1,0 +1,124 @@
+"""The trained ``algo=ppo_jax`` network as ``.npz`` and its NumPy forward pass (no JAX import).
+
+A policy file holds the actor's weights (``pi_<i>/kernel``, ``pi_<i>/bias``, ``pi_out/...``; the
+value net is left out, acting needs none) and ``meta/*`` arrays: the observation width, the
+number of actions and the activation. :class:`NumpyPolicy` acts on CGRSP-v0 as an SB3 model does
+(``predict(obs, state, episode_start, deterministic, action_masks)``), so
+:func:`gpu_sched_env.cgrsp.evaluation.evaluate` and the ``final_eval`` table run it unchanged:
+CGRSP-v0's dict observation is flattened as the JAX env flattens it
+(``gymnasium.spaces.flatten`` of every key but ``action_mask``, in the space's order; the same
+vector ``JaxCGRSP.flatten_obs`` returns), then MLP → masked logits → the two-level mode of
+``algo=ppo`` (deterministic) or a sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpu_sched_env.core.errors import ConfigError
+
+MASK_KEY = "action_mask"  # CGRSP-v0 carries the mask in the observation; the JAX env's vector does not
+MASKED_LOGIT = -1e9  # as gpu_sched_agents.rl.ppo_jax.network.MASKED_LOGIT (not imported: that module imports JAX)
+
+
+def actor_arrays(params: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The actor's weights of a flax ``ActorCritic`` parameter tree, as ``{"pi_0/kernel": array, ...}``."""
+    tree = params.get("params", params)
+    return {f"{layer}/{name}": np.asarray(w, np.float32) for layer, ws in tree.items() if layer.startswith("pi_") for name, w in ws.items()}
+
+
+def save_policy(path: str | Path, params: Mapping[str, Any], obs_dim: int, n_actions: int) -> Path:
+    """Write the actor of ``params`` to ``path`` (``.npz``, atomically: a temporary file renamed)."""
+    path = Path(path)
+    arrays = actor_arrays(params)
+    arrays.update({"meta/obs_dim": np.int64(obs_dim), "meta/n_actions": np.int64(n_actions), "meta/activation": np.array("tanh")})
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, **arrays)
+    tmp.replace(path)
+    return path
+
+
+def flatten_without_mask(space: Any, obs: Mapping[str, Any]) -> np.ndarray:
+    """CGRSP-v0's dict observation as the JAX env's flat float32 vector (every key but the mask)."""
+    from gymnasium import spaces
+
+    keys = [k for k in space.spaces if k != MASK_KEY]
+    return np.concatenate([spaces.flatten(space.spaces[k], obs[k]) for k in keys]).astype(np.float32)
+
+
+class NumpyPolicy:
+    """An exported ``algo=ppo_jax`` actor, driven like an SB3 model (see the module docstring).
+
+    Args:
+        weights: ``{"pi_0/kernel": ..., "pi_out/bias": ...}`` (as :func:`actor_arrays` gives).
+        flatten: dict observation -> flat vector; by default bound from the evaluation env's
+            observation space (:meth:`bind`, which ``evaluate`` calls) by :func:`flatten_without_mask`.
+        seed: seed of the sampler for ``deterministic=False``.
+    """
+
+    name = "ppo_jax"
+
+    def __init__(self, weights: Mapping[str, np.ndarray], flatten: Callable[[Any], np.ndarray] | None = None, seed: int = 0) -> None:
+        n_hidden = sum(1 for k in weights if k.endswith("/kernel") and k != "pi_out/kernel")
+        self.layers = [(np.asarray(weights[f"pi_{i}/kernel"]), np.asarray(weights[f"pi_{i}/bias"])) for i in range(n_hidden)]
+        self.out = (np.asarray(weights["pi_out/kernel"]), np.asarray(weights["pi_out/bias"]))
+        self.obs_dim = int(self.layers[0][0].shape[0] if self.layers else self.out[0].shape[0])
+        self.n_actions = int(self.out[0].shape[1])
+        self.flatten = flatten
+        self._rng = np.random.default_rng(seed)
+
+    @classmethod
+    def load(cls, path: str | Path, **kwargs: Any) -> NumpyPolicy:
+        """Read a policy written by :func:`save_policy` (ConfigError if it is not one)."""
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"ppo_jax policy file {str(path)!r} does not exist")
+        with np.load(path) as z:
+            if "pi_out/kernel" not in z.files or str(z.get("meta/activation", "")) != "tanh":
+                raise ConfigError(f"{path} is not an exported ppo_jax policy (no pi_out/kernel or meta/activation = tanh)")
+            return cls({k: z[k] for k in z.files if not k.startswith("meta/")}, **kwargs)
+
+    def bind(self, env: Any) -> None:
+        """Flatten the observations of ``env`` (a CGRSP-v0 env) by its observation space."""
+        space = env.unwrapped.observation_space
+        width = sum(int(np.prod(s.shape)) for k, s in space.spaces.items() if k != MASK_KEY)
+        if width != self.obs_dim:
+            raise ConfigError(f"ppo_jax policy expects {self.obs_dim} observation features, the env gives {width}: it was trained on another design")
+        self.flatten = lambda obs: flatten_without_mask(space, obs)
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        """Unmasked logits of flat observations ``x`` [..., obs_dim] (float32, as the JAX forward)."""
+        h = np.asarray(x, np.float32)
+        for w, b in self.layers:
+            h = np.tanh(h @ w + b)
+        return h @ self.out[0] + self.out[1]
+
+    def act(self, x: np.ndarray, mask: np.ndarray, deterministic: bool = True) -> np.ndarray:
+        """Actions for flat observations ``x`` and boolean masks ``mask`` (batch or single)."""
+        z = np.where(np.asarray(mask, bool), self.logits(x), MASKED_LOGIT)
+        p = np.exp(z - z.max(axis=-1, keepdims=True))
+        p /= p.sum(axis=-1, keepdims=True)
+        if deterministic:  # the two-level mode of algo=ppo (agents/rl/policies.py)
+            return np.where(p[..., -1] > 0.5, z.shape[-1] - 1, np.argmax(z[..., :-1], axis=-1))
+        flat = p.reshape(-1, p.shape[-1])
+        return np.array([self._rng.choice(p.shape[-1], p=row) for row in flat]).reshape(p.shape[:-1])
+
+    def predict(self, obs: Any, state: Any = None, episode_start: Any = None, deterministic: bool = True, action_masks: np.ndarray | None = None) -> tuple[Any, Any]:
+        """SB3's ``predict``: the action for one CGRSP-v0 observation (dict) or a flat vector."""
+        if isinstance(obs, Mapping):
+            if self.flatten is None:
+                raise ConfigError("NumpyPolicy.predict got a dict observation but has no flatten: bind(env) first or pass flatten=")
+            mask = obs[MASK_KEY] if action_masks is None else action_masks
+            x = self.flatten(obs)
+        else:
+            if action_masks is None:
+                raise ConfigError("NumpyPolicy.predict on a flat observation needs action_masks")
+            x, mask = obs, action_masks
+        return int(self.act(x, mask, deterministic)), state
+
+
+__all__ = ["NumpyPolicy", "actor_arrays", "flatten_without_mask", "save_policy"]

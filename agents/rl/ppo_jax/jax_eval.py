@@ -1,0 +1,98 @@
+"""In-JAX evaluation of an ``algo=ppo_jax`` policy against the JAX rules, paired over many days.
+
+The exported actor (:class:`~.export.NumpyPolicy` weights) becomes a pure policy
+``(state, params) -> action`` (the JAX env's observation, the same MLP, the two-level mode) and
+is played with :func:`gpu_sched_env.cgrsp.jax.rules.evaluate` beside the JAX rules
+(``spt_rescue_defer_exp``, SPT, FIFO) on the same days: native JAX days drawn from the test keys
+``PRNGKey(20 000 + i)`` (the test seed numbers; not the reference's draws of those seeds, which
+CGRSP-v0's ``final_eval`` plays). The table is the paired difference learned − rule per metric
+with its 95 % CI (t interval) and the paired t and Wilcoxon p values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy
+from gpu_sched_agents.rl.ppo_jax.network import factored_mode, masked_logits
+from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
+
+EPISODE_KEYS = ("mean_wait_min", "miss_pct", "cost_usd")  # the JAX env's end-of-day info, logged as episode/*
+METRICS = ("mean_wait_min", "miss_pct", "cost_usd")
+TEST_SEED0 = 20_000  # as gpu_sched_agents.rl.envs.TEST_SEED0
+
+
+def learned_rule(env: Any, policy: NumpyPolicy) -> Any:
+    """``policy`` as a pure JAX policy ``(state, params) -> joint action`` on ``env``."""
+    layers = [(jnp.asarray(w), jnp.asarray(b)) for w, b in policy.layers]
+    w_out, b_out = jnp.asarray(policy.out[0]), jnp.asarray(policy.out[1])
+
+    def act(s: Any, params: Any) -> jnp.ndarray:
+        h = env._obs(s, params)
+        for w, b in layers:
+            h = jnp.tanh(h @ w + b)
+        return factored_mode(masked_logits(h @ w_out + b_out, env._action_mask(s, params)))
+
+    return act
+
+
+def test_keys(n: int, seed0: int = TEST_SEED0) -> jnp.ndarray:
+    """``PRNGKey(seed0 + i)`` for i < n (native JAX days of the test seed numbers)."""
+    return jax.vmap(jax.random.PRNGKey)(jnp.arange(seed0, seed0 + n))
+
+
+def per_day(env: Any, policies: dict[str, Any], keys: jnp.ndarray, chunk: int = 4096) -> pd.DataFrame:
+    """One row per (policy, day): :data:`METRICS` of each policy (a JAX ``Rule`` or callable) on ``keys``."""
+    from gpu_sched_env.cgrsp.jax.rules import evaluate
+
+    rows = []
+    seeds = np.arange(len(keys))
+    for label, rule in policies.items():
+        parts = [jax.device_get(evaluate(env, rule, keys[i : i + chunk])) for i in range(0, len(keys), chunk)]
+        out = {m: np.concatenate([np.asarray(p[m], float) for p in parts]) for m in METRICS}
+        rows.append(pd.DataFrame({"policy": label, "day_index": seeds, **out}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def paired_table(days: pd.DataFrame, label: str, rules: Sequence[str]) -> pd.DataFrame:
+    """Per rule and metric: means, the paired difference ``label`` − rule, its 95 % CI and p values."""
+    from gpu_sched_env.core.stats import mean_ci, paired_compare
+
+    mine = days[days.policy == label].set_index("day_index").sort_index()
+    rows = []
+    for rule in rules:
+        other = days[days.policy == rule].set_index("day_index").sort_index()
+        for m in ("mean_wait_min", "miss_pct"):
+            a, b = mine[m].to_numpy(), other.loc[mine.index, m].to_numpy()
+            ci, pc = mean_ci(a - b), paired_compare(a, b)
+            rows.append({"vs": rule, "metric": m, "n": len(a), "learned": a.mean(), "rule": b.mean(), "diff": ci.mean,
+                         "ci_low": ci.mean - ci.half_width, "ci_high": ci.mean + ci.half_width, "t_p": pc.t_p, "wilcoxon_p": pc.w_p})
+    return pd.DataFrame(rows)
+
+
+def final_jax_evaluation(env: Any, policy: NumpyPolicy, n: int, out_dir: Path, stem: str = "final_eval_jax", rules: Sequence[str] | None = None) -> pd.DataFrame:
+    """Learned vs the JAX rules on ``n`` native test days; writes ``<stem>.{csv,md}`` and ``<stem>_per_seed.csv``."""
+    from gpu_sched_env.cgrsp.jax.rules import RULES
+
+    names = list(RULES if rules is None else rules)
+    days = per_day(env, {"ppo_jax": learned_rule(env, policy), **{r: RULES[r] for r in names}}, test_keys(n))
+    table = paired_table(days, "ppo_jax", names)
+    atomic_write_table(Path(out_dir) / f"{stem}_per_seed.csv", days)
+    atomic_write_table(Path(out_dir) / f"{stem}.csv", table)
+    text = (
+        f"# ppo_jax vs the JAX rules on {n} native JAX days (keys {TEST_SEED0}…{TEST_SEED0 + n - 1})\n\n"
+        "Paired difference learned − rule, 95 % CI (negative = learned lower):\n\n"
+        f"```\n{table.to_string(index=False, float_format=lambda x: f'{x:.4g}')}\n```\n"
+    )
+    atomic_write_text(Path(out_dir) / f"{stem}.md", text)
+    return table
+
+
+__all__ = ["EPISODE_KEYS", "final_jax_evaluation", "learned_rule", "paired_table", "per_day", "test_keys"]

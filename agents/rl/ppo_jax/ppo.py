@@ -1,0 +1,256 @@
+"""``make_train(hp, env, env_params)``: rollout + PPO update as one jitted program (PureJaxRL).
+
+One *update* collects ``n_steps`` transitions from each of ``n_envs`` vmapped envs (auto-reset),
+computes GAE(λ) advantages, and runs ``n_epochs`` passes of clipped-objective minibatch SGD
+(minibatches of ``batch_size`` transitions, advantages normalised per minibatch, gradient norm
+clipped, Adam with a linear learning-rate decay to ``learning_rate × lr_final_frac``): the
+update SB3's PPO/MaskablePPO runs for ``algo=ppo``, written as pure functions so ``jax.jit``
+compiles rollout and update together and ``jax.vmap(trainer.train)(keys)`` trains many seeds.
+
+Resets are drawn once per update, not per step: a native CGRSP day costs far more to draw (every
+job of the day, sorted) than a step, and a vmapped ``step_autoreset`` draws one for every env at
+every step (under ``vmap`` both branches of a ``where`` run), which made the step ~16× slower
+(measured 2026-11-27, hectic, 256 envs). So each update draws one fresh day per env up front
+and an env whose day ends switches to it (``env.step`` + a select). An env that ends a second
+day within the same update replays that update's fresh day; ``rollout/replayed_days`` counts
+those (0 whenever ``n_steps`` is below the decisions of a day: ~1 300 on a hectic day).
+
+Rewards may be scaled as SB3's ``VecNormalize(norm_reward=True)`` scales them (``normalize_reward``):
+divided by the running standard deviation of the discounted return, clipped to ±10.
+
+The env follows the gymnax convention of :class:`gpu_sched_env.cgrsp.jax.JaxCGRSP`:
+``reset(key, params) -> (obs, state)``, ``step(key, state, action, params) ->
+(obs, state, reward, done, info)``, ``action_mask(state, params)``, ``obs_dim``, ``n_actions``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax.training.train_state import TrainState
+
+from gpu_sched_agents.rl.ppo_jax.network import ActorCritic, masked_logits
+
+REWARD_CLIP = 10.0  # VecNormalize's clip_reward
+
+
+@dataclass(frozen=True)
+class PPOHyper:
+    """Everything ``make_train`` needs (the ``algo`` and ``train`` fields of a ppo_jax run)."""
+
+    n_envs: int = 64
+    n_steps: int = 128  # per env, between updates
+    total_timesteps: int = 1_000_000
+    batch_size: int = 1024  # minibatch, in transitions
+    n_epochs: int = 4
+    learning_rate: float = 3e-4
+    lr_final_frac: float = 1.0
+    gamma: float = 0.9
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    net_arch: tuple[int, ...] = field(default=(128, 128))
+    normalize_reward: bool = True
+
+    @property
+    def steps_per_update(self) -> int:
+        return self.n_envs * self.n_steps
+
+    @property
+    def n_updates(self) -> int:
+        return self.total_timesteps // self.steps_per_update
+
+    @property
+    def n_minibatches(self) -> int:
+        return self.steps_per_update // self.batch_size
+
+
+class RewardStats(NamedTuple):
+    """Running mean/variance of the discounted return (VecNormalize's ``ret_rms``) and the returns."""
+
+    mean: jnp.ndarray
+    var: jnp.ndarray
+    count: jnp.ndarray
+    ret: jnp.ndarray  # [n_envs] discounted return of the running episodes
+
+
+class Runner(NamedTuple):
+    """Everything that carries from one update to the next (what a checkpoint holds)."""
+
+    train_state: TrainState
+    env_state: Any
+    obs: jnp.ndarray
+    key: jnp.ndarray
+    rstats: RewardStats
+    ep_return: jnp.ndarray  # [n_envs] raw return of the running episodes
+    update: jnp.ndarray  # updates done
+
+
+class Transition(NamedTuple):
+    """One step of the rollout, batched over envs (and stacked over steps by the scan)."""
+
+    obs: jnp.ndarray
+    mask: jnp.ndarray
+    action: jnp.ndarray
+    log_prob: jnp.ndarray
+    value: jnp.ndarray
+    reward: jnp.ndarray  # the (scaled) reward learned from
+    done: jnp.ndarray
+
+
+class Trainer(NamedTuple):
+    """The functions of one configuration (all pure; ``update``, ``run`` and ``train`` jit-able)."""
+
+    network: ActorCritic
+    init: Any  # key -> Runner
+    update: Any  # Runner -> (Runner, metrics): one rollout + PPO update
+    run: Any  # (Runner, n) -> (Runner, metrics stacked over n updates); n static
+    train: Any  # key -> (Runner, metrics): init + every update of the budget
+
+
+def _update_stats(s: RewardStats, reward: jnp.ndarray, done: jnp.ndarray, gamma: float) -> tuple[RewardStats, jnp.ndarray]:
+    """VecNormalize's reward step: update the return statistics, return the scaled reward."""
+    ret = s.ret * gamma + reward
+    b_mean, b_var, b_n = ret.mean(), ret.var(), ret.shape[0]
+    delta, tot = b_mean - s.mean, s.count + b_n
+    mean = s.mean + delta * b_n / tot
+    var = (s.var * s.count + b_var * b_n + delta**2 * s.count * b_n / tot) / tot
+    scaled = jnp.clip(reward / jnp.sqrt(var + 1e-8), -REWARD_CLIP, REWARD_CLIP)
+    return RewardStats(mean, var, tot, jnp.where(done, 0.0, ret)), scaled
+
+
+def gae(traj: Transition, last_value: jnp.ndarray, gamma: float, lam: float) -> tuple[jnp.ndarray, jnp.ndarray]:
+    """``(advantages, returns)`` [n_steps, n_envs]; ``done`` ends the bootstrap (auto-reset)."""
+
+    def back(carry, t):
+        adv, next_value = carry
+        nonterminal = 1.0 - t.done
+        delta = t.reward + gamma * next_value * nonterminal - t.value
+        adv = delta + gamma * lam * nonterminal * adv
+        return (adv, t.value), adv
+
+    _, adv = jax.lax.scan(back, (jnp.zeros_like(last_value), last_value), traj, reverse=True)
+    return adv, adv + traj.value
+
+
+def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str, ...] = ()) -> Trainer:
+    """The jit-able functions of PPO on ``env`` under ``hp`` (see the module docstring).
+
+    ``episode_keys``: scalar ``info`` entries the env reports at the end of a day (e.g.
+    ``mean_wait_min``); each update's metrics hold their mean over the days that ended in it as
+    ``episode/<key>`` (NaN when none ended).
+    """
+    net = ActorCritic(int(env.n_actions), tuple(int(w) for w in hp.net_arch))
+    n_sgd = max(1, hp.n_updates) * hp.n_epochs * hp.n_minibatches
+    lr = optax.linear_schedule(hp.learning_rate, hp.learning_rate * hp.lr_final_frac, n_sgd)
+    tx = optax.chain(optax.clip_by_global_norm(hp.max_grad_norm), optax.adam(lr, eps=1e-5))
+    v_reset = jax.vmap(env.reset, in_axes=(0, None))
+    v_step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
+    v_mask = jax.vmap(env.action_mask, in_axes=(0, None))
+
+    def init(key: jnp.ndarray) -> Runner:
+        key, k_net, k_env = jax.random.split(key, 3)
+        params = net.init(k_net, jnp.zeros((1, int(env.obs_dim)), jnp.float32))
+        obs, state = v_reset(jax.random.split(k_env, hp.n_envs), env_params)
+        zeros = jnp.zeros(hp.n_envs, jnp.float32)
+        rstats = RewardStats(jnp.float32(0.0), jnp.float32(1.0), jnp.float32(1e-4), zeros)
+        ts = TrainState.create(apply_fn=net.apply, params=params, tx=tx)
+        return Runner(ts, state, obs, key, rstats, zeros, jnp.int32(0))
+
+    def env_step(carry, _):
+        r, fresh_obs, fresh_state, used = carry
+        key, k_act, k_env = jax.random.split(r.key, 3)
+        mask = v_mask(r.env_state, env_params)
+        logits, value = net.apply(r.train_state.params, r.obs)
+        logits = masked_logits(logits, mask)
+        action = jax.random.categorical(k_act, logits)
+        log_prob = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=1)[:, 0]
+        obs, state, reward, done, info = v_step(jax.random.split(k_env, hp.n_envs), r.env_state, action, env_params)
+        ended = done.astype(bool)  # the day ended: continue on this update's fresh day (module docstring)
+        state = jax.tree_util.tree_map(lambda f, x: jnp.where(ended.reshape((-1,) + (1,) * (x.ndim - 1)), f, x), fresh_state, state)
+        obs = jnp.where(ended[:, None], fresh_obs, obs)
+        replayed = (ended & used).sum()
+        used = used | ended
+        reward = reward.astype(jnp.float32)
+        done = done.astype(jnp.float32)
+        if hp.normalize_reward:
+            rstats, learn_r = _update_stats(r.rstats, reward, done, hp.gamma)
+        else:
+            rstats, learn_r = r.rstats, reward
+        ep_ret = r.ep_return + reward
+        t = Transition(r.obs, mask, action, log_prob, value, learn_r, done)
+        episode = (done, ep_ret, {k: info[k].astype(jnp.float32) for k in episode_keys}, replayed)  # finished days, for logging
+        r = r._replace(env_state=state, obs=obs, key=key, rstats=rstats, ep_return=jnp.where(done > 0, 0.0, ep_ret))
+        return (r, fresh_obs, fresh_state, used), (t, episode)
+
+    def loss_fn(params, t: Transition, adv, ret):
+        logits, value = net.apply(params, t.obs)
+        logp_all = jax.nn.log_softmax(masked_logits(logits, t.mask))
+        logp = jnp.take_along_axis(logp_all, t.action[:, None], axis=1)[:, 0]
+        ratio = jnp.exp(logp - t.log_prob)
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        pg = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - hp.clip_range, 1 + hp.clip_range) * adv).mean()
+        vf = ((ret - value) ** 2).mean()
+        entropy = -(jnp.exp(logp_all) * logp_all).sum(-1).mean()
+        total = pg + hp.vf_coef * vf - hp.ent_coef * entropy
+        approx_kl = ((ratio - 1) - (logp - t.log_prob)).mean()
+        clip_frac = (jnp.abs(ratio - 1) > hp.clip_range).mean()
+        return total, {"policy_loss": pg, "value_loss": vf, "entropy": entropy, "approx_kl": approx_kl, "clip_fraction": clip_frac}
+
+    grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+
+    def update(r: Runner):
+        key, k_days = jax.random.split(r.key)
+        fresh_obs, fresh_state = v_reset(jax.random.split(k_days, hp.n_envs), env_params)
+        carry = (r._replace(key=key), fresh_obs, fresh_state, jnp.zeros(hp.n_envs, bool))
+        (r, *_), (traj, (dones, ep_rets, ep_info, replayed)) = jax.lax.scan(env_step, carry, None, hp.n_steps)
+        _, last_value = net.apply(r.train_state.params, r.obs)
+        adv, ret = gae(traj, last_value, hp.gamma, hp.gae_lambda)
+        flat = jax.tree_util.tree_map(lambda x: x.reshape((hp.steps_per_update, *x.shape[2:])), (traj, adv, ret))
+
+        def epoch(carry, _):
+            ts, key = carry
+            key, k_perm = jax.random.split(key)
+            perm = jax.random.permutation(k_perm, hp.steps_per_update)
+            batches = jax.tree_util.tree_map(lambda x: x[perm].reshape((hp.n_minibatches, hp.batch_size, *x.shape[1:])), flat)
+
+            def minibatch(ts, b):
+                (_, aux), grads = grad_fn(ts.params, *b)
+                return ts.apply_gradients(grads=grads), aux
+
+            ts, aux = jax.lax.scan(minibatch, ts, batches)
+            return (ts, key), aux
+
+        (ts, key), aux = jax.lax.scan(epoch, (r.train_state, r.key), None, hp.n_epochs)
+        n_done = dones.sum()
+
+        def over_done(x):
+            return jnp.where(n_done > 0, (x * dones).sum() / jnp.maximum(n_done, 1), jnp.nan)
+
+        metrics = {k: v.mean() for k, v in aux.items()}
+        metrics.update({f"episode/{k}": over_done(v) for k, v in ep_info.items()})
+        metrics.update(
+            episodes=n_done,
+            replayed_days=replayed.sum(),
+            episode_return=over_done(ep_rets),
+            reward_mean=traj.reward.mean(),
+            explained_variance=1 - jnp.var(ret - traj.value) / (jnp.var(ret) + 1e-8),
+        )
+        return r._replace(train_state=ts, key=key, update=r.update + 1), metrics
+
+    def run(r: Runner, n: int):
+        return jax.lax.scan(lambda c, _: update(c), r, None, n)
+
+    def train(key: jnp.ndarray):
+        return run(init(key), hp.n_updates)
+
+    return Trainer(net, init, update, run, train)
+
+
+__all__ = ["PPOHyper", "RewardStats", "Runner", "Trainer", "Transition", "gae", "make_train"]

@@ -1,0 +1,242 @@
+"""``python train.py algo=ppo_jax``: the training loop behind ``train()``'s run folder.
+
+``gpu_sched_agents.rl.train.train`` validates the config, makes the run folder, writes
+``config.yaml`` and ``command.txt`` and hands over here (the registry's ``trainer``). The files
+and tags are ``algo=ppo``'s: ``tb/learned_1`` (``eval/*`` on the selection seeds, ``train/*``,
+``rollout/ep_rew_mean``, ``episode/*``, ``time/fps``), ``tb/heuristic_<name>`` (the baselines'
+``eval/*`` levels), ``best_model`` + ``best.json`` (lowest env objective on the selection seeds),
+``learning_curve.{csv,png}``, ``final_model``, ``final_eval.*`` (CGRSP-v0, the same table as
+``algo=ppo``); the models are exported actors (``.npz``, :mod:`.export`). Checkpoints
+(``checkpoints/model_<steps>_steps.npz``) hold the whole runner state (network, Adam, reward
+statistics, env states, key), so a resumed run continues the same update sequence.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from omegaconf import DictConfig
+
+from gpu_sched_agents.rl.callbacks import (
+    EVAL_METRICS,
+    SELECT_ON,
+    flat_hparams,
+    learning_curve_figure,
+    write_heuristic_runs,
+)
+from gpu_sched_agents.rl.ppo_jax import require_jax
+from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy, actor_arrays, save_policy
+from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
+from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
+from gpu_sched_env.core.io import atomic_write_json, atomic_write_table
+
+log = logging.getLogger(__name__)
+DEVICES = ("cpu", "gpu")
+
+
+def hyper(cfg: DictConfig) -> Any:
+    """:class:`~gpu_sched_agents.rl.ppo_jax.ppo.PPOHyper` of a composed ``algo=ppo_jax`` config."""
+    from gpu_sched_agents.rl.ppo_jax.ppo import PPOHyper
+
+    a, t = cfg.algo, cfg.train
+    return PPOHyper(
+        n_envs=int(t.n_envs), n_steps=int(a.n_steps), total_timesteps=int(t.total_timesteps), batch_size=int(a.batch_size),
+        n_epochs=int(a.n_epochs), learning_rate=float(a.learning_rate), lr_final_frac=float(a.lr_final_frac), gamma=float(a.gamma),
+        gae_lambda=float(a.gae_lambda), clip_range=float(a.clip_range), ent_coef=float(a.ent_coef), vf_coef=float(a.vf_coef),
+        max_grad_norm=float(a.max_grad_norm), net_arch=tuple(int(w) for w in a.net_arch), normalize_reward=bool(t.normalize_reward),
+    )
+
+
+def jax_device(name: str) -> Any:
+    """The JAX device for ``train.device`` (ConfigError if ``gpu`` is asked and JAX sees none)."""
+    import jax
+
+    check_choice("train.device", name, DEVICES)
+    try:
+        return jax.devices(name)[0]
+    except RuntimeError as e:
+        raise ConfigError(f"train.device = {name!r}: JAX finds no {name} backend here ({e}); use train.device=cpu, or install jax with its CUDA plugin") from e
+
+
+def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
+    """``algo=ppo_jax``'s checks beyond ``train.validate``'s; raises ConfigError before anything is written."""
+    require_jax()
+    a, t = cfg.algo, cfg.train
+    for name in ("n_steps", "batch_size", "n_epochs"):
+        check_number(f"algo.{name}", a[name], lo=1, integer=True)
+    check_number("algo.gae_lambda", a.gae_lambda, lo=0.0, hi=1.0)
+    check_number("algo.clip_range", a.clip_range, lo=0.0, lo_open=True)
+    check_number("algo.ent_coef", a.ent_coef, lo=0.0)
+    check_number("algo.vf_coef", a.vf_coef, lo=0.0)
+    check_number("algo.max_grad_norm", a.max_grad_norm, lo=0.0, lo_open=True)
+    check_number("algo.jax_eval_seeds", a.jax_eval_seeds, lo=0, hi=10_000, integer=True)
+    rollout = int(t.n_envs) * int(a.n_steps)
+    if rollout % int(a.batch_size):
+        raise ConfigError(f"algo.batch_size = {a.batch_size}: must divide one rollout, train.n_envs × algo.n_steps = {t.n_envs} × {a.n_steps} = {rollout}")
+    if int(t.total_timesteps) < rollout:
+        raise ConfigError(f"train.total_timesteps = {t.total_timesteps}: less than one update (train.n_envs × algo.n_steps = {rollout} steps)")
+    if t.vec_env != "dummy":
+        raise ConfigError(f"train.vec_env = {t.vec_env!r}: algo=ppo_jax steps its envs vmapped in one process; use train.vec_env=dummy")
+    if cfg.day.name == "mixed":
+        raise ConfigError("day = 'mixed': algo=ppo_jax trains on one day type; allowed: quiet, normal, hectic, surge")
+    jax_device(str(t.device))
+    from gpu_sched_env.cgrsp.jax import RULES, JaxCGRSP
+
+    for rule in a.jax_eval_rules:
+        check_choice("algo.jax_eval_rules[]", rule, RULES)
+
+    JaxCGRSP.from_config(config)  # ConfigError listing what the JAX env implements
+
+
+def load_policy(path: str | Path) -> NumpyPolicy:
+    """An exported policy; ``best_model.zip``-style names resolve to the ``.npz`` beside them."""
+    path = Path(path)
+    return NumpyPolicy.load(path.with_suffix(".npz") if path.suffix != ".npz" else path)
+
+
+def save_runner(path: Path, runner: Any) -> None:
+    """The runner state's leaves as ``leaf_<i>`` arrays (``.npz``, atomic)."""
+    import jax
+
+    leaves = jax.tree_util.tree_leaves(jax.device_get(runner))
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, **{f"leaf_{i}": np.asarray(x) for i, x in enumerate(leaves)})
+    tmp.replace(path)
+
+
+def load_runner(path: Path, like: Any) -> Any:
+    """A runner state from ``path`` shaped as ``like`` (ConfigError if the shapes differ)."""
+    import jax
+
+    leaves, treedef = jax.tree_util.tree_flatten(like)
+    with np.load(path) as z:
+        saved = [z[f"leaf_{i}"] for i in range(len(z.files))]
+    shapes = [np.shape(x) for x in leaves]
+    if [s.shape for s in saved] != shapes:
+        raise ConfigError(f"resume: {path} holds a runner of another shape (network, n_envs or env) than this config builds")
+    return jax.tree_util.tree_unflatten(treedef, [jax.numpy.asarray(s, dtype=x.dtype) for s, x in zip(saved, leaves)])
+
+
+class Evaluator:
+    """Held-out evaluation during training on CGRSP-v0 (``eval/*``, best model, learning curve)."""
+
+    def __init__(self, config: CGRSPEnvConfig, seeds: list[int], run_dir: Path, heuristics: dict[str, dict[str, float]], writer: Any) -> None:
+        import json
+
+        self.config, self.seeds, self.run_dir, self.heuristics, self.writer = config, seeds, run_dir, heuristics, writer
+        best = run_dir / "best.json"
+        self.best = json.loads(best.read_text()).get(SELECT_ON, float("inf")) if best.exists() else float("inf")
+        curve = run_dir / "learning_curve.csv"
+        self.curve = pd.read_csv(curve).to_dict("records") if curve.exists() else []
+
+    def __call__(self, params: Any, steps: int, obs_dim: int, n_actions: int) -> dict[str, float]:
+        from gpu_sched_agents.rl.train import evaluate_model
+
+        df = evaluate_model(NumpyPolicy(actor_arrays(params)), self.config, self.seeds, masked=True)
+        means = {m: float(df[m].mean()) for m in EVAL_METRICS}
+        for m, v in means.items():
+            self.writer.add_scalar(f"eval/{m}", v, steps)
+        if means[SELECT_ON] < self.best:
+            self.best = means[SELECT_ON]
+            save_policy(self.run_dir / "best_model.npz", params, obs_dim, n_actions)
+            atomic_write_json(self.run_dir / "best.json", {"timesteps": int(steps), **means})
+        self.curve = [r for r in self.curve if r["timesteps"] != steps] + [{"timesteps": int(steps), **means}]
+        atomic_write_table(self.run_dir / "learning_curve.csv", pd.DataFrame(self.curve))
+        learning_curve_figure(pd.DataFrame(self.curve), self.heuristics, self.run_dir / "learning_curve.png")
+        return means
+
+
+# SB3's tags for the same quantities (train/*), so TensorBoard charts line up with algo=ppo's
+_TAGS = {"policy_loss": "train/policy_gradient_loss", "value_loss": "train/value_loss", "approx_kl": "train/approx_kl",
+         "clip_fraction": "train/clip_fraction", "explained_variance": "train/explained_variance", "episode_return": "rollout/ep_rew_mean", "replayed_days": "rollout/replayed_days"}
+
+
+def _log_update(writer: Any, metrics: dict[str, Any], steps: int, fps: float) -> None:
+    for k, v in metrics.items():
+        v = float(v)
+        if np.isnan(v):
+            continue
+        if k in _TAGS:
+            writer.add_scalar(_TAGS[k], v, steps)
+        elif k == "entropy":
+            writer.add_scalar("train/entropy_loss", -v, steps)
+        elif k.startswith("episode/"):
+            writer.add_scalar(k, v, steps)
+    writer.add_scalar("time/fps", fps, steps)
+
+
+def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: Path | None) -> dict[str, float]:
+    """Train (or resume), evaluate and write ``run_dir`` as ``algo=ppo``'s; return the final means."""
+    import jax
+    from torch.utils.tensorboard import SummaryWriter
+
+    from gpu_sched_agents.rl.compare import heuristic_runs
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import EPISODE_KEYS, final_jax_evaluation
+    from gpu_sched_agents.rl.ppo_jax.ppo import make_train
+    from gpu_sched_agents.rl.registry import get_algo
+    from gpu_sched_agents.rl.train import baselines, final_evaluation, with_objective
+    from gpu_sched_env.cgrsp.jax import JaxCGRSP
+
+    hp = hyper(cfg)
+    env = JaxCGRSP.from_config(config, records=False)  # training reads no per-job records
+    device = jax_device(str(cfg.train.device))
+    (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
+    with jax.default_device(device):
+        trainer = make_train(hp, env, env.default_params, episode_keys=EPISODE_KEYS)
+        runner = jax.jit(trainer.init)(jax.random.PRNGKey(int(cfg.seed)))
+        if ckpt is not None:
+            runner = load_runner(ckpt, runner)
+            log.info(f"resuming {run_dir} from {ckpt.name} at {int(runner.update) * hp.steps_per_update} steps")
+        update = jax.jit(trainer.update)
+        eval_seeds = [int(s) for s in cfg.train.eval_seeds]
+        heur = with_objective(heuristic_runs(baselines(), eval_seeds, config.day, config.params), config)
+        heur_means = {name: {m: float(g[m].mean()) for m in EVAL_METRICS} for name, g in heur.groupby("policy")}
+        total = hp.n_updates * hp.steps_per_update
+        write_heuristic_runs(run_dir / "tb", heur_means, total)
+        writer = SummaryWriter(str(run_dir / "tb" / "learned_1"))
+        if ckpt is None:
+            from torch.utils.tensorboard.summary import hparams
+
+            for event in hparams(flat_hparams(cfg, config), {"eval/miss_pct": 0.0, "eval/mean_wait_min": 0.0}):
+                writer.file_writer.add_summary(event)
+        evaluate = Evaluator(config, eval_seeds, run_dir, heur_means, writer)
+        eval_freq, ckpt_freq = int(cfg.train.eval_freq), int(cfg.train.checkpoint_freq)
+        steps = int(runner.update) * hp.steps_per_update
+        t0, steps0 = time.perf_counter(), steps
+        while steps < total:
+            t_upd = time.perf_counter()
+            runner, metrics = update(runner)
+            metrics = jax.device_get(metrics)
+            before, steps = steps, steps + hp.steps_per_update
+            _log_update(writer, metrics, steps, hp.steps_per_update / (time.perf_counter() - t_upd))
+            params = jax.device_get(runner.train_state.params)
+            if steps // ckpt_freq > before // ckpt_freq or steps >= total:
+                save_runner(run_dir / "checkpoints" / f"model_{steps}_steps.npz", runner)
+            if steps // eval_freq > before // eval_freq or steps >= total:
+                means = evaluate(params, steps, env.obs_dim, env.n_actions)
+                log.info(f"{steps} steps: eval mean wait {means['mean_wait_min']:.2f} min, miss {means['miss_pct']:.2f} %")
+        train_s = time.perf_counter() - t0
+        params = jax.device_get(runner.train_state.params)
+        save_policy(run_dir / "final_model.npz", params, env.obs_dim, env.n_actions)
+        if not (run_dir / "best_model.npz").exists():  # resumed at the end of the budget: the final policy is the only one
+            evaluate(params, steps, env.obs_dim, env.n_actions)
+        writer.close()
+        log.info(f"trained {steps - steps0} steps in {train_s:.0f} s ({(steps - steps0) / max(train_s, 1e-9):.0f} steps/s)")
+        # the in-JAX evaluation (XLA, GIL released) runs in a thread beside CGRSP-v0's (Python, one core)
+        with ThreadPoolExecutor(1) as pool:
+            n_jax = int(cfg.algo.jax_eval_seeds) if int(cfg.train.final_eval_seeds) else 0
+            t1 = time.perf_counter()
+            in_jax = pool.submit(final_jax_evaluation, env, load_policy(run_dir / "best_model.npz"), n_jax, run_dir, rules=list(cfg.algo.jax_eval_rules)) if n_jax else None
+            out = final_evaluation(cfg, get_algo("ppo_jax"), config, run_dir, train_s)
+            if in_jax is not None:
+                log.info(f"in-JAX evaluation on {n_jax} days ({time.perf_counter() - t1:.0f} s):\n{in_jax.result().to_string(index=False)}")
+    return out
+
+
+__all__ = ["hyper", "jax_device", "load_policy", "load_runner", "save_runner", "train_ppo_jax", "validate_ppo_jax"]

@@ -1,0 +1,262 @@
+"""The event dynamics of the JAX env: stock draws, dispatch and the advance to the next decision point.
+
+The reference (:meth:`gpu_sched_env.cgrsp.sim.Simulator.advance`) pops events from a heap in
+a Python loop; here one ``lax.while_loop`` iteration handles one event time: the completions
+due by then (the C slots' end times, a masked scatter) and the arrivals (a ``searchsorted``
+over the day's sorted submit times), until a slot is idle while a job waits, or nothing is
+left to happen. Every update of an N-sized array is a scatter at one index (or C indices), so
+a step costs O(C + log N) whatever the queue, also under ``vmap`` (no ``lax.cond`` there:
+a branch taken by one env would make every env pay for both).
+
+The reward parts are booked as :class:`~gpu_sched_env.cgrsp.rewards.RewardLedger` books them.
+Misses are counted without scanning the queue: a job whose deadline passes during an advance
+from t0 to t1 is missed if it still waits at t1 (a waiting subqueue's jobs are a contiguous
+run in deadline order: two binary searches) or if it was on a slot at t0 and has not
+completed by its deadline (C checks); a job that completed before t0 met its deadline.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from gpu_sched_env.cgrsp.jax.types import N_SUB, Day, EnvParams, EnvState, day_of, flat
+
+DAY_S = 86400.0
+INF = float("inf")
+
+
+class Spec(NamedTuple):
+    """Static sizes and switches (closed over by jit)."""
+
+    n: int  # jobs per day
+    c: int  # slots
+    t: int  # GPU types
+    markov: bool  # stock process
+    n_iter: int  # binary-search iterations (⌈log2(N + 1)⌉ + 1)
+
+
+def seg_search(vals: jnp.ndarray, lo: jnp.ndarray, hi: jnp.ndarray, v: jnp.ndarray, strict: bool, n_iter: int) -> jnp.ndarray:
+    """First index in ``[lo, hi)`` whose value is ``>= v`` (``strict``) or ``> v`` (vectorised; ``vals`` sorted there)."""
+    last = vals.shape[0] - 1
+
+    def body(_, c):
+        a, b = c
+        active = a < b
+        mid = (a + b) // 2
+        x = vals[jnp.clip(mid, 0, last)]
+        right = (x < v) if strict else (x <= v)
+        return jnp.where(active & right, mid + 1, a), jnp.where(active & ~right, mid, b)
+
+    out, _ = lax.fori_loop(0, n_iter, body, (lo, hi))
+    return out
+
+
+def band_of(params: EnvParams, t: jnp.ndarray) -> jnp.ndarray:
+    """Time-of-day band index at sim time ``t`` (as ``Fleet.band``)."""
+    clock = jnp.fmod(params.start_offset + t, DAY_S)
+    return jnp.searchsorted(params.band_starts, clock, side="right").astype(jnp.int32) - 1
+
+
+def levels_of(params: EnvParams, t: jnp.ndarray, u: jnp.ndarray) -> jnp.ndarray:
+    """Stock level per type from one uniform per type (as ``Fleet.stock_levels``)."""
+    b = band_of(params, t)
+    return jnp.where(u < params.p_high[b], 0, jnp.where(u < params.p_hm[b], 1, 2)).astype(jnp.int32)
+
+
+def _lam(params: EnvParams, clock: jnp.ndarray) -> jnp.ndarray:
+    """Cumulative redraw hazard per type at UTC clock ``clock`` [s] (``_Path._lam``)."""
+    k = jnp.floor(clock / DAY_S)
+    lam_day = params.lam_knots[:, -1]
+    inner = jax.vmap(lambda knots: jnp.interp(clock - k * DAY_S, params.clock_knots, knots))(params.lam_knots)
+    return k * lam_day + inner
+
+
+def _lam_inv(params: EnvParams, lam: jnp.ndarray) -> jnp.ndarray:
+    """UTC clock [s] per type where the cumulative hazard reaches ``lam`` (f[T])."""
+    lam_day = params.lam_knots[:, -1]
+    k = jnp.floor(lam / lam_day)
+    inner = jax.vmap(lambda x, knots: jnp.interp(x, knots, params.clock_knots))(lam - k * lam_day, params.lam_knots)
+    return k * DAY_S + inner
+
+
+def _markov_key(day: Day, g: jnp.ndarray, k: jnp.ndarray) -> jnp.ndarray:
+    return jax.random.fold_in(jax.random.fold_in(jax.random.fold_in(day.key, 1), g), k)
+
+
+def markov_init(spec: Spec, params: EnvParams, s: EnvState, dtype) -> tuple:
+    """``(mk_k, mk_u, mk_next, mk_lam)`` at time 0 (stationary start: U(0) uniform)."""
+    day = day_of(s, params)
+    z = jnp.zeros(spec.t, dtype)
+    k = jnp.zeros(spec.t, jnp.int32)
+    if not spec.markov:
+        return k, z, jnp.full(spec.t, INF, dtype), z
+    if day.markov_times.shape[1]:  # materialised paths
+        nxt = day.markov_times[:, 1] if day.markov_times.shape[1] > 1 else jnp.full(spec.t, INF, dtype)
+        return k, day.markov_us[:, 0], nxt, z
+    g = jnp.arange(spec.t)
+    keys = jax.vmap(lambda gg: _markov_key(day, gg, 0))(g)
+    u = jax.vmap(lambda kk: jax.random.uniform(jax.random.fold_in(kk, 0), (), dtype))(keys)
+    e = jax.vmap(lambda kk: jax.random.exponential(jax.random.fold_in(kk, 1), (), dtype))(keys)
+    lam = _lam(params, params.start_offset) + e
+    return k, u, _lam_inv(params, lam) - params.start_offset, lam
+
+
+def markov_sync(spec: Spec, params: EnvParams, day: Day, s: EnvState, t: jnp.ndarray) -> EnvState:
+    """Advance every type's redraw events up to time ``t`` (the status holds the last quantile drawn at or before ``t``)."""
+    mat = day.markov_times.shape[1] > 0
+    width = day.markov_times.shape[1]
+    g = jnp.arange(spec.t)
+
+    def body(c):
+        k, u, nxt, lam = c
+        adv = nxt <= t
+        k2 = k + adv.astype(jnp.int32)
+        if mat:
+            u2 = day.markov_us[g, jnp.minimum(k2, width - 1)]
+            n2 = jnp.where(k2 + 1 < width, day.markov_times[g, jnp.minimum(k2 + 1, width - 1)], INF)
+            lam2 = lam
+        else:
+            keys = jax.vmap(lambda gg, kk: _markov_key(day, gg, kk))(g, k2)
+            u2 = jax.vmap(lambda kk: jax.random.uniform(jax.random.fold_in(kk, 0), (), u.dtype))(keys)
+            lam2 = lam + jax.vmap(lambda kk: jax.random.exponential(jax.random.fold_in(kk, 1), (), u.dtype))(keys)
+            n2 = _lam_inv(params, lam2) - params.start_offset
+        return (k2, jnp.where(adv, u2, u), jnp.where(adv, n2, nxt), jnp.where(adv, lam2, lam))
+
+    k, u, nxt, lam = lax.while_loop(lambda c: jnp.any(c[2] <= t), body, (s.mk_k, s.mk_u, s.mk_next, s.mk_lam))
+    return s.replace(mk_k=k, mk_u=u, mk_next=nxt, mk_lam=lam)
+
+
+def draw_stock(spec: Spec, params: EnvParams, s: EnvState) -> EnvState:
+    """The status of every type at this decision point (the reference's ``stock.levels(t)``)."""
+    day = day_of(s, params)
+    if spec.markov:
+        s = markov_sync(spec, params, day, s, s.t)
+        u = s.mk_u
+    elif day.fresh_u.shape[0]:
+        u = day.fresh_u[jnp.minimum(s.n_dec, day.fresh_u.shape[0] - 1)]
+    else:
+        u = jax.random.uniform(jax.random.fold_in(jax.random.fold_in(day.key, 0), s.n_dec), (spec.t,), s.t.dtype)
+    return s.replace(stock=levels_of(params, s.t, u), n_dec=s.n_dec + 1)
+
+
+def n_waiting(s: EnvState) -> jnp.ndarray:
+    """Jobs waiting (arrived, not dispatched)."""
+    return s.n_arrived - jnp.sum(s.ptr, dtype=jnp.int32)
+
+
+def n_idle(s: EnvState) -> jnp.ndarray:
+    """Idle slots."""
+    return jnp.sum(s.slot_job < 0, dtype=jnp.int32)
+
+
+def sub_ends(spec: Spec, params: EnvParams, s: EnvState) -> jnp.ndarray:
+    """Members of each subqueue arrived by ``s.t``."""
+    day = day_of(s, params)
+    vals, base = flat(day.seg_submit)
+    lo, hi = day.sub_off[:-1] + base, day.sub_off[1:] + base
+    return (seg_search(vals, lo, hi, jnp.full(N_SUB, s.t), False, spec.n_iter) - lo).astype(jnp.int32)
+
+
+def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tuple[EnvState, jnp.ndarray, jnp.ndarray]:
+    """Process events to the next decision point when ``go`` (else nothing happens).
+
+    Returns ``(state, raw parts booked [f[6]], tight misses)``; ``state.done`` is set when
+    the day is over.
+    """
+    day = day_of(s, params)
+    n = spec.n
+    t0, n0, q0, idle0, job0, end0 = s.t, s.n_arrived, n_waiting(s), n_idle(s), s.slot_job, s.slot_end
+    sub_vals, sub_base = flat(day.submit)
+
+    def cond(c):
+        return c[1]
+
+    def body(c):
+        st, _, c1 = c
+        ta = jnp.where(st.n_arrived < n, day.submit[jnp.minimum(st.n_arrived, n - 1)], INF)
+        tn = jnp.minimum(ta, jnp.min(st.slot_end))
+        live = tn < INF
+        fin = (st.slot_end <= tn) & live
+        idx = jnp.where(fin, st.slot_job, n)  # out of range: dropped
+        comp = st.completion.at[idx].set(st.slot_end, mode="drop") if st.completion.shape[0] else st.completion
+        na = jnp.where(live, (seg_search(sub_vals, sub_base, sub_base + n, tn, False, spec.n_iter) - sub_base).astype(jnp.int32), st.n_arrived)
+        st = st.replace(
+            t=jnp.where(live, tn, st.t), completion=comp, n_arrived=na, n_completed=st.n_completed + jnp.sum(fin, dtype=jnp.int32),
+            slot_job=jnp.where(fin, -1, st.slot_job), slot_end=jnp.where(fin, INF, st.slot_end),
+        )
+        decision = (n_idle(st) > 0) & (n_waiting(st) > 0)
+        # an arrival is processed at its own submit time (tn = ta), so Σ_arrivals (t1 − submit)
+        # = Σ_iterations k·(t1 − tn): kept as offsets from t0, exact enough in float32 too
+        c1 = c1 + (na - c[0].n_arrived) * (tn - t0)
+        return st, live & ~decision, jnp.where(live, c1, c[2])
+
+    s, _, c1 = lax.while_loop(cond, body, (s, go, jnp.zeros((), s.t.dtype)))
+    alive = (n_idle(s) > 0) & (n_waiting(s) > 0)
+    s = s.replace(end=sub_ends(spec, params, s))
+    drawn = draw_stock(spec, params, s)
+    redraw = go & alive
+    pick = lambda name: jnp.where(redraw, getattr(drawn, name), getattr(s, name))  # noqa: E731
+    s = s.replace(**{k: pick(k) for k in ("stock", "n_dec", "mk_k", "mk_u", "mk_next", "mk_lam")})
+    s = s.replace(done=s.done | (go & ~alive), dp_count=jnp.where(go, 0, s.dp_count))
+    # --- reward parts of the advance (RewardLedger.on_advance)
+    t1, n1 = s.t, s.n_arrived
+    dt = t1 - t0
+    wait = q0 * dt + (n1 - n0) * dt - c1  # the queue integral (RewardLedger: q0·Δt + Σ_arrivals (t1 − submit))
+    waste = jnp.where(q0 > 0, idle0 * dt * q0 / spec.c, 0.0)
+    # misses: deadlines in (t0, t1] of jobs still waiting, or on a slot at t0 and not done by then
+    dl_vals, dl_base = flat(day.seg_deadline)
+    lo = day.sub_off[:-1] + s.ptr + dl_base
+    hi = day.sub_off[:-1] + s.end + dl_base
+    c1 = seg_search(dl_vals, lo, hi, jnp.full(N_SUB, t1), False, spec.n_iter)
+    c0 = seg_search(dl_vals, lo, hi, jnp.full(N_SUB, t0), False, spec.n_iter)
+    waiting_miss = c1 - c0
+    j = jnp.maximum(job0, 0)
+    dj = day.deadline[j]
+    flight_miss = (job0 >= 0) & (dj > t0) & (dj <= t1) & (end0 > dj)  # a slot's job completes at its end time
+    miss = jnp.sum(waiting_miss) + jnp.sum(flight_miss)
+    tight_miss = (jnp.sum(waiting_miss[1::2]) + jnp.sum(flight_miss & day.tight[j])).astype(jnp.int32)
+    raw = jnp.stack([wait, miss.astype(t1.dtype), 0.0 * t1, waste, 0.0 * t1, 0.0 * t1])
+    return s, raw, tight_miss
+
+
+def dispatch(spec: Spec, params: EnvParams, s: EnvState, sub: jnp.ndarray, slot: jnp.ndarray, do: jnp.ndarray) -> tuple[EnvState, jnp.ndarray, jnp.ndarray]:
+    """Dispatch the head of subqueue ``sub`` to idle ``slot`` now, when ``do``; returns ``(state, raw parts, job or −1)``."""
+    day = day_of(s, params)
+    n = spec.n
+    sub = jnp.clip(sub, 0, N_SUB - 1)
+    slot = jnp.clip(slot, 0, spec.c - 1)
+    j = day.order_sub[jnp.minimum(day.sub_off[sub] + s.ptr[sub], n - 1)]
+    g = params.slot_type[slot]
+    lvl = s.stock[g]
+    t = s.t
+    start = t + params.delay_lo[lvl] + day.prov_q[j] * params.delay_span[lvl]
+    run = day.runtime[j, g]
+    q_before = n_waiting(s)
+    ji = jnp.where(do, j, n)
+    sel = jnp.arange(spec.c) == slot
+    put = sel & do
+    if s.dispatch.shape[0]:  # per-job records kept (records=True)
+        s = s.replace(dispatch=s.dispatch.at[ji].set(t, mode="drop"), start=s.start.at[ji].set(start, mode="drop"),
+                      job_slot=s.job_slot.at[ji].set(slot, mode="drop"))
+    s = s.replace(
+        ptr=s.ptr + ((jnp.arange(N_SUB) == sub) & do).astype(jnp.int32),
+        slot_job=jnp.where(put, j, s.slot_job), slot_end=jnp.where(put, start + run, s.slot_end),
+        slot_start=jnp.where(put, start, s.slot_start), slot_disp=jnp.where(put, t, s.slot_disp),
+        slot_level=jnp.where(put, lvl, s.slot_level), dp_count=s.dp_count + do.astype(jnp.int32),
+    )
+    delay = start - t
+    rate = q_before / spec.c
+    z = 0.0 * t
+    raw = jnp.stack([delay, z, run * params.price_per_s[g], delay * rate, run * rate, delay])
+    raw = jnp.where(do, raw, 0.0)
+    s = s.replace(
+        sum_wait=s.sum_wait + jnp.where(do, start - day.submit[j], 0.0), sum_delay=s.sum_delay + raw[5], cost=s.cost + raw[2],
+    )
+    return s, raw, jnp.where(do, j, -1)
+
+
+__all__ = ["INF", "Spec", "advance", "band_of", "dispatch", "draw_stock", "levels_of", "markov_init", "n_idle", "n_waiting", "seg_search"]

@@ -1,0 +1,258 @@
+"""``JaxCGRSP``: CGRSP-v0's joint_heads design as pure functions (gymnax / Jumanji convention).
+
+Hand-written for JAX rather than wrapping the NumPy simulator: the advance to the next
+decision point is a ``lax.while_loop`` over fixed-shape arrays (:mod:`.core`), the window and
+the observation come from per-subqueue pointers (:mod:`.obs`), so ``reset`` and ``step`` jit
+and vmap over thousands of days. Equal to CGRSP-v0 on the reference's own draws
+(:func:`gpu_sched_env.cgrsp.day.materialise`, ``tests/cgrsp/jax``).
+
+Supported (anything else raises ConfigError when the env is built): ``action_mode="joint"``,
+``window_by="class"``, ``order="spt"``, ``window=3``, ``hold="event"``, ``shaping="none"``,
+every reward preset and weight, ``reward_scale``, ``features`` basic or model, any
+``slot_rows``; every simulator parameter with both stock processes, except traces and class
+estimates that tie (SPT's order of the classes must be strict).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from gpu_sched_env.cgrsp.config import CGRSPEnvConfig, as_env_config
+from gpu_sched_env.cgrsp.day import MaterialisedDay, materialise
+from gpu_sched_env.cgrsp.fleet import Fleet
+from gpu_sched_env.cgrsp.jax import core
+from gpu_sched_env.cgrsp.jax.generator import day_arrays, sample_day
+from gpu_sched_env.cgrsp.jax.obs import action_mask, observe, window
+from gpu_sched_env.cgrsp.jax.types import N_SUB, REWARD_PARTS, Day, EnvParams, EnvState, make_params
+from gpu_sched_env.core.errors import ConfigError, check_number
+
+# what the JAX env implements: setting -> allowed values (None: any value CGRSPEnvConfig accepts)
+SUPPORTED: dict[str, tuple | None] = {
+    "action_mode": ("joint",), "window_by": ("class",), "order": ("spt",), "window": (3,), "hold": ("event",),
+    "shaping": ("none",), "reward": None, "reward_weights": None, "reward_scale": None, "shaping_gamma": None,
+    "features": None, "slot_rows": None, "day": None, "params": None,
+}
+
+
+def check_supported(cfg: CGRSPEnvConfig) -> None:
+    """Raise ConfigError naming the setting, its value and what the JAX env supports."""
+    for name, allowed in SUPPORTED.items():
+        if allowed is not None and getattr(cfg, name) not in allowed:
+            table = "; ".join(f"{k} in {v}" for k, v in SUPPORTED.items() if v is not None)
+            raise ConfigError(f"{name} = {getattr(cfg, name)!r} is not supported by the JAX env (gpu_sched_env.cgrsp.jax); "
+                              f"supported: {table}, and any reward preset, weights, features, slot_rows, day and simulator parameters")
+    p = cfg.sim_params()
+    est = [row[Fleet.from_params(p).nominal_type] for row in Fleet.from_params(p).wbar]
+    if len(set(est)) < 3:
+        raise ConfigError(f"gpu_types: the nominal estimates per class {est} tie; the JAX env needs SPT's order of the classes strict")
+
+
+class JaxCGRSP:
+    """CGRSP-v0 (joint_heads design) in JAX; build with :meth:`from_config`.
+
+    Actions: ``a = i·C + s`` puts window position ``i`` (the class heads, shortest class
+    first) on slot ``s``; ``3·C`` is *wait*, as CGRSP-v0's joint mode. :meth:`step_subqueue`
+    dispatches the head of any of the six subqueues (class × tight/loose), which expresses
+    FIFO and every rule that keeps submit order within a subqueue.
+
+    The observation is one float32 vector, CGRSP-v0's Dict observation flattened by
+    ``gymnasium.spaces.flatten`` without the mask (:mod:`.obs` gives the layout);
+    :meth:`flatten_obs` does that to a CGRSP-v0 observation.
+
+    Days: ``reset(key, params)`` draws a native day (a row of ``params.pool`` when the params
+    come from :meth:`with_pool`); ``reset_to_day(day)`` plays the reference's own draws
+    (:meth:`materialise`). ``reset``, ``reset_to_day``, ``step``, ``step_subqueue``,
+    ``step_autoreset`` and ``action_mask`` are jitted (the ``_``-prefixed originals are pure
+    functions to compose into larger jitted programs). An illegal action is not checked.
+    """
+
+    def __init__(self, cfg: CGRSPEnvConfig, dtype: Any = None, records: bool = True) -> None:
+        check_supported(cfg)
+        self.records = bool(records)
+        self.cfg = cfg
+        self.sim_params = p = cfg.sim_params()
+        if dtype is None:
+            dtype = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+        self.dtype = jnp.dtype(dtype)
+        if self.dtype == jnp.float64 and not jax.config.jax_enable_x64:
+            raise ConfigError("dtype = float64 needs jax.config.update('jax_enable_x64', True) before the env is built")
+        if self.dtype not in (jnp.float32, jnp.float64):
+            raise ConfigError(f"dtype = {dtype!r} is not allowed; allowed: float32, float64")
+        fl = Fleet.from_params(p)
+        n = int(p.n_jobs)
+        self.spec = core.Spec(n=n, c=p.c_max, t=fl.n_types, markov=p.stock_process == "markov", n_iter=int(math.ceil(math.log2(n + 1))) + 1)
+        est = [row[fl.nominal_type] for row in fl.wbar]
+        self.class_order = tuple(int(c) for c in np.argsort(est, kind="stable"))  # window order of the class heads
+        self.K = cfg.window
+        self.rows = cfg.slot_rows or p.c_max
+        self.model = cfg.features == "model"
+        self.default_params: EnvParams = make_params(p, cfg, self.dtype)
+        self.n_actions = self.K * p.c_max + 1
+        self.wait_action = self.n_actions - 1
+        t = fl.n_types
+        self.obs_dim = 12 + 8 + self.K * (7 + 2 * t) + (6 * t if self.model else 0) + (t + 8) * (self.rows + 1) + 3 * t
+        self.reset = jax.jit(self._reset)
+        self.reset_to_day = jax.jit(self._reset_to_day)
+        self.step = jax.jit(self._step)
+        self.step_subqueue = jax.jit(self._step_subqueue)
+        self.step_autoreset = jax.jit(self._step_autoreset)
+        self.action_mask = jax.jit(self._action_mask)
+
+    @classmethod
+    def from_config(cls, cfg: CGRSPEnvConfig | Mapping[str, Any] | None = None, dtype: Any = None, records: bool = True,
+                    **kwargs: Any) -> JaxCGRSP:
+        """The env for an env config (or ``gym.make``-style keywords); ConfigError if not supported.
+
+        ``dtype``: float64 (default when ``jax_enable_x64`` is on: the equivalence path) or
+        float32 (default otherwise: training). ``records=False`` drops the per-job records
+        (dispatch, start, completion, slot) from the state: the dynamics never read them, and
+        an auto-reset then touches no N-sized array (training; the metrics stay in ``info``).
+        """
+        cfg = as_env_config(cfg)
+        return cls(cfg.replace(**kwargs) if kwargs else cfg, dtype, records)
+
+    # ------------------------------------------------------------------ days
+    def materialise(self, seed: int) -> Day:
+        """The reference's draws of run ``seed`` as a :class:`Day` (for :meth:`reset_to_day`)."""
+        return self.day_of(materialise(self.sim_params, seed))
+
+    def day_of(self, day: MaterialisedDay) -> Day:
+        """A :class:`~gpu_sched_env.cgrsp.day.MaterialisedDay` as a :class:`Day`."""
+        return day_arrays(day, self.default_params)
+
+    def with_pool(self, key: jax.Array, params: EnvParams, size: int) -> EnvParams:
+        """``params`` with a pool of ``size`` natively sampled days: :meth:`reset` then draws a row of it.
+
+        For training: a reset (and an auto-reset) then copies no day, O(1) instead of
+        O(N); redraw the pool (a new ``key``) as often as fresh days are wanted.
+        """
+        size = int(check_number("size", size, lo=1, integer=True))
+        pool = jax.jit(jax.vmap(lambda k: sample_day(k, params, self.spec.n, self.spec.t)))(jax.random.split(key, size))
+        params = params.replace(pool=pool, pool_start=None)
+        starts = jax.jit(jax.vmap(lambda i: self._start_state(self._empty_day(params), i, params)))(jnp.arange(size, dtype=jnp.int32))
+        return params.replace(pool_start=starts)
+
+    def _reset(self, key: jax.Array, params: EnvParams) -> tuple[jnp.ndarray, EnvState]:
+        s = self._reset_state(key, params)
+        return self._obs(s, params), s
+
+    def _reset_state(self, key: jax.Array, params: EnvParams) -> EnvState:
+        if params.pool is None:
+            return self._start_state(sample_day(key, params, self.spec.n, self.spec.t), jnp.zeros((), jnp.int32), params)
+        idx = jax.random.randint(key, (), 0, params.pool.submit.shape[0], jnp.int32)
+        if params.pool_start is not None:  # precomputed by with_pool: a reset is a gather of small fields
+            return jax.tree_util.tree_map(lambda a: a[idx], params.pool_start)
+        return self._start_state(self._empty_day(params), idx, params)
+
+    def _empty_day(self, params: EnvParams) -> Day:
+        return jax.tree_util.tree_map(lambda a: jnp.zeros((0,) + a.shape[2:], a.dtype), params.pool).replace(key=params.pool.key[0])
+
+    def _reset_to_day(self, day: Day, params: EnvParams | None = None) -> tuple[jnp.ndarray, EnvState]:
+        params = self.default_params if params is None else params
+        s = self._start_state(day, jnp.zeros((), jnp.int32), params)
+        return self._obs(s, params), s
+
+    def _start_state(self, day: Day, idx: jnp.ndarray, params: EnvParams) -> EnvState:
+        sp, dt = self.spec, self.dtype
+        n, c = sp.n, sp.c
+        f0 = jnp.zeros((), dt)
+        i0 = jnp.zeros((), jnp.int32)
+        nr = n if self.records else 0
+        inf_n = jnp.full(nr, core.INF, dt)
+        s = EnvState(
+            day=day, day_idx=idx, t=f0, n_arrived=i0, n_completed=i0, ptr=jnp.zeros(N_SUB, jnp.int32), end=jnp.zeros(N_SUB, jnp.int32),
+            slot_job=jnp.full(c, -1, jnp.int32), slot_end=jnp.full(c, core.INF, dt), slot_start=jnp.full(c, core.INF, dt),
+            slot_disp=jnp.zeros(c, dt), slot_level=jnp.zeros(c, jnp.int32), stock=jnp.zeros(sp.t, jnp.int32), n_dec=i0, dp_count=i0,
+            mk_k=i0, mk_u=f0, mk_next=f0, mk_lam=f0, dispatch=inf_n, start=inf_n, completion=inf_n,
+            job_slot=jnp.full(nr, -1, jnp.int32), ep_raw=jnp.zeros(len(REWARD_PARTS), dt), sum_wait=f0, sum_delay=f0, cost=f0,
+            n_miss=i0, n_tight_miss=i0, done=jnp.zeros((), bool), n_steps=i0,
+        )
+        mk = core.markov_init(sp, params, s, dt)
+        s = s.replace(mk_k=mk[0], mk_u=mk[1], mk_next=mk[2], mk_lam=mk[3])
+        s, _, _ = core.advance(sp, params, s, jnp.ones((), bool))  # to the first arrival: nothing booked counts
+        return s
+
+    def _window(self, s: EnvState, params: EnvParams) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+        return window(s, params, self.class_order, self.K, self.spec.n)
+
+    def _obs(self, s: EnvState, params: EnvParams) -> jnp.ndarray:
+        wj, ws, k = self._window(s, params)
+        return observe(self.spec, params, s, wj, ws, k, self.K, self.rows, self.model)
+
+    def _action_mask(self, s: EnvState, params: EnvParams | None = None) -> jnp.ndarray:
+        _, _, k = self._window(s, self.default_params if params is None else params)
+        return action_mask(self.spec, s, self.K, k)
+
+    def _step(self, key: jax.Array, s: EnvState, action: jnp.ndarray, params: EnvParams) -> tuple:
+        """One joint action (no auto-reset). An illegal action is the caller's fault: it is not checked here."""
+        c = self.spec.c
+        a = jnp.asarray(action, jnp.int32)
+        wait = a >= self.K * c
+        _, ws, _ = self._window(s, params)
+        sub = ws[jnp.clip(a // c, 0, self.K - 1)]
+        return self._transition(s, params, jnp.where(wait, -1, sub), a % c, ~wait)
+
+    def _step_subqueue(self, key: jax.Array, s: EnvState, action: jnp.ndarray, params: EnvParams) -> tuple:
+        """A lower-level action: ``a = q·C + s`` dispatches the head of subqueue ``q`` (class 2q//2, tight q%2) to slot ``s``; ``6·C`` waits."""
+        c = self.spec.c
+        a = jnp.asarray(action, jnp.int32)
+        wait = a >= N_SUB * c
+        return self._transition(s, params, a // c, a % c, ~wait)
+
+    def _transition(self, s: EnvState, params: EnvParams, sub, slot, do) -> tuple:
+        s, reward, info = self._move(s, params, sub, slot, do)
+        return self._obs(s, params), s, reward, s.done, info
+
+    def _move(self, s: EnvState, params: EnvParams, sub, slot, do) -> tuple:
+        sp = self.spec
+        do = do & ~s.done  # a finished day stays finished
+        t0 = s.t
+        s, raw_d, job = core.dispatch(sp, params, s, sub, slot, do)
+        go = ~do | ~((core.n_idle(s) > 0) & (core.n_waiting(s) > 0))
+        s, raw_a, tight_miss = core.advance(sp, params, s, go & ~s.done)
+        raw = raw_d + raw_a
+        reward = -params.reward_scale * jnp.sum(params.weights * raw)
+        s = s.replace(ep_raw=s.ep_raw + raw, n_miss=s.n_miss + raw[1].astype(jnp.int32), n_tight_miss=s.n_tight_miss + tight_miss,
+                      n_steps=s.n_steps + 1)
+        n = sp.n
+        info = {
+            "job": job, "slot": jnp.where(do, slot, -1), "t": s.t, "dt": s.t - t0, "reward_raw": raw,
+            "mean_wait_min": s.sum_wait / n / 60.0, "miss": s.n_miss, "miss_pct": 100.0 * s.n_miss / n,
+            "tight_miss": s.n_tight_miss, "cost_usd": s.cost, "provisioning_delay_h": s.sum_delay / 3600.0, "completed": s.n_completed,
+        }
+        return s, reward, info
+
+    def _step_autoreset(self, key: jax.Array, s: EnvState, action: jnp.ndarray, params: EnvParams) -> tuple:
+        """:meth:`step`, then a new day (drawn with ``key``; from the pool when ``params`` has one) where the day ended.
+
+        Obs and state are the new day's; reward, done and info the finished step's. Fast
+        with a pool (:meth:`with_pool`) and ``records=False``: the reset then copies no
+        N-sized array; without a pool every step samples a day (O(N) per env and step).
+        """
+        c = self.spec.c
+        a = jnp.asarray(action, jnp.int32)
+        wait = a >= self.K * c
+        _, ws, _ = self._window(s, params)
+        s, reward, info = self._move(s, params, jnp.where(wait, -1, ws[jnp.clip(a // c, 0, self.K - 1)]), a % c, ~wait)
+        done = s.done
+        s_r = self._reset_state(key, params)
+        s = jax.tree_util.tree_map(lambda x, y: jnp.where(done, x, y), s_r, s)
+        return self._obs(s, params), s, reward, done, info
+
+    # ------------------------------------------------------------------ NumPy helpers
+    def flatten_obs(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """CGRSP-v0's Dict observation as this env's flat vector (NumPy; float32)."""
+        keys = ["beyond", "globals", "jobs"] + (["model"] if self.model else []) + ["offer", "slots", "stock"]
+        missing = [k for k in keys if k not in obs]
+        if missing:
+            raise ConfigError(f"observation lacks {missing}: not a CGRSP-v0 observation of this design (features={self.cfg.features!r})")
+        return np.concatenate([np.asarray(obs[k], np.float32).reshape(-1) for k in keys])
+
+
+__all__ = ["SUPPORTED", "JaxCGRSP", "check_supported", "day_arrays"]

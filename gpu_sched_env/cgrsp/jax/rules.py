@@ -1,0 +1,185 @@
+"""Rules as pure JAX policies, and a vmapped evaluation of any policy over days.
+
+A :class:`Rule` maps ``(state, params)`` to an action: SPT and ``spt_rescue_defer_exp`` in the
+joint_heads action space (:meth:`JaxCGRSP.step`), FIFO in the subqueue space
+(:meth:`JaxCGRSP.step_subqueue`): the heads cannot express FIFO, since the oldest waiting job
+may be a loose job behind its class's tight head.
+
+The reference rules (``gpu_sched_agents.heuristics.cgrsp``) return a plan of assignments at a
+decision point, which CGRSP-v0 plays one per step. A pure policy has no memory, so the
+deferring rule rebuilds the decision point's state (the jobs dispatched at this instant go
+back to the queue, their slots back to idle; ``state.dp_count`` says how many) and plays entry
+``dp_count`` of the plan. SPT and FIFO give the same plan either way (each entry takes the
+best slot still idle). The deferral test is :func:`deferred`, the job order and placement
+:func:`rescue_plan`: one small function each, to follow the reference if it changes
+(``tests/cgrsp/jax`` compares them job for job with ``simulate()``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from gpu_sched_env.cgrsp.jax.core import INF, band_of
+from gpu_sched_env.cgrsp.jax.obs import defer_cost, next_event_gap, window
+from gpu_sched_env.cgrsp.jax.types import N_SUB, EnvParams, EnvState, day_of
+
+# Knob defaults of the reference rules (gpu_sched_agents.heuristics.cgrsp.config; a test checks them)
+SPT_WEIGHTS = (0.7, 0.3)  # (run time, price) in the SPT slot score
+STOCK_PENALTY = (0.0, 0.2, 1.0)  # sp(High/Medium/Low)
+THETA_S = 600.0  # [s] SPT+Rescue's urgency threshold
+DEFER_SCALE = 1.0  # defer_scale of the "expected" deferral
+
+
+class Rule(NamedTuple):
+    """A pure policy: ``act(env, state, params) -> action`` in the joint space, or the subqueue space when ``subqueue``."""
+
+    name: str
+    act: Callable
+    subqueue: bool = False
+
+
+def slot_spt(params: EnvParams, s: EnvState, cx: jnp.ndarray, idle: jnp.ndarray) -> jnp.ndarray:
+    """The SPT slot score's argmin over ``idle`` (minima over ``idle``; ties: the lowest slot), as ``base.slot_spt``."""
+    g = params.slot_type
+    w = params.wbar[cx, g]
+    price = params.price_per_s[g]
+    w_min = jnp.min(jnp.where(idle, w, INF))
+    p_min = jnp.min(jnp.where(idle, price, INF))
+    p_min = jnp.where(p_min == 0.0, 1.0, p_min)
+    sp = jnp.asarray(STOCK_PENALTY, w.dtype)[s.stock[g]]
+    v = SPT_WEIGHTS[0] * w / w_min + SPT_WEIGHTS[1] * price / p_min + sp
+    return jnp.argmin(jnp.where(idle, v, INF)).astype(jnp.int32)
+
+
+def _joint(env, s: EnvState, params: EnvParams, job: jnp.ndarray, slot: jnp.ndarray, ok: jnp.ndarray) -> jnp.ndarray:
+    """The joint action putting ``job`` (a class head) on ``slot``; *wait* when not ``ok``."""
+    win_j, _, _ = window(s, params, env.class_order, env.K, env.spec.n)
+    pos = jnp.argmax(win_j == job)
+    return jnp.where(ok, pos * env.spec.c + slot, env.wait_action).astype(jnp.int32)
+
+
+def spt(env, s: EnvState, params: EnvParams) -> jnp.ndarray:
+    """SPT: the first window position (shortest class, earliest deadline) on the SPT slot."""
+    win_j, _, k = window(s, params, env.class_order, env.K, env.spec.n)
+    idle = s.slot_job < 0
+    slot = slot_spt(params, s, day_of(s, params).cx[jnp.maximum(win_j[0], 0)], idle)
+    return jnp.where((k > 0) & idle.any(), slot, env.wait_action).astype(jnp.int32)
+
+
+def fifo(env, s: EnvState, params: EnvParams) -> jnp.ndarray:
+    """FIFO (subqueue space): the earliest-submitted waiting job on the first idle slot."""
+    day = day_of(s, params)
+    has = s.ptr < s.end
+    j = day.order_sub[jnp.minimum(day.sub_off[:-1] + s.ptr, env.spec.n - 1)]
+    q = jnp.argmin(jnp.where(has, day.submit[j], INF))
+    idle = s.slot_job < 0
+    slot = jnp.argmax(idle)
+    return jnp.where(has.any() & idle.any(), q * env.spec.c + slot, N_SUB * env.spec.c).astype(jnp.int32)
+
+
+def deferred(env, params: EnvParams, s: EnvState, idle: jnp.ndarray, busy: jnp.ndarray) -> jnp.ndarray:
+    """Idle slots the ``expected`` deferral leaves idle at the decision point (``extensions.deferred_slots``)."""
+    g = params.slot_type
+    lvl = s.stock[g]
+    cost = DEFER_SCALE * defer_cost(params, band_of(params, s.t), next_event_gap(env.spec, params, s, busy), env.spec.markov)
+    event = busy.any() | (s.n_arrived < env.spec.n)
+    return idle & event & (lvl != 0) & (params.delay_mean[lvl] > cost[g])
+
+
+def rescue_plan(env, params: EnvParams, s: EnvState, ptr: jnp.ndarray, offered: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+    """SPT+Rescue's plan on the offered slots: ``(jobs [C], slots [C], length)`` (``deadline.SPTRescue.decide``)."""
+    day, c, n = day_of(s, params), env.spec.c, env.spec.n
+    t = s.t
+    k = jnp.sum(offered, dtype=jnp.int32)
+    m = jnp.min(jnp.where(offered[None, :], params.wbar[:, params.slot_type], INF), axis=1)  # m_κ over offered slots
+    # candidates: the first C waiting jobs of each subqueue (the plan takes at most C jobs)
+    pos = ptr[:, None] + jnp.arange(c)[None, :]
+    valid = (pos < s.end[:, None]).reshape(-1)
+    j = day.order_sub[jnp.minimum(day.sub_off[:-1, None] + pos, n - 1)].reshape(-1)
+    d, sub, cx = day.deadline[j], day.submit[j], day.cx[j]
+    urgent = (d - t) - m[cx] < THETA_S
+    jf = j.astype(d.dtype)
+    keys = (jf, jnp.where(urgent, jf, sub), jnp.where(urgent, sub, d), jnp.where(urgent, d, params.est[cx]),
+            jnp.where(valid, jnp.where(urgent, 0, 1), 2))
+    order = jnp.lexsort(keys)[:c]
+    jobs = j[order]
+    length = jnp.minimum(k, jnp.sum(valid, dtype=jnp.int32))
+    free = offered
+    slots = []
+    for i in range(c):  # each job in turn takes the best slot still offered
+        slot = slot_spt(params, s, day.cx[jobs[i]], free)
+        slots.append(slot)
+        free = free & ~((jnp.arange(c) == slot) & (i < length))
+    return jobs, jnp.stack(slots), length
+
+
+def spt_rescue_defer_exp(env, s: EnvState, params: EnvParams) -> jnp.ndarray:
+    """``spt_rescue_defer_exp``: entry ``dp_count`` of the plan made at this decision point."""
+    day = day_of(s, params)
+    busy_now = s.slot_job >= 0
+    here = busy_now & (s.slot_disp == s.t)  # dispatched at this decision point (completions come later)
+    idle = ~busy_now | here
+    busy = busy_now & ~here
+    sub_of = 2 * day.cx[jnp.maximum(s.slot_job, 0)] + day.tight[jnp.maximum(s.slot_job, 0)].astype(jnp.int32)
+    back = jnp.zeros(N_SUB, jnp.int32).at[jnp.where(here, sub_of, N_SUB)].add(1, mode="drop")
+    s_dp = s.replace(ptr=s.ptr - back, slot_job=jnp.where(here, -1, s.slot_job))
+    offered = idle & ~deferred(env, params, s_dp, idle, busy)
+    jobs, slots, length = rescue_plan(env, params, s_dp, s_dp.ptr, offered)
+    i = jnp.minimum(s.dp_count, env.spec.c - 1)
+    return _joint(env, s, params, jobs[i], slots[i], s.dp_count < length)
+
+
+RULES: dict[str, Rule] = {
+    "fifo": Rule("fifo", fifo, subqueue=True),
+    "spt": Rule("spt", spt),
+    "spt_rescue_defer_exp": Rule("spt_rescue_defer_exp", spt_rescue_defer_exp),
+}
+
+
+def rollout(env, rule: Rule | Callable, s: EnvState, params: EnvParams) -> EnvState:
+    """Play ``rule`` (a :class:`Rule`, or ``f(state, params) -> joint action``) to the end of the day."""
+    sub = isinstance(rule, Rule) and rule.subqueue
+    act = (lambda st, p: rule.act(env, st, p)) if isinstance(rule, Rule) else rule
+    step = env._step_subqueue if sub else env._step
+    key = jax.random.PRNGKey(0)  # unused by the dynamics (the day holds its draws)
+
+    def body(st):
+        return step(key, st, act(st, params), params)[1]
+
+    return lax.while_loop(lambda st: ~st.done, body, s)
+
+
+def evaluate(env, rule: Rule | Callable, days_or_keys, params: EnvParams | None = None) -> dict[str, jnp.ndarray]:
+    """Per-day metrics of ``rule`` on a batch of days (a stacked :class:`Day`) or PRNG keys (native days), vmapped.
+
+    Returns arrays of shape (batch,): ``mean_wait_min``, ``miss`` (count), ``miss_pct``,
+    ``tight_miss``, ``cost_usd``, ``completed``.
+    """
+    params = env.default_params if params is None else params
+    from gpu_sched_env.cgrsp.jax.types import Day
+
+    def one(x):
+        _, s = env._reset_to_day(x, params) if isinstance(x, Day) else env._reset(x, params)
+        s = rollout(env, rule, s, params)
+        n = env.spec.n
+        return {"mean_wait_min": s.sum_wait / n / 60.0, "miss": s.n_miss, "miss_pct": 100.0 * s.n_miss / n,
+                "tight_miss": s.n_tight_miss, "cost_usd": s.cost, "completed": s.n_completed}
+
+    return jax.jit(jax.vmap(one))(days_or_keys)
+
+
+def stack_days(days: list) -> object:
+    """Stack :class:`Day` pytrees for :func:`evaluate` (Markov paths padded with ``inf`` to a common length)."""
+    width = max(d.markov_times.shape[1] for d in days)
+    pad = [d.replace(markov_times=jnp.pad(d.markov_times, ((0, 0), (0, width - d.markov_times.shape[1])), constant_values=INF),
+                     markov_us=jnp.pad(d.markov_us, ((0, 0), (0, width - d.markov_us.shape[1])))) for d in days]
+    return jax.tree_util.tree_map(lambda *x: jnp.stack(x), *pad)
+
+
+__all__ = ["DEFER_SCALE", "RULES", "SPT_WEIGHTS", "STOCK_PENALTY", "THETA_S", "Rule", "deferred", "evaluate", "fifo", "rescue_plan",
+           "rollout", "spt", "spt_rescue_defer_exp", "stack_days"]

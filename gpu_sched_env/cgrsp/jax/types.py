@@ -1,0 +1,208 @@
+"""The pytrees of the JAX env: a day's arrays, the env state and the world's parameters.
+
+Shapes: N jobs (the day type's ``n_jobs``, static), T GPU types, C slots, B time-of-day
+bands, S = 6 *subqueues* (complexity class × tight/loose). Within a subqueue every job has
+the same deadline window, so deadline order is submit order: a subqueue's waiting jobs are a
+contiguous run ``[ptr, end)`` of its members in submit order, as long as only subqueue heads
+are dispatched (every action of the env does that: a class head is the head of one of its
+class's two subqueues). That keeps the window, the ``beyond`` block and the miss count O(1)
+or O(log N) per step instead of O(N).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from gpu_sched_env.cgrsp.fleet import Fleet
+from gpu_sched_env.cgrsp.params import CGRSPParams
+from gpu_sched_env.cgrsp.rewards import weights_of
+
+N_SUB = 6  # subqueues: class c loose = 2c, tight = 2c + 1
+REWARD_PARTS = ("wait", "miss", "cost", "waste", "run", "delay")  # the order of the raw parts (as CGRSP-v0's)
+
+
+@struct.dataclass
+class Day:
+    """One day's draws and the static orders derived from them (see the module docstring).
+
+    ``fresh_u`` (decision points × T) is empty for native days (drawn with ``key`` instead) and
+    under Markov stock; ``markov_times``/``markov_us`` (T × P) are empty for native days and
+    under fresh stock.
+    """
+
+    key: jnp.ndarray  # PRNG key of the native stock draws
+    submit: jnp.ndarray  # f[N] [s]
+    cx: jnp.ndarray  # i32[N] complexity class
+    tight: jnp.ndarray  # bool[N]
+    deadline: jnp.ndarray  # f[N] [s]
+    runtime: jnp.ndarray  # f[N, T] [s] realised
+    prov_q: jnp.ndarray  # f[N] provisioning quantile
+    order_sub: jnp.ndarray  # i32[N] job ids by (subqueue, submit)
+    sub_off: jnp.ndarray  # i32[S+1] segment offsets into order_sub
+    seg_submit: jnp.ndarray  # f[N] submit along order_sub
+    seg_deadline: jnp.ndarray  # f[N]
+    seg_x: jnp.ndarray  # f[N] d − e_κ along order_sub (the laxity is x − t)
+    seg_cum_submit: jnp.ndarray  # f[N+1] cumulative seg_submit
+    fresh_u: jnp.ndarray  # f[M, T]
+    markov_times: jnp.ndarray  # f[T, P]
+    markov_us: jnp.ndarray  # f[T, P]
+
+
+@struct.dataclass
+class EnvState:
+    """The simulator paused at a decision point (or at the end of the day).
+
+    ``day`` holds the day's arrays, or is empty (zero jobs) when the day is row ``day_idx`` of
+    the parameters' pool (:meth:`JaxCGRSP.with_pool`: an auto-reset then costs O(1), not O(N)).
+    The per-job records (``dispatch`` ... ``job_slot``) are empty when the env is built with
+    ``records=False`` (training: the dynamics never read them).
+    """
+
+    day: Day
+    day_idx: jnp.ndarray  # i32 row of params.pool (pool mode)
+    t: jnp.ndarray  # f [s]
+    n_arrived: jnp.ndarray  # i32
+    n_completed: jnp.ndarray  # i32
+    ptr: jnp.ndarray  # i32[S] first waiting member of each subqueue (index into its segment)
+    end: jnp.ndarray  # i32[S] members arrived
+    slot_job: jnp.ndarray  # i32[C] (−1 idle)
+    slot_end: jnp.ndarray  # f[C] completion time of the slot's job (inf: idle)
+    slot_start: jnp.ndarray  # f[C] realised start of the slot's job
+    slot_disp: jnp.ndarray  # f[C] dispatch time of the slot's job
+    slot_level: jnp.ndarray  # i32[C] stock level at dispatch
+    stock: jnp.ndarray  # i32[T] status per type at this decision point
+    n_dec: jnp.ndarray  # i32 decision points so far
+    dp_count: jnp.ndarray  # i32 dispatches at this decision point
+    mk_k: jnp.ndarray  # i32[T] Markov: index of the current redraw event
+    mk_u: jnp.ndarray  # f[T] Markov: current quantile
+    mk_next: jnp.ndarray  # f[T] Markov: time of the next redraw
+    mk_lam: jnp.ndarray  # f[T] Markov (native): cumulative hazard of the next redraw
+    dispatch: jnp.ndarray  # f[N] per-job records (inf: not yet)
+    start: jnp.ndarray  # f[N]
+    completion: jnp.ndarray  # f[N]
+    job_slot: jnp.ndarray  # i32[N]
+    ep_raw: jnp.ndarray  # f[6] summed raw reward parts (REWARD_PARTS)
+    sum_wait: jnp.ndarray  # f Σ (start − submit) over dispatched jobs [s]
+    sum_delay: jnp.ndarray  # f Σ provisioning delays [s]
+    cost: jnp.ndarray  # f [$]
+    n_miss: jnp.ndarray  # i32
+    n_tight_miss: jnp.ndarray  # i32
+    done: jnp.ndarray  # bool
+    n_steps: jnp.ndarray  # i32
+
+
+@struct.dataclass
+class EnvParams:
+    """The world (fleet, stock model, workload law) and the reward, as arrays."""
+
+    wbar: jnp.ndarray  # f[3, T] [s]
+    wbar_rel: jnp.ndarray  # f[3, T]
+    slot_type: jnp.ndarray  # i32[C]
+    price_per_s: jnp.ndarray  # f[T]
+    slot_price_rel: jnp.ndarray  # f[C]
+    delay_lo: jnp.ndarray  # f[3] by level
+    delay_span: jnp.ndarray  # f[3]
+    delay_mean: jnp.ndarray  # f[3]
+    band_starts: jnp.ndarray  # f[B] [s of UTC day]
+    p_high: jnp.ndarray  # f[B, T]
+    p_hm: jnp.ndarray  # f[B, T]
+    level_probs: jnp.ndarray  # f[B, T, 3] as Fleet.level_probs
+    expected_delay: jnp.ndarray  # f[B, T]
+    redraw_wait: jnp.ndarray  # f[B, T] Markov: D·(1 − Σπ²) (0 under fresh stock)
+    lam_knots: jnp.ndarray  # f[T, B+1] cumulative redraw hazard over one UTC day
+    clock_knots: jnp.ndarray  # f[B+1]
+    start_offset: jnp.ndarray  # f [s]
+    start_hour: jnp.ndarray  # f [h]
+    e_k: jnp.ndarray  # f[3] fastest W̄ per class in the fleet
+    est: jnp.ndarray  # f[3] SPT's nominal estimate per class
+    arrival_rate: jnp.ndarray  # f [jobs/s]
+    complexity_probs: jnp.ndarray  # f[3]
+    tight_fraction: jnp.ndarray  # f
+    windows: jnp.ndarray  # f[2] deadline window (loose, tight) [s]
+    runtime_sigma: jnp.ndarray  # f
+    weights: jnp.ndarray  # f[6] reward weights (REWARD_PARTS)
+    reward_scale: jnp.ndarray  # f
+    rho_feat: jnp.ndarray  # f ρ/(1 + ρ)
+    lax_h: jnp.ndarray  # f laxity bound [h]
+    ttf_h: jnp.ndarray  # f time-to-free bound [h]
+    pool: Day | None = None  # days with a leading pool axis (JaxCGRSP.with_pool), or None
+    pool_start: EnvState | None = None  # each pool day's state at its first decision point (a reset is a gather)
+
+
+class _Row:
+    """Row ``idx`` of a pooled array, indexed like the array of one day (``a[j]`` is ``pool[idx, j]``)."""
+
+    __slots__ = ("a", "idx")
+
+    def __init__(self, a: jnp.ndarray, idx: jnp.ndarray) -> None:
+        self.a, self.idx = a, idx
+
+    def __getitem__(self, key):
+        return self.a[(self.idx, *(key if isinstance(key, tuple) else (key,)))]
+
+    @property
+    def shape(self) -> tuple:
+        return self.a.shape[1:]
+
+
+class PoolDay:
+    """One day of a pool, read through gathers (no copy of the day)."""
+
+    def __init__(self, pool: Day, idx: jnp.ndarray) -> None:
+        self._pool, self._idx = pool, idx
+
+    def __getattr__(self, name: str):
+        a = getattr(self._pool, name)
+        return a[self._idx] if name == "key" else _Row(a, self._idx)
+
+
+def day_of(s: EnvState, params: EnvParams) -> Day | PoolDay:
+    """The state's day: its own arrays, or its row of the pool."""
+    if s.day.submit.shape[0] == 0 and params.pool is not None:
+        return PoolDay(params.pool, s.day_idx)
+    return s.day
+
+
+def flat(x) -> tuple[jnp.ndarray, jnp.ndarray | int]:
+    """``(1-D array, offset of this day in it)`` of a day's array (for binary searches over segments)."""
+    if isinstance(x, _Row):
+        return x.a.reshape(-1), x.idx * x.a.shape[1]
+    return x, 0
+
+
+def make_params(p: CGRSPParams, cfg, dtype) -> EnvParams:
+    """:class:`EnvParams` of simulator parameters ``p`` and env config ``cfg`` (float ``dtype``)."""
+    fl = Fleet.from_params(p)
+    f = lambda x: jnp.asarray(np.asarray(x, np.float64), dtype)  # noqa: E731
+    wbar = np.asarray(fl.wbar, np.float64)
+    b, t = len(fl.band_starts), fl.n_types
+    probs = np.array([[fl.level_probs(i, g) for g in range(t)] for i in range(b)])
+    exp_delay = np.array([[fl.expected_delay(i, g) for g in range(t)] for i in range(b)])
+    gini = 1.0 - (probs**2).sum(axis=2)
+    markov = p.stock_process == "markov"
+    redraw = p.stock_dwell_s * gini if markov else np.zeros((b, t))
+    clock_knots = np.array([*fl.band_starts, 86400.0])
+    d = p.stock_dwell_s
+    rates = np.where(gini > 1e-12, 1.0 / (d * np.maximum(gini, 1e-300)), 1.0 / d)  # as MarkovStock
+    lam_knots = np.concatenate([np.zeros((t, 1)), np.cumsum(rates.T * np.diff(clock_knots), axis=1)], axis=1)
+    weights, _ = weights_of(cfg, p)
+    price = np.asarray(fl.price_per_h)
+    delay_mean = max((lo + hi) / 2.0 for lo, hi in (p.delay_high, p.delay_medium, p.delay_low))
+    rho = fl.offered_load
+    return EnvParams(
+        wbar=f(wbar), wbar_rel=f(wbar / wbar.max()), slot_type=jnp.asarray(fl.slot_type, jnp.int32),
+        price_per_s=f(fl.price_per_s), slot_price_rel=f(price[fl.slot_type] / max(price.max(), 1e-12)),
+        delay_lo=f(fl.delay_lo), delay_span=f(fl.delay_span), delay_mean=f(fl.delay_mean),
+        band_starts=f(fl.band_starts), p_high=f(fl.p_high), p_hm=f(fl.p_high_medium), level_probs=f(probs),
+        expected_delay=f(exp_delay), redraw_wait=f(redraw), lam_knots=f(lam_knots), clock_knots=f(clock_knots),
+        start_offset=f(fl.start_offset), start_hour=f(p.start_hour_utc), e_k=f(fl.fastest_wbar),
+        est=f(wbar[:, fl.nominal_type]), arrival_rate=f(p.arrival_rate), complexity_probs=f(p.complexity_probs),
+        tight_fraction=f(p.tight_fraction), windows=f([p.loose_window, p.tight_window]), runtime_sigma=f(p.runtime_sigma),
+        weights=f([weights[k] for k in REWARD_PARTS]), reward_scale=f(cfg.reward_scale), rho_feat=f(rho / (1.0 + rho)),
+        lax_h=f(max(p.tight_window, p.loose_window) / 3600.0), ttf_h=f((delay_mean + wbar.max()) / 3600.0),
+    )
+
+
+__all__ = ["N_SUB", "REWARD_PARTS", "Day", "EnvParams", "EnvState", "PoolDay", "day_of", "flat", "make_params"]

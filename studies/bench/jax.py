@@ -1,0 +1,176 @@
+"""The JAX fast path against the reference, in one run on the machine at hand.
+
+    gpu-sched bench jax [--day hectic] [--batch 1024] [--json]
+
+Four figures, all on experiment=joint_heads' design (the one the JAX env implements):
+
+* ``env_steps_per_s``: :class:`~gpu_sched_env.cgrsp.jax.JaxCGRSP` (``records=False``, a pool of
+  ``--batch`` native days for the auto-resets, as for training) stepped by uniformly random legal
+  actions, ``--batch`` days vmapped, ``--env-steps`` steps scanned in one jitted call (compile
+  time excluded, a warm-up call first);
+* ``ref_env_steps_per_s``: CGRSP-v0 under the same random masked actions, one env in a Python
+  loop (as ``gpu-sched bench env`` times it);
+* ``ppo_fps``: ``algo=ppo_jax`` training frames/s (rollout + update, ``--ppo-updates`` updates of
+  ``--ppo-envs`` × n_steps after a compiled warm-up update), the shipped ``algo=ppo_jax`` settings;
+* ``sb3_ppo_fps``: MaskablePPO's training frames/s on CGRSP-v0 (``experiment=joint_heads``'s
+  settings, ``train.n_envs`` envs, ``--sb3-steps`` steps after a warm-up rollout, 1 torch thread).
+
+With ``--json`` the last line is one JSON object with those keys (and the ratios and sizes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def jax_env_steps_per_s(env, batch: int, steps: int, seed: int = 0) -> float:
+    """Steps/s of ``batch`` vmapped JAX days under random legal actions (jitted scan, compile excluded)."""
+    import jax
+    import jax.numpy as jnp
+
+    params = env.default_params
+    v_reset = jax.vmap(env.reset, in_axes=(0, None))
+    v_step = jax.vmap(env.step_autoreset, in_axes=(0, 0, 0, None))
+    v_mask = jax.vmap(env.action_mask, in_axes=(0, None))
+
+    def body(carry, _):
+        state, key = carry
+        key, k_act, k_env = jax.random.split(key, 3)
+        mask = v_mask(state, params)
+        action = jax.random.categorical(k_act, jnp.where(mask, 0.0, -jnp.inf))  # uniform over the legal actions
+        _, state, reward, _, _ = v_step(jax.random.split(k_env, batch), state, action, params)
+        return (state, key), reward.sum()
+
+    @jax.jit
+    def run(state, key):
+        return jax.lax.scan(body, (state, key), None, steps)
+
+    key = jax.random.PRNGKey(seed)
+    params = env.with_pool(jax.random.fold_in(key, 1), params, batch)  # auto-resets draw pool rows, O(1) (JaxCGRSP.with_pool)
+    _, state = jax.jit(v_reset)(jax.random.split(key, batch), params)
+    (state, key), r = run(state, key)  # warm-up: compile
+    jax.block_until_ready(r)
+    t0 = time.perf_counter()
+    (state, key), r = run(state, key)
+    jax.block_until_ready(r)
+    return batch * steps / (time.perf_counter() - t0)
+
+
+def ref_env_steps_per_s(config, steps: int, seed: int = 0) -> float:
+    """Steps/s of CGRSP-v0 (``config``) under random legal actions, resetting at the end of a day."""
+    from gpu_sched_env.cgrsp.env import CGRSPEnv
+
+    env = CGRSPEnv(config)
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        legal = np.flatnonzero(env.action_masks())
+        _, _, term, trunc, _ = env.step(int(legal[int(rng.random() * legal.size)]))
+        if term or trunc:
+            env.reset()
+    out = steps / (time.perf_counter() - t0)
+    env.close()
+    return out
+
+
+def ppo_jax_fps(cfg, updates: int) -> float:
+    """Training frames/s of ``algo=ppo_jax`` under the composed ``cfg`` (a compiled warm-up update first)."""
+    import jax
+
+    from gpu_sched_agents.rl.envs import env_config
+    from gpu_sched_agents.rl.ppo_jax.ppo import make_train
+    from gpu_sched_agents.rl.ppo_jax.run import hyper
+    from gpu_sched_env.cgrsp.jax import JaxCGRSP
+
+    hp = hyper(cfg)
+    env = JaxCGRSP.from_config(env_config(cfg), records=False)
+    trainer = make_train(hp, env, env.default_params)
+    run = jax.jit(trainer.run, static_argnums=1)
+    runner = jax.jit(trainer.init)(jax.random.PRNGKey(0))
+    runner, m = run(runner, 1)  # warm-up: compile (n is static: the timed call compiles its own length too)
+    runner, m = run(runner, updates)
+    jax.block_until_ready(m)
+    t0 = time.perf_counter()
+    runner, m = run(runner, updates)
+    jax.block_until_ready(m)
+    return updates * hp.steps_per_update / (time.perf_counter() - t0)
+
+
+def sb3_ppo_fps(cfg, steps: int) -> float:
+    """MaskablePPO's training frames/s on CGRSP-v0 under the composed ``cfg`` (experiment=joint_heads)."""
+    import torch as th
+    from sb3_contrib import MaskablePPO
+
+    from gpu_sched_agents.rl.envs import env_config, make_vec_env
+    from gpu_sched_agents.rl.policies import FactoredMaskablePolicy
+    from gpu_sched_agents.rl.registry import get_algo
+    from studies.bench.train import fps
+
+    th.set_num_threads(1)
+    venv = make_vec_env(env_config(cfg), int(cfg.train.n_envs), 0)
+    model = MaskablePPO(FactoredMaskablePolicy, venv, seed=0, device="cpu", verbose=0, **get_algo("ppo").kwargs(cfg.algo))
+    out = fps(model, steps)
+    venv.close()
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Measure and print the four figures; returns the exit status."""
+    ap = argparse.ArgumentParser(prog="gpu-sched bench jax", description="JAX env and ppo_jax vs CGRSP-v0 and MaskablePPO (one run, this machine)")
+    ap.add_argument("--day", default="hectic", choices=["quiet", "normal", "hectic", "surge"])
+    ap.add_argument("--batch", type=int, default=1024, help="JAX days stepped together (vmap)")
+    ap.add_argument("--env-steps", type=int, default=200, help="steps per JAX day in the timed call")
+    ap.add_argument("--ref-steps", type=int, default=5000, help="CGRSP-v0 steps timed")
+    ap.add_argument("--ppo-updates", type=int, default=4, help="ppo_jax updates timed")
+    ap.add_argument("--ppo-envs", type=int, default=None, help="ppo_jax envs (default: the shipped train.n_envs)")
+    ap.add_argument("--ppo-n-steps", type=int, default=None, help="ppo_jax n_steps (default: the shipped algo.n_steps)")
+    ap.add_argument("--sb3-steps", type=int, default=8192, help="MaskablePPO steps timed")
+    ap.add_argument("--json", action="store_true", help="end with one JSON line of the figures")
+    args = ap.parse_args(argv)
+    for name in ("batch", "env_steps", "ref_steps", "ppo_updates", "sb3_steps"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name.replace('_', '-')} = {getattr(args, name)}: must be ≥ 1")
+    import jax
+
+    from gpu_sched_agents.rl.envs import env_config
+    from gpu_sched_env.cgrsp.jax import JaxCGRSP
+    from studies.conf import compose_config
+
+    jax_over = [f"train.n_envs={args.ppo_envs}"] if args.ppo_envs else []
+    jax_over += [f"algo.n_steps={args.ppo_n_steps}"] if args.ppo_n_steps else []
+    if jax_over:  # the minibatch must divide the smaller rollout: one minibatch per 1/8 rollout, as shipped
+        n_envs = args.ppo_envs or int(compose_config("algo=ppo_jax", "run_dir=/tmp/x").train.n_envs)
+        n_steps = args.ppo_n_steps or int(compose_config("algo=ppo_jax", "run_dir=/tmp/x").algo.n_steps)
+        jax_over.append(f"algo.batch_size={max(1, n_envs * n_steps // 8)}")
+    jcfg = compose_config("algo=ppo_jax", f"day={args.day}", "run_dir=/tmp/x", *jax_over)
+    scfg = compose_config("experiment=joint_heads", f"day={args.day}", "run_dir=/tmp/x")
+    config = env_config(jcfg)
+    env = JaxCGRSP.from_config(config, records=False)
+    device = jax.devices()[0]
+    print(f"bench jax on {platform.processor() or platform.machine()} ({jax.device_count()} JAX device(s), {device.platform}); day {args.day}, design experiment=joint_heads")
+    figures = {
+        "env_steps_per_s": jax_env_steps_per_s(env, args.batch, args.env_steps),
+        "ref_env_steps_per_s": ref_env_steps_per_s(config, args.ref_steps),
+    }
+    print(f"JAX env, {args.batch} days vmapped: {figures['env_steps_per_s']:12.0f} steps/s")
+    print(f"CGRSP-v0, random masked actions: {figures['ref_env_steps_per_s']:12.0f} steps/s   ratio {figures['env_steps_per_s'] / figures['ref_env_steps_per_s']:.1f}x")
+    figures["ppo_fps"] = ppo_jax_fps(jcfg, args.ppo_updates)
+    figures["sb3_ppo_fps"] = sb3_ppo_fps(scfg, args.sb3_steps)
+    print(f"ppo_jax, {jcfg.train.n_envs} envs x {jcfg.algo.n_steps} steps: {figures['ppo_fps']:12.0f} frames/s")
+    print(f"MaskablePPO, {scfg.train.n_envs} envs: {figures['sb3_ppo_fps']:12.0f} frames/s   ratio {figures['ppo_fps'] / figures['sb3_ppo_fps']:.1f}x")
+    if args.json:
+        sizes = {"day": args.day, "batch": args.batch, "ppo_n_envs": int(jcfg.train.n_envs), "ppo_n_steps": int(jcfg.algo.n_steps), "sb3_n_envs": int(scfg.train.n_envs), "device": device.platform}
+        ratios = {"env_ratio": figures["env_steps_per_s"] / figures["ref_env_steps_per_s"], "ppo_ratio": figures["ppo_fps"] / figures["sb3_ppo_fps"]}
+        print(json.dumps({**{k: round(v, 1) for k, v in figures.items()}, **{k: round(v, 2) for k, v in ratios.items()}, **sizes}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,161 @@
+"""algo=ppo_jax's core on a toy MDP with a known optimum: PPO learns it, masks hold, export is exact."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from ppo_jax_toy import MASK, N_CTX, R, T, ToyEnv, optimal_return, random_return
+from stable_baselines3.common.running_mean_std import RunningMeanStd
+
+from gpu_sched_agents.rl.policies import factored_mode as torch_factored_mode
+from gpu_sched_agents.rl.ppo_jax.export import (
+    NumpyPolicy,
+    actor_arrays,
+    flatten_without_mask,
+    save_policy,
+)
+from gpu_sched_agents.rl.ppo_jax.network import ActorCritic, factored_mode, masked_logits
+from gpu_sched_agents.rl.ppo_jax.ppo import (
+    PPOHyper,
+    RewardStats,
+    Transition,
+    _update_stats,
+    gae,
+    make_train,
+)
+
+HP = PPOHyper(n_envs=16, n_steps=32, total_timesteps=16 * 32 * 60, batch_size=128, n_epochs=4, learning_rate=3e-3, gamma=0.99, net_arch=(32, 32))
+
+
+def greedy_return(policy: NumpyPolicy) -> tuple[float, int]:
+    """Mean return of ``policy``'s deterministic action over the four start contexts, and illegal picks."""
+    total, illegal = 0.0, 0
+    for c0 in range(N_CTX):
+        c = c0
+        for t in range(T):
+            a = int(policy.act(ToyEnv.flatten_obs({"c": c, "t": t}), MASK[c]))
+            illegal += not MASK[c, a]
+            total += R[c, a]
+            c = (c + a) % N_CTX
+    return total / N_CTX, illegal
+
+
+@pytest.fixture(scope="module")
+def trained():
+    env = ToyEnv()
+    trainer = make_train(HP, env, env.default_params)
+    runner, metrics = jax.jit(trainer.train)(jax.random.PRNGKey(0))
+    return trainer, runner, jax.device_get(metrics)
+
+
+def test_ppo_learns_the_toy_optimum_through_the_mask(trained):
+    _, runner, metrics = trained
+    opt, rnd = optimal_return(), random_return()
+    assert opt - rnd > 1.0  # the optimum needs planning: a random legal policy is far below
+    policy = NumpyPolicy(actor_arrays(jax.device_get(runner.train_state.params)))
+    ret, illegal = greedy_return(policy)
+    assert illegal == 0
+    assert ret >= 0.98 * opt, (ret, opt)
+    # sampled training returns rose from the random policy's level to near the optimum
+    first, last = np.nanmean(metrics["episode_return"][:3]), np.nanmean(metrics["episode_return"][-10:])
+    assert first < rnd + 0.3 and last > 0.9 * opt, (first, last)
+    assert int(runner.update) == HP.n_updates
+    # one fresh day per env per update: every day after an env's first in an update is a replay, counted
+    assert (metrics["episodes"] >= HP.n_envs).all()
+    np.testing.assert_array_equal(metrics["replayed_days"], metrics["episodes"] - HP.n_envs)
+
+
+def test_training_is_reproducible_and_vmaps_over_seeds():
+    env = ToyEnv()
+    hp = PPOHyper(n_envs=4, n_steps=8, total_timesteps=4 * 8 * 3, batch_size=16, n_epochs=2, net_arch=(8,))
+    trainer = make_train(hp, env, env.default_params)
+    keys = jax.random.split(jax.random.PRNGKey(1), 2)
+    runners, _ = jax.jit(jax.vmap(trainer.train))(keys)
+    one, _ = jax.jit(trainer.train)(keys[1])
+    for a, b in zip(jax.tree_util.tree_leaves(runners.train_state.params), jax.tree_util.tree_leaves(one.train_state.params)):
+        np.testing.assert_allclose(np.asarray(a[1]), np.asarray(b), rtol=1e-5, atol=1e-6)
+    a0 = jax.tree_util.tree_leaves(runners.train_state.params)[0]
+    assert not np.allclose(a0[0], a0[1])  # two seeds, two networks
+    # split budgets: run(init, 1) then run(·, 2) equals run(init, 3)
+    r1, _ = trainer.run(trainer.init(keys[0]), 1)
+    r3, _ = trainer.run(r1, 2)
+    whole, _ = trainer.train(keys[0])
+    for a, b in zip(jax.tree_util.tree_leaves(r3), jax.tree_util.tree_leaves(whole)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+
+
+def test_numpy_forward_equals_the_jax_forward(tmp_path):
+    net = ActorCritic(n_actions=16, net_arch=(64, 32))
+    params = net.init(jax.random.PRNGKey(3), jnp.zeros((1, 249)))
+    x = np.random.default_rng(0).normal(size=(200, 249)).astype(np.float32) * 3
+    mask = np.random.default_rng(1).random((200, 16)) < 0.4
+    mask[:, -1] = np.random.default_rng(2).random(200) < 0.5
+    mask[~mask.any(axis=1), 0] = True
+    logits, _ = net.apply(params, x)
+    path = save_policy(tmp_path / "p.npz", params, 249, 16)
+    policy = NumpyPolicy.load(path)
+    np.testing.assert_allclose(policy.logits(x), np.asarray(logits), rtol=1e-5, atol=1e-5)
+    jax_act = np.asarray(factored_mode(masked_logits(logits, jnp.asarray(mask))))
+    np.testing.assert_array_equal(policy.act(x, mask), jax_act)
+    assert mask[np.arange(200), jax_act].all()  # never an illegal action
+    # the two-level mode is algo=ppo's (torch) on the same probabilities
+    import torch as th
+
+    p = th.softmax(th.as_tensor(np.array(masked_logits(logits, jnp.asarray(mask)))), dim=1)
+    np.testing.assert_array_equal(torch_factored_mode(p).numpy(), jax_act)
+    sampled = np.array([policy.act(x[i], mask[i], deterministic=False) for i in range(200)])
+    assert mask[np.arange(200), sampled].all()
+
+
+def test_policy_file_errors(tmp_path):
+    from gpu_sched_env.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="does not exist"):
+        NumpyPolicy.load(tmp_path / "none.npz")
+    np.savez(tmp_path / "other.npz", a=np.zeros(3))
+    with pytest.raises(ConfigError, match="not an exported ppo_jax policy"):
+        NumpyPolicy.load(tmp_path / "other.npz")
+    policy = NumpyPolicy({"pi_out/kernel": np.zeros((3, 2), np.float32), "pi_out/bias": np.zeros(2, np.float32)})
+    with pytest.raises(ConfigError, match="needs action_masks"):
+        policy.predict(np.zeros(3, np.float32))
+
+
+def test_flatten_without_mask_drops_only_the_mask():
+    from gymnasium import spaces
+
+    space = spaces.Dict({"action_mask": spaces.MultiBinary(3), "a": spaces.Box(0, 1, (2, 2)), "b": spaces.Box(0, 1, (3,))})
+    obs = {"action_mask": np.array([1, 0, 1], np.int8), "a": np.arange(4.0).reshape(2, 2), "b": np.array([7.0, 8.0, 9.0])}
+    np.testing.assert_array_equal(flatten_without_mask(space, obs), [0, 1, 2, 3, 7, 8, 9])
+
+
+def test_gae_matches_a_plain_loop():
+    rng = np.random.default_rng(0)
+    n, e = 7, 3
+    r, v, d = rng.normal(size=(n, e)), rng.normal(size=(n, e)), rng.random((n, e)) < 0.3
+    last = rng.normal(size=e)
+    t = Transition(None, None, None, None, jnp.asarray(v, jnp.float32), jnp.asarray(r, jnp.float32), jnp.asarray(d, jnp.float32))
+    adv, ret = gae(t, jnp.asarray(last, jnp.float32), 0.9, 0.8)
+    want = np.zeros((n, e))
+    nxt_adv, nxt_v = np.zeros(e), last
+    for i in reversed(range(n)):
+        delta = r[i] + 0.9 * nxt_v * (1 - d[i]) - v[i]
+        nxt_adv = delta + 0.9 * 0.8 * (1 - d[i]) * nxt_adv
+        want[i], nxt_v = nxt_adv, v[i]
+    np.testing.assert_allclose(adv, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ret, want + v, rtol=1e-5, atol=1e-5)
+
+
+def test_reward_scaling_is_vecnormalizes():
+    """The running return statistics and scaled rewards equal SB3 VecNormalize's (rewards only)."""
+    rng = np.random.default_rng(0)
+    rms, ret = RunningMeanStd(shape=()), np.zeros(4)
+    s = RewardStats(jnp.float32(0.0), jnp.float32(1.0), jnp.float32(1e-4), jnp.zeros(4))
+    for _ in range(50):
+        r, d = rng.normal(3.0, 2.0, 4), rng.random(4) < 0.1
+        ret = ret * 0.9 + r
+        rms.update(ret)
+        want = np.clip(r / np.sqrt(rms.var + 1e-8), -10, 10)
+        ret[d] = 0
+        s, got = _update_stats(s, jnp.asarray(r, jnp.float32), jnp.asarray(d), 0.9)
+        np.testing.assert_allclose(got, want, rtol=2e-4)
+    np.testing.assert_allclose(float(s.var), rms.var, rtol=2e-4)

@@ -1,0 +1,38 @@
+"""The ppo_jax parity study: its criterion, its pairing, and a tiny resumable run."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from studies.cgrsp import ppo_jax_parity as study
+
+
+def test_tolerance_and_parity_follow_the_issue():
+    assert study.tolerance(44.0) == pytest.approx(0.44) and study.tolerance(2.0) == 0.05
+    ok = {"wait_ci_high": 0.4, "rule_wait": 44.0, "miss_diff": 0.0}
+    assert study.at_parity(ok)
+    assert not study.at_parity({**ok, "wait_ci_high": 0.45})  # above 1 % of 44 min
+    assert not study.at_parity({**ok, "miss_diff": 0.01})  # misses more
+
+
+def test_paired_uses_common_days_and_a_t_interval():
+    rng = np.random.default_rng(0)
+    rule = pd.DataFrame({"seed": range(50), "mean_wait_min": rng.normal(45, 3, 50), "miss_pct": 0.0})
+    learned = rule.assign(mean_wait_min=rule.mean_wait_min + 1.0 + rng.normal(0, 0.1, 50)).iloc[5:]
+    p = study.paired(learned, rule, "seed")
+    assert p["n"] == 45
+    assert p["wait_ci_low"] < p["wait_diff"] < p["wait_ci_high"] and 0.9 < p["wait_diff"] < 1.1
+    assert p["wait_ci_high"] - p["wait_ci_low"] < 0.1  # paired: the day-to-day spread (3 min) cancels
+
+
+@pytest.mark.slow
+def test_tiny_study_writes_rows_and_resumes(tmp_path, capsys):
+    argv = ["--budget", "64", "--out", str(tmp_path), "--regimes", "hectic_fresh", "--seeds", "0", "1", "--jax-days", "3",
+            "--confirm-days", "2", "--n-envs", "4", "--n-steps", "16"]
+    assert study.main(argv) == 0
+    rows = pd.read_csv(tmp_path / "rows.csv")
+    assert rows.seed.tolist() == [0, 1] and (rows.jax_n == 3).all() and (rows.v0_n == 2).all()
+    assert (tmp_path / "table.md").read_text().count("hectic_fresh") >= 2
+    assert (tmp_path / "hectic_fresh_b64" / "seed1.npz").exists()
+    assert study.main(argv) == 0  # resumed: nothing left to do, the rows stay
+    assert len(pd.read_csv(tmp_path / "rows.csv")) == 2
