@@ -89,7 +89,9 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
     check_number("train.checkpoint_freq", cfg.train.checkpoint_freq, lo=1, integer=True)
     check_number("train.final_eval_seeds", cfg.train.final_eval_seeds, lo=0, hi=len(TEST_SEEDS), integer=True)
     check_choice("train.vec_env", cfg.train.vec_env, VEC_ENVS)
-    check_device(cfg.train.device)
+    spec = get_algo(cfg.algo.name)
+    if spec.trainer is None:  # torch (SB3) learners; an algorithm with its own trainer checks its device in validate
+        check_device(cfg.train.device)
     if not cfg.train.eval_seeds:
         raise ConfigError("train.eval_seeds = []: give at least one held-out seed")
     for s in cfg.train.eval_seeds:
@@ -100,7 +102,6 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
     from gpu_sched_env.cgrsp.env import CGRSPEnv
 
     CGRSPEnv(config).close()  # the trace-free env builds (spaces, encoder)
-    spec = get_algo(cfg.algo.name)
     if spec.validate is not None:  # the algorithm's own checks (ppo_jax: batch shapes, device, the JAX env's design)
         spec.validate(cfg, config)
     return config

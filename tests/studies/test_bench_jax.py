@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from gpu_sched_env.cli import main
+from studies.commands import main
 
 KEYS = {"env_steps_per_s", "ref_env_steps_per_s", "ppo_fps", "sb3_ppo_fps"}
 
