@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpu_sched_env.cgrsp.fleet import Fleet
+from gpu_sched_env.cgrsp.fork import Future, Snapshot, sample_future, snapshot
 from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.cgrsp.result import SimResult
 from gpu_sched_env.cgrsp.stock import make_stock_process
@@ -210,9 +211,74 @@ class Simulator:
         self.n_idle -= 1
         self._events.push(start + self._rt[job][g], kind=slot, payload=job)  # kind = slot index
 
+    def fork(self, seed: int, horizon_s: float | None = None) -> Fork:
+        """A public copy of this day for planning: what a scheduler knows now, a future from the public model.
+
+        The copy (:class:`~gpu_sched_env.cgrsp.fork.Fork`) reads this simulator through its
+        view only and replaces every realised future draw (run times, provisioning delays,
+        arrivals, stock) by draws from the public model seeded by ``seed``; forks with the
+        same seed are identical (common random numbers across candidate plans). Arrivals are
+        drawn up to ``t + horizon_s`` (``None``: the rest of the day). This simulator is not
+        changed. See :mod:`gpu_sched_env.cgrsp.fork`; a fork of a fork is a fork.
+        """
+        snap = snapshot(self.view)
+        return Fork(self.params, self.fleet, snap, sample_future(snap, self.fleet, self.params, horizon_s, seed))
+
     def result(self, policy: str = "", day: str = "") -> SimResult:
         """Per-job records and metrics (only meaningful once :attr:`done`)."""
         return SimResult.from_sim(self, policy=policy, day=day)
+
+
+class Fork(Simulator):
+    """A simulator started from a :class:`Snapshot` and one sampled :class:`Future`.
+
+    Model job ``i`` is ``snap.jobs[i]`` for the arrived jobs (busy slots' first, then the
+    queue in submit order), then the sampled arrivals (:attr:`real_ids` maps the arrived
+    ones back). Its realised values are the future's samples, never the real day's;
+    :attr:`n_busy0` jobs were on slots at the fork.
+    """
+
+    def __init__(self, params: CGRSPParams, fleet: Fleet, snap: Snapshot, fut: Future) -> None:  # noqa: PLR0915
+        self.params, self.seed, self.fleet, self.workload = params, 0, fleet, None
+        n_arr = len(snap.jobs)
+        self.n_jobs = n = n_arr + len(fut.arrivals)
+        w, lw = params.tight_window, params.loose_window
+        self.submit = snap.submit + fut.arrivals
+        self.deadline = snap.deadline + [a + (w if tg else lw) for a, tg in zip(fut.arrivals, fut.tight)]
+        self.complexity = snap.complexity + fut.complexity
+        self.tight = snap.tight + fut.tight
+        self._rt = fut.runtime  # read-only here (shared by the forks of one future)
+        self.dispatch, self._start, self.completion = [_INF] * n, [_INF] * n, [_INF] * n
+        self.job_slot, self.job_stock = [-1] * n, [-1] * n
+        self.slot_job = list(snap.slot_job)
+        self.slot_dispatch = list(snap.slot_dispatch)
+        self.slot_level = list(snap.slot_level)
+        self.slot_busy_time = [0.0] * len(snap.slot_job)
+        self._events = EventQueue()
+        for s, i in enumerate(snap.slot_job):
+            if i >= 0:
+                self._start[i] = fut.busy_start[s]
+                self.dispatch[i] = snap.slot_dispatch[s]
+                self.job_slot[i] = s
+                self.job_stock[i] = snap.slot_level[s]
+                self._events.push(fut.busy_end[s], kind=s, payload=i)
+        self.n_idle = sum(1 for i in snap.slot_job if i < 0)
+        self.waiting = dict.fromkeys(range(snap.n_busy, n_arr))
+        self.dispatched = list(range(snap.n_busy))
+        self.n_arrived, self.n_completed, self.t = n_arr, 0, snap.t
+        self.stock = list(snap.stock)
+        self.n_decisions = 0
+        self._stock = fut.stock
+        self._prov_q = fut.prov_q
+        self.n_busy0 = snap.n_busy
+        self.real_ids = snap.jobs
+        self._n_public = n_arr
+        self.view = SimView(self)  # a policy sees the fork through a view, as on the real day
+
+    def slot_end(self, s: int) -> float:
+        """When slot ``s`` frees in this fork [s] (the model's own draw; ``inf`` when idle)."""
+        i = self.slot_job[s]
+        return _INF if i < 0 else self._start[i] + self._rt[i][self.fleet.slot_type[s]]
 
 
 def run(sim: Simulator, policy: Policy) -> Simulator:

@@ -18,7 +18,9 @@ DIAGNOSTICS = {
     "rh-reservation": ("studies.diagnose.rh_reservation", "where RH's reservation puts loose jobs"),
     "design-cost": ("studies.diagnose.design_cost", "what an env's action design costs a rule against simulate()"),
     "versus-rule": ("studies.diagnose.versus_rule", "does a learner lose to the strongest rule on when or on which job?"),
-    "headroom": ("studies.diagnose.headroom", "how far below the strongest rule can a planner get? (paired, resumable)"),
+    "headroom": ("studies.cgrsp.headroom", "the headroom map: the rule vs its bounds, and the planner vs the rule (paired, resumable)"),
+    "rule-fix": ("studies.cgrsp.rule_fix", "the deferring rule before and after issue #29's two corrections (paired)"),
+    "planner-calibration": ("studies.cgrsp.calibration", "the planner's screen horizon against full-day rollouts"),
     "hgsp-tasks1": ("studies.diagnose.hgsp_tasks1", "why HGSP tasks1 misfits the study at its published load"),
 }
 

@@ -55,7 +55,7 @@ def test_heuristic_agent_reproduces_simulate_exactly(policy, action_mode):
 
 @pytest.mark.parametrize("action_mode", ["joint", "slot"])
 def test_the_rollout_planner_as_an_agent_reproduces_simulate(action_mode):
-    knobs = {"n_rollouts": 1, "horizon_s": 200.0}
+    knobs = {"n_rollouts": 1, "horizon_s": 200.0, "n_confirm": 2, "confirm_horizon_s": 200.0}
     assert_same_jobs("rollout", "surge", 4, action_mode, knobs=knobs, n_jobs=120, c_max=3)
 
 

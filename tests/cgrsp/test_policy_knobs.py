@@ -16,7 +16,8 @@ from studies.cgrsp.grids import build_cells, configure
 KNOBS = {
     "stock_penalty", "spt_weights", "balanced_weights", "lcf_stock_factor", "theta", "pressure_queue",
     "theta_pressure", "cr_star", "rho_res", "rho_gate", "rh_weights", "rh_defer", "rh_plan",
-    "defer", "defer_scale", "base_rule", "n_rollouts", "horizon_s", "max_candidates", "confidence_z", "portfolio",  # extensions
+    "defer", "defer_scale", "defer_gap", "slot_score", "base_rule", "n_rollouts", "horizon_s", "max_candidates", "confidence_z", "portfolio",
+    "n_confirm", "confirm_horizon_s", "error_rate",  # extensions
 }
 
 
@@ -28,6 +29,7 @@ def test_the_simulator_knows_no_knob_and_every_knob_has_a_policy():
     assert set(knob_owners()["theta"][2:]) == {n for n in EXTENSIONS if n.startswith("spt_rescue_defer_")}
     assert knob_owners()["cr_star"][:2] == ("cadr", "cadr_oo")
     assert set(knob_owners()["defer"]) == set(knob_owners()["defer_scale"]) == set(EXTENSIONS)
+    assert set(knob_owners()["defer_gap"]) == set(knob_owners()["slot_score"]) == set(EXTENSIONS)
     for name, cls in POLICIES.items():  # the registry's knob table is the config's
         assert dict(REGISTRY.entry(name).knobs) == cls.Config.defaults()
 

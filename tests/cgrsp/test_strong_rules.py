@@ -18,9 +18,10 @@ from gpu_sched_agents.heuristics.cgrsp import (
 )
 from gpu_sched_agents.heuristics.cgrsp.extensions import defer_cost, deferred_slots
 from gpu_sched_agents.heuristics.cgrsp.ordering import EDF
-from gpu_sched_agents.heuristics.cgrsp.planner import pick, snapshot
+from gpu_sched_agents.heuristics.cgrsp.planner import screen_pick
 from gpu_sched_env.cgrsp import simulate
 from gpu_sched_env.cgrsp.fleet import HIGH, LOW, MEDIUM
+from gpu_sched_env.cgrsp.fork import snapshot
 from gpu_sched_env.cgrsp.params import make_params
 from gpu_sched_env.cgrsp.sim import Simulator, run
 from gpu_sched_env.core.errors import ConfigError
@@ -30,7 +31,7 @@ from tests.cgrsp.fixtures_tiny import run_policy, tiny_params, tiny_sim
 
 LOOSE = 1e6
 MARKOV = {"stock_process": "markov", "stock_dwell_s": 900.0}
-TINY_PLAN = {"n_rollouts": 2, "horizon_s": 300.0}
+TINY_PLAN = {"n_rollouts": 2, "horizon_s": 300.0, "n_confirm": 4, "confirm_horizon_s": 600.0}
 
 
 # ----------------------------------------------------------------------------- rules by name
@@ -57,7 +58,7 @@ def test_defer_none_is_the_published_rule_job_for_job():
     for base in ("spt", "spt_rescue", "cadr", "edf"):
         for stock in ({}, MARKOV):
             ref = simulate(base, "hectic", 3, **stock).jobs
-            got = simulate(f"{base}_defer_low", "hectic", 3, defer="none", **stock).jobs
+            got = simulate(f"{base}_defer_low", "hectic", 3, defer="none", slot_score="rule", **stock).jobs
             pd.testing.assert_frame_equal(ref, got, check_exact=True)
             assert not ref.equals(simulate(f"{base}_defer_low", "hectic", 3, **stock).jobs)
 
@@ -110,7 +111,7 @@ def test_defer_scale_moves_the_expected_break_even():
 
     base = run("spt_rescue_defer_exp")
     assert run("spt_rescue_defer_exp", defer_scale=1.0) == base
-    assert run("spt_rescue_defer_exp", defer_scale=1e9) == run("spt_rescue") != base
+    assert run("spt_rescue_defer_exp", defer_scale=1e9, slot_score="rule") == run("spt_rescue") != base
     assert run("spt_rescue_defer_exp", defer_scale=0.5) != base
     for bad in (0.0, -1.0):
         with pytest.raises(ConfigError, match="defer_scale"):
@@ -237,12 +238,12 @@ def test_portfolio_plans_join_the_candidates_after_the_base_plan():
     assert len({tuple(sorted(c)) for c in cands}) == len(cands)
 
 
-def test_pick_keeps_the_base_plan_unless_an_alternative_is_clearly_better():
+def test_the_screen_passes_on_only_a_plan_that_leads_the_base_plan():
     noisy = np.array([[100.0, 90.0], [100.0, 130.0], [100.0, 80.0]])  # mean −0, noisy
-    assert pick(noisy, 1.0) == 0
+    assert screen_pick(noisy, 1.0) == 0
     clear = np.array([[100.0, 90.0], [100.0, 91.0], [100.0, 89.0]])
-    assert pick(clear, 2.0) == 1
-    assert pick(np.array([[5.0, 6.0, 4.0]]), 2.0) == 2  # one rollout: any advantage
+    assert screen_pick(clear, 2.0) == 1
+    assert screen_pick(np.array([[5.0, 6.0, 4.0]]), 2.0) == 2  # one rollout: any advantage
 
 
 # ----------------------------------------------------------------------------- studies
@@ -260,7 +261,8 @@ def test_persistence_script_on_a_tiny_budget(tmp_path):
     mod = persistence
     stem = tmp_path / "persistence"
     assert mod.main(["--rule-seeds", "2", "--planner-seeds", "1", "--dwells", "fresh", "900", "--days", "surge",
-                     "--planner-knob", "n_rollouts=1", "--planner-knob", "horizon_s=120.0", "--out", str(stem)]) == 0
+                     "--planner-knob", "n_rollouts=1", "--planner-knob", "horizon_s=120.0",
+                     "--planner-knob", "n_confirm=2", "--planner-knob", "confirm_horizon_s=120.0", "--out", str(stem)]) == 0
     df = pd.read_csv(stem.with_suffix(".csv"))
     assert list(df.columns) == mod.COLUMNS
     assert len(df) == 2 * 2 + 1 * 2 and set(df.stock.astype(str)) == {"fresh", "900"}
@@ -274,7 +276,7 @@ def test_persistence_script_on_a_tiny_budget(tmp_path):
 
 def test_planner_cost_script_on_a_tiny_budget(capsys, load_script):
     mod = load_script("planner_cost")
-    assert mod.main(["--seeds", "1", "--days", "surge", "--knob", "n_rollouts=1", "--knob", "horizon_s=120.0",
+    assert mod.main(["--seeds", "1", "--days", "surge", "--knob", "n_rollouts=1", "--knob", "horizon_s=120.0", "--knob", "n_confirm=2",
                      "--knob", "portfolio=[cadr_defer_exp]"]) == 0
     out = capsys.readouterr().out
     assert "portfolio=('cadr_defer_exp',)" in out and "ms_per_planned" in out

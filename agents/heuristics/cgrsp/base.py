@@ -116,6 +116,20 @@ def slot_balanced(weights: tuple[float, float], sp: tuple[float, float, float]) 
     return rule
 
 
+def slot_delay(view: SimView, job: int, idle: list[int]) -> int:
+    """The least expected delay + W̄: mean provisioning delay of the status now plus the job's W̄ [s].
+
+    The job's expected completion, so a status is weighed in seconds against speed (ties: the
+    cheaper type, then registration order). Used by the deferring rules (issue #29: SPT's price
+    term, +0.25 for an RTX 3090, outweighed the Medium penalty of 0.2 and sent jobs to a cheap
+    Medium slot beside an idle High one).
+    """
+    fl = view.fleet
+    w_row = fl.wbar[view.complexity[job]]
+    stock, dm, st, price = view.stock, fl.delay_mean, fl.slot_type, fl.price_per_s
+    return min(idle, key=lambda s: (dm[stock[st[s]]] + w_row[st[s]], price[st[s]], s))
+
+
 def slot_first(view: SimView, job: int, idle: list[int]) -> int:
     """First idle slot in registration order."""
     return idle[0]

@@ -23,6 +23,13 @@ RH_PLAN_MODES = ("idle", "timeline")
 # "low_medium" (every slot not in High stock), "expected" (a slot whose status' mean delay
 # exceeds the expected cost of waiting for a better status under the public stock model)
 DEFER_MODES = ("none", "low", "low_medium", "expected")
+# the gap a deferring rule weighs in "expected" mode (issue #29): "plan" counts the slots the same
+# plan fills (their expected end) and so keeps deferring when nothing else is busy; "busy" is the
+# rule as published before (busy slots and arrivals only, no deferral when neither exists)
+DEFER_GAPS = ("plan", "busy")
+# the slot a deferring rule gives a job: "delay" the least expected start delay + W̄ (issue #29),
+# "rule" the published rule's own slot score (SPT's price term can outweigh a Medium status)
+SLOT_SCORES = ("delay", "rule")
 STOCK_PENALTY = (0.0, 0.2, 1.0)  # sp(High/Medium/Low), added to slot scores
 
 
@@ -62,11 +69,16 @@ _CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "rh_plan": lambda n, v: check_choice(n, v, RH_PLAN_MODES),
     "defer": lambda n, v: check_choice(n, v, DEFER_MODES),
     "defer_scale": lambda n, v: check_number(n, v, lo=0.0, lo_open=True),
+    "defer_gap": lambda n, v: check_choice(n, v, DEFER_GAPS),
+    "slot_score": lambda n, v: check_choice(n, v, SLOT_SCORES),
     "base_rule": lambda n, v: check_choice(f"{n} type", type(v).__name__, ("str",)),  # the name: checked by the planner
     "n_rollouts": lambda n, v: check_number(n, v, lo=1, hi=64, integer=True),
     "horizon_s": lambda n, v: check_number(n, v, lo=0.0, lo_open=True),
     "max_candidates": lambda n, v: check_number(n, v, lo=2, hi=16, integer=True),
     "confidence_z": lambda n, v: check_number(n, v, lo=0.0),
+    "n_confirm": lambda n, v: check_number(n, v, lo=2, hi=512, integer=True),
+    "confirm_horizon_s": lambda n, v: check_number(n, v, lo=0.0),
+    "error_rate": lambda n, v: check_number(n, v, lo=0.0, hi=0.5, lo_open=True, hi_open=True),
     "portfolio": lambda n, v: _names(n, v),  # the names themselves: checked by the planner
 }
 
@@ -184,13 +196,16 @@ class RHKnobs(Knobs):
 
 @dataclass(frozen=True)
 class RolloutKnobs(Knobs):
-    """The rollout planner: base rule, rollouts per candidate, look-ahead, candidates per decision."""
+    """The rollout planner: base rule, screen (futures, look-ahead, candidates, gate), confirmation (futures, horizon, error rate)."""
 
     base_rule: str = "spt_rescue_defer_exp"  # the rule rolled out and improved upon (a rule name, planner.RULE_BASES)
-    n_rollouts: int = 4  # sampled futures per candidate (common random numbers across candidates)
-    horizon_s: float = 900.0  # [s] simulated look-ahead per rollout
-    max_candidates: int = 4  # candidate plans evaluated per decision point (the base rule's first)
-    confidence_z: float = 2.0  # leave the base rule's plan only for a paired advantage > z standard errors
+    n_rollouts: int = 4  # screen: sampled futures per candidate (common random numbers across candidates)
+    horizon_s: float = 600.0  # [s] screen: simulated look-ahead per rollout (plus the terminal term)
+    max_candidates: int = 5  # candidate plans screened per decision point (the base rule's first)
+    confidence_z: float = 1.0  # screen gate: confirm the best-looking plan only if it leads the base by > z standard errors
+    n_confirm: int = 32  # confirmation: independent futures on which the screened plan must beat the base plan
+    confirm_horizon_s: float = 0.0  # [s] confirmation look-ahead; 0: to the end of the day (no terminal term)
+    error_rate: float = 0.01  # one-sided level of the confirmation's paired t-test: P(leave an equal base plan) per decision
     portfolio: tuple[str, ...] = ()  # further rules (planner.RULE_BASES) whose plans join the candidates: *which* job goes where
 
 
@@ -199,14 +214,20 @@ def with_defer(config: type[Knobs], default: str) -> type[Knobs]:
 
     ``defer_scale`` (``expected`` mode only) multiplies the expected cost of waiting that a
     status' mean delay is compared with: below 1 defers more, above 1 less (1: the model's own
-    break-even, what the registered rules use).
+    break-even, what the registered rules use). ``defer_gap`` (:data:`DEFER_GAPS`) and
+    ``slot_score`` (:data:`SLOT_SCORES`) select the corrected rule (default) or the rule as
+    published before issue #29, for the before/after tables.
     """
     check_choice("defer", default, DEFER_MODES)
-    fields_ = [("defer", str, field(default=default)), ("defer_scale", float, field(default=1.0))]
+    fields_ = [
+        ("defer", str, field(default=default)), ("defer_scale", float, field(default=1.0)),
+        ("defer_gap", str, field(default="plan")), ("slot_score", str, field(default="delay")),
+    ]
     return make_dataclass(f"{config.__name__}Defer", fields_, bases=(config,), frozen=True)
 
 
 __all__ = [
+    "DEFER_GAPS",
     "DEFER_MODES",
     "RH_DEFER_MODES",
     "RH_PLAN_MODES",
@@ -220,6 +241,7 @@ __all__ = [
     "RHKnobs",
     "RescueKnobs",
     "RolloutKnobs",
+    "SLOT_SCORES",
     "SPTSlotKnobs",
     "with_defer",
 ]

@@ -45,9 +45,13 @@ class _LaxityTiers(CGRSPPolicy):
     def reset(self, view: SimView, rng: Any = None) -> None:
         fl = view.fleet
         self._est = [row[fl.nominal_type] for row in fl.wbar]  # [s] SPT estimate per class
-        self._slot_spt = slot_spt(self.cfg.spt_weights, self.cfg.stock_penalty)
+        self._slot_spt = self.slot_rule()
         cx = view.complexity
         self._q = Groups(N_CLASSES + 1, view.n_jobs, cx.__getitem__)  # + Adaptive's hopeless list
+
+    def slot_rule(self) -> SlotRule:
+        """The slot rule of the SPT-ordered tiers, bound to this policy's knobs."""
+        return slot_spt(self.cfg.spt_weights, self.cfg.stock_penalty)
 
     def _m(self, view: SimView, idle: list[int]) -> list[float]:
         """m_κ = min over idle slots of W̄(κ, g), per class."""

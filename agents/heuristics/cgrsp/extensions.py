@@ -14,8 +14,12 @@ unchanged on the policy's view with those slots hidden
 * ``low_medium``: every idle slot not in High stock, while another slot is busy;
 * ``expected``: a slot whose status' mean delay exceeds the expected cost of waiting for a
   better status (:func:`defer_cost`, times the ``defer_scale`` knob, 1 by default), from the
-  public stock model (fresh or Markov with its mean dwell), while a future event (a busy
-  slot or an arrival still to come) exists.
+  public stock model (fresh or Markov with its mean dwell). The time to the next event counts
+  busy slots, arrivals still to come and the slots the same plan fills (``defer_gap="plan"``,
+  :func:`_expected_plan`); ``defer_gap="busy"`` is the rule as published before issue #29.
+
+Each job goes to the idle slot with the least expected delay + W̄ (``slot_score="delay"``,
+:func:`~.base.slot_delay`), or to the base rule's own slot choice (``slot_score="rule"``).
 
 A deferral never stalls a day: every mode defers only while an event is still to come,
 which brings the next decision point (and, under fresh stock, a new draw).
@@ -29,15 +33,16 @@ parameter set.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from gpu_sched_agents.heuristics.cgrsp.base import Assignment, CGRSPPolicy
+from gpu_sched_agents.heuristics.cgrsp.base import Assignment, CGRSPPolicy, SlotRule, slot_delay
 from gpu_sched_agents.heuristics.cgrsp.config import with_defer
 from gpu_sched_agents.heuristics.cgrsp.deadline import CADR, SPTRescue
 from gpu_sched_agents.heuristics.cgrsp.ordering import EDF, SPT
 from gpu_sched_env.cgrsp.fleet import HIGH, LOW
 from gpu_sched_env.cgrsp.params import CGRSPParams
-from gpu_sched_env.cgrsp.stock import defer_cost, next_event_gap
+from gpu_sched_env.cgrsp.stock import MIN_GAP_S, defer_cost, next_event_gap
 from gpu_sched_env.cgrsp.view import SimView
 
 
@@ -70,10 +75,13 @@ class IdleView:
         return len(self._idle)
 
 
-def deferred_slots(view: SimView, mode: str, scale: float = 1.0) -> list[int]:
+def deferred_slots(view: SimView, mode: str, scale: float = 1.0, gap_mode: str = "plan") -> list[int]:
     """Idle slots to leave idle at this decision point under deferral ``mode`` (never stalls).
 
-    ``scale`` (``expected`` only) multiplies the expected cost of waiting (the ``defer_scale`` knob).
+    ``scale`` (``expected`` only) multiplies the expected cost of waiting (the ``defer_scale``
+    knob); ``gap_mode`` (``expected`` only, the ``defer_gap`` knob) is how the expected time to
+    the next event is found: ``"plan"`` (:func:`_expected_plan`) or ``"busy"`` (the rule as
+    published before issue #29: busy slots and arrivals only; no deferral when neither exists).
     """
     if mode == "none":
         return []
@@ -84,7 +92,9 @@ def deferred_slots(view: SimView, mode: str, scale: float = 1.0) -> list[int]:
         return [s for s in idle if stock[st[s]] == LOW] if busy else []
     if mode == "low_medium":
         return [s for s in idle if stock[st[s]] != HIGH] if busy else []
-    if not (busy or view.n_arrived < view.n_jobs):  # "expected": only while an event is to come
+    if gap_mode == "plan":
+        return _expected_plan(view, idle, scale)
+    if not (busy or view.n_arrived < view.n_jobs):  # "busy": only while an event is to come
         return []
     gap = next_event_gap(view)
     dm = view.fleet.delay_mean
@@ -100,11 +110,49 @@ def deferred_slots(view: SimView, mode: str, scale: float = 1.0) -> list[int]:
     return out
 
 
+def _expected_plan(view: SimView, idle: list[int], scale: float) -> list[int]:
+    """``expected`` deferral that counts the slots this plan fills (issue #29's end-of-day cascade).
+
+    The idle slots are taken best status first (least mean delay; ties: registration order).
+    A High slot, or any slot while no event is to come (no busy slot, no arrival, no slot
+    filled yet), is filled; any other is left idle when its status' mean delay exceeds
+    ``scale`` × :func:`defer_cost` at the current gap, else filled. Each slot filled (while
+    jobs remain to fill it) brings an event at its expected end, the level's mean delay plus
+    the smallest W̄ on its type, so the gap shrinks as the plan grows. The first slot is
+    always filled when nothing else is to come: the rule never stalls.
+    """
+    fl = view.fleet
+    st, stock, dm = fl.slot_type, view.stock, fl.delay_mean
+    if all(stock[st[s]] == HIGH for s in idle):  # nothing to defer (the common case; a hot path of the planner)
+        return []
+    gap = next_event_gap(view)  # inf when no slot is busy and no arrival is to come
+    jobs = len(view.waiting)
+    out: list[int] = []
+    for s in sorted(idle, key=lambda s: (dm[stock[st[s]]], s)):
+        g = st[s]
+        lvl = stock[g]
+        if lvl != HIGH and gap < math.inf and dm[lvl] > scale * defer_cost(view, g, gap):
+            out.append(s)
+        elif jobs > 0:  # filled: its job is expected to end after the delay and the shortest W̄
+            jobs -= 1
+            gap = min(gap, max(dm[lvl] + min(row[g] for row in fl.wbar), MIN_GAP_S))
+    return out
+
+
 class Deferring(CGRSPPolicy):
-    """Mixin: leave the slots :func:`deferred_slots` names idle, let the base rule fill the others."""
+    """Mixin: leave the slots :func:`deferred_slots` names idle, let the base rule fill the others.
+
+    The slot each job gets is the base rule's (``slot_score="rule"``) or the least expected
+    delay + W̄ (``"delay"``, the default: :func:`~.base.slot_delay`).
+    """
+
+    def slot_rule(self) -> SlotRule:
+        if self.cfg.slot_score == "delay":
+            return slot_delay
+        return super().slot_rule()  # type: ignore[misc]
 
     def decide(self, view: SimView) -> list[Assignment]:
-        held = deferred_slots(view, self.cfg.defer, self.cfg.defer_scale)
+        held = deferred_slots(view, self.cfg.defer, self.cfg.defer_scale, self.cfg.defer_gap)
         if not held:
             return super().decide(view)
         offered = [s for s in view.idle_slots() if s not in held]
