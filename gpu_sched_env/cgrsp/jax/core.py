@@ -209,9 +209,8 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
     dl_vals, dl_base = flat(day.seg_deadline)
     lo = day.sub_off[:-1] + s.ptr + dl_base
     hi = day.sub_off[:-1] + s.end + dl_base
-    c1 = seg_search(dl_vals, lo, hi, jnp.full(N_SUB, t1), False, spec.n_iter)
-    c0 = seg_search(dl_vals, lo, hi, jnp.full(N_SUB, t0), False, spec.n_iter)
-    waiting_miss = c1 - c0
+    both = seg_search(dl_vals, jnp.tile(lo, 2), jnp.tile(hi, 2), jnp.repeat(jnp.stack([t1, t0]), N_SUB), False, spec.n_iter)
+    waiting_miss = both[:N_SUB] - both[N_SUB:]  # one search loop for both ends
     j = jnp.maximum(job0, 0)
     dj = day.deadline[j]
     flight_miss = (job0 >= 0) & (dj > t0) & (dj <= t1) & (end0 > dj)  # a slot's job completes at its end time
