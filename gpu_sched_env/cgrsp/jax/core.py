@@ -1,10 +1,11 @@
 """The event dynamics of the JAX env: stock draws, dispatch and the advance to the next decision point.
 
 The reference (:meth:`gpu_sched_env.cgrsp.sim.Simulator.advance`) pops events from a heap in
-a Python loop; here one ``lax.while_loop`` iteration handles one event time: the completions
-due by then (the C slots' end times, a masked scatter) and the arrivals (a ``searchsorted``
-over the day's sorted submit times), until a slot is idle while a job waits, or nothing is
-left to happen. Every update of an N-sized array is a scatter at one index (or C indices), so
+a Python loop; here one ``lax.while_loop`` iteration handles one event: the completions due
+by then (the C slots' end times, a masked scatter) and at most one arrival (the next in submit
+order; arrivals tied in time take one iteration each before the decision test), until a slot
+is idle while a job waits, or nothing is left to happen. Each subqueue's arrived count grows
+with its arrivals, so no step searches the day's submit times. Every update of an N-sized array is a scatter at one index (or C indices), so
 a step costs O(C + log N) whatever the queue, also under ``vmap`` (no ``lax.cond`` there:
 a branch taken by one env would make every env pay for both).
 
@@ -153,14 +154,6 @@ def n_idle(s: EnvState) -> jnp.ndarray:
     return jnp.sum(s.slot_job < 0, dtype=jnp.int32)
 
 
-def sub_ends(spec: Spec, params: EnvParams, s: EnvState) -> jnp.ndarray:
-    """Members of each subqueue arrived by ``s.t``."""
-    day = day_of(s, params)
-    vals, base = flat(day.seg_submit)
-    lo, hi = day.sub_off[:-1] + base, day.sub_off[1:] + base
-    return (seg_search(vals, lo, hi, jnp.full(N_SUB, s.t), False, spec.n_iter) - lo).astype(jnp.int32)
-
-
 def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tuple[EnvState, jnp.ndarray, jnp.ndarray]:
     """Process events to the next decision point when ``go`` (else nothing happens).
 
@@ -170,12 +163,13 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
     day = day_of(s, params)
     n = spec.n
     t0, n0, q0, idle0, job0, end0 = s.t, s.n_arrived, n_waiting(s), n_idle(s), s.slot_job, s.slot_end
-    sub_vals, sub_base = flat(day.submit)
 
     def cond(c):
         return c[1]
 
     def body(c):
+        # one arrival per iteration (no binary search over the day), arrivals tied in time taken
+        # in successive iterations before the decision test, so every event at tn is in
         st, _, c1 = c
         ta = jnp.where(st.n_arrived < n, day.submit[jnp.minimum(st.n_arrived, n - 1)], INF)
         tn = jnp.minimum(ta, jnp.min(st.slot_end))
@@ -183,12 +177,17 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
         fin = (st.slot_end <= tn) & live
         idx = jnp.where(fin, st.slot_job, n)  # out of range: dropped
         comp = st.completion.at[idx].set(st.slot_end, mode="drop") if st.completion.shape[0] else st.completion
-        na = jnp.where(live, (seg_search(sub_vals, sub_base, sub_base + n, tn, False, spec.n_iter) - sub_base).astype(jnp.int32), st.n_arrived)
+        arr = live & (ta <= tn)
+        j = jnp.minimum(st.n_arrived, n - 1)
+        sub = 2 * day.cx[j] + day.tight[j].astype(jnp.int32)  # the arriving job's subqueue
+        na = st.n_arrived + arr.astype(jnp.int32)
         st = st.replace(
             t=jnp.where(live, tn, st.t), completion=comp, n_arrived=na, n_completed=st.n_completed + jnp.sum(fin, dtype=jnp.int32),
             slot_job=jnp.where(fin, -1, st.slot_job), slot_end=jnp.where(fin, INF, st.slot_end),
+            end=st.end + ((jnp.arange(N_SUB) == sub) & arr).astype(jnp.int32),
         )
-        decision = (n_idle(st) > 0) & (n_waiting(st) > 0)
+        tie = (na < n) & (day.submit[jnp.minimum(na, n - 1)] <= tn)  # another arrival at this same time
+        decision = (n_idle(st) > 0) & (n_waiting(st) > 0) & ~tie
         # an arrival is processed at its own submit time (tn = ta), so Σ_arrivals (t1 − submit)
         # = Σ_iterations k·(t1 − tn): kept as offsets from t0, exact enough in float32 too
         c1 = c1 + (na - c[0].n_arrived) * (tn - t0)
@@ -196,7 +195,6 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
 
     s, _, c1 = lax.while_loop(cond, body, (s, go, jnp.zeros((), s.t.dtype)))
     alive = (n_idle(s) > 0) & (n_waiting(s) > 0)
-    s = s.replace(end=sub_ends(spec, params, s))
     drawn = draw_stock(spec, params, s)
     redraw = go & alive
     pick = lambda name: jnp.where(redraw, getattr(drawn, name), getattr(s, name))  # noqa: E731
@@ -211,9 +209,8 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
     dl_vals, dl_base = flat(day.seg_deadline)
     lo = day.sub_off[:-1] + s.ptr + dl_base
     hi = day.sub_off[:-1] + s.end + dl_base
-    c1 = seg_search(dl_vals, lo, hi, jnp.full(N_SUB, t1), False, spec.n_iter)
-    c0 = seg_search(dl_vals, lo, hi, jnp.full(N_SUB, t0), False, spec.n_iter)
-    waiting_miss = c1 - c0
+    both = seg_search(dl_vals, jnp.tile(lo, 2), jnp.tile(hi, 2), jnp.repeat(jnp.stack([t1, t0]), N_SUB), False, spec.n_iter)
+    waiting_miss = both[:N_SUB] - both[N_SUB:]  # one search loop for both ends
     j = jnp.maximum(job0, 0)
     dj = day.deadline[j]
     flight_miss = (job0 >= 0) & (dj > t0) & (dj <= t1) & (end0 > dj)  # a slot's job completes at its end time

@@ -24,6 +24,11 @@ from gpu_sched_env.cgrsp.obs import CR_CLIP, HOUR, LAX_BINS, MODEL_CLIP_MIN, WAI
 from gpu_sched_env.cgrsp.stock import MIN_GAP_S
 
 
+def _one_hot(i: jnp.ndarray, k: int, dt) -> jnp.ndarray:
+    """One-hot rows of ``i`` over ``k`` values, by comparison (an eye-matrix gather costs more under vmap)."""
+    return (i[..., None] == jnp.arange(k)).astype(dt)
+
+
 def heads(s: EnvState, params: EnvParams, class_order: tuple[int, ...], n: int) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
     """Per class (in ``class_order``): ``(present, job id, subqueue)`` of its head."""
     day = day_of(s, params)
@@ -103,7 +108,7 @@ def observe(spec: Spec, params: EnvParams, s: EnvState, win_j: jnp.ndarray, win_
     cr = jnp.clip(-1.0 / (e * CR_CLIP) * t + d / (e * CR_CLIP), 0.0, 1.0)
     wait = jnp.clip(1.0 / HOUR * t + (-sub / HOUR), 0.0, WAIT_CLIP)
     lax_ = jnp.clip(-1.0 / HOUR * t + (d[:, None] - params.wbar[cx]) / HOUR, -params.lax_h, params.lax_h)
-    cols = jnp.concatenate([jnp.ones((k, 1), dt), day.tight[j][:, None].astype(dt), jnp.eye(3, dtype=dt)[cx],
+    cols = jnp.concatenate([jnp.ones((k, 1), dt), day.tight[j][:, None].astype(dt), _one_hot(cx, 3, dt),
                             cr[:, None], wait[:, None], lax_, params.wbar_rel[cx]], axis=1)
     jobs = jnp.where(present[:, None], cols, 0.0).astype(f32)
     # --- beyond: each subqueue's waiting run, less the window's heads
@@ -129,10 +134,10 @@ def observe(spec: Spec, params: EnvParams, s: EnvState, win_j: jnp.ndarray, win_
     bey = jnp.where(nb > 0, bey, 0.0).astype(f32)
     # --- slots and stock
     busy = s.slot_job >= 0
-    stock1 = jnp.eye(3, dtype=dt)[s.stock]  # (T, 3)
+    stock1 = _one_hot(s.stock, 3, dt)  # (T, 3)
     ef = expected_free(params, s, busy)
     slot_tab = jnp.concatenate([
-        jnp.eye(T, dtype=dt)[params.slot_type], busy[:, None].astype(dt), (busy & (s.slot_start > t))[:, None].astype(dt),
+        _one_hot(params.slot_type, T, dt), busy[:, None].astype(dt), (busy & (s.slot_start > t))[:, None].astype(dt),
         jnp.where(busy, jnp.minimum(params.ttf_h, (ef - t) / HOUR), 0.0)[:, None], params.slot_price_rel[:, None],
         stock1[params.slot_type], jnp.zeros((C, 1), dt),
     ], axis=1).astype(f32)

@@ -12,27 +12,35 @@ back to the queue, their slots back to idle; ``state.dp_count`` says how many) a
 ``dp_count`` of the plan. SPT and FIFO give the same plan either way (each entry takes the
 best slot still idle). The deferral test is :func:`deferred`, the job order and placement
 :func:`rescue_plan`: one small function each, to follow the reference if it changes
-(``tests/cgrsp/jax`` compares them job for job with ``simulate()``).
+(``tests/cgrsp/jax`` compares them job for job with ``simulate()``). The reference's
+``defer_gap`` and ``slot_score`` knobs (issue #29's corrections, on by default) are static
+arguments here (:func:`defer_exp_rule`), so the rule as published before them replays too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
-from gpu_sched_env.cgrsp.jax.core import INF, band_of
+from gpu_sched_env.cgrsp.jax.core import INF, band_of, n_waiting
 from gpu_sched_env.cgrsp.jax.obs import defer_cost, next_event_gap, window
 from gpu_sched_env.cgrsp.jax.types import N_SUB, EnvParams, EnvState, day_of
+from gpu_sched_env.cgrsp.stock import MIN_GAP_S
+from gpu_sched_env.core.errors import check_choice
 
 # Knob defaults of the reference rules (gpu_sched_agents.heuristics.cgrsp.config; a test checks them)
 SPT_WEIGHTS = (0.7, 0.3)  # (run time, price) in the SPT slot score
 STOCK_PENALTY = (0.0, 0.2, 1.0)  # sp(High/Medium/Low)
 THETA_S = 600.0  # [s] SPT+Rescue's urgency threshold
 DEFER_SCALE = 1.0  # defer_scale of the "expected" deferral
+DEFER_GAP = "plan"  # defer_gap: the gap counts the slots the same plan fills (issue #29); "busy": the rule before it
+SLOT_SCORE = "delay"  # slot_score: the least expected delay + W̄ (issue #29); "rule": SPT+Rescue's SPT score
+DEFER_GAPS = ("plan", "busy")
 
 
 class Rule(NamedTuple):
@@ -82,18 +90,72 @@ def fifo(env, s: EnvState, params: EnvParams) -> jnp.ndarray:
     return jnp.where(has.any() & idle.any(), q * env.spec.c + slot, N_SUB * env.spec.c).astype(jnp.int32)
 
 
-def deferred(env, params: EnvParams, s: EnvState, idle: jnp.ndarray, busy: jnp.ndarray) -> jnp.ndarray:
-    """Idle slots the ``expected`` deferral leaves idle at the decision point (``extensions.deferred_slots``)."""
+def deferred(env, params: EnvParams, s: EnvState, idle: jnp.ndarray, busy: jnp.ndarray, defer_gap: str = DEFER_GAP,
+             scale: float = DEFER_SCALE) -> jnp.ndarray:
+    """Idle slots the ``expected`` deferral leaves idle at the decision point (``extensions.deferred_slots``).
+
+    ``defer_gap`` is the reference's knob (static): ``"plan"`` (:func:`_deferred_plan`) or
+    ``"busy"`` (the rule as published before issue #29: the gap counts busy slots and arrivals
+    only, no deferral when neither is to come).
+    """
+    if defer_gap == "plan":
+        return _deferred_plan(env, params, s, idle, busy, scale)
     g = params.slot_type
     lvl = s.stock[g]
-    cost = DEFER_SCALE * defer_cost(params, band_of(params, s.t), next_event_gap(env.spec, params, s, busy), env.spec.markov)
+    cost = scale * defer_cost(params, band_of(params, s.t), next_event_gap(env.spec, params, s, busy), env.spec.markov)
     event = busy.any() | (s.n_arrived < env.spec.n)
     return idle & event & (lvl != 0) & (params.delay_mean[lvl] > cost[g])
 
 
-def rescue_plan(env, params: EnvParams, s: EnvState, ptr: jnp.ndarray, offered: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
-    """SPT+Rescue's plan on the offered slots: ``(jobs [C], slots [C], length)`` (``deadline.SPTRescue.decide``)."""
+def _deferred_plan(env, params: EnvParams, s: EnvState, idle: jnp.ndarray, busy: jnp.ndarray, scale: float) -> jnp.ndarray:
+    """``extensions._expected_plan``: the idle slots best status first, the gap shrinking with each slot the plan fills.
+
+    A sequential scan over the C slots (unrolled: C is static and small), since each filled
+    slot's expected end [s] (its status' mean delay + the smallest W̄ on its type) can shorten
+    the gap the next slot's deferral test uses.
+    """
+    c = env.spec.c
+    band = band_of(params, s.t)
+    dm = params.delay_mean
+    lvl = s.stock[params.slot_type]  # i32[C]
+    w_min = jnp.min(params.wbar, axis=0)[params.slot_type]  # [s] smallest W̄ on each slot's type
+    order = jnp.lexsort((jnp.arange(c), jnp.where(idle, dm[lvl], INF)))  # best status first, ties: slot
+    gap = next_event_gap(env.spec, params, s, busy)  # inf when nothing is to come
+    jobs = n_waiting(s)
+    out = jnp.zeros(c, bool)
+    for i in range(c):
+        sl = order[i]
+        lv = lvl[sl]
+        cost = scale * defer_cost(params, band, gap, env.spec.markov)[params.slot_type[sl]]
+        hold = idle[sl] & (lv != 0) & (gap < INF) & (dm[lv] > cost)
+        fill = idle[sl] & ~hold & (jobs > 0)
+        jobs = jobs - fill.astype(jobs.dtype)
+        gap = jnp.where(fill, jnp.minimum(gap, jnp.maximum(dm[lv] + w_min[sl], MIN_GAP_S)), gap)
+        out = out.at[sl].set(hold)
+    return out
+
+
+def slot_delay(params: EnvParams, s: EnvState, cx: jnp.ndarray, idle: jnp.ndarray) -> jnp.ndarray:
+    """``base.slot_delay``: the least status mean delay + W̄ [s] over ``idle`` (ties: the cheaper type, then the lowest slot)."""
+    g = params.slot_type
+    v = jnp.where(idle, params.delay_mean[s.stock[g]] + params.wbar[cx, g], INF)
+    best = idle & (v == jnp.min(v))
+    price = jnp.where(best, params.price_per_s[g], INF)
+    return jnp.argmax(best & (price == jnp.min(price))).astype(jnp.int32)
+
+
+SLOT_RULES: dict[str, Callable] = {"delay": slot_delay, "rule": slot_spt}  # slot_score knob -> slot rule
+
+
+def rescue_plan(env, params: EnvParams, s: EnvState, ptr: jnp.ndarray, offered: jnp.ndarray,
+                slot_score: str = "rule") -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+    """SPT+Rescue's plan on the offered slots: ``(jobs [C], slots [C], length)`` (``deadline.SPTRescue.decide``).
+
+    ``slot_score`` (static) names the slot rule (:data:`SLOT_RULES`): ``"rule"`` SPT+Rescue's own
+    SPT score, ``"delay"`` the deferring rules' least expected delay + W̄.
+    """
     day, c, n = day_of(s, params), env.spec.c, env.spec.n
+    slot_rule = SLOT_RULES[slot_score]
     t = s.t
     k = jnp.sum(offered, dtype=jnp.int32)
     m = jnp.min(jnp.where(offered[None, :], params.wbar[:, params.slot_type], INF), axis=1)  # m_κ over offered slots
@@ -112,14 +174,15 @@ def rescue_plan(env, params: EnvParams, s: EnvState, ptr: jnp.ndarray, offered: 
     free = offered
     slots = []
     for i in range(c):  # each job in turn takes the best slot still offered
-        slot = slot_spt(params, s, day.cx[jobs[i]], free)
+        slot = slot_rule(params, s, day.cx[jobs[i]], free)
         slots.append(slot)
         free = free & ~((jnp.arange(c) == slot) & (i < length))
     return jobs, jnp.stack(slots), length
 
 
-def spt_rescue_defer_exp(env, s: EnvState, params: EnvParams) -> jnp.ndarray:
-    """``spt_rescue_defer_exp``: entry ``dp_count`` of the plan made at this decision point."""
+def spt_rescue_defer_exp(env, s: EnvState, params: EnvParams, defer_gap: str = DEFER_GAP,
+                         slot_score: str = SLOT_SCORE) -> jnp.ndarray:
+    """``spt_rescue_defer_exp``: entry ``dp_count`` of the plan made at this decision point (knobs static)."""
     day = day_of(s, params)
     busy_now = s.slot_job >= 0
     here = busy_now & (s.slot_disp == s.t)  # dispatched at this decision point (completions come later)
@@ -128,16 +191,30 @@ def spt_rescue_defer_exp(env, s: EnvState, params: EnvParams) -> jnp.ndarray:
     sub_of = 2 * day.cx[jnp.maximum(s.slot_job, 0)] + day.tight[jnp.maximum(s.slot_job, 0)].astype(jnp.int32)
     back = jnp.zeros(N_SUB, jnp.int32).at[jnp.where(here, sub_of, N_SUB)].add(1, mode="drop")
     s_dp = s.replace(ptr=s.ptr - back, slot_job=jnp.where(here, -1, s.slot_job))
-    offered = idle & ~deferred(env, params, s_dp, idle, busy)
-    jobs, slots, length = rescue_plan(env, params, s_dp, s_dp.ptr, offered)
+    offered = idle & ~deferred(env, params, s_dp, idle, busy, defer_gap)
+    jobs, slots, length = rescue_plan(env, params, s_dp, s_dp.ptr, offered, slot_score)
     i = jnp.minimum(s.dp_count, env.spec.c - 1)
     return _joint(env, s, params, jobs[i], slots[i], s.dp_count < length)
+
+
+def defer_exp_rule(defer_gap: str = DEFER_GAP, slot_score: str = SLOT_SCORE) -> Rule:
+    """``spt_rescue_defer_exp`` with the reference's ``defer_gap`` / ``slot_score`` knobs (the defaults: the corrected rule).
+
+    Raises:
+        ConfigError: a knob value the reference does not allow.
+    """
+    check_choice("defer_gap", defer_gap, DEFER_GAPS)
+    check_choice("slot_score", slot_score, tuple(SLOT_RULES))
+    name = "spt_rescue_defer_exp"
+    if (defer_gap, slot_score) != (DEFER_GAP, SLOT_SCORE):
+        name += f"[defer_gap={defer_gap},slot_score={slot_score}]"
+    return Rule(name, partial(spt_rescue_defer_exp, defer_gap=defer_gap, slot_score=slot_score))
 
 
 RULES: dict[str, Rule] = {
     "fifo": Rule("fifo", fifo, subqueue=True),
     "spt": Rule("spt", spt),
-    "spt_rescue_defer_exp": Rule("spt_rescue_defer_exp", spt_rescue_defer_exp),
+    "spt_rescue_defer_exp": defer_exp_rule(),
 }
 
 
@@ -181,5 +258,6 @@ def stack_days(days: list) -> object:
     return jax.tree_util.tree_map(lambda *x: jnp.stack(x), *pad)
 
 
-__all__ = ["DEFER_SCALE", "RULES", "SPT_WEIGHTS", "STOCK_PENALTY", "THETA_S", "Rule", "deferred", "evaluate", "fifo", "rescue_plan",
-           "rollout", "spt", "spt_rescue_defer_exp", "stack_days"]
+__all__ = ["DEFER_GAP", "DEFER_GAPS", "DEFER_SCALE", "RULES", "SLOT_RULES", "SLOT_SCORE", "SPT_WEIGHTS", "STOCK_PENALTY", "THETA_S",
+           "Rule", "defer_exp_rule", "deferred", "evaluate", "fifo", "rescue_plan", "rollout", "slot_delay", "spt",
+           "spt_rescue_defer_exp", "stack_days"]

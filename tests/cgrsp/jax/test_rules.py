@@ -19,13 +19,14 @@ def env_for(day, stock):
     return ENVS[day, stock]
 
 
-def _check(day, stock, name, seeds):
+def _check(day, stock, name, seeds, **knobs):
     env = env_for(day, stock)
-    run = jax.jit(lambda s: rollout(env, RULES[name], s, env.default_params))
+    rule = jrules.defer_exp_rule(**knobs) if knobs else RULES[name]
+    run = jax.jit(lambda s: rollout(env, rule, s, env.default_params))
     for seed in seeds:
         _, st = env.reset_to_day(env.materialise(seed))
         st = run(st)
-        res = simulate(name, day, seed=seed, **(MARKOV if stock == "markov" else {}))
+        res = simulate(name, day, seed=seed, **(MARKOV if stock == "markov" else {}), **knobs)
         assert bool(st.done)
         assert_same_records(res, st)
         assert int(st.n_miss) == round(res.summary()["miss_pct"] / 100 * res.summary()["n_jobs"])
@@ -47,6 +48,30 @@ def test_rule_replays_simulate_many_seeds(day, stock, name):
     _check(day, stock, name, range(40, 52))
 
 
+# the rule before issue #29 and each correction alone: the reference keeps them reachable by its knobs
+@pytest.mark.parametrize(("defer_gap", "slot_score", "day", "stock"), [
+    ("busy", "rule", "hectic", "fresh"), ("busy", "rule", "surge", "markov"),
+    ("plan", "rule", "surge", "fresh"), ("busy", "delay", "hectic", "markov")])
+def test_defer_knobs_replay_simulate(defer_gap, slot_score, day, stock):
+    _check(day, stock, "spt_rescue_defer_exp", [30, 31], defer_gap=defer_gap, slot_score=slot_score)
+
+
+def test_the_knobs_matter_and_bad_ones_are_config_errors():
+    """The corrected rule and the rule before issue #29 give different days (else the knob tests prove nothing)."""
+    from gpu_sched_env.core.errors import ConfigError
+
+    env = env_for("surge", "fresh")
+    days = stack_days([env.materialise(s) for s in (3, 4)])
+    new = evaluate(env, RULES["spt_rescue_defer_exp"], days)
+    old = evaluate(env, jrules.defer_exp_rule("busy", "rule"), days)
+    assert not np.array_equal(np.asarray(new["mean_wait_min"]), np.asarray(old["mean_wait_min"]))
+    assert jrules.defer_exp_rule().name == "spt_rescue_defer_exp"
+    with pytest.raises(ConfigError, match="defer_gap = 'soon'.*plan, busy"):
+        jrules.defer_exp_rule(defer_gap="soon")
+    with pytest.raises(ConfigError, match="slot_score = 'price'.*delay, rule"):
+        jrules.defer_exp_rule(slot_score="price")
+
+
 def test_evaluate_batches_days_and_keys():
     env = env_for("surge", "fresh")
     seeds = [1, 2]
@@ -65,3 +90,7 @@ def test_knob_defaults_are_the_reference_rules():
     cfg = REF["spt_rescue_defer_exp"].Config.build("spt_rescue_defer_exp")
     assert cfg.theta == jrules.THETA_S and tuple(cfg.spt_weights) == jrules.SPT_WEIGHTS
     assert tuple(cfg.stock_penalty) == jrules.STOCK_PENALTY and cfg.defer_scale == jrules.DEFER_SCALE and cfg.defer == "expected"
+    assert cfg.defer_gap == jrules.DEFER_GAP and cfg.slot_score == jrules.SLOT_SCORE  # issue #29's knobs
+    from gpu_sched_agents.heuristics.cgrsp.config import DEFER_GAPS, SLOT_SCORES
+
+    assert tuple(jrules.DEFER_GAPS) == DEFER_GAPS and tuple(jrules.SLOT_RULES) == SLOT_SCORES
