@@ -134,7 +134,9 @@ def _make(config: CGRSPEnvConfig, seed: int, env_index: int, masked: bool, mixed
     return thunk
 
 
-def make_vec_env(config: CGRSPEnvConfig, n_envs: int, seed: int, kind: str = "dummy", masked: bool = True, mixed: bool = False) -> VecEnv:
+def make_vec_env(
+    config: CGRSPEnvConfig, n_envs: int, seed: int, kind: str = "dummy", masked: bool = True, mixed: bool = False
+) -> VecEnv:
     """``n_envs`` training envs (SB3 ``VecEnv``); env i plays ``training_seeds(seed, ·, i)``.
 
     ``mixed``: each day's type is drawn from the month mix (:class:`MixedDays`).

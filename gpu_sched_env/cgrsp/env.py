@@ -194,14 +194,18 @@ class CGRSPEnv(gym.Env):
     # gymnasium would otherwise wrap rgb_array in its pygame HumanRendering)
     metadata = {"render_modes": [*RENDER_MODES, "human"], "render_fps": 4}
 
-    def __init__(self, config: CGRSPEnvConfig | None = None, *, render_mode: str | None = None, trace: Any = None, **kwargs: Any) -> None:
+    def __init__(
+        self, config: CGRSPEnvConfig | None = None, *, render_mode: str | None = None, trace: Any = None, **kwargs: Any
+    ) -> None:
         if config is not None and not isinstance(config, CGRSPEnvConfig):
             raise ConfigError(f"config = {config!r} must be a CGRSPEnvConfig (or give the settings as keywords)")
         self.cfg = config.replace(**kwargs) if config is not None else CGRSPEnvConfig.from_kwargs(**kwargs)
         check_render_mode(render_mode, tuple(self.metadata["render_modes"]))
         cfg = self.cfg
         self.params = cfg.sim_params()
-        self._trace = None if trace is None else Trace.load(trace, self.params)  # a job log: one episode = the whole trace
+        self._trace = (
+            None if trace is None else Trace.load(trace, self.params)
+        )  # a job log: one episode = the whole trace
         if self._trace is not None:
             self.params = self._trace.params(self.params)
         self.render_mode = render_mode
@@ -259,7 +263,11 @@ class CGRSPEnv(gym.Env):
         super().reset(seed=seed)
         self.run_seed = int(seed) if seed is not None else int(self.np_random.integers(2**31 - 1))
         self.action_space.seed(int(self.np_random.integers(2**31 - 1)))
-        sim = self.sim = Simulator(self.params, self.run_seed, None if self._trace is None else self._trace.workload(self.params, self.run_seed))
+        sim = self.sim = Simulator(
+            self.params,
+            self.run_seed,
+            None if self._trace is None else self._trace.workload(self.params, self.run_seed),
+        )
         self.jobs.reset(sim)
         self._enc.reset(sim)
         self.ledger = RewardLedger(self.cfg, sim)
@@ -330,7 +338,9 @@ class CGRSPEnv(gym.Env):
         """The action dispatching ``job`` to ``slot`` (InvalidActionError if not expressible now)."""
         pos = np.flatnonzero(self._win == job)
         if pos.size == 0:
-            raise InvalidActionError(f"job {job!r} is not in the window (first {self.window} waiting jobs in {self.order} order)")
+            raise InvalidActionError(
+                f"job {job!r} is not in the window (first {self.window} waiting jobs in {self.order} order)"
+            )
         if not 0 <= slot < self.actions.C:
             raise InvalidActionError(f"slot {slot!r} is out of range 0..{self.actions.C - 1}")
         return self.actions.encode(int(pos[0]), int(slot))
@@ -358,12 +368,16 @@ class CGRSPEnv(gym.Env):
 
     # ------------------------------------------------------------------ actions and observations
     def _check_action(self, action: Any) -> int:
-        return check_action(action, self.actions.n_actions, self._mask, lambda a: self.actions.why_illegal(self.sim, self._win, a))
+        return check_action(
+            action, self.actions.n_actions, self._mask, lambda a: self.actions.why_illegal(self.sim, self._win, a)
+        )
 
     def _observe(self) -> dict[str, np.ndarray]:
         self._win, beyond = self.jobs(self.sim)
         obs = self._enc.encode(self.sim, self._win, beyond, None if self.done else self.actions.offered)
-        self._mask = self.actions.mask(self.sim, self._win.size) if not self.done else np.zeros(self.actions.n_actions, bool)
+        self._mask = (
+            self.actions.mask(self.sim, self._win.size) if not self.done else np.zeros(self.actions.n_actions, bool)
+        )
         obs["action_mask"] = self._mask.view(np.int8).copy()
         return obs
 
