@@ -52,7 +52,8 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--persistence",
         action="store_true",
-        help="evaluate under every stock model of the persistence sweep on the hectic and surge days; writes persistence_points.csv for scripts/persistence.py --extra",
+        help="evaluate under every stock model of the persistence sweep on the hectic and surge days; writes "
+        "persistence_points.csv for scripts/persistence.py --extra",
     )
     ap.add_argument(
         "--label",
@@ -175,7 +176,10 @@ PERSISTENCE_DAYS = ("hectic", "surge")
 
 
 def persistence(model, spec, config, args, cfg) -> int:
-    """The learned policy under every stock model of the persistence sweep (tidy rows for ``scripts/persistence.py --extra``)."""
+    """The learned policy under every stock model of the persistence sweep.
+
+    Returns tidy rows for ``scripts/persistence.py --extra``.
+    """
     import pandas as pd
 
     from gpu_sched_agents.rl.train import evaluate_model

@@ -33,7 +33,8 @@ def main(argv: list[str] | None = None) -> int:
         df.to_csv(a.out, index=False)
     print(markdown_table(df, ".3g"))
     print(
-        f"\n{int(df.beats.sum())} of {len(df)} runs beat the strongest rule (wait lower, Holm p < 0.05, miss not higher)"
+        f"\n{int(df.beats.sum())} of {len(df)} runs beat the strongest rule (wait lower, Holm p < 0.05, miss not "
+        "higher)"
     )
     return 0
 

@@ -79,7 +79,8 @@ class HeuristicAgent(EnvAgent):
         """Drive ``env`` from now on; returns ``self``."""
         if hasattr(env, "env_method") and not hasattr(env, "envs"):
             raise ConfigError(
-                f"HeuristicAgent({self.name!r}) needs in-process envs (DummyVecEnv, SyncVectorEnv); got {type(env).__name__}"
+                f"HeuristicAgent({self.name!r}) needs in-process envs (DummyVecEnv, SyncVectorEnv); got "
+                f"{type(env).__name__}"
             )
         self.env = env
         self._drivers = {}

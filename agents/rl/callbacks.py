@@ -132,7 +132,10 @@ class EvalCallback(BaseCallback):
 
 
 def write_heuristic_runs(tb: Path, heuristics: dict[str, dict[str, float]], total_timesteps: int) -> None:
-    """One TensorBoard run ``tb/heuristic_<name>`` per baseline: its ``eval/*`` means as flat lines (kept if present)."""
+    """One TensorBoard run ``tb/heuristic_<name>`` per baseline.
+
+    Each run holds the baseline's ``eval/*`` means as flat lines (kept if present).
+    """
     from torch.utils.tensorboard import SummaryWriter
 
     for name, means in heuristics.items():

@@ -87,8 +87,8 @@ MIXED_EVAL_DAY = "hectic"
 class MixedDays(gym.Wrapper):
     """Each training day's type drawn from the month mix, its seed from :class:`TrainingDays`.
 
-    The mix is ``DEFAULT_MONTH_MIX`` (4 hectic, 3 surge, 18 normal, 5 quiet days of 30). One ``CGRSPEnv`` per day type; their spaces are identical (they differ in ``n_jobs``
-    and the arrival rate only), so the learner sees one env.
+    The mix is ``DEFAULT_MONTH_MIX`` (4 hectic, 3 surge, 18 normal, 5 quiet days of 30). One ``CGRSPEnv`` per day type;
+    their spaces are identical (they differ in ``n_jobs`` and the arrival rate only), so the learner sees one env.
     """
 
     def __init__(self, config: CGRSPEnvConfig, seed: int, env_index: int) -> None:

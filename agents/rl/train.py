@@ -75,21 +75,24 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
     if teacher:
         if cfg.algo.name != "ppo":
             raise ConfigError(
-                f"algo.bc_teacher = {teacher!r}: behaviour cloning is implemented for algo=ppo only (got algo={cfg.algo.name})"
+                f"algo.bc_teacher = {teacher!r}: behaviour cloning is implemented for algo=ppo only (got "
+                f"algo={cfg.algo.name})"
             )
         check_choice("algo.bc_teacher", teacher, ALL_POLICY_NAMES)
     halflife = cfg.algo.get("time_halflife_s")
     if halflife is not None:
         if cfg.algo.name != "ppo":
             raise ConfigError(
-                f"algo.time_halflife_s = {halflife!r}: semi-MDP discounting is implemented for algo=ppo only (got algo={cfg.algo.name})"
+                f"algo.time_halflife_s = {halflife!r}: semi-MDP discounting is implemented for algo=ppo only (got "
+                f"algo={cfg.algo.name})"
             )
         check_number("algo.time_halflife_s", halflife, lo=0.0, lo_open=True)
     check_number("train.total_timesteps", cfg.train.total_timesteps, lo=1, integer=True)
     check_number("train.n_envs", cfg.train.n_envs, lo=1, integer=True)
     if "n_steps" in cfg.algo and int(cfg.algo.n_steps) * int(cfg.train.n_envs) < 2:
         raise ConfigError(
-            f"algo.n_steps = {cfg.algo.n_steps} with train.n_envs = {cfg.train.n_envs}: a rollout must hold at least 2 steps (SB3 normalises advantages over it)"
+            f"algo.n_steps = {cfg.algo.n_steps} with train.n_envs = {cfg.train.n_envs}: a rollout must hold at least 2 "
+            "steps (SB3 normalises advantages over it)"
         )
     check_number("train.eval_freq", cfg.train.eval_freq, lo=1, integer=True)
     check_number("train.checkpoint_freq", cfg.train.checkpoint_freq, lo=1, integer=True)
@@ -104,7 +107,8 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
         check_number("train.eval_seeds[]", s, lo=SELECTION_SEEDS.start, hi=SELECTION_SEEDS.stop - 1, integer=True)
     if halflife is not None and cfg.env.shaping != "none":
         raise ConfigError(
-            f"algo.time_halflife_s = {halflife!r} with env.shaping = {cfg.env.shaping!r}: the shaping term γ·Φ′ − Φ needs one γ per step; use shaping=none with semi-MDP discounting"
+            f"algo.time_halflife_s = {halflife!r} with env.shaping = {cfg.env.shaping!r}: the shaping term γ·Φ′ − Φ "
+            "needs one γ per step; use shaping=none with semi-MDP discounting"
         )
     config = env_config(cfg)  # raises ConfigError naming a bad env key or simulator parameter
     from gpu_sched_env.cgrsp.env import CGRSPEnv
@@ -126,7 +130,9 @@ def check_device(device: str) -> str:
     if device != "auto" and dev.type == "cuda":
         if not th.cuda.is_available():
             raise ConfigError(
-                f"train.device = {device!r} but this torch ({th.__version__}) sees no CUDA device (torch.cuda.is_available() is False); use train.device=cpu, or train.device=auto to take a GPU when there is one"
+                f"train.device = {device!r} but this torch ({th.__version__}) sees no CUDA device "
+                "(torch.cuda.is_available() is False); use train.device=cpu, or train.device=auto to take a GPU when "
+                "there is one"
             )
         if dev.index is not None and dev.index >= th.cuda.device_count():
             raise ConfigError(f"train.device = {device!r}: this machine has {th.cuda.device_count()} CUDA device(s)")
@@ -177,7 +183,8 @@ def resolve_run_dir(cfg: DictConfig) -> tuple[Path, Path | None]:
         candidates = [d for d in family.glob("*") if d.is_dir() and d != here and latest_checkpoint(d)]
         if not candidates:
             raise ConfigError(
-                f"resume=true but no earlier run with checkpoints under {family}/; start without resume or pass resume_from=DIR"
+                f"resume=true but no earlier run with checkpoints under {family}/; start without resume or pass "
+                "resume_from=DIR"
             )
         target = max(candidates, key=lambda d: latest_checkpoint(d).stat().st_mtime)  # type: ignore[union-attr]
     ckpt = latest_checkpoint(target)
@@ -369,7 +376,10 @@ HYDRA_ONLY = {".hydra", "train.log"}
 
 
 def remove_unused_run_dir(run_dir: Path) -> None:
-    """Delete ``run_dir`` if it holds nothing but what Hydra wrote before the job (and its parent if that is then empty)."""
+    """Delete ``run_dir`` if it holds nothing but what Hydra wrote before the job.
+
+    Its parent goes too if that is then empty.
+    """
     import shutil
 
     if run_dir.is_dir() and {p.name for p in run_dir.iterdir()} <= HYDRA_ONLY:

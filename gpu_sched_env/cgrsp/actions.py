@@ -231,7 +231,8 @@ class SlotOffers(ActionScheme):
     def encode(self, pos: int, slot: int) -> int:
         if slot != self._offered:
             raise InvalidActionError(
-                f"slot {slot} is not the offered slot ({self._offered}); in slot mode an action only fills the offered slot"
+                f"slot {slot} is not the offered slot ({self._offered}); in slot mode an action only fills the offered "
+                "slot"
             )
         return pos
 

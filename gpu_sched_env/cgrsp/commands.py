@@ -90,7 +90,8 @@ def compare_main(argv: list[str] | None = None) -> int:
         default=list(POLICY_NAMES),
         choices=list(policy_names(published_only=False)),
         metavar="POLICY",
-        help="the published ten and CADR-OO by default; the deferring rules (e.g. spt_rescue_defer_exp) and the planner by name",
+        help="the published ten and CADR-OO by default; the deferring rules (e.g. spt_rescue_defer_exp) and the "
+        "planner by name",
     )
     ap.add_argument(
         "--param",
@@ -122,7 +123,8 @@ def compare_main(argv: list[str] | None = None) -> int:
         ap.error(f"--seeds {args.seeds}: must be at least 1")
     if args.workers is not None and args.workers < 1:
         ap.error(
-            f"--workers {args.workers}: must be at least 1 (leave it out for the default: the {default_workers()} usable cores)"
+            f"--workers {args.workers}: must be at least 1 (leave it out for the default: the {default_workers()} "
+            "usable cores)"
         )
     try:
         params = parse_params(args.param, param_names_help)

@@ -102,7 +102,8 @@ class CGRSPEnvConfig:
         if self.hold != "event" and not scheme_of(self.action_mode).holds_slots:  # the scheme knows
             holding = " or ".join(repr(m) for m, cls in ACTION_SCHEMES.items() if cls.holds_slots)
             raise ConfigError(
-                f"hold = {self.hold!r} needs action_mode = {holding} (got {self.action_mode!r}): a slot is held when the agent leaves it idle; allowed with {self.action_mode}: 'event'"
+                f"hold = {self.hold!r} needs action_mode = {holding} (got {self.action_mode!r}): a slot is held when "
+                f"the agent leaves it idle; allowed with {self.action_mode}: 'event'"
             )
         c_max = self.sim_params().c_max  # also checks every simulator parameter
         if self.slot_rows is not None:
@@ -157,7 +158,8 @@ def _check_extra(extra: Mapping[str, Any]) -> None:
     if unknown:
         raise ConfigError(
             f"unknown CGRSP-v0 keyword(s): {', '.join(unknown)}; allowed: the env settings "
-            f"{', '.join((*CGRSPEnvConfig.names(), 'params'))} (the env also takes render_mode, trace) and the simulator parameters {', '.join(sorted(PARAM_NAMES))}"
+            f"{', '.join((*CGRSPEnvConfig.names(), 'params'))} (the env also takes render_mode, trace) and the "
+            f"simulator parameters {', '.join(sorted(PARAM_NAMES))}"
         )
 
 
@@ -244,7 +246,8 @@ def env_config_of(section: Mapping[str, Any], day: str) -> CGRSPEnvConfig:
     unknown = sorted(set(data) - set(CGRSPEnvConfig.names()))
     if unknown:
         raise ConfigError(
-            f"env: unknown key(s) {unknown}; allowed: {', '.join(CGRSPEnvConfig.names())}, params, {', '.join(COMMAND_LINE_PARAMS)}"
+            f"env: unknown key(s) {unknown}; allowed: {', '.join(CGRSPEnvConfig.names())}, params, "
+            f"{', '.join(COMMAND_LINE_PARAMS)}"
         )
     data["params"] = params
     data["reward_weights"] = data.get("reward_weights") or {}

@@ -1,8 +1,8 @@
 """What CGRSP-v0 rewards: named presets of the objective's weights, lost capacity, and shaping.
 
 The env books six raw quantities (``wait`` [job-s], ``miss`` [jobs], ``cost`` [$], ``waste``
-[job-s], ``run`` [job-s], ``delay`` [s]); a *preset* turns them into weights, derived from the simulator's parameters so that
-there is one source of truth (``alpha1``, ``alpha2`` in
+[job-s], ``run`` [job-s], ``delay`` [s]); a *preset* turns them into weights, derived from the simulator's parameters so
+that there is one source of truth (``alpha1``, ``alpha2`` in
 :class:`~gpu_sched_env.cgrsp.params.CGRSPParams`):
 
 * ``study``: the model's objective α1·Σw + α2·misses (spec §2; α2 = 10 by default, so a miss
@@ -223,7 +223,8 @@ def summary_objective(summary: Mapping[str, float], weights: Mapping[str, float]
         if read is None:
             readable = [n for n, p in PARTS.items() if p.from_summary is not None]
             raise ConfigError(
-                f"objective weight {k} = {w} but a run summary does not hold {k!r}; parts a summary holds: {', '.join(readable)}"
+                f"objective weight {k} = {w} but a run summary does not hold {k!r}; parts a summary holds: "
+                f"{', '.join(readable)}"
             )
         total += w * read(summary)
     return float(total)

@@ -151,7 +151,8 @@ def load_profiles(path: str | os.PathLike) -> ProfileTable:
         if isinstance(data, Mapping):
             if set(data) != {"profiles"}:
                 raise ConfigError(
-                    f"profile table {path.name}: top-level mapping must have only the key 'profiles', got {sorted(data)}"
+                    f"profile table {path.name}: top-level mapping must have only the key 'profiles', got "
+                    f"{sorted(data)}"
                 )
             data = data["profiles"]
         if not isinstance(data, list):

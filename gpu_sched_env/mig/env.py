@@ -40,8 +40,8 @@ class MIGEnv(gym.Env):
     20/min, run length U{1..10} min, memory U(1, 1990) then N(prev, 0.1·prev) capped at 1990).
 
     ## Action Space
-    ``Discrete(m + 1)`` (its ``sample()`` draws legal actions only): ``i < m`` = instance ``i``; ``m`` = defer. Legal actions are in
-    ``info["action_mask"]`` and :meth:`action_masks`: instances whose memory holds the job's
+    ``Discrete(m + 1)`` (its ``sample()`` draws legal actions only): ``i < m`` = instance ``i``; ``m`` = defer. Legal
+    actions are in ``info["action_mask"]`` and :meth:`action_masks`: instances whose memory holds the job's
     peak, and defer while more jobs are still to come. A forbidden action, and any action
     that is not one integer (a float, string, bool or multi-element array), raises
     :class:`~gpu_sched_env.core.errors.InvalidActionError` and leaves the state unchanged.

@@ -114,7 +114,8 @@ class MinuteSim(OnlineSim):
                 )
             if self.capacities[inst] < p.need():
                 raise InvalidActionError(
-                    f"job {jid}: instance {inst} holds {self.capacities[inst]} MB < {p.need()} MB needed at t={self.t} min"
+                    f"job {jid}: instance {inst} holds {self.capacities[inst]} MB < {p.need()} MB needed at t={self.t} "
+                    "min"
                 )
             if inst in used:
                 raise InvalidActionError(f"instance {inst} given to jobs {used[inst]} and {jid} at t={self.t} min")

@@ -113,7 +113,8 @@ def bench_render(hours: float, every: int = 25) -> None:
         f"rgb_array frames of a hectic day (seed 42, FIFO, {len(inc)} steps to t = {env.unwrapped.sim.t / 3600:.2f} h)"
     )
     print(
-        f"{'renderer':28s} {'frames':>6s} {'wall mean':>9s} {'wall p95':>8s} {'wall max':>8s} {'CPU mean':>8s} {'CPU p95':>7s}  [ms]"
+        f"{'renderer':28s} {'frames':>6s} {'wall mean':>9s} {'wall p95':>8s} {'wall max':>8s} {'CPU mean':>8s} "
+        f"{'CPU p95':>7s}  [ms]"
     )
     for name, x in (("incremental (env.render)", a), ("full redraw (gantt_figure)", b)):
         print(

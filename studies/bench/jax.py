@@ -162,7 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = JaxCGRSP.from_config(config, records=False)
     device = jax.devices()[0]
     print(
-        f"bench jax on {platform.processor() or platform.machine()} ({jax.device_count()} JAX device(s), {device.platform}); day {args.day}, design experiment=joint_heads"
+        f"bench jax on {platform.processor() or platform.machine()} ({jax.device_count()} JAX device(s), "
+        f"{device.platform}); day {args.day}, design experiment=joint_heads"
     )
     figures = {
         "env_steps_per_s": jax_env_steps_per_s(env, args.batch, args.env_steps),
@@ -170,13 +171,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     print(f"JAX env, {args.batch} days vmapped: {figures['env_steps_per_s']:12.0f} steps/s")
     print(
-        f"CGRSP-v0, random masked actions: {figures['ref_env_steps_per_s']:12.0f} steps/s   ratio {figures['env_steps_per_s'] / figures['ref_env_steps_per_s']:.1f}x"
+        f"CGRSP-v0, random masked actions: {figures['ref_env_steps_per_s']:12.0f} steps/s   ratio "
+        f"{figures['env_steps_per_s'] / figures['ref_env_steps_per_s']:.1f}x"
     )
     figures["ppo_fps"] = ppo_jax_fps(jcfg, args.ppo_updates)
     figures["sb3_ppo_fps"] = sb3_ppo_fps(scfg, args.sb3_steps)
     print(f"ppo_jax, {jcfg.train.n_envs} envs x {jcfg.algo.n_steps} steps: {figures['ppo_fps']:12.0f} frames/s")
     print(
-        f"MaskablePPO, {scfg.train.n_envs} envs: {figures['sb3_ppo_fps']:12.0f} frames/s   ratio {figures['ppo_fps'] / figures['sb3_ppo_fps']:.1f}x"
+        f"MaskablePPO, {scfg.train.n_envs} envs: {figures['sb3_ppo_fps']:12.0f} frames/s   ratio "
+        f"{figures['ppo_fps'] / figures['sb3_ppo_fps']:.1f}x"
     )
     if args.json:
         sizes = {

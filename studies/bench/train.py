@@ -56,10 +56,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ref_env = DummyVecEnv([lambda: InvalidActionEnvDiscrete(dim=80, n_invalid_actions=60) for _ in range(args.n_envs)])
     ref = fps(MaskablePPO("MlpPolicy", ref_env, **hp), args.steps)
     print(
-        f"MaskablePPO, {args.n_envs} envs, {args.steps} steps, n_steps=1024, batch 256, 5 epochs, net 128x128, 1 torch thread"
+        f"MaskablePPO, {args.n_envs} envs, {args.steps} steps, n_steps=1024, batch 256, 5 epochs, net 128x128, 1 torch "
+        "thread"
     )
     print(f"InvalidActionEnvDiscrete(dim=80, 60 invalid): {ref:8.0f} frames/s")
-    settings = {  # the main job's design and conf/env/markov.yaml's, composed as train.py composes them, and job–slot pairs
+    # the main job's design and conf/env/markov.yaml's, composed as train.py composes them, and job–slot pairs
+    settings = {
         "slot mode, K=1 (main job)": composed_env(args.day, "env=default"),
         "slot mode, class heads (experiment=markov)": composed_env(args.day, "experiment=markov"),
         "joint mode, K=16": CGRSPEnvConfig(day=args.day, action_mode="joint", window=16),
@@ -68,7 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         venv = make_vec_env(config, args.n_envs, 0)
         ours = fps(MaskablePPO(FactoredMaskablePolicy, venv, **hp), args.steps)
         print(
-            f"CGRSP-v0 ({args.day}, {label}, {venv.action_space.n} actions): {ours:8.0f} frames/s, ratio {ours / ref:.2f} (target ≥ 0.70)"
+            f"CGRSP-v0 ({args.day}, {label}, {venv.action_space.n} actions): {ours:8.0f} frames/s, ratio "
+            f"{ours / ref:.2f} (target ≥ 0.70)"
         )
     return 0
 

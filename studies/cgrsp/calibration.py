@@ -79,7 +79,10 @@ def points(day: str, stock: str, seed: int, n_points: int, futures: int, horizon
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Per stock × horizon: pairs, Pearson r, slope (full on screen, through 0), sign agreement where the full day separates."""
+    """Per stock × horizon: pairs, Pearson r, slope, sign agreement.
+
+    The slope is of the full day on the screen, through 0; the sign agreement counts where the full day separates.
+    """
     out = []
     for (stock, h), g in df.groupby(["stock", "horizon_s"], sort=False):
         x, y = g.d_screen.to_numpy(), g.d_full.to_numpy()
@@ -148,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---|---|---|---|---|",
     ]
     lines += [
-        f"| {r.stock} | {r.horizon_s:.0f} | {r.pairs} | {r.r:.2f} | {r.slope:.2f} | {r.separated} | {r.sign_agree_pct:.0f} |"
+        f"| {r.stock} | {r.horizon_s:.0f} | {r.pairs} | {r.r:.2f} | {r.slope:.2f} | {r.separated} | "
+        f"{r.sign_agree_pct:.0f} |"
         for r in s.itertuples()
     ]
     atomic_write_text(stem.with_suffix(".md"), "\n".join(lines) + "\n")

@@ -143,7 +143,8 @@ def _print_summary(exp: Experiment, df: pd.DataFrame, rep: RunReport) -> None:
     m = cell_means(df, by, MAIN_METRICS)
     cols = [c for c in m.columns if c in MAIN_METRICS]
     print(
-        f"\n{exp.title}: {rep.n_cells} cells ({rep.n_run} simulated now, {rep.n_cached} from the store) in {rep.wall_s:.1f} s"
+        f"\n{exp.title}: {rep.n_cells} cells ({rep.n_run} simulated now, {rep.n_cached} from the store) in "
+        f"{rep.wall_s:.1f} s"
     )
     with pd.option_context("display.width", 160, "display.max_rows", 200):
         print(m[cols].round(2).to_string())

@@ -233,9 +233,10 @@ def key_of(store: CellStore, w: dict[str, Any]) -> str:
 def run(
     store: CellStore, todo: list[dict[str, Any]], workers: int, max_seconds: float | None, progress: bool = True
 ) -> int:
-    """Compute the rows of ``todo`` not in ``store``; returns how many finished (stops taking results at ``max_seconds``).
+    """Compute the rows of ``todo`` not in ``store``; returns how many finished.
 
-    The counts (to run, finished, left) go to stderr; ``progress`` adds a line at every 5 % of the days.
+    It stops taking results at ``max_seconds``. The counts (to run, finished, left) go to stderr; ``progress`` adds a
+    line at every 5 % of the days.
     """
     have = store.keys()
     todo = [w for w in todo if key_of(store, w) not in have]
@@ -328,13 +329,18 @@ def _pm(m: float, ci: float, nd: int = 2) -> str:
 def markdown(t: pd.DataFrame, layer: str) -> str:
     """The layer's table as Markdown (mean wait min, miss %, objective s/job; ± 95 % CI)."""
     if layer == "a":
-        head = "| day | stock | C_max | tight | n | rule wait min | rule miss % | rule objective s | all-High wait | no-delay wait | SRPT bound wait |"
+        head = (
+            "| day | stock | C_max | tight | n | rule wait min | rule miss % | rule objective s | all-High wait "
+            "| no-delay wait | SRPT bound wait |"
+        )
         lines = [head, "|" + "---|" * 11]
         for r in t.itertuples():
             lines.append(
-                f"| {r.day} | {r.stock} | {r.c_max} | {r.tight} | {r.rule_n} | {_pm(r.rule_mean_wait_min, r.rule_mean_wait_min_ci)} "
+                f"| {r.day} | {r.stock} | {r.c_max} | {r.tight} | {r.rule_n} | "
+                f"{_pm(r.rule_mean_wait_min, r.rule_mean_wait_min_ci)} "
                 f"| {_pm(r.rule_miss_pct, r.rule_miss_pct_ci)} | {_pm(r.rule_objective_s, r.rule_objective_s_ci, 0)} "
-                f"| {_pm(r.all_high_mean_wait_min, r.all_high_mean_wait_min_ci)} | {_pm(r.no_delay_mean_wait_min, r.no_delay_mean_wait_min_ci)} "
+                f"| {_pm(r.all_high_mean_wait_min, r.all_high_mean_wait_min_ci)} | "
+                f"{_pm(r.no_delay_mean_wait_min, r.no_delay_mean_wait_min_ci)} "
                 f"| {r.srpt_mean_wait_min:.2f} |"
             )
         return "\n".join(lines) + "\n"
@@ -356,7 +362,11 @@ def markdown(t: pd.DataFrame, layer: str) -> str:
 
 
 def figure(ta: pd.DataFrame, tb: pd.DataFrame, path: Path) -> Path:
-    """(a) a map of the rule's wait and its gap to the all-High bound per cell (tight 0.2); (b) paired planner − rule per layer-(b) cell."""
+    """Two panels: (a) the rule's map, (b) the planner against the rule.
+
+    (a) a map of the rule's wait and its gap to the all-High bound per cell (tight 0.2); (b) paired planner − rule per
+    layer-(b) cell.
+    """
     from matplotlib.colors import LogNorm
 
     from gpu_sched_env.core.plotting import plt, save
@@ -446,7 +456,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--render",
         metavar="STEM",
-        help="write tables and figure from the store to STEM_{a,b}.{md,csv}, STEM.png (the rows of --budget and --param)",
+        help="write tables and figure from the store to STEM_{a,b}.{md,csv}, STEM.png (the rows of --budget and "
+        "--param)",
     )
     ap.add_argument("--no-progress", action="store_true")
     return ap.parse_args(argv)

@@ -74,7 +74,10 @@ def regime_config(
 
 
 def train_seeds(cfg: Any, seeds: Sequence[int], out: Path) -> tuple[dict[int, Path], float]:
-    """Train ``seeds`` of one regime with one compiled program, seed after seed; export each actor. Returns paths and seconds."""
+    """Train ``seeds`` of one regime with one compiled program, seed after seed; export each actor.
+
+    Returns paths and seconds.
+    """
     import jax
 
     from gpu_sched_agents.rl.envs import env_config
@@ -229,11 +232,8 @@ def table_text(rows: pd.DataFrame) -> str:
         f"- {r}: {int(c['sum'])} of {int(c['count'])} seeds at parity (target ≥ 3 of 4)" for r, c in counts.iterrows()
     ]
     return (
-        "# ppo_jax vs the strongest rule, per regime\n\nWait in minutes; diff = learned − rule; ci_high = upper 95 % bound.\n\n"
-        + body
-        + "\n\n"
-        + "\n".join(lines)
-        + "\n"
+        "# ppo_jax vs the strongest rule, per regime\n\nWait in minutes; diff = learned − rule; ci_high = upper 95 % "
+        "bound.\n\n" + body + "\n\n" + "\n".join(lines) + "\n"
     )
 
 

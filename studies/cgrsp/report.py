@@ -82,7 +82,8 @@ def _policies_section(exp: Experiment, df: pd.DataFrame, fig: Figure) -> list[st
     m = T.cell_means(df, ("policy",), T.MAIN_METRICS)
     L += [
         f"Reading: lowest miss {_extreme(m['miss_pct'], ' %')}, lowest wait {_extreme(m['mean_wait_min'], ' min')}, "
-        f"lowest tardiness {_extreme(m['mean_tardiness_min'], ' min')}, highest miss {_extreme(m['miss_pct'], ' %', lowest=False)}; "
+        f"lowest tardiness {_extreme(m['mean_tardiness_min'], ' min')}, highest miss "
+        f"{_extreme(m['miss_pct'], ' %', lowest=False)}; "
         f"cost spread {100 * (m['cost_usd'].max() / m['cost_usd'].min() - 1):.1f} % "
         f"({m['cost_usd'].min():.2f}–{m['cost_usd'].max():.2f} $).",
         "",
@@ -98,9 +99,10 @@ def _policies_section(exp: Experiment, df: pd.DataFrame, fig: Figure) -> list[st
             L += [
                 fig(F.gantt_figure(res, fig.dir / f"{exp.name}_gantt_{pol}.png").name),
                 "",
-                f"Gantt chart of {pol}: execution bars green (on time) or red (missed), tight jobs hatched, provisioning "
-                f"delay grey. {int(low.sum())} dispatches went to Low-stock slots "
-                f"({prov[low].sum() / 60:.1f} slot-hours of provisioning); longest provisioning delay {prov.max():.0f} min.",
+                f"Gantt chart of {pol}: execution bars green (on time) or red (missed), tight jobs hatched, "
+                f"provisioning delay grey. {int(low.sum())} dispatches went to Low-stock slots "
+                f"({prov[low].sum() / 60:.1f} slot-hours of provisioning); longest provisioning delay {prov.max():.0f} "
+                "min.",
                 "",
             ]
     L += [fig(F.policy_bars(df, fig.dir / f"{exp.name}_bars.png", PUBLISHED_HECTIC if pub else None).name), ""]
@@ -118,8 +120,8 @@ def _policies_section(exp: Experiment, df: pd.DataFrame, fig: Figure) -> list[st
             if fig.save_data:
                 t.to_csv(fig.dir / f"{exp.name}_tests.csv", index=False)
             L += [
-                "Paired comparisons on matched seeds (a − b; RH and CADR against every other policy): paired t-test and "
-                "Wilcoxon signed-rank, p-values Holm–Bonferroni-adjusted over the whole table (one family), "
+                "Paired comparisons on matched seeds (a − b; RH and CADR against every other policy): paired t-test "
+                "and Wilcoxon signed-rank, p-values Holm–Bonferroni-adjusted over the whole table (one family), "
                 "Cohen's d = mean/sd of the paired differences; 'significant' at family-wise α = 0.05.",
                 "",
                 T.md_table(T.tests_md(t), index=False),
@@ -300,7 +302,8 @@ def _objective_section(exp: Experiment, df: pd.DataFrame, fig: Figure) -> list[s
         f"{tot['misses'].median():.0f} misses, so with α2/α1 ≤ {max(exp.ratios):g} the miss term moves QoS by at most "
         f"{100 * max(exp.ratios) * (tot['misses'].max() - tot['misses'].min()) / tot['wait_s'].median():.2f} % and the "
         "published objective ranks by wait; tardiness (Σ ≈ "
-        f"{tot['tardiness_s'].median() / 1e6:.2f}·10⁶ s) is on the wait's scale, so the re-scoring changes the winner as α2/α1 grows.",
+        f"{tot['tardiness_s'].median() / 1e6:.2f}·10⁶ s) is on the wait's scale, so the re-scoring changes the winner "
+        "as α2/α1 grows.",
         "",
     ]
     return L
@@ -327,8 +330,10 @@ def _month_section(exp: Experiment, df: pd.DataFrame, fig: Figure) -> list[str]:
     ]
     m = T.month_totals(df).groupby("policy")[["miss_pct", "cost_usd"]].mean()
     L += [
-        f"Reading: lowest monthly miss {_extreme(m['miss_pct'], ' %')}, highest {_extreme(m['miss_pct'], ' %', lowest=False)}; "
-        f"monthly cost {m['cost_usd'].min():.2f}–{m['cost_usd'].max():.2f} $. Misses come almost only from hectic and surge days.",
+        f"Reading: lowest monthly miss {_extreme(m['miss_pct'], ' %')}, highest "
+        f"{_extreme(m['miss_pct'], ' %', lowest=False)}; "
+        f"monthly cost {m['cost_usd'].min():.2f}–{m['cost_usd'].max():.2f} $. Misses come almost only from hectic and "
+        "surge days.",
         "",
     ]
     return L
@@ -393,9 +398,12 @@ NOTES: dict[str, str] = {
         "**On the surge day it leaves the pack below** (0.74×, 102 min against 128–145): there ρ ≈ 0.29 is "
         "under the gate, so its reservation (ρ_res = 1, spec §3.9) lets loose jobs dispatch only when "
         "two or more slots are idle, onto the better-stocked one, and the slot left idle is re-rolled at the "
-        "next decision: under the fresh stock draw holding is a re-roll, not a cost (see `rho` and, under a persistent stock status, `rhomarkov`, where the "
-        "same reservation costs wait). Without the reservation (ρ_res = 0) RH waits 132 min there, 0.96× (contract 7; 0.95× the other ten). "
-        "It is at 0.75× and 0.83× on the quiet and normal days, where a wait is just the provisioning delay of the slot a job gets and RH, "
+        "next decision: under the fresh stock draw holding is a re-roll, not a cost (see `rho` and, under a persistent "
+        "stock status, `rhomarkov`, where the "
+        "same reservation costs wait). Without the reservation (ρ_res = 0) RH waits 132 min there, 0.96× (contract 7; "
+        "0.95× the other ten). "
+        "It is at 0.75× and 0.83× on the quiet and normal days, where a wait is just the provisioning delay of the "
+        "slot a job gets and RH, "
         "like EDF and Balanced, takes the best-stocked idle slot: it ties the fastest policies (0.12 min "
         "quiet), and meeting 0.9× there would mean giving it worse slots."
     ),
@@ -416,7 +424,8 @@ NOTES: dict[str, str] = {
         "reservation is on even on the hectic day; it lowers RH's wait there (3.40 min, below the range of "
         "the other ten: 0.82× their median, 0.94× the contract median), as on the surge day. "
         "At C_max = 7 the deadline-aware orders reach zero misses (CADR 0.01 %) while SPT (3.1 %), RH (2.3 %) "
-        "and the deadline-blind policies (4.7–5.2 %) keep some; at C_max = 10 no policy misses (Random 0.01 %). Costs follow the share of RTX 3090 slots (0.46 $/h against 0.25–0.27 $/h) in "
+        "and the deadline-blind policies (4.7–5.2 %) keep some; at C_max = 10 no policy misses (Random 0.01 %). Costs "
+        "follow the share of RTX 3090 slots (0.46 $/h against 0.25–0.27 $/h) in "
         "the round-robin fleet: 1/3, 2/5, 2/7, 3/10."
     ),
     "theta": (
@@ -484,7 +493,8 @@ NOTES: dict[str, str] = {
         "Persistence helps every policy: a slot provisioning on Low stock is not dispatched again for 10–120 min, "
         "while a slot on High stock is refilled every ~75 s, so with a persistent status most dispatches fall "
         "into good-stock spells (at D = 900 s the hectic-day waits drop from 135–167 to 76–90 min, the surge "
-        "day's from 128–145 to 17–25 min). D = 60 s is close to fresh (hectic waits 4–10 % lower, surge unchanged within the CIs); the change happens between 60 and 900 s. "
+        "day's from 128–145 to 17–25 min). D = 60 s is close to fresh (hectic waits 4–10 % lower, surge unchanged "
+        "within the CIs); the change happens between 60 and 900 s. "
         "**Re-rolling**: `edf_defer_low`'s hectic-day lead was re-rolling: 0.56× the median wait under fresh "
         "stock, 0.92× at D = 900 s and 0.98× at 3600 s, slower than the SPT family (SPT, SPT+Rescue, CADR, "
         "RH: 0.81–0.87× at every D); its 0 % miss is matched by EDF, SPT+Rescue, Adaptive and CADR from "
@@ -563,8 +573,8 @@ def departures_section(exp: Experiment, validation: pd.DataFrame, fig_seeds: int
         "",
         T.md_table(brk, floatfmt=".1f"),
         "",
-        "Every Low-stock dispatch falls in the 09–18 band (Low is unreachable elsewhere), and provisioning on Low stock "
-        "occupies a larger share of slot time than execution and doubles the makespan. Waits of ~2.5 h therefore "
+        "Every Low-stock dispatch falls in the 09–18 band (Low is unreachable elsewhere), and provisioning on Low "
+        "stock occupies a larger share of slot time than execution and doubles the makespan. Waits of ~2.5 h therefore "
         "come from the stock model as much as from the backlog of ~75 s jobs (a policy that leaves Low-stock slots "
         "idle for the next fresh draw, such as RH with `rh_defer=low`, waits far less; see `rhdefer` and, for what "
         "that re-rolling is worth when the stock status persists, `stock`), which is why the published waits are "
@@ -599,7 +609,8 @@ def departures_section(exp: Experiment, validation: pd.DataFrame, fig_seeds: int
             if {"cadr", "fifo"} <= set(brk.index)
             else ""
         )
-        + "and its makespan is as long, so its deadline-tiered order alone lands it with SPT+Rescue and EDF. Adaptive switches to θ_eff = 28 800 s whenever more than P = 10 jobs wait, which on the "
+        + "and its makespan is as long, so its deadline-tiered order alone lands it with SPT+Rescue and EDF. Adaptive "
+        "switches to θ_eff = 28 800 s whenever more than P = 10 jobs wait, which on the "
         "hectic day is every decision (the `theta` sweep leaves it unchanged), so it is EDF with a hopeless tier: "
         + (
             f"{means.loc['adaptive', 'miss_pct']:.2f} % vs EDF's {means.loc['edf', 'miss_pct']:.2f} %. "

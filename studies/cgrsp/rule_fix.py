@@ -30,7 +30,10 @@ VARIANTS: dict[str, dict[str, str]] = {
 def measure(
     days: list[str], stocks: list[str], seeds: range, rule: str = "spt_rescue_defer_exp", **params
 ) -> pd.DataFrame:
-    """One row per variant × day × stock × seed: mean wait [min] and miss [%] (``params``: further simulator overrides)."""
+    """One row per variant × day × stock × seed: mean wait [min] and miss [%].
+
+    ``params``: further simulator overrides.
+    """
     from gpu_sched_env.cgrsp import simulate
     from gpu_sched_env.cgrsp.stock import stock_params
 
@@ -54,7 +57,10 @@ def measure(
 
 
 def markdown(df: pd.DataFrame) -> str:
-    """Per day × stock × variant: mean wait, miss and the paired difference to the published rule (95 % CI, days better/worse)."""
+    """Per day × stock × variant: mean wait, miss and the paired difference to the published rule.
+
+    The difference comes with its 95 % CI and the days better/worse.
+    """
     lines = [
         "| day | stock | variant | n | mean wait min | miss % | − published, wait (paired) | days better / worse |",
         "|---|---|---|---|---|---|---|---|",

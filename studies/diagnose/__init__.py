@@ -1,7 +1,7 @@
-"""Diagnostics behind readings in the docs: ``python -m studies diagnose NAME [ARGS...]`` (or ``scripts/diagnose_NAME.py``).
+"""Diagnostics behind readings in the docs.
 
-Each module has ``main(argv)``; ``NAME --help`` lists its options. ``hgsp-tasks1`` lives with the
-HGSP studies (:mod:`studies.hgsp.tasks1`).
+Run ``python -m studies diagnose NAME [ARGS...]`` (or ``scripts/diagnose_NAME.py``). Each module has ``main(argv)``;
+``NAME --help`` lists its options. ``hgsp-tasks1`` lives with the HGSP studies (:mod:`studies.hgsp.tasks1`).
 """
 
 from __future__ import annotations

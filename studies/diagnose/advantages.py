@@ -47,7 +47,8 @@ class Inspect(BaseCallback):
                 sel = choice & (offer[:, col] > 0.5) & taken
                 if sel.any():
                     print(
-                        f"  {level:4s} {name:8s} n={sel.sum():5d}  advantage {adv[sel].mean():9.2f}  reward {rew[sel].mean():8.3f}"
+                        f"  {level:4s} {name:8s} n={sel.sum():5d}  advantage {adv[sel].mean():9.2f}  reward "
+                        f"{rew[sel].mean():8.3f}"
                     )
 
     def _on_step(self) -> bool:

@@ -110,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as e:
         ap.error(str(e))
     print(
-        f"rule {df.rule.iloc[0]} on {a.seeds} seeds from {a.seed0}; design: window {config.window} by {config.window_by}, "
+        f"rule {df.rule.iloc[0]} on {a.seeds} seeds from {a.seed0}; design: window {config.window} by "
+        f"{config.window_by}, "
         f"{config.action_mode} mode, hold={config.hold}, stock {config.params.get('stock_process', 'fresh')}"
     )
     print(df.drop(columns="rule").round(2).to_string(index=False))

@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     params = {"stock_process": a.stock} | ({"stock_dwell_s": a.dwell} if a.stock == "markov" else {})
     table, rho = alignment(episode_sums(a.policies, range(20_000, 20_000 + a.seeds), a.day, **params))
     print(
-        f"Mean episode sum [job-hours] on the {a.day} day, stock {a.stock}, {a.seeds} seeds (rows by the deadline objective):"
+        f"Mean episode sum [job-hours] on the {a.day} day, stock {a.stock}, {a.seeds} seeds (rows by the deadline "
+        "objective):"
     )
     print(table.round(0).to_string())
     print()

@@ -180,7 +180,10 @@ def _status(ours: float, study: float, fitted: bool, cause: str, pts: bool = Fal
     if assumed:
         return f"deviates ({size}; matched under an assumption: {assumed})"
     if fitted:
-        return f"deviates ({size}; fitted: the profile table was derived from this number, so agreement is by construction)"
+        return (
+            f"deviates ({size}; fitted: the profile table was derived from this number, so agreement is by "
+            "construction)"
+        )
     if abs(diff) <= TOLERANCE * 100:
         return f"faithful ({size})"
     return f"deviates ({size}; {cause})"

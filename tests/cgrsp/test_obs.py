@@ -46,7 +46,8 @@ def test_bad_features_value_is_a_config_error_naming_field_and_choices():
 
 @pytest.mark.parametrize("stock", [{}, {"stock_process": "markov", "stock_dwell_s": 900}])
 def test_model_block_is_the_public_models_expectations_in_bounds(stock):
-    """Every row: the type's status delay now, the rules' defer cost, the band's mean delay and probabilities, the next-event gap."""
+    """Every row: the type's status delay now, the rules' defer cost, the band's mean delay and probabilities,
+    the next-event gap."""
     env = CGRSPEnv(n_jobs=300, window=3, window_by="class", order="spt", action_mode="slot", features="model", **stock)
     seen_low_delay = False
     for obs in _walk(env, seed=2, steps=400):

@@ -121,8 +121,8 @@ def test_simulate_rejects_a_knob_of_another_policy_listing_both_sets():
         simulate("fifo", "quiet", 0, theta=600.0)
     msg = str(e.value)
     assert (
-        "theta is a knob of spt_rescue, adaptive, spt_rescue_defer_low, spt_rescue_defer_lm, spt_rescue_defer_exp, not of the policies in play"
-        in msg
+        "theta is a knob of spt_rescue, adaptive, spt_rescue_defer_low, spt_rescue_defer_lm, spt_rescue_defer_exp, not "
+        "of the policies in play" in msg
     )
     assert "simulator parameters: c_max" in msg and "knobs of fifo: none" in msg
     with pytest.raises(

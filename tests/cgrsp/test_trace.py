@@ -104,7 +104,8 @@ GOOD = {
         (
             "complexity",
             "HIGH",
-            r"row 1 \(file line 3\), column complexity = 'HIGH'; allowed: low, medium, high|column complexity = 'HIGH'.*allowed: low, medium, high",
+            r"row 1 \(file line 3\), column complexity = 'HIGH'; allowed: low, medium, high|column complexity = "
+            r"'HIGH'.*allowed: low, medium, high",
         ),
         ("deadline_s", "inf", r"row 1 \(file line 3\), column deadline_s = 'inf'.*finite"),
         (

@@ -1,4 +1,7 @@
-"""studies.hgsp.cli (`python -m studies hgsp-report`, scripts/hgsp_report.py) on the tiny task set: tables written, SAGreedy's objective ≤ FIFO's, docs sections replaced."""
+"""studies.hgsp.cli (`python -m studies hgsp-report`, scripts/hgsp_report.py) on the tiny task set.
+
+Tables written, SAGreedy's objective ≤ FIFO's, docs sections replaced.
+"""
 
 import pandas as pd
 

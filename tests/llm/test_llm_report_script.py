@@ -1,4 +1,7 @@
-"""studies.llm.cli (`python -m studies llm-report`, scripts/llm_report.py): FIFO vs WSRPT on the discriminating workload, both engines, written atomically."""
+"""studies.llm.cli (`python -m studies llm-report`, scripts/llm_report.py).
+
+FIFO vs WSRPT on the discriminating workload, both engines, written atomically.
+"""
 
 import json
 

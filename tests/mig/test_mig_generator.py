@@ -214,7 +214,8 @@ def test_trailing_commas_are_normalised_with_a_warning():
     [
         (
             {"priorityConfigSettings__distributionParams__lowerBound": 7},
-            r"priorityConfigSettings\.distributionParams\.lowerBound = 7 > upperBound = 5; allowed: lowerBound <= upperBound",
+            r"priorityConfigSettings\.distributionParams\.lowerBound = 7 > upperBound = 5; allowed: lowerBound <= "
+            r"upperBound",
         ),
         (
             {"maxRamUsageConfigSettings__distributionParams__sd": -3},

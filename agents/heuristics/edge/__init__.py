@@ -103,7 +103,10 @@ class FcfsLLF(EdgePlanner):
         self.split = bool(split)
 
     def plan(self, problem: EdgeProblem, rng: np.random.Generator | None = None) -> Plan:
-        """Plan with :func:`~gpu_sched_agents.heuristics.edge.llf.fcfs_llf_schedule`; ``rng`` (e.g. ``stream(seed, LLF_STREAM)``) is required."""
+        """Plan with :func:`~gpu_sched_agents.heuristics.edge.llf.fcfs_llf_schedule`.
+
+        ``rng`` (e.g. ``stream(seed, LLF_STREAM)``) is required.
+        """
         if rng is None:
             raise ValueError("FcfsLLF.plan needs the run's random stream: plan(problem, stream(seed, 'fcfs_llf'))")
         return fcfs_llf_schedule(problem.tasks, problem.cluster, rng, self.cfg, self.split_threshold_gb, self.split)

@@ -101,7 +101,8 @@ class NumpyPolicy:
         width = sum(int(np.prod(s.shape)) for k, s in space.spaces.items() if k != MASK_KEY)
         if width != self.obs_dim:
             raise ConfigError(
-                f"ppo_jax policy expects {self.obs_dim} observation features, the env gives {width}: it was trained on another design"
+                f"ppo_jax policy expects {self.obs_dim} observation features, the env gives {width}: it was trained on "
+                "another design"
             )
         self.flatten = lambda obs: flatten_without_mask(space, obs)
 

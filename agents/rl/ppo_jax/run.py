@@ -73,7 +73,8 @@ def jax_device(name: str) -> Any:
         return jax.devices(name)[0]
     except RuntimeError as e:
         raise ConfigError(
-            f"train.device = {name!r}: JAX finds no {name} backend here ({e}); use train.device=cpu, or install jax with its CUDA plugin"
+            f"train.device = {name!r}: JAX finds no {name} backend here ({e}); use train.device=cpu, or install jax "
+            "with its CUDA plugin"
         ) from e
 
 
@@ -92,15 +93,18 @@ def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
     rollout = int(t.n_envs) * int(a.n_steps)
     if rollout % int(a.batch_size):
         raise ConfigError(
-            f"algo.batch_size = {a.batch_size}: must divide one rollout, train.n_envs × algo.n_steps = {t.n_envs} × {a.n_steps} = {rollout}"
+            f"algo.batch_size = {a.batch_size}: must divide one rollout, train.n_envs × algo.n_steps = {t.n_envs} × "
+            f"{a.n_steps} = {rollout}"
         )
     if int(t.total_timesteps) < rollout:
         raise ConfigError(
-            f"train.total_timesteps = {t.total_timesteps}: less than one update (train.n_envs × algo.n_steps = {rollout} steps)"
+            f"train.total_timesteps = {t.total_timesteps}: less than one update (train.n_envs × algo.n_steps = "
+            f"{rollout} steps)"
         )
     if t.vec_env != "dummy":
         raise ConfigError(
-            f"train.vec_env = {t.vec_env!r}: algo=ppo_jax steps its envs vmapped in one process; use train.vec_env=dummy"
+            f"train.vec_env = {t.vec_env!r}: algo=ppo_jax steps its envs vmapped in one process; use "
+            "train.vec_env=dummy"
         )
     if cfg.day.name == "mixed":
         raise ConfigError("day = 'mixed': algo=ppo_jax trains on one day type; allowed: quiet, normal, hectic, surge")
@@ -288,7 +292,8 @@ def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: 
             out = final_evaluation(cfg, get_algo("ppo_jax"), config, run_dir, train_s)
             if in_jax is not None:
                 log.info(
-                    f"in-JAX evaluation on {n_jax} days ({time.perf_counter() - t1:.0f} s):\n{in_jax.result().to_string(index=False)}"
+                    f"in-JAX evaluation on {n_jax} days ({time.perf_counter() - t1:.0f} "
+                    f"s):\n{in_jax.result().to_string(index=False)}"
                 )
     return out
 

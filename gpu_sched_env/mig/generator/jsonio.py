@@ -102,7 +102,8 @@ def validate_records(data: Any, source: str = "<jobs>") -> list[dict[str, Any]]:
         unknown = keys - set(JOB_KEYS) - {"isMigrable"}
         if unknown:
             raise ConfigError(
-                f"{source}: job {i} has unknown key(s) {', '.join(sorted(unknown))}; allowed: {', '.join(JOB_KEYS)}, isMigrable"
+                f"{source}: job {i} has unknown key(s) {', '.join(sorted(unknown))}; allowed: {', '.join(JOB_KEYS)}, "
+                "isMigrable"
             )
         a = r["arrivalTime"]
         if isinstance(a, bool) or not isinstance(a, (int, float)) or not math.isfinite(a) or a < 0:
