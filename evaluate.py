@@ -38,15 +38,36 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=30, help="number of seeds (default 30)")
     ap.add_argument("--seed0", type=int, default=20_000, help="first seed (default 20000: never used in training)")
     ap.add_argument("--day", choices=list(DAY_TYPES), default=None, help="day type (default: the training day)")
-    ap.add_argument("--stock", default=None, help="stock model to evaluate under: 'fresh' or a mean dwell in s (default: the training one)")
-    ap.add_argument("--month", action="store_true", help="the month protocol instead of single days (30 days of the mix, --reps replications)")
+    ap.add_argument(
+        "--stock",
+        default=None,
+        help="stock model to evaluate under: 'fresh' or a mean dwell in s (default: the training one)",
+    )
+    ap.add_argument(
+        "--month",
+        action="store_true",
+        help="the month protocol instead of single days (30 days of the mix, --reps replications)",
+    )
     ap.add_argument("--reps", type=int, default=10, help="month replications (default 10)")
-    ap.add_argument("--persistence", action="store_true",
-                    help="evaluate under every stock model of the persistence sweep on the hectic and surge days; writes persistence_points.csv for scripts/persistence.py --extra")
-    ap.add_argument("--label", default=None, help="label of the learned points (--persistence; default: algo, training stock model and seed)")
-    ap.add_argument("--trace", type=Path, default=None, metavar="FILE",
-                    help="a job log (CSV/Parquet) that replaces each seed's generated jobs: the model and the "
-                         "heuristics play it with the run's env settings (seeds still draw run times and stock)")
+    ap.add_argument(
+        "--persistence",
+        action="store_true",
+        help="evaluate under every stock model of the persistence sweep on the hectic and surge days; writes "
+        "persistence_points.csv for scripts/persistence.py --extra",
+    )
+    ap.add_argument(
+        "--label",
+        default=None,
+        help="label of the learned points (--persistence; default: algo, training stock model and seed)",
+    )
+    ap.add_argument(
+        "--trace",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a job log (CSV/Parquet) that replaces each seed's generated jobs: the model and the "
+        "heuristics play it with the run's env settings (seeds still draw run times and stock)",
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
     cfg_path = args.run_dir / "config.yaml"
@@ -54,11 +75,15 @@ def main(argv=None) -> int:
         ap.error(f"{args.run_dir}: no config.yaml here; pass a run directory written by train.py")
     model_path = args.run_dir / args.model
     if not model_path.exists():
-        ap.error(f"{model_path} does not exist; models in the run: {sorted(p.name for p in args.run_dir.glob('*.zip'))}")
+        ap.error(
+            f"{model_path} does not exist; models in the run: {sorted(p.name for p in args.run_dir.glob('*.zip'))}"
+        )
     if args.seeds < 2:
         ap.error(f"--seeds {args.seeds}: need at least 2 for confidence intervals and paired tests")
     cfg = OmegaConf.load(cfg_path)
-    th.set_num_threads(int(cfg.train.get("torch_threads", 1)))  # as in training: one thread per process (oversubscribed cores crawl)
+    th.set_num_threads(
+        int(cfg.train.get("torch_threads", 1))
+    )  # as in training: one thread per process (oversubscribed cores crawl)
     if args.day:
         cfg.day.name = args.day
     spec = get_algo(cfg.algo.name)
@@ -74,8 +99,15 @@ def main(argv=None) -> int:
     if args.trace is not None:
         seeds = list(range(args.seed0, args.seed0 + args.seeds))
         try:
-            return on_trace(model, config, args.trace, seeds, cfg.algo.name, args.run_dir,
-                            f"trace_{args.trace.stem}_{args.seeds}seeds{tag}_{Path(args.model).stem}")
+            return on_trace(
+                model,
+                config,
+                args.trace,
+                seeds,
+                cfg.algo.name,
+                args.run_dir,
+                f"trace_{args.trace.stem}_{args.seeds}seeds{tag}_{Path(args.model).stem}",
+            )
         except ConfigError as e:
             ap.error(f"--trace {str(args.trace)!r}: {e}")
     if args.persistence:
@@ -83,7 +115,15 @@ def main(argv=None) -> int:
     if args.month:
         if args.reps < 2:
             ap.error(f"--reps {args.reps}: need at least 2 replications for confidence intervals and paired tests")
-        return month(model, spec, config, cfg.algo.name, args.run_dir, f"month_{args.reps}reps{tag}_{Path(args.model).stem}", args.reps)
+        return month(
+            model,
+            spec,
+            config,
+            cfg.algo.name,
+            args.run_dir,
+            f"month_{args.reps}reps{tag}_{Path(args.model).stem}",
+            args.reps,
+        )
     seeds = list(range(args.seed0, args.seed0 + args.seeds))
     stem = f"eval_{cfg.day.name}_{args.seeds}seeds{tag}_{Path(args.model).stem}"
     compare_model(model, spec, config, seeds, cfg.algo.name, args.run_dir, stem, names=baselines(), progress=True)
@@ -112,8 +152,15 @@ def on_trace(model, config, trace: Path, seeds: list[int], label: str, out_dir: 
 
     env = CGRSPEnv(config, trace=trace)
     ours = pd.DataFrame([run_episode(model, env, s) for s in seeds]).assign(policy=label, seed=seeds)
-    heur = run_grid(list(baselines()), seeds, day=config.day, params=dict(config.params), trace=trace,
-                    executor="serial", progress=False)
+    heur = run_grid(
+        list(baselines()),
+        seeds,
+        day=config.day,
+        params=dict(config.params),
+        trace=trace,
+        executor="serial",
+        progress=False,
+    )
     df = pd.concat([ours[list(heur.columns.intersection(ours.columns))], heur], ignore_index=True)
     summary = summarise(df)
     atomic_write_table(out_dir / f"{stem}.csv", df)
@@ -129,7 +176,10 @@ PERSISTENCE_DAYS = ("hectic", "surge")
 
 
 def persistence(model, spec, config, args, cfg) -> int:
-    """The learned policy under every stock model of the persistence sweep (tidy rows for ``scripts/persistence.py --extra``)."""
+    """The learned policy under every stock model of the persistence sweep.
+
+    Returns tidy rows for ``scripts/persistence.py --extra``.
+    """
     import pandas as pd
 
     from gpu_sched_agents.rl.train import evaluate_model
@@ -142,10 +192,23 @@ def persistence(model, spec, config, args, cfg) -> int:
     rows = []
     for day in PERSISTENCE_DAYS:
         for dwell in PERSISTENCE_DWELLS:
-            runs = evaluate_model(model, with_stock(config, dwell).replace(day=day), seeds, spec.masked_env, progress=True)
-            rows.append(pd.DataFrame({"label": label, "policy": cfg.algo.name, "day": day, "stock": dwell,
-                                      "dwell_s": float("nan") if dwell == "fresh" else float(dwell), "seed": seeds,
-                                      "miss_pct": runs.miss_pct.to_numpy(), "mean_wait_min": runs.mean_wait_min.to_numpy()}))
+            runs = evaluate_model(
+                model, with_stock(config, dwell).replace(day=day), seeds, spec.masked_env, progress=True
+            )
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "label": label,
+                        "policy": cfg.algo.name,
+                        "day": day,
+                        "stock": dwell,
+                        "dwell_s": float("nan") if dwell == "fresh" else float(dwell),
+                        "seed": seeds,
+                        "miss_pct": runs.miss_pct.to_numpy(),
+                        "mean_wait_min": runs.mean_wait_min.to_numpy(),
+                    }
+                )
+            )
     out = pd.concat(rows, ignore_index=True)
     path = args.run_dir / f"persistence_points_{Path(args.model).stem}.csv"
     atomic_write_table(path, out)
@@ -160,8 +223,20 @@ def month(model, spec, config, label: str, out_dir: Path, stem: str, reps: int) 
     from gpu_sched_agents.rl.train import evaluate_model
     from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
-    stock = "fresh" if config.sim_params().stock_process == "fresh" else f"persistent (D = {config.sim_params().stock_dwell_s:g} s)"
-    runs = month_runs(model, label, config, baselines(), range(reps), lambda m, c, s: evaluate_model(m, c, s, spec.masked_env, progress=True), progress=True)
+    stock = (
+        "fresh"
+        if config.sim_params().stock_process == "fresh"
+        else f"persistent (D = {config.sim_params().stock_dwell_s:g} s)"
+    )
+    runs = month_runs(
+        model,
+        label,
+        config,
+        baselines(),
+        range(reps),
+        lambda m, c, s: evaluate_model(m, c, s, spec.masked_env, progress=True),
+        progress=True,
+    )
     table, tests = month_comparison(runs, label)
     atomic_write_table(out_dir / f"{stem}_per_day.csv", runs)
     atomic_write_table(out_dir / f"{stem}.csv", table.reset_index())

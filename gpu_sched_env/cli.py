@@ -70,9 +70,12 @@ def command(name: str) -> Main:
 def _usage() -> str:
     width = max(map(len, COMMANDS))
     lines = [f"  {n:{width}s}  {c.help}" for n, c in COMMANDS.items()]
-    return ("usage: gpu-sched COMMAND [ARGS...]\n\ncommands:\n" + "\n".join(lines)
-            + "\n\n`gpu-sched COMMAND --help` for a command's options; the research programme "
-            "(experiments, bench, diagnose, ...) is `python -m studies` in a checkout.")
+    return (
+        "usage: gpu-sched COMMAND [ARGS...]\n\ncommands:\n"
+        + "\n".join(lines)
+        + "\n\n`gpu-sched COMMAND --help` for a command's options; the research programme "
+        "(experiments, bench, diagnose, ...) is `python -m studies` in a checkout."
+    )
 
 
 def _run_studies(root: Path, argv: list[str]) -> int:
@@ -97,9 +100,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         root = Path(__file__).resolve().parents[1]  # the checkout, when installed editable
         if (root / "studies" / "__main__.py").is_file():
             return _run_studies(root, [name, *rest])
-        print(f"gpu-sched: {name!r} is a command of the research programme (studies/), which is not installed "
-              f"with the package; from the root of a checkout run: python -m studies {name} "
-              f"{' '.join(rest)}".rstrip(), file=sys.stderr)
+        print(
+            f"gpu-sched: {name!r} is a command of the research programme (studies/), which is not installed "
+            f"with the package; from the root of a checkout run: python -m studies {name} "
+            f"{' '.join(rest)}".rstrip(),
+            file=sys.stderr,
+        )
         return 2
     if name not in COMMANDS:
         print(f"gpu-sched: unknown command {name!r}; allowed: {', '.join(COMMANDS)}\n\n{_usage()}", file=sys.stderr)

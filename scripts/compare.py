@@ -1,4 +1,6 @@
-"""Compare CGRSP policies over seeds on a day type (or a trace); on the hectic day, beside the published table (thin wrapper of `gpu-sched compare`; `--help` for the options).
+"""Compare CGRSP policies over seeds on a day type (or a trace); on the hectic day, beside the published table.
+
+Thin wrapper of `gpu-sched compare`; `--help` for the options.
 
 python scripts/compare.py                       # all 11 policies, hectic, seeds 0-29
 python scripts/compare.py --day surge --seeds 10 --policies fifo rh cadr

@@ -1,4 +1,7 @@
-"""PPO's advantages at the dispatch-or-idle decision, by the offered slot's stock level (shim of `python -m studies diagnose advantages`; `--help` for the options)."""
+"""PPO's advantages at the dispatch-or-idle decision, by the offered slot's stock level.
+
+Shim of `python -m studies diagnose advantages`; `--help` for the options.
+"""
 
 import sys
 

@@ -1,4 +1,7 @@
-"""Why does a trained CGRSP policy wait? Argmax vs two-level mode vs sampled play (shim of `python -m studies diagnose policy`; `--help` for the options)."""
+"""Why does a trained CGRSP policy wait? Argmax vs two-level mode vs sampled play.
+
+Shim of `python -m studies diagnose policy`; `--help` for the options.
+"""
 
 import sys
 

@@ -1,4 +1,7 @@
-"""What the per-step reward says about *dispatch* vs *leave idle*, by the offered slot's stock (shim of `python -m studies diagnose reward`; `--help` for the options)."""
+"""What the per-step reward says about *dispatch* vs *leave idle*, by the offered slot's stock.
+
+Shim of `python -m studies diagnose reward`; `--help` for the options.
+"""
 
 import sys
 

@@ -1,4 +1,7 @@
-"""Does a reward preset rank policies as the objective does? Episode sums of every preset, per heuristic (shim of `python -m studies diagnose reward-alignment`; `--help` for the options)."""
+"""Does a reward preset rank policies as the objective does? Episode sums of every preset, per heuristic.
+
+Shim of `python -m studies diagnose reward-alignment`; `--help` for the options.
+"""
 
 import sys
 

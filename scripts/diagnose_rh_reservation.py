@@ -1,4 +1,7 @@
-"""Where RH's reservation puts loose jobs: stock status of their dispatches and of the held slots (shim of `python -m studies diagnose rh-reservation`; `--help` for the options)."""
+"""Where RH's reservation puts loose jobs: stock status of their dispatches and of the held slots.
+
+Shim of `python -m studies diagnose rh-reservation`; `--help` for the options.
+"""
 
 import sys
 

@@ -1,4 +1,7 @@
-"""Run the CGRSP experiment programme (spec §5): one subcommand per experiment, ``all``, ``report`` (shim of `python -m studies experiments`; `--help` for the options)."""
+"""Run the CGRSP experiment programme (spec §5): one subcommand per experiment, ``all``, ``report``.
+
+Shim of `python -m studies experiments`; `--help` for the options.
+"""
 
 import sys
 

@@ -1,4 +1,6 @@
-"""Generate MIG job sets in the Java job generator's format from its JSON (or our YAML) config (thin wrapper of `gpu-sched generate-jobs`; `--help` for the options).
+"""Generate MIG job sets in the Java job generator's format from its JSON (or our YAML) config.
+
+Thin wrapper of `gpu-sched generate-jobs`; `--help` for the options.
 
 .venv/bin/python scripts/generate_jobs.py CONFIG -o jobs.json            # one set, config seed
 .venv/bin/python scripts/generate_jobs.py CONFIG -o out/ --seeds 1 2 3   # bulk + manifest

@@ -1,4 +1,7 @@
-"""Why tasks1 (small cluster) misfits the study at its published load: deadlines, memory, load (shim of `python -m studies diagnose hgsp-tasks1`; `--help` for the options)."""
+"""Why tasks1 (small cluster) misfits the study at its published load: deadlines, memory, load.
+
+Shim of `python -m studies diagnose hgsp-tasks1`; `--help` for the options.
+"""
 
 import sys
 

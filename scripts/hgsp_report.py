@@ -1,4 +1,7 @@
-"""HGSP report: every policy x task set x cluster, calibration, CP-SAT gaps, the orderings tables of docs/hgsp.md (shim of `python -m studies hgsp-report`; `--help` for the options)."""
+"""HGSP report: every policy x task set x cluster, calibration, CP-SAT gaps, the orderings tables of docs/hgsp.md.
+
+Shim of `python -m studies hgsp-report`; `--help` for the options.
+"""
 
 import sys
 

@@ -32,7 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     if a.out:
         df.to_csv(a.out, index=False)
     print(markdown_table(df, ".3g"))
-    print(f"\n{int(df.beats.sum())} of {len(df)} runs beat the strongest rule (wait lower, Holm p < 0.05, miss not higher)")
+    print(
+        f"\n{int(df.beats.sum())} of {len(df)} runs beat the strongest rule (wait lower, Holm p < 0.05, miss not "
+        "higher)"
+    )
     return 0
 
 

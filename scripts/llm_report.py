@@ -1,4 +1,7 @@
-"""LLM-serving report: FIFO vs WSRPT on the discriminating and mixed workloads, both engines (shim of `python -m studies llm-report`; `--help` for the options)."""
+"""LLM-serving report: FIFO vs WSRPT on the discriminating and mixed workloads, both engines.
+
+Shim of `python -m studies llm-report`; `--help` for the options.
+"""
 
 import sys
 

@@ -33,8 +33,14 @@ def one_day(name: str, day: str, stock: dict, seed: int, **knobs) -> dict:
     wall = time.perf_counter() - t0
     s = sim.result().summary()
     planned = getattr(pol, "n_planned", 0)
-    return {"miss_pct": s["miss_pct"], "mean_wait_min": s["mean_wait_min"], "decisions": sim.n_decisions,
-            "planned": planned, "ms_per_planned": 1000 * getattr(pol, "plan_seconds", 0.0) / max(planned, 1), "day_s": wall}
+    return {
+        "miss_pct": s["miss_pct"],
+        "mean_wait_min": s["mean_wait_min"],
+        "decisions": sim.n_decisions,
+        "planned": planned,
+        "ms_per_planned": 1000 * getattr(pol, "plan_seconds", 0.0) / max(planned, 1),
+        "day_s": wall,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,7 +56,15 @@ def main(argv: list[str] | None = None) -> int:
         for label, stock in STOCKS.items():
             for seed in range(20000, 20000 + a.seeds):
                 for name, kn in (("rollout", knobs), (base.base_rule, {})):
-                    rows.append({"day": day, "stock": label, "seed": seed, "policy": name, **one_day(name, day, stock, seed, **kn)})
+                    rows.append(
+                        {
+                            "day": day,
+                            "stock": label,
+                            "seed": seed,
+                            "policy": name,
+                            **one_day(name, day, stock, seed, **kn),
+                        }
+                    )
     df = pd.DataFrame(rows)
     print(f"rollout knobs: {base}")
     print(df.round(2).to_string(index=False))

@@ -1,4 +1,7 @@
-"""The strong-rule table in docs/strong_rules.md (shim of `python -m studies strong-rules`; `--help` for the options)."""
+"""The strong-rule table in docs/strong_rules.md.
+
+Shim of `python -m studies strong-rules`; `--help` for the options.
+"""
 
 import sys
 

@@ -1,4 +1,6 @@
-"""Write a simulated day or month of CGRSP jobs as a trace (CSV or Parquet) that ``simulate(trace=...)`` replays (thin wrapper of `gpu-sched trace`; `--help` for the options).
+"""Write a simulated day or month of CGRSP jobs as a trace (CSV or Parquet) that ``simulate(trace=...)`` replays.
+
+Thin wrapper of `gpu-sched trace`; `--help` for the options.
 
 python scripts/write_trace.py --day hectic --seed 3 --out runs/traces/hectic_3.csv
 python scripts/write_trace.py --day surge --seed 0 --param tight_fraction=0.5 --out surge.parquet

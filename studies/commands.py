@@ -125,11 +125,15 @@ COMMANDS: dict[str, Command] = {
     "strong-rules": Command(_strong_rules, "CGRSP: the strong-rule table (docs/strong_rules.md)"),
     "persistence": Command(_persistence, "CGRSP: the stock-persistence sweep"),
     "generalise": Command(_generalise, "CGRSP: the generalisation table of a trained run"),
-    "hgsp-report": Command(_hgsp_report, "HGSP: every policy x task set x cluster, orderings, CP-SAT gaps (docs/hgsp.md)"),
+    "hgsp-report": Command(
+        _hgsp_report, "HGSP: every policy x task set x cluster, orderings, CP-SAT gaps (docs/hgsp.md)"
+    ),
     "llm-report": Command(_llm_report, "LLM serving: FIFO vs WSRPT, both engines"),
     "mig-experiment": Command(_mig_experiment, "MIG: Best-Fit vs CP-SAT vs the lower bound (docs/mig.md), resumable"),
     "mig-histograms": Command(_mig_histograms, "MIG: the generator's histograms against the configured distributions"),
-    "edge-experiment": Command(_edge_experiment, "edge: MemBatch vs baseline ILP vs FCFS-LLF (docs/edge.md), resumable"),
+    "edge-experiment": Command(
+        _edge_experiment, "edge: MemBatch vs baseline ILP vs FCFS-LLF (docs/edge.md), resumable"
+    ),
     "docs-graph": Command(_docs_graph, "the import graph of docs/architecture.md"),
 }
 

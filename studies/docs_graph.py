@@ -124,7 +124,9 @@ def graph(root: Path = ROOT) -> str:
     """The Markdown (two Mermaid blocks and a line of legend) that goes between the page's markers."""
     known = discover(root)
     per_module = {name: imports(m, known) for name, m in known.items()}
-    importers: dict[str, list[Path]] = {ENTRY: [root / "train.py", root / "evaluate.py", *(root / "scripts").glob("*.py")]}
+    importers: dict[str, list[Path]] = {
+        ENTRY: [root / "train.py", root / "evaluate.py", *(root / "scripts").glob("*.py")]
+    }
     for path in (root / "studies").rglob("*.py"):  # one node per folder of studies/: studies.<scenario> etc.
         rel = path.relative_to(root / "studies").parts
         importers.setdefault(STUDIES if len(rel) == 1 else f"{STUDIES}.{rel[0]}", []).append(path)

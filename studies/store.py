@@ -50,7 +50,7 @@ def source_fingerprint(patterns: tuple[str, ...]) -> str:
         prefix = next((p for p in _INSTALLED_AS if pattern.startswith(p)), None)
         if not files and prefix is not None:
             installed = _INSTALLED_AS[prefix]
-            files = sorted(root.glob(installed + pattern[len(prefix):]))
+            files = sorted(root.glob(installed + pattern[len(prefix) :]))
             names = [prefix + f.relative_to(root / installed).as_posix() for f in files]
         else:
             names = [f.relative_to(root).as_posix() for f in files]

@@ -25,7 +25,9 @@ def _fails(capsys, *argv: str) -> str:
 def test_compare_with_a_malformed_trace_says_what_is_wrong_without_a_traceback(tmp_path, capsys):
     bad = tmp_path / "bad.csv"
     bad.write_text("job_id,submit_s\nx,abc\n")
-    err = _fails(capsys, "compare", "--trace", str(bad), "--seeds", "1", "--policies", "fifo", "--out", str(tmp_path / "o"))
+    err = _fails(
+        capsys, "compare", "--trace", str(bad), "--seeds", "1", "--policies", "fifo", "--out", str(tmp_path / "o")
+    )
     assert "trace: missing column(s) complexity, deadline_s" in err
     assert not (tmp_path / "o").exists()
     bad.write_text("submit_s,complexity,deadline_s\n10,huge,100\n")
@@ -35,7 +37,11 @@ def test_compare_with_a_malformed_trace_says_what_is_wrong_without_a_traceback(t
 def test_the_same_in_a_fresh_process(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("job_id,submit_s\nx,abc\n")
-    out = subprocess.run([sys.executable, "-m", "gpu_sched_env.cli", "compare", "--trace", str(bad), "--seeds", "1"], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "gpu_sched_env.cli", "compare", "--trace", str(bad), "--seeds", "1"],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 2 and "Traceback" not in out.stderr and "missing column(s)" in out.stderr
 
 
@@ -64,8 +70,27 @@ def test_diagnose_with_an_unknown_name_fails_with_the_list(capsys):
 
 
 def test_compare_prints_no_progress_lines_when_not_a_terminal(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "gpu_sched_env.cli", "compare", "--seeds", "4", "--policies", "fifo", "edf",
-                          "--param", "n_jobs=20", "--executor", "serial", "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gpu_sched_env.cli",
+            "compare",
+            "--seeds",
+            "4",
+            "--policies",
+            "fifo",
+            "edf",
+            "--param",
+            "n_jobs=20",
+            "--executor",
+            "serial",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     assert "it/s" not in out.stderr and "%|" not in out.stderr  # no tqdm bar updates in a log
     assert "fifo" in out.stdout

@@ -32,7 +32,9 @@ def test_real_parameters_still_take_floats_and_ints():
 def test_check_action_messages():
     mask = np.array([True, False, True])
     assert check_action(np.array([2]), 3, mask) == 2
-    with pytest.raises(InvalidActionError, match=r"action 0\.7 \(float\) is not allowed; allowed: one integer in \[0, 2\]"):
+    with pytest.raises(
+        InvalidActionError, match=r"action 0\.7 \(float\) is not allowed; allowed: one integer in \[0, 2\]"
+    ):
         check_action(0.7, 3, mask)
     with pytest.raises(InvalidActionError, match=r"action 3 is out of range; allowed: integers in \[0, 2\]"):
         check_action(3, 3, mask)

@@ -85,7 +85,9 @@ def test_import_graph_reads_imports(tmp_path: Path) -> None:
     (pkg / "core" / "__init__.py").write_text("")
     (pkg / "core" / "errors.py").write_text("class ConfigError(ValueError): ...\n")
     (pkg / "cgrsp" / "__init__.py").write_text("from .sim import run\n")
-    (pkg / "cgrsp" / "sim.py").write_text("from gpu_sched_env.core.errors import ConfigError\n\ndef run():\n    from . import render\n")
+    (pkg / "cgrsp" / "sim.py").write_text(
+        "from gpu_sched_env.core.errors import ConfigError\n\ndef run():\n    from . import render\n"
+    )
     (pkg / "cgrsp" / "render.py").write_text("")
     (tmp_path / "agents" / "__init__.py").write_text("import gpu_sched_env.cgrsp.sim as s\n")
     (tmp_path / "studies" / "mig").mkdir(parents=True)

@@ -67,8 +67,11 @@ def test_config_is_frozen_replace_checks_again_and_config_plus_keywords_is_refus
 
 
 def test_hgsp_empty_task_table_names_the_keyword_value_and_what_is_allowed():
-    with pytest.raises(ConfigError, match=r"^tasks = <DataFrame of shape \(0, 0\)> is empty; allowed: a preset name "
-                                          r"\(tasks1, .*\), a CSV path, or a DataFrame or TaskSet with the columns"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^tasks = <DataFrame of shape \(0, 0\)> is empty; allowed: a preset name "
+        r"\(tasks1, .*\), a CSV path, or a DataFrame or TaskSet with the columns",
+    ):
         gym.make("HGSP-v0", tasks=pd.DataFrame())
     with pytest.raises(ConfigError, match=r"^tasks = <DataFrame of shape \(1, 1\)>: .*missing column.*; allowed:"):
         gym.make("HGSP-v0", tasks=pd.DataFrame({"a": [1]}))
@@ -77,8 +80,11 @@ def test_hgsp_empty_task_table_names_the_keyword_value_and_what_is_allowed():
 
 
 def test_mig_empty_jobs_names_the_keyword_value_and_what_is_allowed():
-    with pytest.raises(ConfigError, match=r"^jobs = \[\] is empty; allowed: a non-empty sequence of "
-                                          r"gpu_sched_env.mig.model.Job, or None"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^jobs = \[\] is empty; allowed: a non-empty sequence of "
+        r"gpu_sched_env.mig.model.Job, or None",
+    ):
         gym.make("MIG-v0", jobs=[])
     jobs = mig_dataset(0, 5)
     with pytest.raises(ConfigError, match=r"^jobs = .*: entry 1 is a str; allowed: a non-empty sequence"):
@@ -90,20 +96,27 @@ def test_mig_empty_jobs_names_the_keyword_value_and_what_is_allowed():
 
 
 def test_edge_unknown_profile_table_names_the_keyword_value_and_what_is_allowed():
-    with pytest.raises(ConfigError, match=r"^profiles = 'jetson9': profile table path 'jetson9' does not exist .*; "
-                                          r"allowed: None \(the default table\), a path to an existing"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^profiles = 'jetson9': profile table path 'jetson9' does not exist .*; "
+        r"allowed: None \(the default table\), a path to an existing",
+    ):
         gym.make("EdgeBatch-v0", profiles="jetson9")
     with pytest.raises(ConfigError, match=r"^profiles = 9 \(int\) is not allowed; allowed: None"):
         gym.make("EdgeBatch-v0", profiles=9)
 
 
 def test_llm_empty_request_table_names_the_keyword():
-    with pytest.raises(ConfigError, match=r"^workload = <DataFrame of shape \(0, 0\)> is empty; allowed: 'discriminating', 'mixed', a Workload"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^workload = <DataFrame of shape \(0, 0\)> is empty; allowed: 'discriminating', 'mixed', a Workload",
+    ):
         gym.make("LLMServe-v0", workload=pd.DataFrame())
 
 
-@pytest.mark.parametrize("bad", [{"tasks": pd.DataFrame()}, {"jobs": []}, {"profiles": "jetson9"}],
-                         ids=["hgsp", "mig", "edge"])
+@pytest.mark.parametrize(
+    "bad", [{"tasks": pd.DataFrame()}, {"jobs": []}, {"profiles": "jetson9"}], ids=["hgsp", "mig", "edge"]
+)
 def test_refused_settings_write_nothing(bad, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     env_id = {"tasks": "HGSP-v0", "jobs": "MIG-v0", "profiles": "EdgeBatch-v0"}[next(iter(bad))]

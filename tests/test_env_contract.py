@@ -34,15 +34,30 @@ SMALL = {  # by family: episodes of a few dozen steps
     "EdgeBatch": {"n_tasks": 6},
 }
 BAD_KWARGS = {  # by family: constructor arguments that must raise ConfigError, with a word the message names
-    "CGRSP": [({"window": 4.0}, "window"), ({"c_max": 5.0}, "c_max"), ({"n_jobs": 10.0}, "n_jobs"),
-              ({"order": "random"}, "order")],
-    "HGSP": [({"n_tasks": 12.0}, "n_tasks"), ({"cluster": "huge"}, "cluster"),
-             ({"reward_weights": {"speed": 1.0}}, "speed"), ({"reward_weights": {"flow": -1.0}}, "flow")],
+    "CGRSP": [
+        ({"window": 4.0}, "window"),
+        ({"c_max": 5.0}, "c_max"),
+        ({"n_jobs": 10.0}, "n_jobs"),
+        ({"order": "random"}, "order"),
+    ],
+    "HGSP": [
+        ({"n_tasks": 12.0}, "n_tasks"),
+        ({"cluster": "huge"}, "cluster"),
+        ({"reward_weights": {"speed": 1.0}}, "speed"),
+        ({"reward_weights": {"flow": -1.0}}, "flow"),
+    ],
     "LLMServe": [({"n_requests": 12.0}, "n_requests"), ({"engine": "fast"}, "engine"), ({"workload": 3}, "workload")],
-    "MIG": [({"n_jobs": 12.0}, "n_jobs"), ({"poll_interval": 1.0}, "poll_interval"),
-            ({"capacities": (2000.0, 1000)}, "capacities"), ({"reward_weights": {"speed": 1.0}}, "speed")],
-    "EdgeBatch": [({"n_tasks": 6.0}, "n_tasks"), ({"include_head": "yes"}, "include_head"),
-                  ({"reward_scale_s": 0}, "reward_scale_s")],
+    "MIG": [
+        ({"n_jobs": 12.0}, "n_jobs"),
+        ({"poll_interval": 1.0}, "poll_interval"),
+        ({"capacities": (2000.0, 1000)}, "capacities"),
+        ({"reward_weights": {"speed": 1.0}}, "speed"),
+    ],
+    "EdgeBatch": [
+        ({"n_tasks": 6.0}, "n_tasks"),
+        ({"include_head": "yes"}, "include_head"),
+        ({"reward_scale_s": 0}, "reward_scale_s"),
+    ],
 }
 # every id is CGRSP-*, HGSP-*, LLMServe-*, MIG-* or EdgeBatch-*
 FAMILY = {i: i.split("-")[0] for i in IDS}
@@ -100,9 +115,25 @@ def test_every_registered_id_is_covered():
 
 
 # ----------------------------------------------------------------------------- actions
-BAD_TYPES = [0.7, 1.0, np.float32(0), np.float64(1.0), "0", True, False, np.bool_(True), None,
-             np.array([0, 0]), np.array([[0]]).repeat(2, 1), np.array([0.0]), np.array([True]), np.array([]),
-             [0.0], [0, 1], ["0"]]
+BAD_TYPES = [
+    0.7,
+    1.0,
+    np.float32(0),
+    np.float64(1.0),
+    "0",
+    True,
+    False,
+    np.bool_(True),
+    None,
+    np.array([0, 0]),
+    np.array([[0]]).repeat(2, 1),
+    np.array([0.0]),
+    np.array([True]),
+    np.array([]),
+    [0.0],
+    [0, 1],
+    ["0"],
+]
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -199,7 +230,9 @@ def test_any_argument_value_is_accepted_or_a_config_error(env_id):
     sig = inspect.signature(env_cls.__init__).parameters
     params = [p for p, v in sig.items() if p != "self" and v.kind is not inspect.Parameter.VAR_KEYWORD]
     # the settings are the fields of the env's config object (the type of its `config` argument)
-    config_cls = next(t for t in typing.get_args(typing.get_type_hints(env_cls.__init__)["config"]) if t is not type(None))
+    config_cls = next(
+        t for t in typing.get_args(typing.get_type_hints(env_cls.__init__)["config"]) if t is not type(None)
+    )
     params += [f.name for f in dataclasses.fields(config_cls) if f.init]
     assert len(params) > 4, params
     params += list(CGRSP_PARAMS) if FAMILY[env_id] == "CGRSP" else []

@@ -58,7 +58,8 @@ def test_process_results_come_back_in_cell_order():
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to list a process's children")
 def test_workers_exit_within_seconds_when_the_parent_is_killed(tmp_path):
-    (tmp_path / "slowcell.py").write_text(textwrap.dedent("""
+    (tmp_path / "slowcell.py").write_text(
+        textwrap.dedent("""
         import os, time
         from pathlib import Path
 
@@ -66,7 +67,8 @@ def test_workers_exit_within_seconds_when_the_parent_is_killed(tmp_path):
             Path(out, f"{os.getpid()}.pid").write_text(str(i))
             time.sleep(120)  # [s] far longer than the test waits
             return i
-    """))
+    """)
+    )
     driver = textwrap.dedent(f"""
         import slowcell
         from gpu_sched_env.core.fanout import map_cells

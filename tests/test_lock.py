@@ -28,7 +28,9 @@ def _pins() -> dict[str, str]:
 def _requirements() -> list[Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     reqs = [Requirement(r) for r in project["dependencies"]]
-    assert set(EXTRAS) == set(project["optional-dependencies"]), "a new extra: add it to scripts/lock.sh, setup.sh and here"
+    assert set(EXTRAS) == set(project["optional-dependencies"]), (
+        "a new extra: add it to scripts/lock.sh, setup.sh and here"
+    )
     return reqs + [Requirement(r) for e in EXTRAS for r in project["optional-dependencies"][e]]
 
 
@@ -38,7 +40,9 @@ def test_every_named_dependency_is_pinned_within_its_range():
     for req in _requirements():
         name = canonicalize_name(req.name)
         assert name in pins, f"{req.name} is in pyproject.toml but not in requirements.lock: run bash scripts/lock.sh"
-        assert req.specifier.contains(pins[name], prereleases=True), f"{req.name}: lock has {pins[name]}, pyproject asks {req.specifier}"
+        assert req.specifier.contains(pins[name], prereleases=True), (
+            f"{req.name}: lock has {pins[name]}, pyproject asks {req.specifier}"
+        )
 
 
 def test_the_lock_says_how_to_refresh_it():

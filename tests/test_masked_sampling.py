@@ -54,8 +54,9 @@ def test_subproc_parent_space_is_detached_and_workers_use_forkserver():
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
     # "module:id" imports gpu_sched_env in the fresh worker, which registers the ids
-    vec = SubprocVecEnv([lambda: gym.make("gpu_sched_env:HGSP-v0", n_tasks=30) for _ in range(2)],
-                        start_method="forkserver")
+    vec = SubprocVecEnv(
+        [lambda: gym.make("gpu_sched_env:HGSP-v0", n_tasks=30) for _ in range(2)], start_method="forkserver"
+    )
     try:
         vec.reset()
         assert not vec.action_space.attached  # never samples a stale pickled env's mask
@@ -96,8 +97,17 @@ def test_sb3_dqn_with_two_envs_runs_and_warm_up_actions_of_env_0_are_legal(env_i
     venv = DummyVecEnv([thunk, thunk])
     venv.seed(0)
     learning_starts = 60  # timesteps (both envs): 30 warm-up steps each
-    model = DQN("MultiInputPolicy" if env_id.startswith("CGRSP") else "MlpPolicy", venv, learning_starts=learning_starts,
-                buffer_size=1000, batch_size=16, train_freq=4, policy_kwargs={"net_arch": [16]}, seed=0, device="cpu")
+    model = DQN(
+        "MultiInputPolicy" if env_id.startswith("CGRSP") else "MlpPolicy",
+        venv,
+        learning_starts=learning_starts,
+        buffer_size=1000,
+        batch_size=16,
+        train_freq=4,
+        policy_kwargs={"net_arch": [16]},
+        seed=0,
+        device="cpu",
+    )
     rec = Record()
     model.learn(400, callback=rec)
     assert rec.rows[-1][0] >= 400

@@ -49,8 +49,13 @@ def test_pyproject_lists_every_package_under_its_installed_name():
 
 
 def _pip(*args: str, cwd: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", *args],
-                       cwd=cwd, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "--disable-pip-version-check", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -71,7 +76,8 @@ def _build_wheels(tmp_path: Path) -> tuple[Path, Path]:
     standin = tmp_path / "standin"
     (standin / "agents").mkdir(parents=True)
     (standin / "agents" / "__init__.py").write_text(f"MARKER = {MARKER!r}\n")
-    (standin / "pyproject.toml").write_text(textwrap.dedent("""
+    (standin / "pyproject.toml").write_text(
+        textwrap.dedent("""
         [build-system]
         requires = ["setuptools>=61"]
         build-backend = "setuptools.build_meta"
@@ -82,7 +88,8 @@ def _build_wheels(tmp_path: Path) -> tuple[Path, Path]:
 
         [tool.setuptools]
         packages = ["agents"]
-    """))
+    """)
+    )
     dist = tmp_path / "dist"
     for d in (src, standin):
         _pip("wheel", "--no-deps", "--no-index", "--no-build-isolation", "-q", "-w", str(dist), str(d), cwd=tmp_path)
@@ -105,8 +112,12 @@ def _venv_with_these_dependencies(path: Path) -> Path:
         for entry in Path(site).iterdir():
             if not OWN_ENTRIES.match(entry.name) and entry.suffix != ".pth" and not (deps / entry.name).exists():
                 (deps / entry.name).symlink_to(entry)
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     Path(purelib, "zz_shared_deps.pth").write_text(f"{deps}\n")
     return python
 
@@ -164,8 +175,9 @@ def _need_pip_and_setuptools():
 def _run_isolated(python: Path, code: str, *args: str, cwd: Path) -> str:
     """Run ``code`` in ``python`` without PYTHON* variables, user site or the cwd on the path."""
     clean_env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    r = subprocess.run([str(python), "-I", "-c", code, *args], cwd=cwd, env=clean_env,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [str(python), "-I", "-c", code, *args], cwd=cwd, env=clean_env, capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     return r.stdout
 
@@ -175,7 +187,10 @@ def test_wheel_installs_beside_another_agents_package_and_runs(tmp_path):
     ours, standin = _build_wheels(tmp_path)
     with zipfile.ZipFile(ours) as z:
         top = {n.split("/")[0] for n in z.namelist() if not n.split("/")[0].endswith(".dist-info")}
-        assert top == {"gpu_sched_env", "gpu_sched_agents"}  # no `studies`: the research programme stays in the checkout
+        assert top == {
+            "gpu_sched_env",
+            "gpu_sched_agents",
+        }  # no `studies`: the research programme stays in the checkout
         assert not any(n.startswith("studies/") or "/studies/" in n for n in z.namelist())
         entry_points = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/entry_points.txt"))).decode()
         assert "gpu-sched = gpu_sched_env.cli:main" in entry_points
@@ -184,10 +199,18 @@ def test_wheel_installs_beside_another_agents_package_and_runs(tmp_path):
         names = set(z.namelist())
         for s in ("cgrsp", "hgsp", "llm", "mig", "edge"):
             assert f"gpu_sched_env/{s}/env.py" in names and f"gpu_sched_agents/heuristics/{s}/__init__.py" in names
-        assert {"gpu_sched_agents/heuristics/edge/ilp.py", "gpu_sched_agents/heuristics/mig/cpsat.py",
-                "gpu_sched_agents/heuristics/hgsp/exact.py"} <= names
-        assert not [n for n in names if n.startswith("gpu_sched_env/") and n.rsplit("/", 1)[-1] in
-                    ("ilp.py", "llf.py", "cpsat.py", "exact.py", "report.py", "study.py", "published.py")]
+        assert {
+            "gpu_sched_agents/heuristics/edge/ilp.py",
+            "gpu_sched_agents/heuristics/mig/cpsat.py",
+            "gpu_sched_agents/heuristics/hgsp/exact.py",
+        } <= names
+        assert not [
+            n
+            for n in names
+            if n.startswith("gpu_sched_env/")
+            and n.rsplit("/", 1)[-1]
+            in ("ilp.py", "llf.py", "cpsat.py", "exact.py", "report.py", "study.py", "published.py")
+        ]
 
     python = _venv_with_these_dependencies(tmp_path / "venv")
     _pip("--python", str(python), "install", "--no-deps", "--no-index", "-q", str(ours), str(standin), cwd=tmp_path)
@@ -201,9 +224,21 @@ def test_editable_install_maps_gpu_sched_agents_to_the_agents_folder(tmp_path):
     _need_pip_and_setuptools()
     src = _copy_of_the_checkout(tmp_path)
     python = _venv_with_these_dependencies(tmp_path / "venv")
-    _pip("--python", str(python), "install", "--no-deps", "--no-index", "--no-build-isolation", "-q", "-e", str(src),
-         cwd=tmp_path)
-    out = _run_isolated(python, textwrap.dedent("""
+    _pip(
+        "--python",
+        str(python),
+        "install",
+        "--no-deps",
+        "--no-index",
+        "--no-build-isolation",
+        "-q",
+        "-e",
+        str(src),
+        cwd=tmp_path,
+    )
+    out = _run_isolated(
+        python,
+        textwrap.dedent("""
         import importlib.util
         import gpu_sched_agents.heuristics.cgrsp
         import gpu_sched_env
@@ -212,6 +247,12 @@ def test_editable_install_maps_gpu_sched_agents_to_the_agents_folder(tmp_path):
         print(gpu_sched_env.__file__)
         print(importlib.util.find_spec("agents"))
         print(simulate("rh", "quiet", 0).summary()["policy"])
-    """), cwd=tmp_path)
-    assert out.split("\n")[:4] == [str(src / "agents" / "__init__.py"), str(src / "gpu_sched_env" / "__init__.py"),
-                                    "None", "rh"]
+    """),
+        cwd=tmp_path,
+    )
+    assert out.split("\n")[:4] == [
+        str(src / "agents" / "__init__.py"),
+        str(src / "gpu_sched_env" / "__init__.py"),
+        "None",
+        "rh",
+    ]

@@ -78,7 +78,10 @@ class HeuristicAgent(EnvAgent):
     def bind(self, env: Any) -> HeuristicAgent:
         """Drive ``env`` from now on; returns ``self``."""
         if hasattr(env, "env_method") and not hasattr(env, "envs"):
-            raise ConfigError(f"HeuristicAgent({self.name!r}) needs in-process envs (DummyVecEnv, SyncVectorEnv); got {type(env).__name__}")
+            raise ConfigError(
+                f"HeuristicAgent({self.name!r}) needs in-process envs (DummyVecEnv, SyncVectorEnv); got "
+                f"{type(env).__name__}"
+            )
         self.env = env
         self._drivers = {}
         return self
@@ -127,7 +130,9 @@ class HeuristicAgent(EnvAgent):
             drv = self._drivers[id(base)] = _Driver(self.name, base, self.knobs)
         return list(drv.plan_now())
 
-    def predict(self, observation: Any = None, state: Any = None, episode_start: Any = None, deterministic: bool = True) -> tuple[Any, Any]:
+    def predict(
+        self, observation: Any = None, state: Any = None, episode_start: Any = None, deterministic: bool = True
+    ) -> tuple[Any, Any]:
         """The heuristic's action for the env's current state (the observation is not needed).
 
         Returns ``(action, state)``: an ``np.int64`` for a single env, an ``int64`` array of

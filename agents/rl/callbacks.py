@@ -59,7 +59,16 @@ class EvalCallback(BaseCallback):
     wait against steps, the heuristics' levels on the same seeds as horizontal lines).
     """
 
-    def __init__(self, evaluate_fn: Any, eval_freq: int, run_dir: Path, heuristics: dict[str, dict[str, float]], total_timesteps: int, hparams: dict[str, Any], eval_at_start: bool = False) -> None:
+    def __init__(
+        self,
+        evaluate_fn: Any,
+        eval_freq: int,
+        run_dir: Path,
+        heuristics: dict[str, dict[str, float]],
+        total_timesteps: int,
+        hparams: dict[str, Any],
+        eval_at_start: bool = False,
+    ) -> None:
         super().__init__()
         self.eval_at_start = eval_at_start
         self.evaluate_fn = evaluate_fn
@@ -83,7 +92,11 @@ class EvalCallback(BaseCallback):
             self.run_eval()
 
     def _write_heuristics(self) -> None:
-        write_heuristic_runs(Path(self.logger.dir).parent if self.logger.dir else self.run_dir / "tb", self.heuristics, self.total_timesteps)
+        write_heuristic_runs(
+            Path(self.logger.dir).parent if self.logger.dir else self.run_dir / "tb",
+            self.heuristics,
+            self.total_timesteps,
+        )
 
     def _on_step(self) -> bool:
         if self.num_timesteps >= self._next:
@@ -101,20 +114,28 @@ class EvalCallback(BaseCallback):
             self.logger.record(f"eval/{m}", v)
         self.logger.dump(self.num_timesteps)
         improved = means[SELECT_ON] < self.best
-        log.info(f"step {int(self.num_timesteps)}/{self.total_timesteps}: held-out " + ", ".join(f"{m} {v:.4g}" for m, v in means.items())
-                 + (" (new best)" if improved else f" (best {SELECT_ON} {self.best:.4g})"))
+        log.info(
+            f"step {int(self.num_timesteps)}/{self.total_timesteps}: held-out "
+            + ", ".join(f"{m} {v:.4g}" for m, v in means.items())
+            + (" (new best)" if improved else f" (best {SELECT_ON} {self.best:.4g})")
+        )
         if improved:
             self.best = means[SELECT_ON]
             self.model.save(self.run_dir / "best_model")
             atomic_write_json(self.run_dir / "best.json", {"timesteps": int(self.num_timesteps), **means})
-        self.curve = [r for r in self.curve if r["timesteps"] != self.num_timesteps] + [{"timesteps": int(self.num_timesteps), **means}]
+        self.curve = [r for r in self.curve if r["timesteps"] != self.num_timesteps] + [
+            {"timesteps": int(self.num_timesteps), **means}
+        ]
         atomic_write_table(self.run_dir / "learning_curve.csv", pd.DataFrame(self.curve))
         learning_curve_figure(pd.DataFrame(self.curve), self.heuristics, self.run_dir / "learning_curve.png")
         return means
 
 
 def write_heuristic_runs(tb: Path, heuristics: dict[str, dict[str, float]], total_timesteps: int) -> None:
-    """One TensorBoard run ``tb/heuristic_<name>`` per baseline: its ``eval/*`` means as flat lines (kept if present)."""
+    """One TensorBoard run ``tb/heuristic_<name>`` per baseline.
+
+    Each run holds the baseline's ``eval/*`` means as flat lines (kept if present).
+    """
     from torch.utils.tensorboard import SummaryWriter
 
     for name, means in heuristics.items():
@@ -164,7 +185,9 @@ def flat_hparams(cfg: Any, env_config: Any) -> dict[str, Any]:
         elif k == "net_arch":
             out["algo.net_arch"] = "x".join(str(x) for x in v)
     for k, v in env_config.as_dict().items():  # every env setting (dataclasses.asdict), nested ones flattened
-        for kk, vv in (v.items() if isinstance(v, dict) else [("", v)]):
-            out[f"env.{k}" + (f".{kk}" if kk else "")] = "none" if vv is None else vv if isinstance(vv, (int, float, str, bool)) else str(vv)
+        for kk, vv in v.items() if isinstance(v, dict) else [("", v)]:
+            out[f"env.{k}" + (f".{kk}" if kk else "")] = (
+                "none" if vv is None else vv if isinstance(vv, (int, float, str, bool)) else str(vv)
+            )
     out.update({"train.total_timesteps": int(cfg.train.total_timesteps), "train.n_envs": int(cfg.train.n_envs)})
     return {k: (float(v) if isinstance(v, (np.floating,)) else v) for k, v in out.items()}

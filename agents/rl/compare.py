@@ -17,12 +17,16 @@ TABLE_METRICS = ("mean_wait_min", "miss_pct", "mean_tardiness_min", "cost_usd")
 TEST_METRICS = ("miss_pct", "mean_wait_min")
 
 
-def heuristic_runs(names: Sequence[str], seeds: Sequence[int], day: str, params: dict[str, Any], progress: bool = False) -> pd.DataFrame:
+def heuristic_runs(
+    names: Sequence[str], seeds: Sequence[int], day: str, params: dict[str, Any], progress: bool = False
+) -> pd.DataFrame:
     """Per-seed summaries of the heuristics (``simulate`` = the env driven by the heuristic agents)."""
     return run_grid(list(names), list(seeds), day=day, params=params, executor="serial", progress=progress)
 
 
-def comparison(learned: pd.DataFrame, heuristics: pd.DataFrame, label: str = "learned") -> tuple[pd.DataFrame, pd.DataFrame]:
+def comparison(
+    learned: pd.DataFrame, heuristics: pd.DataFrame, label: str = "learned"
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(table, tests)``.
 
     ``table``: mean and 95 % CI half-width per policy (learned first). ``tests``: per
@@ -48,12 +52,24 @@ def comparison(learned: pd.DataFrame, heuristics: pd.DataFrame, label: str = "le
     if not pairs:
         return table, pd.DataFrame()
     rows = compare_pairs(values, pairs)
-    tests = pd.DataFrame({
-        "vs": [k[0] for k in keys], "metric": [k[1] for k in keys],
-        **{out: [r[col] for r in rows] for out, col in (
-            ("n", "n"), ("mean_diff", "mean_diff"), ("t_p", "t_p"), ("wilcoxon_p", "w_p"), ("cohens_d", "cohens_d"),
-            ("t_p_holm", "t_p_holm"), ("wilcoxon_p_holm", "w_p_holm"))},
-    })
+    tests = pd.DataFrame(
+        {
+            "vs": [k[0] for k in keys],
+            "metric": [k[1] for k in keys],
+            **{
+                out: [r[col] for r in rows]
+                for out, col in (
+                    ("n", "n"),
+                    ("mean_diff", "mean_diff"),
+                    ("t_p", "t_p"),
+                    ("wilcoxon_p", "w_p"),
+                    ("cohens_d", "cohens_d"),
+                    ("t_p_holm", "t_p_holm"),
+                    ("wilcoxon_p_holm", "w_p_holm"),
+                )
+            },
+        }
+    )
     tests["better"] = (tests.mean_diff < 0) & (tests.t_p < 0.05)
     return table, tests
 
@@ -74,7 +90,9 @@ def figure(table: pd.DataFrame, path: str | Path, title: str) -> Path:
     order = table.sort_values("miss_pct").index
     for ax, m, lab in zip(axes, ("miss_pct", "mean_wait_min"), ("deadline miss [%]", "mean wait [min]")):
         t = table.loc[order]
-        colors = ["#1f77b4" if p in POLICY_NAMES else ("#9467bd" if p in EXTENSIONS else "#ff7f0e") for p in t.index]  # learned: orange
+        colors = [
+            "#1f77b4" if p in POLICY_NAMES else ("#9467bd" if p in EXTENSIONS else "#ff7f0e") for p in t.index
+        ]  # learned: orange
         ax.bar(range(len(t)), t[m], yerr=t[f"{m}_ci"], color=colors, capsize=3)
         ax.set_xticks(range(len(t)))
         ax.set_xticklabels(t.index, rotation=45, ha="right")
@@ -115,11 +133,24 @@ def versus_rules(run_dir: Path, stem: str = "final_eval", rules: Sequence[str] |
     best = min(pool, key=lambda r: (round(means.loc[r, "miss_pct"], 9), means.loc[r, "mean_wait_min"]))
     w, m = tests.loc[(best, "mean_wait_min")], tests.loc[(best, "miss_pct")]
     params = cfg["env"].get("params") or {}
-    stock = "fresh" if params.get("stock_process", "fresh") == "fresh" else f"D={float(params.get('stock_dwell_s', 900)):g}s"
+    stock = (
+        "fresh"
+        if params.get("stock_process", "fresh") == "fresh"
+        else f"D={float(params.get('stock_dwell_s', 900)):g}s"
+    )
     return {
-        "run": run_dir.name, "seed": cfg["seed"], "stock": stock, "n": int(w.n),
-        "learned miss %": means.loc[label, "miss_pct"], "learned wait": means.loc[label, "mean_wait_min"],
-        "best rule": best, "rule miss %": means.loc[best, "miss_pct"], "rule wait": means.loc[best, "mean_wait_min"],
-        "Δ wait": float(w.mean_diff), "Holm p wait": float(w.t_p_holm), "Δ miss": float(m.mean_diff), "Holm p miss": float(m.t_p_holm),
+        "run": run_dir.name,
+        "seed": cfg["seed"],
+        "stock": stock,
+        "n": int(w.n),
+        "learned miss %": means.loc[label, "miss_pct"],
+        "learned wait": means.loc[label, "mean_wait_min"],
+        "best rule": best,
+        "rule miss %": means.loc[best, "miss_pct"],
+        "rule wait": means.loc[best, "mean_wait_min"],
+        "Δ wait": float(w.mean_diff),
+        "Holm p wait": float(w.t_p_holm),
+        "Δ miss": float(m.mean_diff),
+        "Holm p miss": float(m.t_p_holm),
         "beats": bool(w.mean_diff < 0 and w.t_p_holm < 0.05 and m.mean_diff <= 0),
     }

@@ -161,6 +161,7 @@ ALGO_RANGES: dict[str, dict] = {
     "exploration_final_eps": {"lo": 0.0, "hi": 1.0},
 }
 
+
 def register_configs() -> None:
     """Store the schemas (idempotent): ``base_config`` and one per option group."""
     cs = ConfigStore.instance()

@@ -87,8 +87,8 @@ MIXED_EVAL_DAY = "hectic"
 class MixedDays(gym.Wrapper):
     """Each training day's type drawn from the month mix, its seed from :class:`TrainingDays`.
 
-    The mix is ``DEFAULT_MONTH_MIX`` (4 hectic, 3 surge, 18 normal, 5 quiet days of 30). One ``CGRSPEnv`` per day type; their spaces are identical (they differ in ``n_jobs``
-    and the arrival rate only), so the learner sees one env.
+    The mix is ``DEFAULT_MONTH_MIX`` (4 hectic, 3 surge, 18 normal, 5 quiet days of 30). One ``CGRSPEnv`` per day type;
+    their spaces are identical (they differ in ``n_jobs`` and the arrival rate only), so the learner sees one env.
     """
 
     def __init__(self, config: CGRSPEnvConfig, seed: int, env_index: int) -> None:
@@ -134,7 +134,9 @@ def _make(config: CGRSPEnvConfig, seed: int, env_index: int, masked: bool, mixed
     return thunk
 
 
-def make_vec_env(config: CGRSPEnvConfig, n_envs: int, seed: int, kind: str = "dummy", masked: bool = True, mixed: bool = False) -> VecEnv:
+def make_vec_env(
+    config: CGRSPEnvConfig, n_envs: int, seed: int, kind: str = "dummy", masked: bool = True, mixed: bool = False
+) -> VecEnv:
     """``n_envs`` training envs (SB3 ``VecEnv``); env i plays ``training_seeds(seed, ·, i)``.
 
     ``mixed``: each day's type is drawn from the month mix (:class:`MixedDays`).

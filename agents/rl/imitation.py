@@ -20,7 +20,9 @@ from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 TEACHER_SEED0 = 30_000
 
 
-def collect(teacher: str, config: CGRSPEnvConfig, episodes: int) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+def collect(
+    teacher: str, config: CGRSPEnvConfig, episodes: int
+) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
     """``(observations, masks, actions)`` from ``episodes`` days of ``teacher``."""
     from gpu_sched_env.cgrsp.env import CGRSPEnv
 
@@ -43,7 +45,16 @@ def collect(teacher: str, config: CGRSPEnvConfig, episodes: int) -> tuple[dict[s
     return {k: np.stack(v) for k, v in obs_buf.items()}, np.stack(masks), np.asarray(actions, np.int64)
 
 
-def pretrain(model: Any, teacher: str, config: CGRSPEnvConfig, episodes: int, epochs: int, batch_size: int = 256, lr: float = 1e-3, seed: int = 0) -> dict[str, float]:
+def pretrain(
+    model: Any,
+    teacher: str,
+    config: CGRSPEnvConfig,
+    episodes: int,
+    epochs: int,
+    batch_size: int = 256,
+    lr: float = 1e-3,
+    seed: int = 0,
+) -> dict[str, float]:
     """Fit ``model.policy`` (MaskablePPO) to the teacher's actions; returns accuracy and loss."""
     obs, masks, actions = collect(teacher, config, episodes)
     policy = model.policy

@@ -80,12 +80,15 @@ class MaskedDQN(DQN):
         if not (isinstance(cls, type) and issubclass(cls, MaskedDQNPolicy)):
             raise ConfigError(
                 f"policy = {policy!r} is not allowed for MaskedDQN: it would ignore the action mask; "
-                "allowed: MaskedDQNPolicy (the default), its name 'MaskedDQNPolicy', or a subclass of it")
+                "allowed: MaskedDQNPolicy (the default), its name 'MaskedDQNPolicy', or a subclass of it"
+            )
         space = getattr(env, "observation_space", None)  # gym env or VecEnv; None for an env id or no env
         if space is not None and not (isinstance(space, spaces.Dict) and MASK_KEY in space.spaces):
             what = f"Dict with keys {list(space.spaces)}" if isinstance(space, spaces.Dict) else type(space).__name__
-            raise ConfigError(f"MaskedDQN env observation space = {what} is not allowed; allowed: a Dict space with "
-                              f"an {MASK_KEY!r} entry (e.g. CGRSP-v0's observation)")
+            raise ConfigError(
+                f"MaskedDQN env observation space = {what} is not allowed; allowed: a Dict space with "
+                f"an {MASK_KEY!r} entry (e.g. CGRSP-v0's observation)"
+            )
         super().__init__(policy, env, **kwargs)
         seed = kwargs.get("seed")
         self._mask_rng = np.random.default_rng(None if seed is None else seed + 7919)

@@ -70,7 +70,15 @@ ALGOS: dict[str, AlgoSpec] = {
     "ppo": AlgoSpec(MaskablePPO, FactoredMaskablePolicy, _sb3_kwargs, masked_env=True),
     "ppo_unmasked": AlgoSpec(PPO, "MultiInputPolicy", _sb3_kwargs, masked_env=False),
     "dqn": AlgoSpec(MaskedDQN, MaskedDQNPolicy, _sb3_kwargs, masked_env=True, save_replay_buffer=True),
-    "ppo_jax": AlgoSpec(None, None, None, masked_env=True, trainer=_ppo_jax("train_ppo_jax"), validate=_ppo_jax("validate_ppo_jax"), load=_ppo_jax("load_policy")),
+    "ppo_jax": AlgoSpec(
+        None,
+        None,
+        None,
+        masked_env=True,
+        trainer=_ppo_jax("train_ppo_jax"),
+        validate=_ppo_jax("validate_ppo_jax"),
+        load=_ppo_jax("load_policy"),
+    ),
 }
 
 

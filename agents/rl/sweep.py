@@ -41,7 +41,9 @@ def selection_objective(run_dir: Path) -> float:
     """Best mean selection objective of a finished run (``best.json``), lower is better."""
     path = Path(run_dir) / "best.json"
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: the run made no held-out evaluation, so it has no selection objective")
+        raise FileNotFoundError(
+            f"{path} is missing: the run made no held-out evaluation, so it has no selection objective"
+        )
     return float(json.loads(path.read_text())[SELECT_ON])
 
 

@@ -74,17 +74,26 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
     teacher = cfg.algo.get("bc_teacher")
     if teacher:
         if cfg.algo.name != "ppo":
-            raise ConfigError(f"algo.bc_teacher = {teacher!r}: behaviour cloning is implemented for algo=ppo only (got algo={cfg.algo.name})")
+            raise ConfigError(
+                f"algo.bc_teacher = {teacher!r}: behaviour cloning is implemented for algo=ppo only (got "
+                f"algo={cfg.algo.name})"
+            )
         check_choice("algo.bc_teacher", teacher, ALL_POLICY_NAMES)
     halflife = cfg.algo.get("time_halflife_s")
     if halflife is not None:
         if cfg.algo.name != "ppo":
-            raise ConfigError(f"algo.time_halflife_s = {halflife!r}: semi-MDP discounting is implemented for algo=ppo only (got algo={cfg.algo.name})")
+            raise ConfigError(
+                f"algo.time_halflife_s = {halflife!r}: semi-MDP discounting is implemented for algo=ppo only (got "
+                f"algo={cfg.algo.name})"
+            )
         check_number("algo.time_halflife_s", halflife, lo=0.0, lo_open=True)
     check_number("train.total_timesteps", cfg.train.total_timesteps, lo=1, integer=True)
     check_number("train.n_envs", cfg.train.n_envs, lo=1, integer=True)
     if "n_steps" in cfg.algo and int(cfg.algo.n_steps) * int(cfg.train.n_envs) < 2:
-        raise ConfigError(f"algo.n_steps = {cfg.algo.n_steps} with train.n_envs = {cfg.train.n_envs}: a rollout must hold at least 2 steps (SB3 normalises advantages over it)")
+        raise ConfigError(
+            f"algo.n_steps = {cfg.algo.n_steps} with train.n_envs = {cfg.train.n_envs}: a rollout must hold at least 2 "
+            "steps (SB3 normalises advantages over it)"
+        )
     check_number("train.eval_freq", cfg.train.eval_freq, lo=1, integer=True)
     check_number("train.checkpoint_freq", cfg.train.checkpoint_freq, lo=1, integer=True)
     check_number("train.final_eval_seeds", cfg.train.final_eval_seeds, lo=0, hi=len(TEST_SEEDS), integer=True)
@@ -97,7 +106,10 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
     for s in cfg.train.eval_seeds:
         check_number("train.eval_seeds[]", s, lo=SELECTION_SEEDS.start, hi=SELECTION_SEEDS.stop - 1, integer=True)
     if halflife is not None and cfg.env.shaping != "none":
-        raise ConfigError(f"algo.time_halflife_s = {halflife!r} with env.shaping = {cfg.env.shaping!r}: the shaping term γ·Φ′ − Φ needs one γ per step; use shaping=none with semi-MDP discounting")
+        raise ConfigError(
+            f"algo.time_halflife_s = {halflife!r} with env.shaping = {cfg.env.shaping!r}: the shaping term γ·Φ′ − Φ "
+            "needs one γ per step; use shaping=none with semi-MDP discounting"
+        )
     config = env_config(cfg)  # raises ConfigError naming a bad env key or simulator parameter
     from gpu_sched_env.cgrsp.env import CGRSPEnv
 
@@ -112,10 +124,16 @@ def check_device(device: str) -> str:
     try:
         dev = th.device("cuda" if device == "auto" else device)
     except (RuntimeError, TypeError) as e:
-        raise ConfigError(f"train.device = {device!r} is not a torch device ({e}); allowed: cpu, cuda, cuda:N, mps, auto") from None
+        raise ConfigError(
+            f"train.device = {device!r} is not a torch device ({e}); allowed: cpu, cuda, cuda:N, mps, auto"
+        ) from None
     if device != "auto" and dev.type == "cuda":
         if not th.cuda.is_available():
-            raise ConfigError(f"train.device = {device!r} but this torch ({th.__version__}) sees no CUDA device (torch.cuda.is_available() is False); use train.device=cpu, or train.device=auto to take a GPU when there is one")
+            raise ConfigError(
+                f"train.device = {device!r} but this torch ({th.__version__}) sees no CUDA device "
+                "(torch.cuda.is_available() is False); use train.device=cpu, or train.device=auto to take a GPU when "
+                "there is one"
+            )
         if dev.index is not None and dev.index >= th.cuda.device_count():
             raise ConfigError(f"train.device = {device!r}: this machine has {th.cuda.device_count()} CUDA device(s)")
     if dev.type == "mps" and not th.backends.mps.is_available():
@@ -145,7 +163,9 @@ def plain_action_space(space: Any) -> Any:
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
     """The checkpoint with the most steps in ``run_dir/checkpoints``."""
-    ckpts = [(int(m.group(1)), p) for p in (run_dir / "checkpoints").glob("model_*_steps.*") if (m := _CKPT.search(p.name))]
+    ckpts = [
+        (int(m.group(1)), p) for p in (run_dir / "checkpoints").glob("model_*_steps.*") if (m := _CKPT.search(p.name))
+    ]
     return max(ckpts)[1] if ckpts else None
 
 
@@ -162,7 +182,10 @@ def resolve_run_dir(cfg: DictConfig) -> tuple[Path, Path | None]:
         family = here.parent  # runs/train/<algo>_<day>_seed<seed>/
         candidates = [d for d in family.glob("*") if d.is_dir() and d != here and latest_checkpoint(d)]
         if not candidates:
-            raise ConfigError(f"resume=true but no earlier run with checkpoints under {family}/; start without resume or pass resume_from=DIR")
+            raise ConfigError(
+                f"resume=true but no earlier run with checkpoints under {family}/; start without resume or pass "
+                "resume_from=DIR"
+            )
         target = max(candidates, key=lambda d: latest_checkpoint(d).stat().st_mtime)  # type: ignore[union-attr]
     ckpt = latest_checkpoint(target)
     if ckpt is None:
@@ -172,7 +195,15 @@ def resolve_run_dir(cfg: DictConfig) -> tuple[Path, Path | None]:
 
 
 # Settings a resumed run may change: the budget and how it is reported, not what is learned.
-RESUMABLE_CHANGES = ("resume", "resume_from", "run_dir", "train.total_timesteps", "train.progress_bar", "train.final_eval_seeds", "hparams_search")
+RESUMABLE_CHANGES = (
+    "resume",
+    "resume_from",
+    "run_dir",
+    "train.total_timesteps",
+    "train.progress_bar",
+    "train.final_eval_seeds",
+    "hparams_search",
+)
 
 
 def check_same_run(cfg: DictConfig, target: Path) -> None:
@@ -186,12 +217,21 @@ def check_same_run(cfg: DictConfig, target: Path) -> None:
         raise ConfigError(f"resume: {target} holds no config.yaml, so it cannot be checked against this run's config")
     saved = _flat(OmegaConf.to_container(OmegaConf.load(saved_path), resolve=False))
     here = _flat(OmegaConf.to_container(cfg, resolve=True))
-    keys = sorted(k for k in set(saved) | set(here) if not any(k == r or k.startswith(r + ".") for r in RESUMABLE_CHANGES))
+    keys = sorted(
+        k for k in set(saved) | set(here) if not any(k == r or k.startswith(r + ".") for r in RESUMABLE_CHANGES)
+    )
     # a key a later schema added with the default None (unset) matches its absence in an older run
-    diff = [f"{k}: {saved.get(k, '<absent>')!r} in the run, {here.get(k, '<absent>')!r} now" for k in keys
-            if saved.get(k, "<absent>") != here.get(k, "<absent>") and not (k not in saved and here.get(k) is None)]
+    diff = [
+        f"{k}: {saved.get(k, '<absent>')!r} in the run, {here.get(k, '<absent>')!r} now"
+        for k in keys
+        if saved.get(k, "<absent>") != here.get(k, "<absent>") and not (k not in saved and here.get(k) is None)
+    ]
     if diff:
-        raise ConfigError(f"resume: {target} was trained under another config; differing keys: " + "; ".join(diff) + " (start a new run, or resume with the run's own settings)")
+        raise ConfigError(
+            f"resume: {target} was trained under another config; differing keys: "
+            + "; ".join(diff)
+            + " (start a new run, or resume with the run's own settings)"
+        )
 
 
 def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
@@ -203,7 +243,9 @@ def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: d}
 
 
-def evaluate_model(model: Any, config: CGRSPEnvConfig, seeds: list[int], masked: bool, progress: bool = False) -> pd.DataFrame:
+def evaluate_model(
+    model: Any, config: CGRSPEnvConfig, seeds: list[int], masked: bool, progress: bool = False
+) -> pd.DataFrame:
     """Per-seed summaries of a trained model (deterministic actions).
 
     A model that cannot mask runs behind :class:`IllegalActionFallback`; its replaced
@@ -242,9 +284,18 @@ def train(cfg: DictConfig) -> dict[str, float]:
     assert spec.cls is not None
     th.set_num_threads(int(cfg.train.torch_threads))
 
-    venv = make_vec_env(config, int(cfg.train.n_envs), int(cfg.seed), str(cfg.train.vec_env), masked=spec.masked_env, mixed=cfg.day.name == MIXED)
+    venv = make_vec_env(
+        config,
+        int(cfg.train.n_envs),
+        int(cfg.seed),
+        str(cfg.train.vec_env),
+        masked=spec.masked_env,
+        mixed=cfg.day.name == MIXED,
+    )
     if cfg.train.normalize_reward:
-        stats = ckpt.with_name(ckpt.name.replace("model_", "model_vecnormalize_").replace(".zip", ".pkl")) if ckpt else None
+        stats = (
+            ckpt.with_name(ckpt.name.replace("model_", "model_vecnormalize_").replace(".zip", ".pkl")) if ckpt else None
+        )
         if stats is not None and stats.exists():
             venv = VecNormalize.load(str(stats), venv)
         else:
@@ -256,12 +307,22 @@ def train(cfg: DictConfig) -> dict[str, float]:
             model.load_replay_buffer(buf)
         log.info(f"resuming {run_dir} from {ckpt.name} at {model.num_timesteps} steps")
     else:
-        model = spec.cls(spec.policy, venv, seed=int(cfg.seed), tensorboard_log=str(run_dir / "tb"), device=cfg.train.device, verbose=0, **spec.kwargs(cfg.algo))
+        model = spec.cls(
+            spec.policy,
+            venv,
+            seed=int(cfg.seed),
+            tensorboard_log=str(run_dir / "tb"),
+            device=cfg.train.device,
+            verbose=0,
+            **spec.kwargs(cfg.algo),
+        )
         teacher = cfg.algo.get("bc_teacher")
         if teacher:
             from gpu_sched_agents.rl.imitation import pretrain
 
-            bc = pretrain(model, teacher, config, int(cfg.algo.bc_episodes), int(cfg.algo.bc_epochs), seed=int(cfg.seed))
+            bc = pretrain(
+                model, teacher, config, int(cfg.algo.bc_episodes), int(cfg.algo.bc_epochs), seed=int(cfg.seed)
+            )
             atomic_write_text(run_dir / "bc.json", json.dumps({"teacher": teacher, **bc}, indent=2) + "\n")
             log.info(f"behaviour cloning from {teacher}: {bc}")
 
@@ -273,15 +334,37 @@ def train(cfg: DictConfig) -> dict[str, float]:
     callbacks = [
         EpisodeMetricsCallback(),
         *([StepDurations()] if cfg.algo.get("time_halflife_s") else []),  # info["dt"] → semi-MDP buffer
-        CheckpointCallback(save_freq=max(1, int(cfg.train.checkpoint_freq) // int(cfg.train.n_envs)), save_path=str(run_dir / "checkpoints"), name_prefix="model", save_replay_buffer=spec.save_replay_buffer, save_vecnormalize=bool(cfg.train.normalize_reward)),
-        EvalCallback(lambda m: evaluate_model(m, config, eval_seeds, spec.masked_env), int(cfg.train.eval_freq), run_dir, heur_means, total, flat_hparams(cfg, config), eval_at_start=ckpt is None and bool(cfg.algo.get("bc_teacher"))),
+        CheckpointCallback(
+            save_freq=max(1, int(cfg.train.checkpoint_freq) // int(cfg.train.n_envs)),
+            save_path=str(run_dir / "checkpoints"),
+            name_prefix="model",
+            save_replay_buffer=spec.save_replay_buffer,
+            save_vecnormalize=bool(cfg.train.normalize_reward),
+        ),
+        EvalCallback(
+            lambda m: evaluate_model(m, config, eval_seeds, spec.masked_env),
+            int(cfg.train.eval_freq),
+            run_dir,
+            heur_means,
+            total,
+            flat_hparams(cfg, config),
+            eval_at_start=ckpt is None and bool(cfg.algo.get("bc_teacher")),
+        ),
         *_extra_callbacks(),
     ]
     remaining = total - int(model.num_timesteps)
-    log.info(f"training {cfg.algo.name} on {config.day} for {remaining} steps ({int(model.num_timesteps)} done) in {run_dir}")
+    log.info(
+        f"training {cfg.algo.name} on {config.day} for {remaining} steps ({int(model.num_timesteps)} done) in {run_dir}"
+    )
     t0 = time.perf_counter()
     if remaining > 0:
-        model.learn(remaining, callback=callbacks, tb_log_name="learned", reset_num_timesteps=ckpt is None, progress_bar=bool(cfg.train.progress_bar))
+        model.learn(
+            remaining,
+            callback=callbacks,
+            tb_log_name="learned",
+            reset_num_timesteps=ckpt is None,
+            progress_bar=bool(cfg.train.progress_bar),
+        )
     train_s = time.perf_counter() - t0
     model.save(run_dir / "final_model")
     venv.close()
@@ -293,7 +376,10 @@ HYDRA_ONLY = {".hydra", "train.log"}
 
 
 def remove_unused_run_dir(run_dir: Path) -> None:
-    """Delete ``run_dir`` if it holds nothing but what Hydra wrote before the job (and its parent if that is then empty)."""
+    """Delete ``run_dir`` if it holds nothing but what Hydra wrote before the job.
+
+    Its parent goes too if that is then empty.
+    """
     import shutil
 
     if run_dir.is_dir() and {p.name for p in run_dir.iterdir()} <= HYDRA_ONLY:
@@ -315,7 +401,9 @@ def _extra_callbacks() -> list:
     return []
 
 
-def final_evaluation(cfg: DictConfig, spec: Any, config: CGRSPEnvConfig, run_dir: Path, train_s: float) -> dict[str, float]:
+def final_evaluation(
+    cfg: DictConfig, spec: Any, config: CGRSPEnvConfig, run_dir: Path, train_s: float
+) -> dict[str, float]:
     """Best model (else final) vs the 21 baselines (:func:`baselines`) on fresh seeds; table, tests, figure."""
     n = int(cfg.train.final_eval_seeds)
     if n == 0:
@@ -325,7 +413,18 @@ def final_evaluation(cfg: DictConfig, spec: Any, config: CGRSPEnvConfig, run_dir
     model = load_model(cfg.algo.name, path, **({} if spec.load else {"device": cfg.train.device}))
     seeds = list(range(FINAL_SEED0, FINAL_SEED0 + n))
     note = f"Training wall time this invocation: {train_s:.0f} s."
-    return compare_model(model, spec, config, seeds, cfg.algo.name, run_dir, "final_eval", note, baselines(), progress=bool(cfg.train.progress_bar))
+    return compare_model(
+        model,
+        spec,
+        config,
+        seeds,
+        cfg.algo.name,
+        run_dir,
+        "final_eval",
+        note,
+        baselines(),
+        progress=bool(cfg.train.progress_bar),
+    )
 
 
 def baselines() -> tuple[str, ...]:
@@ -338,7 +437,18 @@ def baselines() -> tuple[str, ...]:
     return POLICY_NAMES + tuple(EXTENSIONS)
 
 
-def compare_model(model: Any, spec: Any, config: CGRSPEnvConfig, seeds: list[int], label: str, out_dir: Path, stem: str, note: str = "", names: tuple[str, ...] = POLICY_NAMES, progress: bool = False) -> dict[str, float]:
+def compare_model(
+    model: Any,
+    spec: Any,
+    config: CGRSPEnvConfig,
+    seeds: list[int],
+    label: str,
+    out_dir: Path,
+    stem: str,
+    note: str = "",
+    names: tuple[str, ...] = POLICY_NAMES,
+    progress: bool = False,
+) -> dict[str, float]:
     """Evaluate ``model`` and the heuristics on ``seeds`` and write the comparison.
 
     Writes ``<stem>.{csv,md,png}``, ``<stem>_per_seed.csv`` and ``<stem>_tests.csv`` into
@@ -349,7 +459,9 @@ def compare_model(model: Any, spec: Any, config: CGRSPEnvConfig, seeds: list[int
     learned = evaluate_model(model, config, seeds, spec.masked_env, progress=progress).assign(seed=seeds)
     heur = heuristic_runs(names, seeds, day, config.params, progress=progress)
     table, tests = comparison(learned, heur, label=label)
-    atomic_write_table(out_dir / f"{stem}_per_seed.csv", pd.concat([learned.assign(policy=label), heur], ignore_index=True))
+    atomic_write_table(
+        out_dir / f"{stem}_per_seed.csv", pd.concat([learned.assign(policy=label), heur], ignore_index=True)
+    )
     atomic_write_table(out_dir / f"{stem}.csv", table.reset_index())
     atomic_write_table(out_dir / f"{stem}_tests.csv", tests)
     text = (

@@ -230,11 +230,18 @@ class SlotOffers(ActionScheme):
 
     def encode(self, pos: int, slot: int) -> int:
         if slot != self._offered:
-            raise InvalidActionError(f"slot {slot} is not the offered slot ({self._offered}); in slot mode an action only fills the offered slot")
+            raise InvalidActionError(
+                f"slot {slot} is not the offered slot ({self._offered}); in slot mode an action only fills the offered "
+                "slot"
+            )
         return pos
 
     def why_illegal(self, sim: Simulator, win: np.ndarray, a: int) -> str:
-        why = self._noop_stalls() if a == self.wait_action else f"window position {a} is empty (the window holds {win.size} jobs)"
+        why = (
+            self._noop_stalls()
+            if a == self.wait_action
+            else f"window position {a} is empty (the window holds {win.size} jobs)"
+        )
         return f"{why} (action = window position on offered slot {self._offered}, no-op = {self.wait_action})"
 
     def doable_now(self, plan: Iterable[Pair]) -> list[Pair]:

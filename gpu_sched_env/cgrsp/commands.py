@@ -63,48 +63,91 @@ def table(summary: pd.DataFrame, published: bool) -> pd.DataFrame:
         }
         if published and pol in PUBLISHED_HECTIC.index:
             p = PUBLISHED_HECTIC.loc[pol]
-            row.update({
-                "pub wait": p.mean_wait_min,
-                "Δwait %": f"{100 * (r.mean_wait_min / p.mean_wait_min - 1):+6.1f}",
-                "pub miss": p.miss_pct,
-                "Δmiss pp": f"{r.miss_pct - p.miss_pct:+6.2f}",
-                "pub tard": p.mean_tardiness_min,
-                "pub cost": "—" if pd.isna(p.cost_usd) else f"{p.cost_usd:.2f}",
-            })
+            row.update(
+                {
+                    "pub wait": p.mean_wait_min,
+                    "Δwait %": f"{100 * (r.mean_wait_min / p.mean_wait_min - 1):+6.1f}",
+                    "pub miss": p.miss_pct,
+                    "Δmiss pp": f"{r.miss_pct - p.miss_pct:+6.2f}",
+                    "pub tard": p.mean_tardiness_min,
+                    "pub cost": "—" if pd.isna(p.cost_usd) else f"{p.cost_usd:.2f}",
+                }
+            )
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def compare_main(argv: list[str] | None = None) -> int:
     """``gpu-sched compare``: returns the exit status."""
-    ap = argparse.ArgumentParser(prog="gpu-sched compare", description="Compare CGRSP policies over seeds on a day type or a trace.")
+    ap = argparse.ArgumentParser(
+        prog="gpu-sched compare", description="Compare CGRSP policies over seeds on a day type or a trace."
+    )
     ap.add_argument("--day", default="hectic", choices=list(DAY_TYPES))
     ap.add_argument("--seeds", type=int, default=30, help="seeds 0..N-1 (default 30)")
-    ap.add_argument("--policies", nargs="+", default=list(POLICY_NAMES), choices=list(policy_names(published_only=False)), metavar="POLICY",
-                    help="the published ten and CADR-OO by default; the deferring rules (e.g. spt_rescue_defer_exp) and the planner by name")
-    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="simulator/policy parameter override (repeatable)")
-    ap.add_argument("--trace", type=Path, default=None, metavar="FILE",
-                    help="job log (CSV/Parquet) replacing each seed's generated jobs; --day still sets the model")
+    ap.add_argument(
+        "--policies",
+        nargs="+",
+        default=list(POLICY_NAMES),
+        choices=list(policy_names(published_only=False)),
+        metavar="POLICY",
+        help="the published ten and CADR-OO by default; the deferring rules (e.g. spt_rescue_defer_exp) and the "
+        "planner by name",
+    )
+    ap.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="simulator/policy parameter override (repeatable)",
+    )
+    ap.add_argument(
+        "--trace",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="job log (CSV/Parquet) replacing each seed's generated jobs; --day still sets the model",
+    )
     ap.add_argument("--executor", default="process", choices=EXECUTORS)
-    ap.add_argument("--workers", type=int, default=None, help="processes for --executor process (at least 1; default: the usable cores)")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes for --executor process (at least 1; default: the usable cores)",
+    )
     ap.add_argument("--out", type=Path, default=Path("runs/compare"))
-    ap.add_argument("--no-progress", action="store_true", help="no progress bar (it is off anyway when stderr is not a terminal)")
+    ap.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (it is off anyway when stderr is not a terminal)"
+    )
     args = ap.parse_args(argv)
     if args.seeds < 1:
         ap.error(f"--seeds {args.seeds}: must be at least 1")
     if args.workers is not None and args.workers < 1:
-        ap.error(f"--workers {args.workers}: must be at least 1 (leave it out for the default: the {default_workers()} usable cores)")
+        ap.error(
+            f"--workers {args.workers}: must be at least 1 (leave it out for the default: the {default_workers()} "
+            "usable cores)"
+        )
     try:
         params = parse_params(args.param, param_names_help)
         kw = per_policy_kwargs(args.day, params, args.policies)  # validate before fanning out
         if args.trace is not None:  # a missing, unreadable or malformed file fails here, not in every worker
-            Trace.load(args.trace, make_params(args.day, **{k: v for k, v in kw[args.policies[0]].items() if k in PARAM_NAMES}))
+            Trace.load(
+                args.trace, make_params(args.day, **{k: v for k, v in kw[args.policies[0]].items() if k in PARAM_NAMES})
+            )
     except ConfigError as e:
         ap.error(str(e))
 
     t0 = time.perf_counter()
-    df = run_grid(args.policies, range(args.seeds), day=args.day, params=params, trace=args.trace,
-                  executor=args.executor, workers=args.workers, desc=f"{args.day} × {args.seeds} seeds", progress=not args.no_progress)
+    df = run_grid(
+        args.policies,
+        range(args.seeds),
+        day=args.day,
+        params=params,
+        trace=args.trace,
+        executor=args.executor,
+        workers=args.workers,
+        desc=f"{args.day} × {args.seeds} seeds",
+        progress=not args.no_progress,
+    )
     wall = time.perf_counter() - t0
     summary = summarise(df)
     published = args.day == "hectic" and not params and args.trace is None
@@ -116,8 +159,10 @@ def compare_main(argv: list[str] | None = None) -> int:
     tab = table(summary, published)
     pd.set_option("display.width", 200)
     what = f"{args.day} day" if args.trace is None else f"trace {args.trace} ({args.day} model)"
-    print(f"\nCGRSP {what}, {args.seeds} seeds, {len(args.policies)} policies "
-          f"({len(df)} simulated days in {wall:.1f} s wall, executor={args.executor})")
+    print(
+        f"\nCGRSP {what}, {args.seeds} seeds, {len(args.policies)} policies "
+        f"({len(df)} simulated days in {wall:.1f} s wall, executor={args.executor})"
+    )
     print(tab.to_string(index=False))
     if published:
         checks = check_contract(summary)
@@ -130,7 +175,6 @@ def compare_main(argv: list[str] | None = None) -> int:
     return 0
 
 
-
 def trace_main(argv: list[str] | None = None) -> int:
     """``gpu-sched trace``: returns the exit status."""
     ap = argparse.ArgumentParser(prog="gpu-sched trace", description="Write a simulated CGRSP day or month as a trace.")
@@ -138,8 +182,13 @@ def trace_main(argv: list[str] | None = None) -> int:
     what.add_argument("--day", choices=list(DAY_TYPES))
     what.add_argument("--month", type=int, metavar="REP", help="replication seed of the month experiment")
     ap.add_argument("--seed", type=int, default=0, help="run seed of the day (default 0)")
-    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                    help=f"workload parameter override (repeatable): {', '.join(WORKLOAD_PARAMS)}")
+    ap.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help=f"workload parameter override (repeatable): {', '.join(WORKLOAD_PARAMS)}",
+    )
     ap.add_argument("--out", type=Path, required=True, help="output .csv or .parquet")
     args = ap.parse_args(argv)
     try:

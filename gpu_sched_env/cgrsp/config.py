@@ -86,16 +86,25 @@ class CGRSPEnvConfig:
         set_(self, "shaping_gamma", float(check_number("shaping_gamma", self.shaping_gamma, lo=0.0, hi=1.0)))
         set_(self, "reward_scale", float(check_number("reward_scale", self.reward_scale, lo=0.0, lo_open=True)))
         if not isinstance(self.reward_weights, Mapping):
-            raise ConfigError(f"reward_weights = {self.reward_weights!r} must be a mapping with keys {', '.join(REWARD_PARTS)}")
+            raise ConfigError(
+                f"reward_weights = {self.reward_weights!r} must be a mapping with keys {', '.join(REWARD_PARTS)}"
+            )
         check_keys(self.reward_weights, REWARD_PARTS, section="reward_weights")
-        set_(self, "reward_weights", {k: float(check_number(f"reward_weights.{k}", v, lo=0.0)) for k, v in self.reward_weights.items()})
+        set_(
+            self,
+            "reward_weights",
+            {k: float(check_number(f"reward_weights.{k}", v, lo=0.0)) for k, v in self.reward_weights.items()},
+        )
         if not isinstance(self.params, Mapping):
             raise ConfigError(f"params = {self.params!r} must be a mapping of simulator parameters")
         set_(self, "params", dict(self.params))
         # cross-field rules
         if self.hold != "event" and not scheme_of(self.action_mode).holds_slots:  # the scheme knows
             holding = " or ".join(repr(m) for m, cls in ACTION_SCHEMES.items() if cls.holds_slots)
-            raise ConfigError(f"hold = {self.hold!r} needs action_mode = {holding} (got {self.action_mode!r}): a slot is held when the agent leaves it idle; allowed with {self.action_mode}: 'event'")
+            raise ConfigError(
+                f"hold = {self.hold!r} needs action_mode = {holding} (got {self.action_mode!r}): a slot is held when "
+                f"the agent leaves it idle; allowed with {self.action_mode}: 'event'"
+            )
         c_max = self.sim_params().c_max  # also checks every simulator parameter
         if self.slot_rows is not None:
             set_(self, "slot_rows", int(check_number("slot_rows", self.slot_rows, lo=c_max, integer=True)))
@@ -147,8 +156,11 @@ def _check_extra(extra: Mapping[str, Any]) -> None:
     """Keywords that are no env setting must be simulator parameters (the message lists both)."""
     unknown = sorted(set(extra) - set(PARAM_NAMES))
     if unknown:
-        raise ConfigError(f"unknown CGRSP-v0 keyword(s): {', '.join(unknown)}; allowed: the env settings "
-                          f"{', '.join((*CGRSPEnvConfig.names(), 'params'))} (the env also takes render_mode, trace) and the simulator parameters {', '.join(sorted(PARAM_NAMES))}")
+        raise ConfigError(
+            f"unknown CGRSP-v0 keyword(s): {', '.join(unknown)}; allowed: the env settings "
+            f"{', '.join((*CGRSPEnvConfig.names(), 'params'))} (the env also takes render_mode, trace) and the "
+            f"simulator parameters {', '.join(sorted(PARAM_NAMES))}"
+        )
 
 
 def _hint(name: str) -> Any:
@@ -161,7 +173,16 @@ _HINTS = typing.get_type_hints(CGRSPEnvConfig)
 # The simulator parameters set most often, reachable on a Hydra command line as
 # ``env.<name>=...`` (``+env.params.<name>=...`` reaches every one): None = the day's value.
 # :func:`env_config_of` moves them into ``params``, where make_params checks them.
-COMMAND_LINE_PARAMS = ("c_max", "n_jobs", "arrival_rate", "tight_fraction", "stock_process", "stock_dwell_s", "alpha1", "alpha2")
+COMMAND_LINE_PARAMS = (
+    "c_max",
+    "n_jobs",
+    "arrival_rate",
+    "tight_fraction",
+    "stock_process",
+    "stock_dwell_s",
+    "alpha1",
+    "alpha2",
+)
 
 
 def hydra_schema(exclude: tuple[str, ...] = ("day",)) -> type:
@@ -186,7 +207,9 @@ def hydra_schema(exclude: tuple[str, ...] = ("day",)) -> type:
             hint = dict[str, Any]
         elif isinstance(hint, types.UnionType):  # int | None
             hint = typing.Optional[int]  # noqa: UP045 (OmegaConf reads typing.Optional)
-        default = field(default_factory=f.default_factory) if f.default_factory is not dataclasses.MISSING else f.default
+        default = (
+            field(default_factory=f.default_factory) if f.default_factory is not dataclasses.MISSING else f.default
+        )
         specs.append((f.name, hint, default))
     specs += [(name, typing.Optional[param_hints[name]], None) for name in COMMAND_LINE_PARAMS]  # noqa: UP045
     return dataclasses.make_dataclass("CGRSPEnvSchema", specs)
@@ -222,7 +245,10 @@ def env_config_of(section: Mapping[str, Any], day: str) -> CGRSPEnvConfig:
         params[name] = value
     unknown = sorted(set(data) - set(CGRSPEnvConfig.names()))
     if unknown:
-        raise ConfigError(f"env: unknown key(s) {unknown}; allowed: {', '.join(CGRSPEnvConfig.names())}, params, {', '.join(COMMAND_LINE_PARAMS)}")
+        raise ConfigError(
+            f"env: unknown key(s) {unknown}; allowed: {', '.join(CGRSPEnvConfig.names())}, params, "
+            f"{', '.join(COMMAND_LINE_PARAMS)}"
+        )
     data["params"] = params
     data["reward_weights"] = data.get("reward_weights") or {}
     return CGRSPEnvConfig(day=day, **{k: v for k, v in data.items() if k != "day"})
@@ -235,7 +261,9 @@ def as_env_config(spec: CGRSPEnvConfig | Mapping[str, Any] | None) -> CGRSPEnvCo
     if spec is None:
         return CGRSPEnvConfig()
     if not isinstance(spec, Mapping):
-        raise ConfigError(f"env config = {spec!r} must be a CGRSPEnvConfig or a mapping of its settings and simulator parameters")
+        raise ConfigError(
+            f"env config = {spec!r} must be a CGRSPEnvConfig or a mapping of its settings and simulator parameters"
+        )
     return CGRSPEnvConfig.from_kwargs(**spec)
 
 
@@ -249,6 +277,20 @@ def _plain(v: Any) -> Any:
 
 
 __all__ = [
-    "COMMAND_LINE_PARAMS", "CONFIG_VERSION", "DEFAULT_REWARD_SCALE", "REWARD_PARTS", "ActionMode", "CGRSPEnvConfig", "Day", "Features", "Hold", "Order",
-    "Shaping", "WindowBy", "as_env_config", "env_config_of", "hydra_schema", "migrate_env_section",
+    "COMMAND_LINE_PARAMS",
+    "CONFIG_VERSION",
+    "DEFAULT_REWARD_SCALE",
+    "REWARD_PARTS",
+    "ActionMode",
+    "CGRSPEnvConfig",
+    "Day",
+    "Features",
+    "Hold",
+    "Order",
+    "Shaping",
+    "WindowBy",
+    "as_env_config",
+    "env_config_of",
+    "hydra_schema",
+    "migrate_env_section",
 ]

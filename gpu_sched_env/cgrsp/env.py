@@ -76,16 +76,26 @@ class CGRSPEnv(gym.Env):
     hours [h] are 3600 s; the window holds the first K waiting jobs in the canonical
     ``order``; empty rows are all zero):
 
-    | key | shape | columns (bounds) |
-    |---|---|---|
-    | ``jobs`` | (K, 7 + 2T) | present {0,1}; tight {0,1}; complexity one-hot (3); critical ratio (d − t)/e_j clipped to [0, 10] and divided by 10 (e_j = fastest W̄ in the fleet); wait so far [h] in [0, 24]; laxity per type d − t − W̄(κ, g) [h] in ±L (L = longest deadline window, 8 h); W̄(κ, g)/max W̄ in (0, 1] |
-    | ``beyond`` | (12,) | jobs waiting beyond the window: count log1p(n)/log1p(N); tight fraction; complexity fractions (3); fractions in laxity bins (d − t − e_j) < 0, 0–¼, ¼–1, 1–2, 2–4, ≥ 4 h (6); mean wait [h] in [0, 24] |
-    | ``slots`` | (slot_rows, T + 8) | GPU type one-hot (T); busy; provisioning (dispatched, not yet started); time until the expected free time [h] in [0, (max mean delay + max W̄)/3600] (idle 0; running: start + W̄; provisioning: dispatch + mean delay of its stock level + W̄); price/max price; stock one-hot of its type (3); offered {0,1} (``slot`` mode) |
-    | ``offer`` | (T + 8,) | ``slot`` mode: the offered slot's row of ``slots`` (zeros in ``joint`` mode) |
-    | ``stock`` | (T, 3) | stock status one-hot (High, Medium, Low) per GPU type |
-    | ``globals`` | (8,) | sin, cos of the UTC hour; queue length log1p(q)/log1p(N); arrived fraction; completed fraction; idle-slot fraction; offered load ρ/(1 + ρ), ρ = λ·W̄_mean/C_max; backlog Σ_waiting e_j /(C_max·3600) [h per slot] in [0, 24] |
-    | ``model`` | (T, 6) | ``features="model"`` only: per GPU type, the public stock model's expectations, times as log1p(minutes)/log1p(240) in [0, 1]: mean delay of its status now; expected time until a slot of that type left idle now starts, waiting for a better status (what the deferring rules compare with the first); mean delay of a status not yet drawn; P(High), P(Medium) in this time-of-day band; expected time to the next event (busy slots' expected free times, arrivals) |
-    | ``action_mask`` | (n actions,) | MultiBinary: the legal actions |
+    * ``jobs`` (K, 7 + 2T): present {0,1}; tight {0,1}; complexity one-hot (3); critical ratio (d − t)/e_j clipped to
+      [0, 10] and divided by 10 (e_j = fastest W̄ in the fleet); wait so far [h] in [0, 24]; laxity per type d − t −
+      W̄(κ, g) [h] in ±L (L = longest deadline window, 8 h); W̄(κ, g)/max W̄ in (0, 1]
+    * ``beyond`` (12,): jobs waiting beyond the window: count log1p(n)/log1p(N); tight fraction; complexity fractions
+      (3); fractions in laxity bins (d − t − e_j) < 0, 0–¼, ¼–1, 1–2, 2–4, ≥ 4 h (6); mean wait [h] in [0, 24]
+    * ``slots`` (slot_rows, T + 8): GPU type one-hot (T); busy; provisioning (dispatched, not yet started); time until
+      the expected free time [h] in [0, (max mean delay + max W̄)/3600] (idle 0; running: start + W̄; provisioning:
+      dispatch + mean delay of its stock level + W̄); price/max price; stock one-hot of its type (3); offered {0,1}
+      (``slot`` mode)
+    * ``offer`` (T + 8,): ``slot`` mode: the offered slot's row of ``slots`` (zeros in ``joint`` mode)
+    * ``stock`` (T, 3): stock status one-hot (High, Medium, Low) per GPU type
+    * ``globals`` (8,): sin, cos of the UTC hour; queue length log1p(q)/log1p(N); arrived fraction; completed fraction;
+      idle-slot fraction; offered load ρ/(1 + ρ), ρ = λ·W̄_mean/C_max; backlog Σ_waiting e_j /(C_max·3600) [h per slot]
+      in [0, 24]
+    * ``model`` (T, 6): ``features="model"`` only: per GPU type, the public stock model's expectations, times as
+      log1p(minutes)/log1p(240) in [0, 1]: mean delay of its status now; expected time until a slot of that type left
+      idle now starts, waiting for a better status (what the deferring rules compare with the first); mean delay of a
+      status not yet drawn; P(High), P(Medium) in this time-of-day band; expected time to the next event (busy slots'
+      expected free times, arrivals)
+    * ``action_mask`` (n actions,): MultiBinary: the legal actions
 
     Clipping happens only at the documented bounds (waits and backlog beyond 24 h, laxity
     below −L, critical ratios outside [0, 10]). Realised run times and provisioning delays
@@ -118,8 +128,8 @@ class CGRSPEnv(gym.Env):
     queue integral charged to decisions) are judged on ``deadline``. ``cost`` = 1 per dollar
     in all (a tie-breaker). ``reward_weights`` overrides single parts (an override of
     ``miss`` also prices a miss in ``objective_weights``, what an episode is judged on: it
-    is the operator's price of a miss). ``shaping`` adds the potential-based term ``reward_scale · (γ·Φ(s′) − Φ(s))`` (γ =
-    ``shaping_gamma``, Φ = 0 at the end of the day; :mod:`gpu_sched_env.cgrsp.rewards`): it
+    is the operator's price of a miss). ``shaping`` adds the potential-based term ``reward_scale · (γ·Φ(s′) − Φ(s))``
+    (γ = ``shaping_gamma``, Φ = 0 at the end of the day; :mod:`gpu_sched_env.cgrsp.rewards`): it
     leaves the optimal policy unchanged but charges a dispatch that commits a slot for an
     hour (Low stock) in its own step. ``reward_scale`` defaults to 1/3600 (one unit = one
     job-hour of waiting). ``info["reward_parts"]`` holds each part's signed, weighted,
@@ -194,14 +204,18 @@ class CGRSPEnv(gym.Env):
     # gymnasium would otherwise wrap rgb_array in its pygame HumanRendering)
     metadata = {"render_modes": [*RENDER_MODES, "human"], "render_fps": 4}
 
-    def __init__(self, config: CGRSPEnvConfig | None = None, *, render_mode: str | None = None, trace: Any = None, **kwargs: Any) -> None:
+    def __init__(
+        self, config: CGRSPEnvConfig | None = None, *, render_mode: str | None = None, trace: Any = None, **kwargs: Any
+    ) -> None:
         if config is not None and not isinstance(config, CGRSPEnvConfig):
             raise ConfigError(f"config = {config!r} must be a CGRSPEnvConfig (or give the settings as keywords)")
         self.cfg = config.replace(**kwargs) if config is not None else CGRSPEnvConfig.from_kwargs(**kwargs)
         check_render_mode(render_mode, tuple(self.metadata["render_modes"]))
         cfg = self.cfg
         self.params = cfg.sim_params()
-        self._trace = None if trace is None else Trace.load(trace, self.params)  # a job log: one episode = the whole trace
+        self._trace = (
+            None if trace is None else Trace.load(trace, self.params)
+        )  # a job log: one episode = the whole trace
         if self._trace is not None:
             self.params = self._trace.params(self.params)
         self.render_mode = render_mode
@@ -259,7 +273,11 @@ class CGRSPEnv(gym.Env):
         super().reset(seed=seed)
         self.run_seed = int(seed) if seed is not None else int(self.np_random.integers(2**31 - 1))
         self.action_space.seed(int(self.np_random.integers(2**31 - 1)))
-        sim = self.sim = Simulator(self.params, self.run_seed, None if self._trace is None else self._trace.workload(self.params, self.run_seed))
+        sim = self.sim = Simulator(
+            self.params,
+            self.run_seed,
+            None if self._trace is None else self._trace.workload(self.params, self.run_seed),
+        )
         self.jobs.reset(sim)
         self._enc.reset(sim)
         self.ledger = RewardLedger(self.cfg, sim)
@@ -309,7 +327,10 @@ class CGRSPEnv(gym.Env):
                 print(text, flush=True)
                 return None
             return text
-        title = f"CGRSP {self.day} day, seed {self.run_seed}: t = {self.sim.t / 3600:.2f} h, {self.sim.n_completed}/{self.sim.n_jobs} jobs done"
+        title = (
+            f"CGRSP {self.day} day, seed {self.run_seed}: t = {self.sim.t / 3600:.2f} h, "
+            f"{self.sim.n_completed}/{self.sim.n_jobs} jobs done"
+        )
         return _render.rgb_array(self.sim, title)
 
     # ------------------------------------------------------------------ helpers
@@ -330,7 +351,9 @@ class CGRSPEnv(gym.Env):
         """The action dispatching ``job`` to ``slot`` (InvalidActionError if not expressible now)."""
         pos = np.flatnonzero(self._win == job)
         if pos.size == 0:
-            raise InvalidActionError(f"job {job!r} is not in the window (first {self.window} waiting jobs in {self.order} order)")
+            raise InvalidActionError(
+                f"job {job!r} is not in the window (first {self.window} waiting jobs in {self.order} order)"
+            )
         if not 0 <= slot < self.actions.C:
             raise InvalidActionError(f"slot {slot!r} is out of range 0..{self.actions.C - 1}")
         return self.actions.encode(int(pos[0]), int(slot))
@@ -358,12 +381,16 @@ class CGRSPEnv(gym.Env):
 
     # ------------------------------------------------------------------ actions and observations
     def _check_action(self, action: Any) -> int:
-        return check_action(action, self.actions.n_actions, self._mask, lambda a: self.actions.why_illegal(self.sim, self._win, a))
+        return check_action(
+            action, self.actions.n_actions, self._mask, lambda a: self.actions.why_illegal(self.sim, self._win, a)
+        )
 
     def _observe(self) -> dict[str, np.ndarray]:
         self._win, beyond = self.jobs(self.sim)
         obs = self._enc.encode(self.sim, self._win, beyond, None if self.done else self.actions.offered)
-        self._mask = self.actions.mask(self.sim, self._win.size) if not self.done else np.zeros(self.actions.n_actions, bool)
+        self._mask = (
+            self.actions.mask(self.sim, self._win.size) if not self.done else np.zeros(self.actions.n_actions, bool)
+        )
         obs["action_mask"] = self._mask.view(np.int8).copy()
         return obs
 

@@ -43,7 +43,16 @@ BEYOND_COLS = (
     + tuple(f"lax_bin{i}_frac" for i in range(len(LAX_BINS) + 1))
     + ("mean_wait_h",)
 )
-SLOT_COLS = ("busy", "provisioning", "time_to_free_h", "price_rel", "stock_high", "stock_medium", "stock_low", "offered")
+SLOT_COLS = (
+    "busy",
+    "provisioning",
+    "time_to_free_h",
+    "price_rel",
+    "stock_high",
+    "stock_medium",
+    "stock_low",
+    "offered",
+)
 # ``features="model"``: the public stock model's expectations per GPU type (what the deferring
 # rules compute, :mod:`gpu_sched_env.cgrsp.stock`). Times on a log scale, log1p(minutes) /
 # log1p(MODEL_CLIP_MIN), clipped to [0, 1]: seconds to hours stay distinguishable.
@@ -169,10 +178,17 @@ class ObsEncoder:
         t = self.T
         self.job_lo = np.concatenate([np.zeros(len(JOB_COLS)), np.full(t, -self.lax_h), np.zeros(t)])
         self.job_hi = np.concatenate([np.ones(len(JOB_COLS) - 1), [WAIT_CLIP], np.full(t, self.lax_h), np.ones(t)])
-        self.job_cols = JOB_COLS + tuple(f"laxity_h[{n}]" for n in p.type_names) + tuple(f"wbar_rel[{n}]" for n in p.type_names)
+        self.job_cols = (
+            JOB_COLS + tuple(f"laxity_h[{n}]" for n in p.type_names) + tuple(f"wbar_rel[{n}]" for n in p.type_names)
+        )
         self.slot_cols = tuple(f"type[{n}]" for n in p.type_names) + SLOT_COLS
         sc = {c: i for i, c in enumerate(self.slot_cols)}  # column indices, from the table
-        self._busy, self._prov, self._ttf, self._offered = sc["busy"], sc["provisioning"], sc["time_to_free_h"], sc["offered"]
+        self._busy, self._prov, self._ttf, self._offered = (
+            sc["busy"],
+            sc["provisioning"],
+            sc["time_to_free_h"],
+            sc["offered"],
+        )
         self._stock_cols = slice(sc["stock_high"], sc["stock_low"] + 1)
         slot_hi = np.ones(len(self.slot_cols))
         slot_hi[self._ttf] = self.ttf_h
@@ -195,13 +211,19 @@ class ObsEncoder:
         k, c, t = self.K, self.R, self.T
         return spaces.Dict(
             {
-                "jobs": spaces.Box(np.tile(self.job_lo, (k, 1)).astype(f32), np.tile(self.job_hi, (k, 1)).astype(f32), dtype=f32),
+                "jobs": spaces.Box(
+                    np.tile(self.job_lo, (k, 1)).astype(f32), np.tile(self.job_hi, (k, 1)).astype(f32), dtype=f32
+                ),
                 "beyond": spaces.Box(np.zeros(len(BEYOND_COLS), f32), self.beyond_hi.astype(f32), dtype=f32),
-                "slots": spaces.Box(np.zeros((c, len(self.slot_cols)), f32), np.tile(self.slot_hi, (c, 1)).astype(f32), dtype=f32),
+                "slots": spaces.Box(
+                    np.zeros((c, len(self.slot_cols)), f32), np.tile(self.slot_hi, (c, 1)).astype(f32), dtype=f32
+                ),
                 "stock": spaces.Box(0.0, 1.0, (t, 3), dtype=f32),
                 "globals": spaces.Box(self.global_lo.astype(f32), self.global_hi.astype(f32), dtype=f32),
                 "offer": spaces.Box(np.zeros(len(self.slot_cols), f32), self.slot_hi.astype(f32), dtype=f32),
-                **({"model": spaces.Box(0.0, 1.0, (t, len(MODEL_COLS)), dtype=f32)} if self.features == "model" else {}),
+                **(
+                    {"model": spaces.Box(0.0, 1.0, (t, len(MODEL_COLS)), dtype=f32)} if self.features == "model" else {}
+                ),
                 "action_mask": spaces.MultiBinary(n_actions),
             }
         )
@@ -239,10 +261,14 @@ class ObsEncoder:
         self._xcs = np.column_stack([self._x, self._code, sub])  # one gather per step
         codes = np.arange(36)
         lax_bin, cx_c, tight_c = codes % 6, (codes // 6) % 3, codes // 18
-        self._marg = np.column_stack([tight_c, *(cx_c == k for k in range(3)), *(lax_bin == b for b in range(6)), self.e_k[cx_c]]).astype(float)
+        self._marg = np.column_stack(
+            [tight_c, *(cx_c == k for k in range(3)), *(lax_bin == b for b in range(6)), self.e_k[cx_c]]
+        ).astype(float)
 
     # ------------------------------------------------------------------ encoding
-    def encode(self, sim: Simulator, win: np.ndarray, beyond: np.ndarray, offered: int | None = None) -> dict[str, np.ndarray]:
+    def encode(
+        self, sim: Simulator, win: np.ndarray, beyond: np.ndarray, offered: int | None = None
+    ) -> dict[str, np.ndarray]:
         """Observation dict (without ``action_mask``, which the action scheme adds).
 
         ``win``, ``beyond``: the window's jobs and the other waiting jobs (:class:`JobWindow`);
@@ -339,6 +365,15 @@ class ObsEncoder:
 
 
 __all__ = [
-    "BEYOND_COLS", "FEATURES", "GLOBAL_COLS", "JOB_COLS", "MODEL_CLIP_MIN", "MODEL_COLS", "ORDERS", "SLOT_COLS", "WINDOW_BY",
-    "JobWindow", "ObsEncoder",
+    "BEYOND_COLS",
+    "FEATURES",
+    "GLOBAL_COLS",
+    "JOB_COLS",
+    "MODEL_CLIP_MIN",
+    "MODEL_COLS",
+    "ORDERS",
+    "SLOT_COLS",
+    "WINDOW_BY",
+    "JobWindow",
+    "ObsEncoder",
 ]

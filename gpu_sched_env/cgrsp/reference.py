@@ -42,20 +42,40 @@ def check_contract(means: pd.DataFrame) -> pd.DataFrame:
             continue
         pw, pm = PUBLISHED_HECTIC.loc[pol, "mean_wait_min"], PUBLISHED_HECTIC.loc[pol, "miss_pct"]
         w, m = means.loc[pol, "mean_wait_min"], means.loc[pol, "miss_pct"]
-        rows.append((f"{pol} wait within ±15 %", f"{w:.1f} vs {pw:.1f} ({100 * (w / pw - 1):+.1f} %)", abs(w / pw - 1) <= WAIT_REL_TOL))
-        rows.append((f"{pol} miss within ±3 pp", f"{m:.2f} vs {pm:.2f} ({m - pm:+.2f} pp)", abs(m - pm) <= MISS_ABS_TOL))
+        rows.append(
+            (
+                f"{pol} wait within ±15 %",
+                f"{w:.1f} vs {pw:.1f} ({100 * (w / pw - 1):+.1f} %)",
+                abs(w / pw - 1) <= WAIT_REL_TOL,
+            )
+        )
+        rows.append(
+            (f"{pol} miss within ±3 pp", f"{m:.2f} vs {pm:.2f} ({m - pm:+.2f} pp)", abs(m - pm) <= MISS_ABS_TOL)
+        )
     miss = means["miss_pct"]
     others = [p for p in miss.index if p not in ("rh", "cadr", "cadr_oo")]
     for best in ("rh", "cadr"):
         if best in miss.index and others:
-            rows.append((f"{best} miss below every other policy (CADR-OO excepted)", f"{miss[best]:.2f} < min {miss[others].min():.2f}", bool(miss[best] < miss[others].min())))
+            rows.append(
+                (
+                    f"{best} miss below every other policy (CADR-OO excepted)",
+                    f"{miss[best]:.2f} < min {miss[others].min():.2f}",
+                    bool(miss[best] < miss[others].min()),
+                )
+            )
     wait = means["mean_wait_min"]
     if {"spt", "rh"} <= set(wait.index):
         low2 = set(wait.drop(labels=[p for p in ("cadr_oo",) if p in wait.index]).nsmallest(2).index)
         rows.append(("SPT and RH lowest wait", f"two lowest: {sorted(low2)}", low2 == {"spt", "rh"}))
     if {"fifo", "lcf", "balanced"} <= set(miss.index):
         top3 = set(miss.drop(labels=[p for p in ("random",) if p in miss.index]).nlargest(3).index)
-        rows.append(("FIFO/LCF/Balanced highest miss (Random aside)", f"three highest: {sorted(top3)}", top3 == {"fifo", "lcf", "balanced"}))
+        rows.append(
+            (
+                "FIFO/LCF/Balanced highest miss (Random aside)",
+                f"three highest: {sorted(top3)}",
+                top3 == {"fifo", "lcf", "balanced"},
+            )
+        )
     cost = means["cost_usd"]
     spread = cost.max() / cost.min() - 1
     rows.append(("costs within a few percent", f"spread {100 * spread:.1f} %", bool(spread <= COST_REL_SPREAD)))

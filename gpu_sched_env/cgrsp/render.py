@@ -20,7 +20,6 @@ PROVISIONING = "#b0b0b0"
 _INF = float("inf")
 
 
-
 def _legend(ax) -> None:
     """The one legend of the Gantt charts (full redraw and incremental)."""
     from matplotlib.patches import Patch
@@ -36,6 +35,7 @@ def _legend(ax) -> None:
         bbox_to_anchor=(1.0, 1.0),
         fontsize=8,
     )
+
 
 def _hhmm(hour: float) -> str:
     m = int(round(hour * 60)) % (24 * 60)
@@ -67,7 +67,9 @@ def ansi(sim: Simulator, window: np.ndarray, order: str, rows: int = 8) -> str:
             lines.append(f"{s:>4}  {name:<{type_w}}  idle")
         else:
             state = "running" if sim.started(s) else f"provisioning ({STOCK_LEVELS[sim.slot_level[s]]})"
-            lines.append(f"{s:>4}  {name:<{type_w}}  {state:<{state_w}}  #{j:<5}  {(sim.expected_free(s) - t) / 60:7.1f} min")
+            lines.append(
+                f"{s:>4}  {name:<{type_w}}  {state:<{state_w}}  #{j:<5}  {(sim.expected_free(s) - t) / 60:7.1f} min"
+            )
     if window.size:
         lines.append(f"window ({order} order), first {min(rows, window.size)} of {window.size}:")
         lines.append("  pos    job  complexity  tight  wait[min]  deadline in[min]")
@@ -93,8 +95,20 @@ def gantt_frame(sim: Simulator) -> pd.DataFrame:
     missed = np.where(np.isfinite(comp), comp > d, t > d)
     slot = np.asarray(sim.job_slot)[ids]
     tight = np.asarray(sim.tight, bool)[ids]
-    run = pd.DataFrame({"job": ids, "slot": slot, "begin": start, "end": end, "missed": missed, "tight": tight, "kind": "run"})
-    prov = pd.DataFrame({"job": ids, "slot": slot, "begin": disp[ids], "end": start, "missed": False, "tight": False, "kind": "provisioning"})
+    run = pd.DataFrame(
+        {"job": ids, "slot": slot, "begin": start, "end": end, "missed": missed, "tight": tight, "kind": "run"}
+    )
+    prov = pd.DataFrame(
+        {
+            "job": ids,
+            "slot": slot,
+            "begin": disp[ids],
+            "end": start,
+            "missed": False,
+            "tight": False,
+            "kind": "provisioning",
+        }
+    )
     return pd.concat([run, prov], ignore_index=True)
 
 
@@ -121,7 +135,14 @@ def gantt_figure(sim: Simulator, title: str = "") -> plt.Figure:
     )
     ax = fig.axes[0]
     prov = fr[fr.kind == "provisioning"]
-    ax.barh(prov.slot.to_numpy(), (prov.end - prov.begin).to_numpy() / 3600.0, left=prov.begin.to_numpy() / 3600.0, height=0.7, color=PROVISIONING, linewidth=0)
+    ax.barh(
+        prov.slot.to_numpy(),
+        (prov.end - prov.begin).to_numpy() / 3600.0,
+        left=prov.begin.to_numpy() / 3600.0,
+        height=0.7,
+        color=PROVISIONING,
+        linewidth=0,
+    )
     ax.axvline(sim.t / 3600.0, color="black", linestyle=":", linewidth=1)
     ax.set_xlim(0.0, max(sim.t / 3600.0, 1e-3) * 1.02)
     _legend(ax)
@@ -173,8 +194,10 @@ class GanttRenderer:
         self.title.set_text("")
         self.c = c
         self.xmax = 0.0  # [h] current axis limit (0: not drawn yet)
-        self._rgb = {k: np.array([int(v[i : i + 2], 16) for i in (1, 3, 5)], np.uint8)
-                     for k, v in (("prov", PROVISIONING), ("on", ON_TIME), ("miss", MISSED))}
+        self._rgb = {
+            k: np.array([int(v[i : i + 2], 16) for i in (1, 3, 5)], np.uint8)
+            for k, v in (("prov", PROVISIONING), ("on", ON_TIME), ("miss", MISSED))
+        }
         # finished bars in data units: (lane, x0 [h], x1 [h], colour key, tight)
         self._bars: list[tuple[int, float, float, str, bool]] = []
         self._seen = 0  # jobs of sim.dispatched taken in
@@ -192,8 +215,13 @@ class GanttRenderer:
         h = int(self.fig.bbox.height)
         (x0, y0), (x1, y1) = self.ax.transData.transform([(0.0, -0.5), (xmax, self.c - 0.5)])
         self._px = (x0, (x1 - x0) / xmax)  # pixel column of time x [h]: x0 + x·scale
-        self._rows = [(round(h - self.ax.transData.transform((0.0, y - self.H))[1]),
-                       round(h - self.ax.transData.transform((0.0, y + self.H))[1])) for y in range(self.c)]
+        self._rows = [
+            (
+                round(h - self.ax.transData.transform((0.0, y - self.H))[1]),
+                round(h - self.ax.transData.transform((0.0, y + self.H))[1]),
+            )
+            for y in range(self.c)
+        ]
         self._rows = [(min(a, b), max(a, b)) for a, b in self._rows]
         self._cols = (round(x0), round(x1))
         img = np.asarray(self.canvas.buffer_rgba())[..., :3]

@@ -1,8 +1,8 @@
 """What CGRSP-v0 rewards: named presets of the objective's weights, lost capacity, and shaping.
 
 The env books six raw quantities (``wait`` [job-s], ``miss`` [jobs], ``cost`` [$], ``waste``
-[job-s], ``run`` [job-s], ``delay`` [s]); a *preset* turns them into weights, derived from the simulator's parameters so that
-there is one source of truth (``alpha1``, ``alpha2`` in
+[job-s], ``run`` [job-s], ``delay`` [s]); a *preset* turns them into weights, derived from the simulator's parameters so
+that there is one source of truth (``alpha1``, ``alpha2`` in
 :class:`~gpu_sched_env.cgrsp.params.CGRSPParams`):
 
 * ``study``: the model's objective α1·Σw + α2·misses (spec §2; α2 = 10 by default, so a miss
@@ -152,7 +152,9 @@ PRESETS: dict[str, Preset] = {
     "study": Preset({"wait": (1.0, "alpha1"), "miss": (1.0, "alpha2"), **_COST}),
     "deadline": Preset({"wait": (1.0, "alpha1"), **_MISS_AS_WAIT, **_COST}),
     "capacity": Preset({**_MISS_AS_WAIT, **_COST, "waste": (1.0, "alpha1")}, judged_on="deadline"),
-    "occupancy": Preset({**_MISS_AS_WAIT, **_COST, "waste": (1.0, "alpha1"), "run": (1.0, "alpha1")}, judged_on="deadline"),
+    "occupancy": Preset(
+        {**_MISS_AS_WAIT, **_COST, "waste": (1.0, "alpha1"), "run": (1.0, "alpha1")}, judged_on="deadline"
+    ),
 }
 
 # Derived from PRESETS (kept for the callers that read them; nothing here is kept by hand):
@@ -173,7 +175,9 @@ def _check_table() -> None:
             raise ConfigError(f"PRESETS[{name!r}].judged_on = {p.judged_on!r}; allowed: {', '.join(PRESETS)}")
         unreadable = [k for k, (c, _) in judge.weights.items() if c and PARTS[k].from_summary is None]
         if unreadable:
-            raise ConfigError(f"preset {name!r} is judged on {OBJECTIVE_OF[name]!r}, which weighs {unreadable}: not in a run summary")
+            raise ConfigError(
+                f"preset {name!r} is judged on {OBJECTIVE_OF[name]!r}, which weighs {unreadable}: not in a run summary"
+            )
 
 
 _check_table()
@@ -218,7 +222,10 @@ def summary_objective(summary: Mapping[str, float], weights: Mapping[str, float]
         read = PARTS[k].from_summary
         if read is None:
             readable = [n for n, p in PARTS.items() if p.from_summary is not None]
-            raise ConfigError(f"objective weight {k} = {w} but a run summary does not hold {k!r}; parts a summary holds: {', '.join(readable)}")
+            raise ConfigError(
+                f"objective weight {k} = {w} but a run summary does not hold {k!r}; parts a summary holds: "
+                f"{', '.join(readable)}"
+            )
         total += w * read(summary)
     return float(total)
 
@@ -384,4 +391,27 @@ class RewardLedger:
         return summary_objective(summary, self.objective_weights)
 
 
-__all__ = ["weights_of", "BacklogPotential", "RewardLedger", "SHAPING_TERMS", "COST_WEIGHT", "MISS_AS_WAIT_S", "OBJECTIVE_OF", "PARTS", "PRESETS", "Part", "Preset", "REWARD_PARTS", "REWARD_PRESETS", "RISK_HORIZON_S", "SHAPING_PART", "SHAPINGS", "DeadlineRisk", "QueuePotential", "ShapingPotential", "make_potential", "reward_weights", "summary_objective"]
+__all__ = [
+    "weights_of",
+    "BacklogPotential",
+    "RewardLedger",
+    "SHAPING_TERMS",
+    "COST_WEIGHT",
+    "MISS_AS_WAIT_S",
+    "OBJECTIVE_OF",
+    "PARTS",
+    "PRESETS",
+    "Part",
+    "Preset",
+    "REWARD_PARTS",
+    "REWARD_PRESETS",
+    "RISK_HORIZON_S",
+    "SHAPING_PART",
+    "SHAPINGS",
+    "DeadlineRisk",
+    "QueuePotential",
+    "ShapingPotential",
+    "make_potential",
+    "reward_weights",
+    "summary_objective",
+]

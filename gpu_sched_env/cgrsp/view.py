@@ -51,10 +51,30 @@ from typing import Any
 
 # the public names of the view (tests check that this is all a policy can see)
 VIEW_FIELDS: tuple[str, ...] = (
-    "t", "params", "fleet", "n_jobs", "n_arrived", "submit", "deadline", "complexity", "tight",
-    "waiting", "dispatched", "slot_job", "slot_dispatch", "slot_level", "n_idle", "idle_slots",
-    "started", "start_if_started", "expected_free", "wbar", "stock", "n_decisions",
-    "has_future_event", "done",
+    "t",
+    "params",
+    "fleet",
+    "n_jobs",
+    "n_arrived",
+    "submit",
+    "deadline",
+    "complexity",
+    "tight",
+    "waiting",
+    "dispatched",
+    "slot_job",
+    "slot_dispatch",
+    "slot_level",
+    "n_idle",
+    "idle_slots",
+    "started",
+    "start_if_started",
+    "expected_free",
+    "wbar",
+    "stock",
+    "n_decisions",
+    "has_future_event",
+    "done",
 )
 
 
@@ -66,9 +86,26 @@ class SimView:
     """
 
     __slots__ = (
-        "_sim", "params", "fleet", "n_jobs", "n_arrived", "submit", "deadline", "complexity", "tight",
-        "waiting", "dispatched", "slot_job", "slot_dispatch", "slot_level",
-        "idle_slots", "started", "start_if_started", "expected_free", "wbar", "has_future_event",
+        "_sim",
+        "params",
+        "fleet",
+        "n_jobs",
+        "n_arrived",
+        "submit",
+        "deadline",
+        "complexity",
+        "tight",
+        "waiting",
+        "dispatched",
+        "slot_job",
+        "slot_dispatch",
+        "slot_level",
+        "idle_slots",
+        "started",
+        "start_if_started",
+        "expected_free",
+        "wbar",
+        "has_future_event",
     )
 
     def __init__(self, sim: Any) -> None:  # a Simulator (not imported here: sim.py imports this module)

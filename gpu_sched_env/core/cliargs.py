@@ -36,7 +36,9 @@ def split_top(text: str, sep: str = ",") -> list[str]:
     return [*parts, cur]
 
 
-def parse_param(text: str, allowed: str | Callable[[], str] = "a parameter name", flag: str = "--param") -> tuple[str, Any]:
+def parse_param(
+    text: str, allowed: str | Callable[[], str] = "a parameter name", flag: str = "--param"
+) -> tuple[str, Any]:
     """``NAME=VALUE`` → ``(NAME, literal(VALUE))``.
 
     Args:
@@ -54,7 +56,9 @@ def parse_param(text: str, allowed: str | Callable[[], str] = "a parameter name"
     return name.strip(), literal(value)
 
 
-def parse_params(texts: Iterable[str], allowed: str | Callable[[], str] = "a parameter name", flag: str = "--param") -> dict[str, Any]:
+def parse_params(
+    texts: Iterable[str], allowed: str | Callable[[], str] = "a parameter name", flag: str = "--param"
+) -> dict[str, Any]:
     """Every ``--param`` argument as one dict (a repeated NAME: the last value wins)."""
     return dict(parse_param(t, allowed, flag) for t in texts)
 

@@ -35,11 +35,15 @@ def build_config(cls: type[C], env_id: str, config: Any, kwargs: Mapping[str, An
         check_keys(kwargs, [*names, "config", "render_mode"], section=f"{env_id} arguments")
         return cls(**kwargs)
     if not isinstance(config, cls):
-        raise ConfigError(f"config = {config!r} is not allowed for {env_id}; allowed: a {cls.__name__}, "
-                          f"or None with the keywords {', '.join(names)}")
+        raise ConfigError(
+            f"config = {config!r} is not allowed for {env_id}; allowed: a {cls.__name__}, "
+            f"or None with the keywords {', '.join(names)}"
+        )
     if kwargs:
-        raise ConfigError(f"{env_id}: config and keywords {sorted(kwargs)} are both given; allowed: one of them "
-                          f"(config.replace(...) for a changed copy)")
+        raise ConfigError(
+            f"{env_id}: config and keywords {sorted(kwargs)} are both given; allowed: one of them "
+            f"(config.replace(...) for a changed copy)"
+        )
     return config
 
 

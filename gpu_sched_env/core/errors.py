@@ -50,9 +50,7 @@ def check_keys(given: Iterable[str], allowed: Iterable[str], section: str = "par
     allowed = sorted(allowed)
     unknown = sorted(set(given) - set(allowed))
     if unknown:
-        raise ConfigError(
-            f"unknown {section}: {', '.join(unknown)}; allowed: {', '.join(allowed) or 'none'}"
-        )
+        raise ConfigError(f"unknown {section}: {', '.join(unknown)}; allowed: {', '.join(allowed) or 'none'}")
 
 
 def check_number(
@@ -94,8 +92,7 @@ def check_mapping(section: str, value: Any) -> Mapping[str, Any]:
     return value
 
 
-def check_action(action: Any, n: int, mask: np.ndarray | None = None,
-                 why: Callable[[int], str] | None = None) -> int:
+def check_action(action: Any, n: int, mask: np.ndarray | None = None, why: Callable[[int], str] | None = None) -> int:
     """Return ``action`` as an ``int`` if it is one legal action index, else raise.
 
     Accepted: a Python or NumPy integer, or a 0-d or one-element 1-d integer array (what SB3
@@ -144,8 +141,9 @@ def check_seed(seed: Any) -> int | None:
     if seed is None:
         return None
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ConfigError(f"reset seed = {seed!r} is not allowed; allowed: None or a non-negative integer "
-                          "(Python or NumPy)")
+        raise ConfigError(
+            f"reset seed = {seed!r} is not allowed; allowed: None or a non-negative integer (Python or NumPy)"
+        )
     return int(seed)
 
 

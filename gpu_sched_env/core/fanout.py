@@ -58,8 +58,12 @@ def _watch_parent(pid: int) -> None:
 
 def process_pool(workers: int) -> ProcessPoolExecutor:
     """A pool of ``workers`` processes (safe start method; workers die with this process)."""
-    return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context(start_method()),
-                               initializer=_watch_parent, initargs=(os.getpid(),))
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=mp.get_context(start_method()),
+        initializer=_watch_parent,
+        initargs=(os.getpid(),),
+    )
 
 
 def default_workers() -> int:

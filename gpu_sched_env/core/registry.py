@@ -136,8 +136,11 @@ class PolicyRegistry:
         self._ensure()
         if name not in self._entries:
             known = ", ".join(self._entries) or "none"
-            why = "".join(f"; plug-in {m} failed to import ({e})" for m, e in _failed.items()
-                          if m in plugin_modules(self.scenario))
+            why = "".join(
+                f"; plug-in {m} failed to import ({e})"
+                for m, e in _failed.items()
+                if m in plugin_modules(self.scenario)
+            )
             kinds = "planners" if self.kind == "planner" else "policies"
             raise ConfigError(f"{self.kind} = {name!r} is not known; allowed: {known} ({self.scenario} {kinds}){why}")
         return self._entries[name]
@@ -153,19 +156,24 @@ class PolicyRegistry:
         factory = self.entry(name).factory
         if self.world is None:
             if world is not None:
-                raise ConfigError(f"world = {world!r} is not taken by {self.scenario} {self.kind} {name!r}; "
-                                  f"allowed: None ({self.scenario} {self.kind} factories take knobs only)")
+                raise ConfigError(
+                    f"world = {world!r} is not taken by {self.scenario} {self.kind} {name!r}; "
+                    f"allowed: None ({self.scenario} {self.kind} factories take knobs only)"
+                )
             args: tuple[Any, ...] = ()
         else:
             if not isinstance(world, self.world):
-                raise ConfigError(f"world = {world!r} is not valid for {self.scenario} {self.kind} {name!r}; "
-                                  f"allowed: a {self.world.__name__}")
+                raise ConfigError(
+                    f"world = {world!r} is not valid for {self.scenario} {self.kind} {name!r}; "
+                    f"allowed: a {self.world.__name__}"
+                )
             args = (world,)
         sig = inspect.signature(factory)
         kinds = {p.kind for p in sig.parameters.values()}
         if inspect.Parameter.VAR_KEYWORD not in kinds:
-            named = [n for n, p in sig.parameters.items()
-                     if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)][len(args):]
+            named = [n for n, p in sig.parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)][
+                len(args) :
+            ]
             check_keys(knobs, named, section=f"{name} parameters")
         try:
             sig.bind(*args, **knobs)

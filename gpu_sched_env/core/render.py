@@ -12,8 +12,18 @@ from gpu_sched_env.core.errors import ResetNeededError, check_choice
 RENDER_MODES = ("ansi", "rgb_array")  # every env; ``None`` renders nothing
 # tab10 colours (RGB): bar colour = key mod 10, so a job keeps its colour across frames
 PALETTE = np.array(
-    [[31, 119, 180], [255, 127, 14], [44, 160, 44], [214, 39, 40], [148, 103, 189],
-     [140, 86, 75], [227, 119, 194], [127, 127, 127], [188, 189, 34], [23, 190, 207]],
+    [
+        [31, 119, 180],
+        [255, 127, 14],
+        [44, 160, 44],
+        [214, 39, 40],
+        [148, 103, 189],
+        [140, 86, 75],
+        [227, 119, 194],
+        [127, 127, 127],
+        [188, 189, 34],
+        [23, 190, 207],
+    ],
     dtype=np.uint8,
 )
 

@@ -45,9 +45,12 @@ class Scenario:
 
 
 SCENARIOS: tuple[Scenario, ...] = (
-    Scenario("cgrsp", "gpu_sched_env.cgrsp.env:CGRSPEnv",
-             {"CGRSP-v0": {}, **{f"CGRSP-{day}-v0": {"day": day} for day in CGRSP_DAY_PRESETS}},
-             "gpu_sched_agents.heuristics.cgrsp"),
+    Scenario(
+        "cgrsp",
+        "gpu_sched_env.cgrsp.env:CGRSPEnv",
+        {"CGRSP-v0": {}, **{f"CGRSP-{day}-v0": {"day": day} for day in CGRSP_DAY_PRESETS}},
+        "gpu_sched_agents.heuristics.cgrsp",
+    ),
     Scenario("hgsp", "gpu_sched_env.hgsp.env:HGSPEnv", {"HGSP-v0": {}}, "gpu_sched_agents.heuristics.hgsp"),
     Scenario("llm", "gpu_sched_env.llm.env:LLMServeEnv", {"LLMServe-v0": {}}, "gpu_sched_agents.heuristics.llm"),
     Scenario("mig", "gpu_sched_env.mig.env:MIGEnv", {"MIG-v0": {}}, "gpu_sched_agents.heuristics.mig"),

@@ -119,11 +119,21 @@ def compare_pairs(
             raise KeyError(f"compare_pairs: no values for {missing}; have {sorted(values)}")
         xa, xb = np.asarray(values[a], float), np.asarray(values[b], float)
         c = paired_compare(xa, xb)
-        rows.append({
-            "a": a, "b": b, "n": c.n, "mean_a": float(xa.mean()), "mean_b": float(xb.mean()),
-            "mean_diff": c.mean_diff, "t": c.t_stat, "t_p": c.t_p, "w": c.w_stat, "w_p": c.w_p,
-            "cohens_d": c.cohens_d,
-        })
+        rows.append(
+            {
+                "a": a,
+                "b": b,
+                "n": c.n,
+                "mean_a": float(xa.mean()),
+                "mean_b": float(xb.mean()),
+                "mean_diff": c.mean_diff,
+                "t": c.t_stat,
+                "t_p": c.t_p,
+                "w": c.w_stat,
+                "w_p": c.w_p,
+                "cohens_d": c.cohens_d,
+            }
+        )
     for test in ("t", "w"):
         reject, adj = holm([float(r[f"{test}_p"]) for r in rows], alpha)
         for r, rej, q in zip(rows, reject, adj):

@@ -8,7 +8,9 @@ import numpy as np
 import pandas as pd
 
 
-def markdown_table(df: pd.DataFrame, floatfmt: str = ".2f", nan: str = "—", index: bool = False, align_numbers: bool = False) -> str:
+def markdown_table(
+    df: pd.DataFrame, floatfmt: str = ".2f", nan: str = "—", index: bool = False, align_numbers: bool = False
+) -> str:
     """``df`` as a GitHub Markdown pipe table.
 
     Args:

@@ -19,8 +19,23 @@ from gpu_sched_env.edge.workload import (
 )
 
 __all__ = [
-    "Cluster", "EdgeProblem", "Plan", "ProfileTable", "SimResult", "SolveReport", "Task",
-    "default_profiles", "execution_noise", "five_task_example",
-    "jetson_cluster", "load_profiles", "memory_batches", "random_workloads", "shard_sizes",
-    "simulate", "split_tasks", "split_threshold", "tasks_from_workloads",
+    "Cluster",
+    "EdgeProblem",
+    "Plan",
+    "ProfileTable",
+    "SimResult",
+    "SolveReport",
+    "Task",
+    "default_profiles",
+    "execution_noise",
+    "five_task_example",
+    "jetson_cluster",
+    "load_profiles",
+    "memory_batches",
+    "random_workloads",
+    "shard_sizes",
+    "simulate",
+    "split_tasks",
+    "split_threshold",
+    "tasks_from_workloads",
 ]

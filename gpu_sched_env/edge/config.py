@@ -62,19 +62,26 @@ class EdgeBatchEnvConfig:
                 raise ConfigError(f"{name} = {flag!r} is not allowed; allowed: True or False")
             set_(self, name, bool(flag))
         cluster = self.cluster
-        set_(self, "split_threshold_gb", cluster.min_mem_gb if self.split_threshold_gb is None else float(
-            check_number("split_threshold_gb", self.split_threshold_gb, lo=0.0, lo_open=True)))
+        set_(
+            self,
+            "split_threshold_gb",
+            cluster.min_mem_gb
+            if self.split_threshold_gb is None
+            else float(check_number("split_threshold_gb", self.split_threshold_gb, lo=0.0, lo_open=True)),
+        )
         set_(self, "profiles", _profile_table(self.profiles))
         if self.mix is not None:
             if not isinstance(self.mix, Mapping):
-                raise ConfigError(f"mix = {short(self.mix)} is not allowed; allowed: None or a mapping "
-                                  "{workload name: weight}")
+                raise ConfigError(
+                    f"mix = {short(self.mix)} is not allowed; allowed: None or a mapping {{workload name: weight}}"
+                )
             set_(self, "mix", dict(self.mix))
             check_workload_names("mix", self.mix, self.profiles)
             random_workloads(1, np.random.default_rng(0), self.mix)  # its weight checks now, not at the first reset
         set_(self, "reward_scale_s", float(check_number("reward_scale_s", self.reward_scale_s, lo=0.0, lo_open=True)))
-        set_(self, "reward_weights", check_weights("reward_weights", self.reward_weights, REWARD_PARTS,
-                                                   DEFAULT_WEIGHTS))
+        set_(
+            self, "reward_weights", check_weights("reward_weights", self.reward_weights, REWARD_PARTS, DEFAULT_WEIGHTS)
+        )
 
     @property
     def cluster(self) -> Cluster:
@@ -105,8 +112,10 @@ def check_workload_names(field_name: str, names: Iterable[str], table: ProfileTa
     """Raise unless every name has rows in the profile table (a typo would run on the table average)."""
     unknown = [n for n in names if n not in table.workloads]
     if unknown:
-        raise ConfigError(f"{field_name} = {names!r}: workload(s) {', '.join(map(repr, unknown))} not in the profile "
-                          f"table {table.source}; allowed: {', '.join(table.workloads)}")
+        raise ConfigError(
+            f"{field_name} = {names!r}: workload(s) {', '.join(map(repr, unknown))} not in the profile "
+            f"table {table.source}; allowed: {', '.join(table.workloads)}"
+        )
 
 
 __all__ = ["DEFAULT_WEIGHTS", "REWARD_PARTS", "EdgeBatchEnvConfig", "check_workload_names"]

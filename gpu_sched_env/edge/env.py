@@ -70,6 +70,7 @@ class EdgeDecision:
     @classmethod
     def from_obs(cls, obs: np.ndarray, slices: Mapping[str, slice]) -> EdgeDecision:
         """The decision in one flat observation (``slices`` from :func:`obs_slices`)."""
+
         def block(name: str, as_bool: bool = False) -> np.ndarray:
             v = obs[slices[name]] > 0.5 if as_bool else np.array(obs[slices[name]])
             v.flags.writeable = False
@@ -144,8 +145,9 @@ class EdgeBatchEnv(gym.Env):
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
-    def __init__(self, config: EdgeBatchEnvConfig | None = None, *, render_mode: str | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, config: EdgeBatchEnvConfig | None = None, *, render_mode: str | None = None, **kwargs: Any
+    ) -> None:
         self.config = build_config(EdgeBatchEnvConfig, "EdgeBatch-v0", config, kwargs)
         self.render_mode = check_render_mode(render_mode)
         cfg = self.config
@@ -174,7 +176,11 @@ class EdgeBatchEnv(gym.Env):
         options = check_options(options, ("workloads",))
         if "workloads" in options:
             names = options["workloads"]
-            if not isinstance(names, Sequence) or isinstance(names, (str, bytes)) or not all(isinstance(n, str) for n in names):
+            if (
+                not isinstance(names, Sequence)
+                or isinstance(names, (str, bytes))
+                or not all(isinstance(n, str) for n in names)
+            ):
                 raise ConfigError(f"reset options.workloads = {names!r} must be a list of workload names")
             names = list(names)
             if not names:
@@ -183,8 +189,9 @@ class EdgeBatchEnv(gym.Env):
             source = tasks_from_workloads(names, self.table, self.cluster)  # raises before any change
         super().reset(seed=check_seed(seed))
         if "workloads" not in options:
-            source = tasks_from_workloads(random_workloads(self.n_tasks, self.np_random, self.mix), self.table,
-                                          self.cluster)
+            source = tasks_from_workloads(
+                random_workloads(self.n_tasks, self.np_random, self.mix), self.table, self.cluster
+            )
         self.source_tasks = source
         self.tasks, self.batch_of = [], []
         for b, batch in enumerate(memory_batches(self.source_tasks, self.cluster.total_mem_gb)):
@@ -208,7 +215,9 @@ class EdgeBatchEnv(gym.Env):
     def step(self, action):
         """Place the current task on device ``action``."""
         if self._i >= len(self.tasks):
-            raise ResetNeededError("EdgeBatch-v0: no task to place (before reset() or after the episode ended); call reset()")
+            raise ResetNeededError(
+                "EdgeBatch-v0: no task to place (before reset() or after the episode ended); call reset()"
+            )
         j = check_action(action, self.cluster.n, self._fits[self._i], self._why_illegal)
         i = self._i
         before = self._makespan()
@@ -235,28 +244,36 @@ class EdgeBatchEnv(gym.Env):
     def plan(self) -> Plan:
         """The placements made so far, as a plan for ``gpu_sched_env.edge.sim.simulate``."""
         n = len(self._device)
-        return Plan("env", tuple(self.tasks[:n]), tuple(self._device), tuple(range(n)), tuple(self.batch_of[:n]), (0,) * n)
+        return Plan(
+            "env", tuple(self.tasks[:n]), tuple(self._device), tuple(range(n)), tuple(self.batch_of[:n]), (0,) * n
+        )
 
     def render(self) -> str | np.ndarray | None:
         """Text snapshot (``ansi``) or Gantt chart of the devices' tasks (``rgb_array``)."""
         if not render_ready(self.render_mode, bool(self.tasks)):
             return None
         if self.render_mode == "rgb_array":
-            bars = [(d, s, e, k) for d, ln in enumerate(self._lines) for k, (s, e) in enumerate(zip(ln.starts, ln.ends))]
+            bars = [
+                (d, s, e, k) for d, ln in enumerate(self._lines) for k, (s, e) in enumerate(zip(ln.starts, ln.ends))
+            ]
             return gantt_rgb(self.cluster.n, bars, max(self._makespan(), 1.0))
         lines = [f"EdgeBatch-v0: {self._i}/{len(self.tasks)} tasks placed, makespan {self._makespan() / 3600:.2f} h"]
         if self._i < len(self.tasks):
             t = self.tasks[self._i]
             lines.append(f"task {t.id} ({t.workload}), batch {self.batch_of[self._i]}")
-        lines += [f"  device {d} {dv.name}: {len(ln.ends)} tasks, busy until {ln.finish / 3600:.2f} h"
-                  for d, (dv, ln) in enumerate(zip(self.cluster.devices, self._lines))]
+        lines += [
+            f"  device {d} {dv.name}: {len(ln.ends)} tasks, busy until {ln.finish / 3600:.2f} h"
+            for d, (dv, ln) in enumerate(zip(self.cluster.devices, self._lines))
+        ]
         return "\n".join(lines)
 
     # ---- hooks -------------------------------------------------------------------------
     def _why_illegal(self, j: int) -> str:
         i = self._i
-        return (f"device {j} ({self.cluster.devices[j].name}) has no room for task {self.tasks[i].id!r} "
-                f"({self._m[i, j]:.2f} GB, {self._g[i, j]:.0f} % GPU)")
+        return (
+            f"device {j} ({self.cluster.devices[j].name}) has no room for task {self.tasks[i].id!r} "
+            f"({self._m[i, j]:.2f} GB, {self._g[i, j]:.0f} % GPU)"
+        )
 
     def _makespan(self) -> float:
         return max(ln.finish for ln in self._lines)
@@ -293,7 +310,9 @@ class EdgeBatchEnv(gym.Env):
             info["task"] = self.tasks[self._i].id
             info["batch"] = self.batch_of[self._i]
         else:
-            info["total_comp_s"] = float(sum(ln.ends[k] - ln.starts[k] for ln in self._lines for k in range(len(ln.ends))))
+            info["total_comp_s"] = float(
+                sum(ln.ends[k] - ln.starts[k] for ln in self._lines for k in range(len(ln.ends)))
+            )
         return info
 
 

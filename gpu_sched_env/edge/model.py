@@ -94,7 +94,9 @@ def jetson_cluster(include_head: bool = False, units: Mapping[str, int] | None =
     for key, count in units.items():
         check_number(key, count, lo=0, integer=True, section="cluster.units")
     if units.get(HEAD_TYPE, 0) < 1:
-        raise ConfigError(f"cluster.units.{HEAD_TYPE} = {units.get(HEAD_TYPE, 0)!r}: the head is an {HEAD_TYPE}, need >= 1")
+        raise ConfigError(
+            f"cluster.units.{HEAD_TYPE} = {units.get(HEAD_TYPE, 0)!r}: the head is an {HEAD_TYPE}, need >= 1"
+        )
     devices: list[Device] = []
     for key in DEVICE_TYPES:  # fixed type order: nano, xavier_nx, orin_nx
         n = int(units.get(key, 0))

@@ -1,4 +1,6 @@
-"""The edge registries: planners (offline, whole workload) and env policies; ``gpu_sched_agents.heuristics.edge`` fills both.
+"""The edge registries: planners (offline, whole workload) and env policies.
+
+``gpu_sched_agents.heuristics.edge`` fills both.
 
 * :data:`PLANNERS`: offline planners following :class:`gpu_sched_env.core.policy.Planner`,
   ``plan(problem, rng) -> Plan`` for a whole :class:`~gpu_sched_env.edge.model.EdgeProblem`

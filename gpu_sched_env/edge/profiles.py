@@ -43,9 +43,7 @@ class ProfileTable:
         if not ps:
             raise ConfigError(f"profile table {self.source}: no row for device_type {device_type!r}, cannot average")
         k = len(ps)
-        return Profile(
-            sum(p.time_s for p in ps) / k, sum(p.gpu_pct for p in ps) / k, sum(p.mem_gb for p in ps) / k
-        )
+        return Profile(sum(p.time_s for p in ps) / k, sum(p.gpu_pct for p in ps) / k, sum(p.mem_gb for p in ps) / k)
 
     def profile_for(self, workload: str, device_types: Iterable[str]) -> tuple[dict[str, Profile], bool]:
         """Profiles of ``workload`` per device type and whether all came from the table.
@@ -94,7 +92,9 @@ def profiles_from_rows(
         workload = str(row["workload"]).strip()
         dtype = str(row["device_type"]).strip()
         if dtype not in DEVICE_TYPES:
-            raise ConfigError(f"{where}: field device_type = {dtype!r} is not known; allowed: {', '.join(DEVICE_TYPES)}")
+            raise ConfigError(
+                f"{where}: field device_type = {dtype!r} is not known; allowed: {', '.join(DEVICE_TYPES)}"
+            )
         vals: dict[str, float] = {}
         for f, (lo, hi) in NUMERIC.items():
             raw = row[f]
@@ -134,9 +134,13 @@ def load_profiles(path: str | os.PathLike) -> ProfileTable:
                 )
             rows, lines = [], []
             for r in reader:
-                rows.append({k.strip(): (v.strip() if isinstance(v, str) else v) for k, v in r.items() if k is not None})
+                rows.append(
+                    {k.strip(): (v.strip() if isinstance(v, str) else v) for k, v in r.items() if k is not None}
+                )
                 if None in r:
-                    raise ConfigError(f"profile table {path.name}: line {reader.line_num} has more cells than the header")
+                    raise ConfigError(
+                        f"profile table {path.name}: line {reader.line_num} has more cells than the header"
+                    )
                 lines.append(reader.line_num)
         return profiles_from_rows(rows, path.name, lines)
     if suffix in (".yaml", ".yml"):
@@ -146,7 +150,10 @@ def load_profiles(path: str | os.PathLike) -> ProfileTable:
             raise ConfigError(f"profile table {path.name}: not valid YAML: {exc}") from None
         if isinstance(data, Mapping):
             if set(data) != {"profiles"}:
-                raise ConfigError(f"profile table {path.name}: top-level mapping must have only the key 'profiles', got {sorted(data)}")
+                raise ConfigError(
+                    f"profile table {path.name}: top-level mapping must have only the key 'profiles', got "
+                    f"{sorted(data)}"
+                )
             data = data["profiles"]
         if not isinstance(data, list):
             raise ConfigError(f"profile table {path.name}: expected a list of rows, got {type(data).__name__}")

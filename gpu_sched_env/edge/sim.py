@@ -52,7 +52,9 @@ class DeviceTimeline:
     def earliest_start(self, mem: float, gpu: float) -> float:
         """When the task would start if appended now [s]."""
         if not self.fits_alone(mem, gpu):
-            raise ConfigError(f"task needing {mem:g} GB / {gpu:g} % never fits a {self.mem_cap:g} GB / {self.gpu_cap:g} % device")
+            raise ConfigError(
+                f"task needing {mem:g} GB / {gpu:g} % never fits a {self.mem_cap:g} GB / {self.gpu_cap:g} % device"
+            )
         t0 = self.starts[-1] if self.starts else 0.0
         for t in sorted({t0, *(e for e in self.ends if e > t0)}):
             used_m = sum(m for e, m in zip(self.ends, self.mems, strict=True) if e > t + EPS)
@@ -107,7 +109,9 @@ class SimResult:
         return np.array(out)
 
 
-def step_function(starts: Sequence[float], ends: Sequence[float], gpus: Sequence[float], cap: float) -> tuple[np.ndarray, np.ndarray]:
+def step_function(
+    starts: Sequence[float], ends: Sequence[float], gpus: Sequence[float], cap: float
+) -> tuple[np.ndarray, np.ndarray]:
     """GPU share in use over time from task intervals: ``(times [s], fraction of cap)``."""
     if len(starts) == 0:
         return np.array([0.0]), np.array([0.0])
@@ -148,7 +152,9 @@ def simulate(plan: Plan, cluster: Cluster, noise: np.ndarray | None = None) -> S
     tasks = plan.tasks
     n = len(tasks)
     if len(plan.device) != n or sorted(plan.order) != list(range(n)):
-        raise ConfigError(f"plan {plan.name!r}: needs one device per task and an order that is a permutation of 0..{n - 1}")
+        raise ConfigError(
+            f"plan {plan.name!r}: needs one device per task and an order that is a permutation of 0..{n - 1}"
+        )
     t, g, m, fits = task_arrays(tasks, cluster)
     if noise is not None:
         noise = np.asarray(noise, float)
@@ -166,20 +172,22 @@ def simulate(plan: Plan, cluster: Cluster, noise: np.ndarray | None = None) -> S
             raise ConfigError(f"plan {plan.name!r}: task {tasks[i].id!r} does not fit device {cluster.devices[j].name}")
         start[i], end[i] = lines[j].add(t[i, j], m[i, j], g[i, j])
     dev = np.asarray(plan.device, dtype=int)
-    rows = pd.DataFrame({
-        "task": [x.id for x in tasks],
-        "workload": [x.workload for x in tasks],
-        "parent": [x.parent for x in tasks],
-        "device": dev,
-        "device_name": [cluster.devices[j].name for j in dev],
-        "start_s": start,
-        "end_s": end,
-        "duration_s": end - start,
-        "gpu_pct": g[np.arange(n), dev] if n else [],
-        "mem_gb": m[np.arange(n), dev] if n else [],
-        "batch": list(plan.batch) if plan.batch else [0] * n,
-        "round": list(plan.round) if plan.round else [0] * n,
-    })
+    rows = pd.DataFrame(
+        {
+            "task": [x.id for x in tasks],
+            "workload": [x.workload for x in tasks],
+            "parent": [x.parent for x in tasks],
+            "device": dev,
+            "device_name": [cluster.devices[j].name for j in dev],
+            "start_s": start,
+            "end_s": end,
+            "duration_s": end - start,
+            "gpu_pct": g[np.arange(n), dev] if n else [],
+            "mem_gb": m[np.arange(n), dev] if n else [],
+            "batch": list(plan.batch) if plan.batch else [0] * n,
+            "round": list(plan.round) if plan.round else [0] * n,
+        }
+    )
     util = tuple(step_function(ln.starts, ln.ends, ln.gpus, ln.gpu_cap) for ln in lines)
     makespan = float(end.max()) if n else 0.0
     return SimResult(plan.name, makespan, float((end - start).sum()), plan.runtime_s, rows, util)
@@ -195,5 +203,7 @@ def peak_usage(sim: SimResult, cluster: Cluster) -> pd.DataFrame:
         for s in sub.start_s:
             run = sub[(sub.start_s <= s + EPS) & (sub.end_s > s + EPS)]
             peak_m, peak_g = max(peak_m, run.mem_gb.sum()), max(peak_g, run.gpu_pct.sum())
-        out.append({"device": d.name, "peak_mem_gb": peak_m, "mem_gb": d.mem_gb, "peak_gpu_pct": peak_g, "gpu_cap": d.gpu_cap})
+        out.append(
+            {"device": d.name, "peak_mem_gb": peak_m, "mem_gb": d.mem_gb, "peak_gpu_pct": peak_g, "gpu_cap": d.gpu_cap}
+        )
     return pd.DataFrame(out)

@@ -88,8 +88,18 @@ def split_task(task: Task, threshold_gb: float) -> list[Task]:
     for k, size in enumerate(sizes, start=1):
         f = size / task.mem_gb
         shard = {dt: Profile(p.time_s * f, p.gpu_pct, p.mem_gb * f) for dt, p in task.profile.items()}
-        out.append(Task(f"{task.id}.{k}", task.workload, shard, arrival=task.arrival, parent=task.id, part=k,
-                        n_parts=n, profiled=task.profiled))
+        out.append(
+            Task(
+                f"{task.id}.{k}",
+                task.workload,
+                shard,
+                arrival=task.arrival,
+                parent=task.id,
+                part=k,
+                n_parts=n,
+                profiled=task.profiled,
+            )
+        )
     return out
 
 

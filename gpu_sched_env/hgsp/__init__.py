@@ -10,7 +10,22 @@ from gpu_sched_env.hgsp.sim import ListScheduler, Problem, Schedule, decode
 from gpu_sched_env.hgsp.workload import PRESETS, generate_tasks, load_csv, resolve_tasks, save_csv
 
 __all__ = [
-    "CLUSTER_PRESETS", "GPU_MODELS", "METRICS", "PRESETS", "Cluster", "ListScheduler", "Problem",
-    "RunResult", "Schedule", "TaskSet", "decode", "generate_tasks", "load_csv", "make_cluster",
-    "resolve_tasks", "run", "save_csv", "summarize",
+    "CLUSTER_PRESETS",
+    "GPU_MODELS",
+    "METRICS",
+    "PRESETS",
+    "Cluster",
+    "ListScheduler",
+    "Problem",
+    "RunResult",
+    "Schedule",
+    "TaskSet",
+    "decode",
+    "generate_tasks",
+    "load_csv",
+    "make_cluster",
+    "resolve_tasks",
+    "run",
+    "save_csv",
+    "summarize",
 ]

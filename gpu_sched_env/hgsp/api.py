@@ -71,7 +71,9 @@ def run(
     order = pol.order(problem) if hasattr(pol, "order") else None
     fast = getattr(pol, "decode_rule", None)
     if fast is not None:
-        check_choice(f"{pol.name}.decode_rule", fast, RULES)  # a built-in placement rule: same schedule, no per-task Decision objects
+        check_choice(
+            f"{pol.name}.decode_rule", fast, RULES
+        )  # a built-in placement rule: same schedule, no per-task Decision objects
         sched = decode(problem, order, fast, getattr(pol, "serial", False))
     else:
         ls = ListScheduler(problem, order, getattr(pol, "serial", False))
@@ -81,4 +83,3 @@ def run(
     wall = time.perf_counter() - t0
     extra = {"trace": list(pol.trace)} if hasattr(pol, "trace") else {}
     return RunResult(pol.name, ts.name, cl.name, seed, sched, wall, order, extra)
-

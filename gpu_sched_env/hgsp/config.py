@@ -67,8 +67,9 @@ class HGSPEnvConfig:
                 raise ConfigError("order: only allowed with a fixed task set (CSV, DataFrame or TaskSet)")
             set_(self, "order", _check_order(self.order, len(self.tasks.workload)))
         set_(self, "cluster", make_cluster(self.cluster))
-        set_(self, "reward_weights", check_weights("reward_weights", self.reward_weights, REWARD_PARTS,
-                                                   DEFAULT_WEIGHTS))
+        set_(
+            self, "reward_weights", check_weights("reward_weights", self.reward_weights, REWARD_PARTS, DEFAULT_WEIGHTS)
+        )
 
     @property
     def is_preset(self) -> bool:
@@ -87,8 +88,10 @@ class HGSPEnvConfig:
 
 def _fixed_tasks(tasks: Any) -> TaskSet:
     """A fixed task set, or a ConfigError naming the keyword, the value and what is allowed."""
-    allowed = (f"allowed: a preset name ({', '.join(PRESETS)}), a CSV path, or a DataFrame or TaskSet with the "
-               f"columns {', '.join(TASK_COLUMNS)} and at least one task")
+    allowed = (
+        f"allowed: a preset name ({', '.join(PRESETS)}), a CSV path, or a DataFrame or TaskSet with the "
+        f"columns {', '.join(TASK_COLUMNS)} and at least one task"
+    )
     if not isinstance(tasks, (str, os.PathLike, pd.DataFrame, TaskSet)):
         raise ConfigError(f"tasks = {short(tasks)} ({type(tasks).__name__}) is not allowed; {allowed}")
     if isinstance(tasks, pd.DataFrame) and tasks.empty:
@@ -97,14 +100,17 @@ def _fixed_tasks(tasks: Any) -> TaskSet:
         return resolve_tasks(tasks)
     except ConfigError as e:
         msg = str(e)
-        raise ConfigError(msg if msg.startswith(f"tasks = {tasks!r}") else f"tasks = {short(tasks)}: {msg}; {allowed}") from None
+        raise ConfigError(
+            msg if msg.startswith(f"tasks = {tasks!r}") else f"tasks = {short(tasks)}: {msg}; {allowed}"
+        ) from None
 
 
 def _check_order(order: Any, n: int) -> tuple[int, ...]:
     arr = np.asarray(order)
     if arr.ndim != 1 or arr.dtype.kind not in "iu" or sorted(arr.tolist()) != list(range(n)):
-        raise ConfigError(f"order = {order!r} is not allowed; allowed: a permutation of the task indices 0..{n - 1} "
-                          "(each index once)")
+        raise ConfigError(
+            f"order = {order!r} is not allowed; allowed: a permutation of the task indices 0..{n - 1} (each index once)"
+        )
     return tuple(int(i) for i in arr)
 
 

@@ -142,7 +142,9 @@ class HGSPEnv(gym.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         """Place the current task on GPU ``action``."""
         if self._ls is None or self._task is None:
-            raise ResetNeededError("HGSP-v0: no task to place (before reset() or after the episode ended); call reset()")
+            raise ResetNeededError(
+                "HGSP-v0: no task to place (before reset() or after the episode ended); call reset()"
+            )
         i = self._task
         pr = self.problem
         j = check_action(action, pr.m, pr.fit[i], self._why_illegal)
@@ -181,11 +183,15 @@ class HGSPEnv(gym.Env):
         lines = [f"HGSP-v0: {len(sch.sequence)}/{len(self.problem.arrival_order)} tasks placed"]
         if self._task is not None:
             i = self._task
-            lines.append(f"task {t.task_id[i]}: arrival {t.arrival[i]:g}, deadline {t.deadline[i]:g}, "
-                         f"memory {t.memory[i]:g} GB, weight {t.weight[i]:g}")
+            lines.append(
+                f"task {t.task_id[i]}: arrival {t.arrival[i]:g}, deadline {t.deadline[i]:g}, "
+                f"memory {t.memory[i]:g} GB, weight {t.weight[i]:g}"
+            )
         for j, name in enumerate(cl.names):
             free = sch.avail[j]
-            lines.append(f"  GPU {j} {name:>10}: {cl.memory[j]:g} GB, free at {'-' if free == -np.inf else f'{free:g}'}")
+            lines.append(
+                f"  GPU {j} {name:>10}: {cl.memory[j]:g} GB, free at {'-' if free == -np.inf else f'{free:g}'}"
+            )
         return "\n".join(lines)
 
     # -- helpers ---------------------------------------------------------------------------
@@ -201,8 +207,10 @@ class HGSPEnv(gym.Env):
 
     def _why_illegal(self, j: int) -> str:
         pr, i = self.problem, self._task
-        return (f"GPU {j} ({self.cluster.names[j]}, {self.cluster.memory[j]:g} GB) cannot hold task "
-                f"{pr.tasks.task_id[i]} ({pr.tasks.memory[i]:g} GB)")
+        return (
+            f"GPU {j} ({self.cluster.names[j]}, {self.cluster.memory[j]:g} GB) cannot hold task "
+            f"{pr.tasks.task_id[i]} ({pr.tasks.memory[i]:g} GB)"
+        )
 
     def _obs(self) -> np.ndarray:
         m = self.cluster.m

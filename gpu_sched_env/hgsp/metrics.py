@@ -21,8 +21,17 @@ def summarize(s: Schedule) -> dict[str, float]:
     n = int(ok.sum())
     if n == 0:
         nan = float("nan")
-        return dict(twct=0.0, act=nan, dmc=0, dmr_pct=nan, wt=0.0, makespan=nan,
-                    gpu_util_pct=nan, mem_util_pct=nan, skipped=int(pr.n))
+        return dict(
+            twct=0.0,
+            act=nan,
+            dmc=0,
+            dmr_pct=nan,
+            wt=0.0,
+            makespan=nan,
+            gpu_util_pct=nan,
+            mem_util_pct=nan,
+            skipped=int(pr.n),
+        )
     c, a, d, w = s.end[ok], t.arrival[ok], t.deadline[ok], t.weight[ok]
     busy = s.end[ok] - s.start[ok]
     flow = c - a
@@ -37,8 +46,11 @@ def summarize(s: Schedule) -> dict[str, float]:
         wt=float(np.sum(w * np.maximum(0.0, c - d))),
         makespan=makespan,
         gpu_util_pct=100.0 * float(busy.sum()) / (pr.m * span) if span > 0 else float("nan"),
-        mem_util_pct=(100.0 * float(np.sum(t.memory[ok] * busy)) / (float(pr.cluster.memory.sum()) * span)
-                      if span > 0 else float("nan")),
+        mem_util_pct=(
+            100.0 * float(np.sum(t.memory[ok] * busy)) / (float(pr.cluster.memory.sum()) * span)
+            if span > 0
+            else float("nan")
+        ),
         skipped=int(pr.n - n),
     )
 
@@ -54,6 +66,8 @@ def per_gpu_utilisation(s: Schedule) -> dict[str, tuple[float, float]]:
     for j, name in enumerate(pr.cluster.names):
         on = ok & (s.gpu == j)
         busy = s.end[on] - s.start[on]
-        out[name] = (100.0 * busy.sum() / span if span > 0 else 0.0,
-                     100.0 * float(np.sum(t.memory[on] * busy)) / (pr.cluster.memory[j] * span) if span > 0 else 0.0)
+        out[name] = (
+            100.0 * busy.sum() / span if span > 0 else 0.0,
+            100.0 * float(np.sum(t.memory[on] * busy)) / (pr.cluster.memory[j] * span) if span > 0 else 0.0,
+        )
     return out

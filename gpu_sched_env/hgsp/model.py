@@ -69,8 +69,7 @@ def make_cluster(spec: str | Mapping[str, int] | Cluster = "small") -> Cluster:
         name, counts = "custom", dict(spec)
     else:
         raise ConfigError(
-            f"cluster = {spec!r}: give a preset name ({', '.join(CLUSTER_PRESETS)}) or a "
-            "mapping {GPU model: count}"
+            f"cluster = {spec!r}: give a preset name ({', '.join(CLUSTER_PRESETS)}) or a mapping {{GPU model: count}}"
         )
     names, models = [], []
     for model, count in counts.items():
@@ -141,14 +140,10 @@ def task_set_from_frame(df: pd.DataFrame, name: str = "DataFrame", first_row: in
     cols = [str(c).strip() for c in df.columns]
     missing = [c for c in TASK_COLUMNS if c not in cols]
     if missing:
-        raise ConfigError(
-            f"{name}: missing column(s) {', '.join(missing)}; required: {', '.join(TASK_COLUMNS)}"
-        )
+        raise ConfigError(f"{name}: missing column(s) {', '.join(missing)}; required: {', '.join(TASK_COLUMNS)}")
     extra = [c for c in cols if c not in TASK_COLUMNS]
     if extra:
-        raise ConfigError(
-            f"{name}: unknown column(s) {', '.join(extra)}; allowed: {', '.join(TASK_COLUMNS)}"
-        )
+        raise ConfigError(f"{name}: unknown column(s) {', '.join(extra)}; allowed: {', '.join(TASK_COLUMNS)}")
     df = df.set_axis(cols, axis=1)
     if len(df) == 0:
         raise ConfigError(f"{name}: no task rows")

@@ -55,7 +55,9 @@ class Problem:
         for i in self.arrival_order:
             cls[i] = keys.setdefault(self.fit[i].tobytes(), len(keys))
         self.cls_gpus = tuple(tuple(np.flatnonzero(np.frombuffer(k, bool)).tolist()) for k in keys)
-        self.cls_tasks = tuple(tuple(self.arrival_order[cls[self.arrival_order] == c].tolist()) for c in range(len(keys)))
+        self.cls_tasks = tuple(
+            tuple(self.arrival_order[cls[self.arrival_order] == c].tolist()) for c in range(len(keys))
+        )
         for arr in (self.fit, self.p, self.schedulable, self.skipped, self.arrival_order):
             arr.flags.writeable = False
 
@@ -250,6 +252,12 @@ def decision(ls: ListScheduler, i: int) -> Decision:
     """The :class:`Decision` for task ``i`` in scheduler ``ls``."""
     pr, t = ls.problem, ls.problem.tasks
     return Decision(
-        i, pr.a[i], float(t.deadline[i]), float(t.weight[i]), float(t.memory[i]),
-        pr.p_rows[i], pr.fit_rows[i], tuple(ls.avail),
+        i,
+        pr.a[i],
+        float(t.deadline[i]),
+        float(t.weight[i]),
+        float(t.memory[i]),
+        pr.p_rows[i],
+        pr.fit_rows[i],
+        tuple(ls.avail),
     )

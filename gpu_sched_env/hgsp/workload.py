@@ -65,26 +65,65 @@ SPEED_RATIO_A100_A30 = 57.0 / 30.0
 
 PRESETS: dict[str, TaskPreset] = {
     "tasks1": TaskPreset(
-        "tasks1", 1000, 2.47, 4.0, 306.0, 4.0, 2.31, 6.16, cluster="small",
+        "tasks1",
+        1000,
+        2.47,
+        4.0,
+        306.0,
+        4.0,
+        2.31,
+        6.16,
+        cluster="small",
         description="medium-high load on the small cluster: FIFO 86 % busy, ACT ~9.1, DMR ~5.7 %",
     ),
     "tasks2": TaskPreset(
-        "tasks2", 2000, 1.235, 4.0, 153.0, 4.0, 1.5, 6.0, cluster="medium",
+        "tasks2",
+        2000,
+        1.235,
+        4.0,
+        153.0,
+        4.0,
+        1.5,
+        6.0,
+        cluster="medium",
         description="medium load on the medium cluster (same horizon as tasks1, twice the tasks, "
-                    "half tasks1's workload): FIFO 43 % busy, DMR ~1.7 %, Greedy and SAGreedy far fewer",
+        "half tasks1's workload): FIFO 43 % busy, DMR ~1.7 %, Greedy and SAGreedy far fewer",
     ),
     "tasks3": TaskPreset(
-        "tasks3", 1000, 1.2, 4.0, 220.0, 4.0, 1.2, 3.0, cluster="small",
+        "tasks3",
+        1000,
+        1.2,
+        4.0,
+        220.0,
+        4.0,
+        1.2,
+        3.0,
+        cluster="small",
         description="high load (arrival rate 2.06x tasks1, beyond the small cluster's capacity), tighter deadlines",
     ),
     "tasks4": TaskPreset(
-        "tasks4", 2000, 0.3, 4.0, 220.0, 4.0, 1.0, 3.0, cluster="large",
+        "tasks4",
+        2000,
+        0.3,
+        4.0,
+        220.0,
+        4.0,
+        1.0,
+        3.0,
+        cluster="large",
         description="extreme load on the large cluster (arrival rate 8.2x tasks1, 2.7x its capacity), "
-                    "very tight deadlines",
+        "very tight deadlines",
     ),
     # small bursty instances for the exact CP-SAT comparison (not one of the source's sets)
     "tiny": TaskPreset(
-        "tiny", 12, 1.0, 4.0, 306.0, 4.0, 1.0, 3.0,
+        "tiny",
+        12,
+        1.0,
+        4.0,
+        306.0,
+        4.0,
+        1.0,
+        3.0,
         description="12 tasks arriving in a burst with tight deadlines (for CP-SAT optimality gaps)",
     ),
 }
@@ -160,9 +199,5 @@ def resolve_tasks(tasks: str | os.PathLike | pd.DataFrame | TaskSet, seed: int =
     if isinstance(tasks, (str, os.PathLike)):
         if str(tasks).endswith(".csv") or Path(tasks).exists():
             return load_csv(tasks)
-        raise ConfigError(
-            f"tasks = {tasks!r} is neither a preset ({', '.join(PRESETS)}) nor an existing CSV file"
-        )
-    raise ConfigError(
-        f"tasks = {type(tasks).__name__}: give a preset name, a CSV path, a DataFrame or a TaskSet"
-    )
+        raise ConfigError(f"tasks = {tasks!r} is neither a preset ({', '.join(PRESETS)}) nor an existing CSV file")
+    raise ConfigError(f"tasks = {type(tasks).__name__}: give a preset name, a CSV path, a DataFrame or a TaskSet")

@@ -21,7 +21,22 @@ from gpu_sched_env.llm.model import (
 from gpu_sched_env.llm.sim import ENGINES, LLMDecision, LLMSetup, LLMSim
 
 __all__ = [
-    "ENGINES", "GPU_TYPES", "PHASES", "WORKLOADS", "GPUType", "LLMCluster", "LLMDecision",
-    "LLMResult", "LLMSetup", "LLMSim", "Requests", "Workload", "discriminating", "make_cluster", "mixed",
-    "requests_from_frame", "resolve_workload", "simulate",
+    "ENGINES",
+    "GPU_TYPES",
+    "PHASES",
+    "WORKLOADS",
+    "GPUType",
+    "LLMCluster",
+    "LLMDecision",
+    "LLMResult",
+    "LLMSetup",
+    "LLMSim",
+    "Requests",
+    "Workload",
+    "discriminating",
+    "make_cluster",
+    "mixed",
+    "requests_from_frame",
+    "resolve_workload",
+    "simulate",
 ]

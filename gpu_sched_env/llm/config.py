@@ -52,8 +52,10 @@ class LLMServeEnvConfig:
         if self.cluster is not None:
             make_cluster(self.cluster)  # its own errors first: a bad count or GPU type names itself
             if not isinstance(self.workload, pd.DataFrame):
-                raise ConfigError(f"cluster = {self.cluster!r}: only allowed with a request table (DataFrame) as the "
-                                  f"workload; workload {short(self.workload)} fixes its own cluster")
+                raise ConfigError(
+                    f"cluster = {self.cluster!r}: only allowed with a request table (DataFrame) as the "
+                    f"workload; workload {short(self.workload)} fixes its own cluster"
+                )
         if not self.is_random:
             set_(self, "workload", _fixed_workload(self.workload, self.cluster))
             set_(self, "cluster", None)  # it is in the resolved workload now
@@ -76,8 +78,10 @@ class LLMServeEnvConfig:
 
 def _fixed_workload(workload: Any, cluster: Mapping[str, int] | None) -> Workload:
     """A fixed workload, or a ConfigError naming the keyword, the value and what is allowed."""
-    allowed = (f"allowed: {', '.join(repr(w) for w in WORKLOADS)}, a Workload, or a request DataFrame with at "
-               "least one request")
+    allowed = (
+        f"allowed: {', '.join(repr(w) for w in WORKLOADS)}, a Workload, or a request DataFrame with at "
+        "least one request"
+    )
     if not isinstance(workload, (str, Workload, pd.DataFrame)):
         raise ConfigError(f"workload = {short(workload)} ({type(workload).__name__}) is not allowed; {allowed}")
     if isinstance(workload, pd.DataFrame) and workload.empty:
@@ -86,7 +90,9 @@ def _fixed_workload(workload: Any, cluster: Mapping[str, int] | None) -> Workloa
         return resolve_workload(workload, 0, cluster)
     except ConfigError as e:
         msg = str(e)
-        raise ConfigError(msg if msg.startswith("workload = ") else f"workload = {short(workload)}: {msg}; {allowed}") from None
+        raise ConfigError(
+            msg if msg.startswith("workload = ") else f"workload = {short(workload)}: {msg}; {allowed}"
+        ) from None
 
 
 __all__ = ["DEFAULT_N_REQUESTS", "Engine", "LLMServeEnvConfig"]

@@ -93,8 +93,9 @@ class LLMServeEnv(gym.Env):
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
-    def __init__(self, config: LLMServeEnvConfig | None = None, *, render_mode: str | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, config: LLMServeEnvConfig | None = None, *, render_mode: str | None = None, **kwargs: Any
+    ) -> None:
         self.config = build_config(LLMServeEnvConfig, "LLMServe-v0", config, kwargs)
         self.render_mode = check_render_mode(render_mode)
         cfg = self.config
@@ -129,16 +130,25 @@ class LLMServeEnv(gym.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         """Start request ``action`` now, then run to the next decision."""
         if self.sim is None or not self._pending:
-            raise ResetNeededError("LLMServe-v0: no pending decision (before reset() or after the episode ended); call reset()")
-        i = check_action(action, self.action_space.n, self.action_masks(),
-                         lambda a: f"at t = {self.sim.time:.2f} s request {a} is not queued with its GPUs free")
+            raise ResetNeededError(
+                "LLMServe-v0: no pending decision (before reset() or after the episode ended); call reset()"
+            )
+        i = check_action(
+            action,
+            self.action_space.n,
+            self.action_masks(),
+            lambda a: f"at t = {self.sim.time:.2f} s request {a} is not queued with its GPUs free",
+        )
         self.sim.start(i)
         self._pending = self.sim.advance()
         phi = self.sim.weighted_in_system(self.sim.time)
         part = (phi - self._phi) / self._pref
         self._phi = phi
-        info = {"action_mask": self.action_masks(), "reward_parts": {"weighted_wait": -part},
-                "reward_raw": {"weighted_wait": part}}
+        info = {
+            "action_mask": self.action_masks(),
+            "reward_parts": {"weighted_wait": -part},
+            "reward_raw": {"weighted_wait": part},
+        }
         if not self._pending:
             info["summary"] = self.sim.summary()
         return self._obs(), -part, not self._pending, False, info
@@ -161,8 +171,10 @@ class LLMServeEnv(gym.Env):
             t_end = max([b[2] for b in bars] + [s.time, 1e-9])
             return gantt_rgb(s.n, bars, t_end, now=s.time)
         done = int(np.sum(s.end_t[started] <= s.time + 1e-9))
-        return (f"LLMServe-v0 t = {s.time:.2f} s: {int(s.free.sum())}/{s.m} GPUs free; "
-                f"queued {list(map(int, s.queue))}; running {len(started) - done}; done {done}/{s.n}")
+        return (
+            f"LLMServe-v0 t = {s.time:.2f} s: {int(s.free.sum())}/{s.m} GPUs free; "
+            f"queued {list(map(int, s.queue))}; running {len(started) - done}; done {done}/{s.n}"
+        )
 
     def decision(self) -> LLMDecision:
         """The exact decision the env waits on (for heuristic agents)."""

@@ -70,7 +70,9 @@ def requests_from_frame(df: pd.DataFrame, name: str = "requests") -> Requests:
         raise ConfigError(f"{name}: missing column(s) {', '.join(missing)}; required: {', '.join(REQUEST_COLUMNS)}")
     extra = [c for c in df.columns if c not in REQUEST_COLUMNS]
     if extra:
-        raise ConfigError(f"{name}: unknown column(s) {', '.join(map(str, extra))}; allowed: {', '.join(REQUEST_COLUMNS)}")
+        raise ConfigError(
+            f"{name}: unknown column(s) {', '.join(map(str, extra))}; allowed: {', '.join(REQUEST_COLUMNS)}"
+        )
     phase = []
     for k, v in enumerate(df["phase"]):
         v = str(v).strip().upper()
@@ -78,19 +80,36 @@ def requests_from_frame(df: pd.DataFrame, name: str = "requests") -> Requests:
             raise ConfigError(f"{name} row {k + 1}, column phase = {v!r}: allowed: PREFILL, DECODE")
         phase.append(PHASES.index(v))
     cols = {}
-    for col, lo, lo_open, integer in [("tokens", 0, True, False), ("memory", 0, False, False),
-                                      ("tp", 1, False, True), ("weight", 0, False, False),
-                                      ("arrival", 0, False, False)]:
+    for col, lo, lo_open, integer in [
+        ("tokens", 0, True, False),
+        ("memory", 0, False, False),
+        ("tp", 1, False, True),
+        ("weight", 0, False, False),
+        ("arrival", 0, False, False),
+    ]:
         for k, v in enumerate(df[col]):
             try:
-                check_number(col, float(v) if isinstance(v, str) else v, lo=lo, lo_open=lo_open,
-                             integer=integer, section=f"{name} row {k + 1}")
+                check_number(
+                    col,
+                    float(v) if isinstance(v, str) else v,
+                    lo=lo,
+                    lo_open=lo_open,
+                    integer=integer,
+                    section=f"{name} row {k + 1}",
+                )
             except (ConfigError, ValueError) as exc:
                 raise ConfigError(f"{name} row {k + 1}, column {col} = {v!r}: {exc}") from None
         cols[col] = pd.to_numeric(df[col]).to_numpy(float)
-    return Requests(df["req_id"].to_numpy(), df["model"].astype(str).to_numpy(),
-                    cols["tokens"], np.array(phase, int), cols["memory"], cols["tp"].astype(int),
-                    cols["weight"], cols["arrival"])
+    return Requests(
+        df["req_id"].to_numpy(),
+        df["model"].astype(str).to_numpy(),
+        cols["tokens"],
+        np.array(phase, int),
+        cols["memory"],
+        cols["tp"].astype(int),
+        cols["weight"],
+        cols["arrival"],
+    )
 
 
 @dataclass(frozen=True)
@@ -124,12 +143,16 @@ def make_cluster(counts: Mapping[str, int], table: Mapping[str, Mapping[str, flo
         vals = {k: check_number(f"{name}.{k}", v, lo=0, lo_open=True) for k, v in row.items()}
         types[name] = GPUType(name, float(vals["memory"]), float(vals["prefill"]), float(vals["decode"]))
     if not isinstance(counts, Mapping):
-        raise ConfigError(f"cluster = {counts!r} is not allowed; allowed: a mapping {{GPU type: count}} "
-                          f"with GPU types {', '.join(types)}")
+        raise ConfigError(
+            f"cluster = {counts!r} is not allowed; allowed: a mapping {{GPU type: count}} "
+            f"with GPU types {', '.join(types)}"
+        )
     out = []
     for name, count in counts.items():
         if name not in types:
-            raise ConfigError(f"cluster = {dict(counts)!r}: GPU type {name!r} is not known; allowed: {', '.join(types)}")
+            raise ConfigError(
+                f"cluster = {dict(counts)!r}: GPU type {name!r} is not known; allowed: {', '.join(types)}"
+            )
         out += [types[name]] * int(check_number(f"cluster.{name}", count, lo=0, integer=True))
     if not out:
         raise ConfigError(f"cluster {dict(counts)!r} has no GPUs")
@@ -154,8 +177,14 @@ def discriminating() -> Workload:
     n = 20
     heavy = np.arange(n) < 8
     reqs = Requests(
-        np.arange(1, n + 1), np.full(n, "Qwen3-30B", dtype=object), np.where(heavy, 2000.0, 500.0),
-        np.zeros(n, int), np.full(n, 30.0), np.full(n, 2), np.where(heavy, 1.0, 10.0), np.zeros(n),
+        np.arange(1, n + 1),
+        np.full(n, "Qwen3-30B", dtype=object),
+        np.where(heavy, 2000.0, 500.0),
+        np.zeros(n, int),
+        np.full(n, 30.0),
+        np.full(n, 2),
+        np.where(heavy, 1.0, 10.0),
+        np.zeros(n),
     )
     return Workload("discriminating", reqs, make_cluster({"H100": 16}))
 
@@ -185,8 +214,9 @@ def mixed(seed: int = 0, n: int = 200, rate: float = 4.0, gpus: int = 16) -> Wor
 WORKLOADS = {"discriminating": discriminating, "mixed": mixed}
 
 
-def resolve_workload(workload: str | Workload | pd.DataFrame, seed: int = 0,
-                     cluster: Mapping[str, int] | None = None) -> Workload:
+def resolve_workload(
+    workload: str | Workload | pd.DataFrame, seed: int = 0, cluster: Mapping[str, int] | None = None
+) -> Workload:
     """A workload from a preset name, a Workload, or a request table (+ ``cluster`` counts)."""
     if isinstance(workload, Workload):
         return workload
@@ -196,4 +226,3 @@ def resolve_workload(workload: str | Workload | pd.DataFrame, seed: int = 0,
     if cluster is not None:
         raise ConfigError(f"cluster = {cluster!r}: only allowed with a request table (presets fix their cluster)")
     return discriminating() if workload == "discriminating" else mixed(seed)
-

@@ -84,7 +84,12 @@ class LLMSim:
         self.end_t = np.full(self.n, np.nan)
         self.gpus: list[tuple[int, ...]] = [()] * self.n
         # what decisions show per request: filled as requests arrive (NaN / 0 before), read-only views
-        self._pub = (np.full(self.n, np.nan), np.full(self.n, np.nan), np.full(self.n, np.nan), np.zeros(self.n, r.tp.dtype))
+        self._pub = (
+            np.full(self.n, np.nan),
+            np.full(self.n, np.nan),
+            np.full(self.n, np.nan),
+            np.zeros(self.n, r.tp.dtype),
+        )
         self._pub_ro = tuple(_read_only(a) for a in self._pub)
         self._arr_order = [int(i) for i in np.lexsort((np.arange(self.n), r.arrival)) if not self.skipped[i]]
         self._next_arr = 0
@@ -149,8 +154,13 @@ class LLMSim:
 
     def decision(self) -> LLMDecision:
         """The decision state for the policy (read-only; arrived requests only)."""
-        return LLMDecision(self.time, _read_only(self.candidates()), _read_only(np.array(self.queue, int)),
-                           *self._pub_ro, int(self.free.sum()))
+        return LLMDecision(
+            self.time,
+            _read_only(self.candidates()),
+            _read_only(np.array(self.queue, int)),
+            *self._pub_ro,
+            int(self.free.sum()),
+        )
 
     def start(self, i: int) -> None:
         """Start request ``i`` now on its tau fastest free GPUs (ties: lowest index)."""

@@ -32,7 +32,9 @@ from gpu_sched_env.mig.model import (
 
 
 def makespan_lower_bound(
-    jobs: Sequence[Job], capacities: Sequence[int] = DEFAULT_CAPACITIES, poll_interval: int = 1,
+    jobs: Sequence[Job],
+    capacities: Sequence[int] = DEFAULT_CAPACITIES,
+    poll_interval: int = 1,
     release: dict[int, int] | None = None,
 ) -> int:
     """The bound ``LB`` [min] of the module docstring (jobs too big for every instance are left out).

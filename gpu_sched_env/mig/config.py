@@ -54,8 +54,9 @@ class MIGEnvConfig:
         if isinstance(caps, np.ndarray) and caps.ndim == 1:
             caps = caps.tolist()  # a 1-D array is a sequence too (entries still checked below)
         if isinstance(caps, (str, bytes)) or not isinstance(caps, Sequence):
-            raise ConfigError(f"capacities = {short(caps)} is not allowed; allowed: a sequence of instance "
-                              "memories [MB]")
+            raise ConfigError(
+                f"capacities = {short(caps)} is not allowed; allowed: a sequence of instance memories [MB]"
+            )
         set_(self, "capacities", tuple(check_capacities(caps)))
         set_(self, "poll_interval", check_poll(self.poll_interval))
         if self.jobs is not None:
@@ -64,13 +65,16 @@ class MIGEnvConfig:
         if gen is None:
             gen = MIG_EXPERIMENT_CONFIG
         if not isinstance(gen, (Mapping, GeneratorConfig)):
-            raise ConfigError(f"generator = {short(gen)} is not allowed; allowed: a generator config mapping, a "
-                              "GeneratorConfig, or None (the Part B preset)")
+            raise ConfigError(
+                f"generator = {short(gen)} is not allowed; allowed: a generator config mapping, a "
+                "GeneratorConfig, or None (the Part B preset)"
+            )
         set_(self, "generator", gen if isinstance(gen, GeneratorConfig) else load_config(dict(gen)))
         if self.n_jobs is not None:
             set_(self, "n_jobs", int(check_number("n_jobs", self.n_jobs, lo=1, integer=True)))
-        set_(self, "reward_weights", check_weights("reward_weights", self.reward_weights, REWARD_PARTS,
-                                                   DEFAULT_WEIGHTS))
+        set_(
+            self, "reward_weights", check_weights("reward_weights", self.reward_weights, REWARD_PARTS, DEFAULT_WEIGHTS)
+        )
 
     def replace(self, **kwargs: Any) -> MIGEnvConfig:
         """A copy with some settings changed (checked again)."""
@@ -79,8 +83,7 @@ class MIGEnvConfig:
 
 def _fixed_jobs(jobs: Any) -> tuple[Job, ...]:
     """The fixed jobs, or a ConfigError naming the keyword, the value and what is allowed."""
-    allowed = ("allowed: a non-empty sequence of gpu_sched_env.mig.model.Job, or None (a generated data set "
-               "per episode)")
+    allowed = "allowed: a non-empty sequence of gpu_sched_env.mig.model.Job, or None (a generated data set per episode)"
     if not isinstance(jobs, Sequence) or isinstance(jobs, (str, bytes)):
         raise ConfigError(f"jobs = {short(jobs)} ({type(jobs).__name__}) is not allowed; {allowed}")
     if len(jobs) == 0:

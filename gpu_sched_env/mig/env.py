@@ -40,8 +40,8 @@ class MIGEnv(gym.Env):
     20/min, run length U{1..10} min, memory U(1, 1990) then N(prev, 0.1·prev) capped at 1990).
 
     ## Action Space
-    ``Discrete(m + 1)`` (its ``sample()`` draws legal actions only): ``i < m`` = instance ``i``; ``m`` = defer. Legal actions are in
-    ``info["action_mask"]`` and :meth:`action_masks`: instances whose memory holds the job's
+    ``Discrete(m + 1)`` (its ``sample()`` draws legal actions only): ``i < m`` = instance ``i``; ``m`` = defer. Legal
+    actions are in ``info["action_mask"]`` and :meth:`action_masks`: instances whose memory holds the job's
     peak, and defer while more jobs are still to come. A forbidden action, and any action
     that is not one integer (a float, string, bool or multi-element array), raises
     :class:`~gpu_sched_env.core.errors.InvalidActionError` and leaves the state unchanged.
@@ -97,8 +97,10 @@ class MIGEnv(gym.Env):
 
     def __init__(self, config: MIGEnvConfig | None = None, *, render_mode: str | None = None, **kwargs: Any) -> None:
         if config is not None and not isinstance(config, MIGEnvConfig) and isinstance(config, Mapping):
-            raise ConfigError(f"config = {short(config)} is not allowed for MIG-v0; allowed: a MIGEnvConfig or None "
-                              "(a generator config mapping is the keyword generator=...)")
+            raise ConfigError(
+                f"config = {short(config)} is not allowed for MIG-v0; allowed: a MIGEnvConfig or None "
+                "(a generator config mapping is the keyword generator=...)"
+            )
         self.config = build_config(MIGEnvConfig, "MIG-v0", config, kwargs)
         self.render_mode = check_render_mode(render_mode)
         cfg = self.config
@@ -198,8 +200,10 @@ class MIGEnv(gym.Env):
         lines = [f"MIG-v0 t = {sim.t} min: {len(sim.placed)} jobs placed, {len(sim.skipped)} skipped"]
         st = self._state
         if st is not None:
-            lines.append(f"job {st.job.id}: length {st.job.length} min, peak {st.job.peak} MB, deadline {st.job.deadline}; "
-                         f"{len(st.waiting)} more waiting; defer {'allowed' if st.can_defer else 'not allowed'}")
+            lines.append(
+                f"job {st.job.id}: length {st.job.length} min, peak {st.job.peak} MB, deadline {st.job.deadline}; "
+                f"{len(st.waiting)} more waiting; defer {'allowed' if st.can_defer else 'not allowed'}"
+            )
         lines += [f"  instance {i}: {c} MB, free at {sim.free[i]} min" for i, c in enumerate(self.capacities)]
         return "\n".join(lines)
 

@@ -69,7 +69,10 @@ def schedule_frame(rows: Sequence[tuple[int, int, int, int]]) -> pd.DataFrame:
 
 
 def check_schedule(
-    jobs: Sequence[Job], capacities: Sequence[int], sched: pd.DataFrame, poll_interval: int,
+    jobs: Sequence[Job],
+    capacities: Sequence[int],
+    sched: pd.DataFrame,
+    poll_interval: int,
     skipped: Sequence[int] = (),
 ) -> None:
     """Raise AssertionError unless ``sched`` obeys every rule of the model."""

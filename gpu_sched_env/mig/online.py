@@ -83,8 +83,9 @@ class OnlineSim:
     def result(self, method: str, solve_time: float = 0.0) -> RunResult:
         """Schedule and metrics of the finished run."""
         sched = schedule_frame(self.rows)
-        return RunResult(method, sched, metrics(self.jobs, sched, self.skipped), solve_time,
-                         self.n_polls, list(self.skipped))
+        return RunResult(
+            method, sched, metrics(self.jobs, sched, self.skipped), solve_time, self.n_polls, list(self.skipped)
+        )
 
     def setup(self) -> MIGSetup:
         """The run's fixed world as a policy sees it at ``reset`` (read-only)."""

@@ -92,8 +92,9 @@ class MinuteSim(OnlineSim):
             self.t = min(r for jid, r in self.release.items() if r > self.t)
             self.ran = set()
             pres = self._present()
-        return MinuteState(self.t, self.capacities, tuple(
-            Present(j, self.done[j.id], self.last[j.id], j.id in self.ran) for j in pres))
+        return MinuteState(
+            self.t, self.capacities, tuple(Present(j, self.done[j.id], self.last[j.id], j.id in self.ran) for j in pres)
+        )
 
     def step(self, decision: Mapping[int, int]) -> MinuteState | None:
         """Run ``decision`` (job id -> instance) for one minute; return the next state or None."""
@@ -108,10 +109,14 @@ class MinuteSim(OnlineSim):
             if p is None:
                 raise InvalidActionError(f"job {jid} is not present at t={self.t} min; present: {sorted(byid)}")
             if not 0 <= inst < len(self.capacities):
-                raise InvalidActionError(f"job {jid}: instance {inst} does not exist; allowed: 0..{len(self.capacities) - 1}")
+                raise InvalidActionError(
+                    f"job {jid}: instance {inst} does not exist; allowed: 0..{len(self.capacities) - 1}"
+                )
             if self.capacities[inst] < p.need():
                 raise InvalidActionError(
-                    f"job {jid}: instance {inst} holds {self.capacities[inst]} MB < {p.need()} MB needed at t={self.t} min")
+                    f"job {jid}: instance {inst} holds {self.capacities[inst]} MB < {p.need()} MB needed at t={self.t} "
+                    "min"
+                )
             if inst in used:
                 raise InvalidActionError(f"instance {inst} given to jobs {used[inst]} and {jid} at t={self.t} min")
             if p.pinned and inst != p.last_instance:

@@ -118,9 +118,15 @@ class PlacementSim(OnlineSim):
         mask = st.mask()
         if not 0 <= a < mask.size or not mask[a]:
             legal = [i for i in range(mask.size) if mask[i]]
-            why = "defer is only allowed while more jobs are to come" if a == st.defer_action else (
-                f"instance memory {self.capacities[a]} MB < job peak {st.job.peak} MB"
-                if 0 <= a < len(self.capacities) else "no such action")
+            why = (
+                "defer is only allowed while more jobs are to come"
+                if a == st.defer_action
+                else (
+                    f"instance memory {self.capacities[a]} MB < job peak {st.job.peak} MB"
+                    if 0 <= a < len(self.capacities)
+                    else "no such action"
+                )
+            )
             raise InvalidActionError(
                 f"action {a} is not legal for job {st.job.id} at t={self.t} min ({why}); legal: {legal}"
             )
@@ -136,8 +142,11 @@ class PlacementSim(OnlineSim):
 
 
 def run_policy(
-    jobs: Sequence[Job], policy: str | Policy, capacities: Sequence[int] = DEFAULT_CAPACITIES,
-    poll_interval: int = 1, seed: int = 0,
+    jobs: Sequence[Job],
+    policy: str | Policy,
+    capacities: Sequence[int] = DEFAULT_CAPACITIES,
+    poll_interval: int = 1,
+    seed: int = 0,
 ) -> RunResult:
     """Run a placement policy (registered name or object) over the polling loop.
 

@@ -27,17 +27,29 @@ from gpu_sched_env.mig.model import Job
 
 # The Java tool's published test_config.json (spec Part A reference data), as a mapping.
 JAVA_TEST_CONFIG: dict[str, Any] = {
-    "priorityConfigSettings": {"type": "Random", "distributionType": "Uniform",
-                               "distributionParams": {"lowerBound": 1, "upperBound": 5}},
+    "priorityConfigSettings": {
+        "type": "Random",
+        "distributionType": "Uniform",
+        "distributionParams": {"lowerBound": 1, "upperBound": 5},
+    },
     "deadlineConfigSettings": {"type": "Fixed", "deadline": 100},
-    "maxRamUsageConfigSettings": {"type": "RandomDependentOnPrevious", "distributionType": "Normal",
-                                  "distributionParams": {"mean": 2000, "sd": 50}},
-    "maxTimeslicesNumberConfigSettings": {"type": "Random", "distributionType": "Normal",
-                                          "distributionParams": {"mean": 5, "sd": 2}},
+    "maxRamUsageConfigSettings": {
+        "type": "RandomDependentOnPrevious",
+        "distributionType": "Normal",
+        "distributionParams": {"mean": 2000, "sd": 50},
+    },
+    "maxTimeslicesNumberConfigSettings": {
+        "type": "Random",
+        "distributionType": "Normal",
+        "distributionParams": {"mean": 5, "sd": 2},
+    },
     "stoppabilityConfigSettings": {"type": "Fixed", "isStoppable": True},
     "cudaCoresConfigSettings": {"type": "Fixed", "coresNumber": 100},
-    "jobsArrivalConfigSettings": {"type": "Random", "distributionType": "Poisson",
-                                  "distributionParams": {"lambda": 10}},
+    "jobsArrivalConfigSettings": {
+        "type": "Random",
+        "distributionType": "Poisson",
+        "distributionParams": {"lambda": 10},
+    },
     "numberOfJobs": 1000,
     "seed": 41,
 }
@@ -61,7 +73,11 @@ MIG_EXPERIMENT_CONFIG: dict[str, Any] = {
     },
     "stoppabilityConfigSettings": {"type": "Fixed", "isStoppable": True},
     "cudaCoresConfigSettings": {"type": "Fixed", "coresNumber": 100},
-    "jobsArrivalConfigSettings": {"type": "Random", "distributionType": "Poisson", "distributionParams": {"lambda": 20}},
+    "jobsArrivalConfigSettings": {
+        "type": "Random",
+        "distributionType": "Poisson",
+        "distributionParams": {"lambda": 20},
+    },
     "numberOfJobs": 50,
     "seed": 2,
     "rounding": "round",
@@ -96,8 +112,11 @@ def mig_dataset(seed: int, n_jobs: int = 50) -> list[Job]:
 
 
 def to_cgrsp(
-    js: JobSet, low_max_min: int = 3, medium_max_min: int = 6,
-    tight_window_s: float = 3600.0, loose_window_s: float = 28800.0,
+    js: JobSet,
+    low_max_min: int = 3,
+    medium_max_min: int = 6,
+    tight_window_s: float = 3600.0,
+    loose_window_s: float = 28800.0,
 ) -> pd.DataFrame:
     """CGRSP jobs: submit [s], complexity low|medium|high, deadline [s], tight (bool)."""
     if not 1 <= low_max_min < medium_max_min:
@@ -108,12 +127,14 @@ def to_cgrsp(
     L = js.lengths
     complexity = np.where(L <= low_max_min, "low", np.where(L <= medium_max_min, "medium", "high"))
     dl = np.where(js.deadline >= 0, js.deadline * 60.0, submit + loose_window_s)
-    return pd.DataFrame({
-        "submit": submit,
-        "complexity": pd.Series(complexity, dtype="object"),
-        "deadline": dl.astype(float),
-        "tight": (dl - submit) <= tight_window_s,
-    })
+    return pd.DataFrame(
+        {
+            "submit": submit,
+            "complexity": pd.Series(complexity, dtype="object"),
+            "deadline": dl.astype(float),
+            "tight": (dl - submit) <= tight_window_s,
+        }
+    )
 
 
 def to_hgsp(js: JobSet, speed_ref: float = 57.0) -> pd.DataFrame:
@@ -121,11 +142,13 @@ def to_hgsp(js: JobSet, speed_ref: float = 57.0) -> pd.DataFrame:
     if not speed_ref > 0:
         raise ConfigError(f"speed_ref = {speed_ref!r}: allowed: > 0")
     peak = np.maximum.reduceat(js.memory, js.offsets[:-1]) if len(js) else np.zeros(0)
-    return pd.DataFrame({
-        "task_id": np.arange(len(js), dtype=np.int64),
-        "workload": js.lengths * 60.0 * speed_ref,
-        "memory": peak / 1024.0,
-        "deadline": np.where(js.deadline >= 0, js.deadline * 60.0, np.inf),
-        "weight": js.priority.astype(float),
-        "arrival": js.arrival * 60.0,
-    })
+    return pd.DataFrame(
+        {
+            "task_id": np.arange(len(js), dtype=np.int64),
+            "workload": js.lengths * 60.0 * speed_ref,
+            "memory": peak / 1024.0,
+            "deadline": np.where(js.deadline >= 0, js.deadline * 60.0, np.inf),
+            "weight": js.priority.astype(float),
+            "arrival": js.arrival * 60.0,
+        }
+    )

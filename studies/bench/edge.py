@@ -38,8 +38,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem = EdgeProblem(tuple(tasks), cluster)
     solver = SolverConfig(time_limit_s=args.time_limit)
     scheds = {"fcfs_llf": FcfsLLF(), "membatch": MemBatchILP(solver), "baseline_ilp": BaselineILP(solver)}
-    print(f"# bench_edge: {args.tasks} tasks, seed {args.seed}, {args.repeats} repeats, "
-          f"CP-SAT limit {args.time_limit} (deterministic), 1 worker; {platform.processor() or platform.machine()}")
+    print(
+        f"# bench_edge: {args.tasks} tasks, seed {args.seed}, {args.repeats} repeats, "
+        f"CP-SAT limit {args.time_limit} (deterministic), 1 worker; {platform.processor() or platform.machine()}"
+    )
     res = {}
     for name, s in scheds.items():
         times, plan = [], None

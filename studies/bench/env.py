@@ -109,14 +109,23 @@ def bench_render(hours: float, every: int = 25) -> None:
             render.plt.close(fig)
             full.append((time.perf_counter() - w0, time.process_time() - c0))
     a, b = 1000 * np.array(inc), 1000 * np.array(full)
-    print(f"rgb_array frames of a hectic day (seed 42, FIFO, {len(inc)} steps to t = {env.unwrapped.sim.t / 3600:.2f} h)")
-    print(f"{'renderer':28s} {'frames':>6s} {'wall mean':>9s} {'wall p95':>8s} {'wall max':>8s} {'CPU mean':>8s} {'CPU p95':>7s}  [ms]")
+    print(
+        f"rgb_array frames of a hectic day (seed 42, FIFO, {len(inc)} steps to t = {env.unwrapped.sim.t / 3600:.2f} h)"
+    )
+    print(
+        f"{'renderer':28s} {'frames':>6s} {'wall mean':>9s} {'wall p95':>8s} {'wall max':>8s} {'CPU mean':>8s} "
+        f"{'CPU p95':>7s}  [ms]"
+    )
     for name, x in (("incremental (env.render)", a), ("full redraw (gantt_figure)", b)):
-        print(f"{name:28s} {len(x):6d} {x[:, 0].mean():9.1f} {np.percentile(x[:, 0], 95):8.1f} {x[:, 0].max():8.1f} "
-              f"{x[:, 1].mean():8.1f} {np.percentile(x[:, 1], 95):7.1f}")
-    print(f"full redraw / incremental (CPU mean): ×{b[:, 1].mean() / a[:, 1].mean():.0f}; "
-          f"target ≤ 50 ms a frame: {'yes' if a[:, 1].mean() <= 50 else 'NO'} (CPU mean), "
-          f"{'yes' if a[:, 0].mean() <= 50 else 'NO'} (wall mean)")
+        print(
+            f"{name:28s} {len(x):6d} {x[:, 0].mean():9.1f} {np.percentile(x[:, 0], 95):8.1f} {x[:, 0].max():8.1f} "
+            f"{x[:, 1].mean():8.1f} {np.percentile(x[:, 1], 95):7.1f}"
+        )
+    print(
+        f"full redraw / incremental (CPU mean): ×{b[:, 1].mean() / a[:, 1].mean():.0f}; "
+        f"target ≤ 50 ms a frame: {'yes' if a[:, 1].mean() <= 50 else 'NO'} (CPU mean), "
+        f"{'yes' if a[:, 0].mean() <= 50 else 'NO'} (wall mean)"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -146,7 +155,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             windows = [None] if agent is None else [None, 2000]
             for w in windows:
                 sps, eps = bench_cgrsp(day, args.steps, args.seed, agent, w)
-                rows.append({"env": f"CGRSP-{day}-v0", "driver": agent or "random masked", "window": w or 16, "steps_per_s": sps, "episodes": eps})
+                rows.append(
+                    {
+                        "env": f"CGRSP-{day}-v0",
+                        "driver": agent or "random masked",
+                        "window": w or 16,
+                        "steps_per_s": sps,
+                        "episodes": eps,
+                    }
+                )
     df = pd.DataFrame(rows)
     df["ratio_to_cartpole"] = df.steps_per_s / cart
     atomic_write_table(args.out, df)

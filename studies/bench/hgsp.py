@@ -40,8 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     for pol in ("fifo", "greedy"):
         rows[pol] = best_of(lambda p=pol: run(p, ts, args.cluster), args.repeats)
     sa_repeats = max(1, args.repeats // 2)
-    for label, kw in (("sagreedy (list decoder)", {"decoder": "list"}),
-                      ("sagreedy (release-aware)", {"decoder": "release"})):
+    for label, kw in (
+        ("sagreedy (list decoder)", {"decoder": "list"}),
+        ("sagreedy (release-aware)", {"decoder": "release"}),
+    ):
         rows[label] = best_of(lambda k=kw: run("sagreedy", ts, args.cluster, iters=args.sa_iters, **k), sa_repeats)
     fifo = rows["fifo"][0]
     print(f"{'policy':28s} {'best [s]':>10s} {'median [s]':>11s} {'tasks/s':>11s} {'x FIFO':>8s}")
@@ -50,8 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     for label, dec in (("sagreedy (list decoder)", "list"), ("sagreedy (release-aware)", "release")):
         r = run("sagreedy", ts, args.cluster, iters=args.sa_iters, decoder=dec)
         k = max(1, len(r.extra["trace"]))
-        print(f"{label}, K = {args.sa_iters}: {len(r.extra['trace'])} iterations run; "
-              f"per decode {rows[label][0] / k * 1e3:.1f} ms")
+        print(
+            f"{label}, K = {args.sa_iters}: {len(r.extra['trace'])} iterations run; "
+            f"per decode {rows[label][0] / k * 1e3:.1f} ms"
+        )
     return 0
 
 

@@ -52,7 +52,9 @@ def jax_env_steps_per_s(env, batch: int, steps: int, seed: int = 0) -> float:
         return jax.lax.scan(body, (state, key), None, steps)
 
     key = jax.random.PRNGKey(seed)
-    params = env.with_pool(jax.random.fold_in(key, 1), params, batch)  # auto-resets draw pool rows, O(1) (JaxCGRSP.with_pool)
+    params = env.with_pool(
+        jax.random.fold_in(key, 1), params, batch
+    )  # auto-resets draw pool rows, O(1) (JaxCGRSP.with_pool)
     _, state = jax.jit(v_reset)(jax.random.split(key, batch), params)
     (state, key), r = run(state, key)  # warm-up: compile
     jax.block_until_ready(r)
@@ -115,7 +117,9 @@ def sb3_ppo_fps(cfg, steps: int) -> float:
 
     th.set_num_threads(1)
     venv = make_vec_env(env_config(cfg), int(cfg.train.n_envs), 0)
-    model = MaskablePPO(FactoredMaskablePolicy, venv, seed=0, device="cpu", verbose=0, **get_algo("ppo").kwargs(cfg.algo))
+    model = MaskablePPO(
+        FactoredMaskablePolicy, venv, seed=0, device="cpu", verbose=0, **get_algo("ppo").kwargs(cfg.algo)
+    )
     out = fps(model, steps)
     venv.close()
     return out
@@ -123,7 +127,10 @@ def sb3_ppo_fps(cfg, steps: int) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure and print the four figures; returns the exit status."""
-    ap = argparse.ArgumentParser(prog="gpu-sched bench jax", description="JAX env and ppo_jax vs CGRSP-v0 and MaskablePPO (one run, this machine)")
+    ap = argparse.ArgumentParser(
+        prog="gpu-sched bench jax",
+        description="JAX env and ppo_jax vs CGRSP-v0 and MaskablePPO (one run, this machine)",
+    )
     ap.add_argument("--day", default="hectic", choices=["quiet", "normal", "hectic", "surge"])
     ap.add_argument("--batch", type=int, default=1024, help="JAX days stepped together (vmap)")
     ap.add_argument("--env-steps", type=int, default=200, help="steps per JAX day in the timed call")
@@ -154,21 +161,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = env_config(jcfg)
     env = JaxCGRSP.from_config(config, records=False)
     device = jax.devices()[0]
-    print(f"bench jax on {platform.processor() or platform.machine()} ({jax.device_count()} JAX device(s), {device.platform}); day {args.day}, design experiment=joint_heads")
+    print(
+        f"bench jax on {platform.processor() or platform.machine()} ({jax.device_count()} JAX device(s), "
+        f"{device.platform}); day {args.day}, design experiment=joint_heads"
+    )
     figures = {
         "env_steps_per_s": jax_env_steps_per_s(env, args.batch, args.env_steps),
         "ref_env_steps_per_s": ref_env_steps_per_s(config, args.ref_steps),
     }
     print(f"JAX env, {args.batch} days vmapped: {figures['env_steps_per_s']:12.0f} steps/s")
-    print(f"CGRSP-v0, random masked actions: {figures['ref_env_steps_per_s']:12.0f} steps/s   ratio {figures['env_steps_per_s'] / figures['ref_env_steps_per_s']:.1f}x")
+    print(
+        f"CGRSP-v0, random masked actions: {figures['ref_env_steps_per_s']:12.0f} steps/s   ratio "
+        f"{figures['env_steps_per_s'] / figures['ref_env_steps_per_s']:.1f}x"
+    )
     figures["ppo_fps"] = ppo_jax_fps(jcfg, args.ppo_updates)
     figures["sb3_ppo_fps"] = sb3_ppo_fps(scfg, args.sb3_steps)
     print(f"ppo_jax, {jcfg.train.n_envs} envs x {jcfg.algo.n_steps} steps: {figures['ppo_fps']:12.0f} frames/s")
-    print(f"MaskablePPO, {scfg.train.n_envs} envs: {figures['sb3_ppo_fps']:12.0f} frames/s   ratio {figures['ppo_fps'] / figures['sb3_ppo_fps']:.1f}x")
+    print(
+        f"MaskablePPO, {scfg.train.n_envs} envs: {figures['sb3_ppo_fps']:12.0f} frames/s   ratio "
+        f"{figures['ppo_fps'] / figures['sb3_ppo_fps']:.1f}x"
+    )
     if args.json:
-        sizes = {"day": args.day, "batch": args.batch, "ppo_n_envs": int(jcfg.train.n_envs), "ppo_n_steps": int(jcfg.algo.n_steps), "sb3_n_envs": int(scfg.train.n_envs), "device": device.platform}
-        ratios = {"env_ratio": figures["env_steps_per_s"] / figures["ref_env_steps_per_s"], "ppo_ratio": figures["ppo_fps"] / figures["sb3_ppo_fps"]}
-        print(json.dumps({**{k: round(v, 1) for k, v in figures.items()}, **{k: round(v, 2) for k, v in ratios.items()}, **sizes}))
+        sizes = {
+            "day": args.day,
+            "batch": args.batch,
+            "ppo_n_envs": int(jcfg.train.n_envs),
+            "ppo_n_steps": int(jcfg.algo.n_steps),
+            "sb3_n_envs": int(scfg.train.n_envs),
+            "device": device.platform,
+        }
+        ratios = {
+            "env_ratio": figures["env_steps_per_s"] / figures["ref_env_steps_per_s"],
+            "ppo_ratio": figures["ppo_fps"] / figures["sb3_ppo_fps"],
+        }
+        print(
+            json.dumps(
+                {**{k: round(v, 1) for k, v in figures.items()}, **{k: round(v, 2) for k, v in ratios.items()}, **sizes}
+            )
+        )
     return 0
 
 

@@ -33,8 +33,16 @@ def numpy_loop(n: int, seed: int) -> list[dict]:
         for _ in range(length - 1):
             mem.append(max(0, int(rng.normal(mem[-1], 50))))
         t += rng.exponential(1 / 10)
-        jobs.append({"arrivalTime": t, "cudaCoresNumber": 100, "deadline": 100,
-                     "isStoppable": True, "priority": prio, "timeslices": mem})
+        jobs.append(
+            {
+                "arrivalTime": t,
+                "cudaCoresNumber": 100,
+                "deadline": 100,
+                "isStoppable": True,
+                "priority": prio,
+                "timeslices": mem,
+            }
+        )
     return jobs
 
 
@@ -50,7 +58,9 @@ def best_of(fn, reps: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the generator and solve-time figures; returns the exit status."""
-    ap = argparse.ArgumentParser(prog="python -m studies bench mig", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m studies bench mig", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--jobs", type=int, default=100_000)
     ap.add_argument("--seeds", type=int, default=20, help="data sets for the solve-time comparison")
     ap.add_argument("--time-limit", type=float, default=10.0, help="CP-SAT budget per data set [s]")
@@ -89,8 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n# Solve time per 50-job data set, median over the first {a.seeds} prime seeds")
     print(f"Best-Fit (whole online run) : {mb * 1e3:10.3f} ms")
     print(f"pausing Best-Fit (whole run): {statistics.median(pz_t) * 1e3:10.3f} ms")
-    print(f"CP-SAT (sum of poll solves) : {mc * 1e3:10.1f} ms   (max {max(cp_t):.2f} s, "
-          f"{status.count('optimal')}/{len(status)} optimal, limit {a.time_limit:g} s)")
+    print(
+        f"CP-SAT (sum of poll solves) : {mc * 1e3:10.1f} ms   (max {max(cp_t):.2f} s, "
+        f"{status.count('optimal')}/{len(status)} optimal, limit {a.time_limit:g} s)"
+    )
     print(f"ratio CP-SAT / Best-Fit     : {mc / mb:10.0f} x")
     return 0
 

@@ -81,7 +81,9 @@ def scaling_child(policy: str, n: int) -> None:
     t0, c0 = time.perf_counter(), time.process_time()
     simulate(policy, "hectic", 0, n_jobs=n)
     dt, dc = time.perf_counter() - t0, time.process_time() - c0
-    print(json.dumps({"seconds": dt, "cpu_s": dc, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    print(
+        json.dumps({"seconds": dt, "cpu_s": dc, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    )
 
 
 SCALE_SIZES = (1_000, 2_000, 10_000, 20_000, 100_000)
@@ -91,8 +93,13 @@ T100K_TARGET = 5.0  # [s] a 100 000-job day
 
 def run_child(policy: str, n: int) -> dict[str, float]:
     """One scaling run in a fresh process (``python -m studies.bench.sim --child``, from the checkout root)."""
-    out = subprocess.run([sys.executable, "-m", "studies.bench.sim", "--child", policy, str(n)], cwd=ROOT,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "studies.bench.sim", "--child", policy, str(n)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -105,8 +112,11 @@ def scaling(sizes: list[int], reps: int, policies: tuple[str, ...] = POLICY_NAME
     """
     print(f"\n== 3. Scaling: hectic-rate day of N jobs (fresh process per run, best of {reps}; CPU s) ==")
     big = max(sizes)
-    print(f"{'policy':11s} " + " ".join(f"{f'{n // 1000}k':>8s}" for n in sizes)
-          + f"  {f'{big // 1000}k wall':>9s}  peak MB  20k/2k  100k/1k  ok")
+    print(
+        f"{'policy':11s} "
+        + " ".join(f"{f'{n // 1000}k':>8s}" for n in sizes)
+        + f"  {f'{big // 1000}k wall':>9s}  peak MB  20k/2k  100k/1k  ok"
+    )
     ok_all = True
     for pol in policies:
         cpu: dict[int, float] = {}
@@ -122,7 +132,9 @@ def scaling(sizes: list[int], reps: int, policies: tuple[str, ...] = POLICY_NAME
         ok = not g > GROWTH_TARGET and not cpu.get(100_000, 0.0) > T100K_TARGET
         ok_all &= ok
         cells = " ".join(f"{cpu[n]:8.3f}" for n in sizes)
-        print(f"{pol:11s} {cells}  {wall[big]:9.3f}  {peak:7.0f}  {g:6.1f}  {h:7.0f}  {'yes' if ok else 'NO'}", flush=True)
+        print(
+            f"{pol:11s} {cells}  {wall[big]:9.3f}  {peak:7.0f}  {g:6.1f}  {h:7.0f}  {'yes' if ok else 'NO'}", flush=True
+        )
     print(f"targets: t(20k)/t(2k) ≤ {GROWTH_TARGET:g}, t(100k) ≤ {T100K_TARGET:g} s (CPU)")
     return ok_all
 
@@ -135,7 +147,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--scaling-max", type=int, default=None, help="largest day in the scaling study")
     ap.add_argument("--scale", action="store_true", help="only the scaling table")
     ap.add_argument("--scale-reps", type=int, default=3, help="runs per scaling cell (best is kept)")
-    ap.add_argument("--policies", nargs="+", default=list(POLICY_NAMES), choices=list(POLICY_NAMES), help="scaling: these policies")
+    ap.add_argument(
+        "--policies", nargs="+", default=list(POLICY_NAMES), choices=list(POLICY_NAMES), help="scaling: these policies"
+    )
     ap.add_argument("--child", nargs=2, metavar=("POLICY", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:

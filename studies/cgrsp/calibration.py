@@ -60,23 +60,44 @@ def points(day: str, stock: str, seed: int, n_points: int, futures: int, horizon
                     c = pol.costs(view, snap, cands, range(futures), h)
                     d = c[:, 1:] - c[:, :1]
                     for k in range(d.shape[1]):
-                        rows.append({"day": day, "stock": stock, "seed": seed, "t": sim.t, "cand": k + 1, "horizon_s": h,
-                                     "d_screen": d[:, k].mean(), "d_full": d_full[:, k].mean(),
-                                     "se_full": d_full[:, k].std(ddof=1) / np.sqrt(futures)})
+                        rows.append(
+                            {
+                                "day": day,
+                                "stock": stock,
+                                "seed": seed,
+                                "t": sim.t,
+                                "cand": k + 1,
+                                "horizon_s": h,
+                                "d_screen": d[:, k].mean(),
+                                "d_full": d_full[:, k].mean(),
+                                "se_full": d_full[:, k].std(ddof=1) / np.sqrt(futures),
+                            }
+                        )
         for j, s in rule.decide(view):
             sim.assign(j, s)
     return rows
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Per stock × horizon: pairs, Pearson r, slope (full on screen, through 0), sign agreement where the full day separates."""
+    """Per stock × horizon: pairs, Pearson r, slope, sign agreement.
+
+    The slope is of the full day on the screen, through 0; the sign agreement counts where the full day separates.
+    """
     out = []
     for (stock, h), g in df.groupby(["stock", "horizon_s"], sort=False):
         x, y = g.d_screen.to_numpy(), g.d_full.to_numpy()
         sep = np.abs(y) > 2 * g.se_full.to_numpy()
-        out.append({"stock": stock, "horizon_s": h, "pairs": len(g), "r": float(np.corrcoef(x, y)[0, 1]) if len(g) > 2 else np.nan,
-                    "slope": float(x @ y / (x @ x)) if x @ x > 0 else np.nan, "separated": int(sep.sum()),
-                    "sign_agree_pct": 100.0 * float(np.mean(np.sign(x[sep]) == np.sign(y[sep]))) if sep.any() else np.nan})
+        out.append(
+            {
+                "stock": stock,
+                "horizon_s": h,
+                "pairs": len(g),
+                "r": float(np.corrcoef(x, y)[0, 1]) if len(g) > 2 else np.nan,
+                "slope": float(x @ y / (x @ x)) if x @ x > 0 else np.nan,
+                "separated": int(sep.sum()),
+                "sign_agree_pct": 100.0 * float(np.mean(np.sign(x[sep]) == np.sign(y[sep]))) if sep.any() else np.nan,
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -125,8 +146,15 @@ def main(argv: list[str] | None = None) -> int:
     atomic_write_table(stem.with_suffix(".csv"), df)
     figure(df, stem.with_suffix(".png"))
     s = summary(df)
-    lines = ["| stock | screen horizon s | pairs | r | slope full/screen | separated | sign right % |", "|---|---|---|---|---|---|---|"]
-    lines += [f"| {r.stock} | {r.horizon_s:.0f} | {r.pairs} | {r.r:.2f} | {r.slope:.2f} | {r.separated} | {r.sign_agree_pct:.0f} |" for r in s.itertuples()]
+    lines = [
+        "| stock | screen horizon s | pairs | r | slope full/screen | separated | sign right % |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r.stock} | {r.horizon_s:.0f} | {r.pairs} | {r.r:.2f} | {r.slope:.2f} | {r.separated} | "
+        f"{r.sign_agree_pct:.0f} |"
+        for r in s.itertuples()
+    ]
     atomic_write_text(stem.with_suffix(".md"), "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

@@ -53,16 +53,39 @@ def parse_mix(text: str) -> dict[str, float]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser (subcommand = experiment name, ``all``, ``report`` or ``list``)."""
-    ap = argparse.ArgumentParser(prog="python -m studies experiments", description="CGRSP experiment programme (spec §5).")
-    ap.add_argument("command", choices=[*EXPERIMENT_NAMES, "all", "report", "list"], metavar="COMMAND",
-                    help=f"one of: {', '.join(EXPERIMENT_NAMES)}, all, report, list")
-    ap.add_argument("--seeds", nargs="+", default=None, metavar="S",
-                    help="run seeds (replication seeds for month): integers or ranges like 0-29")
-    ap.add_argument("--policies", nargs="+", default=None, choices=list(all_policy_names()), metavar="POLICY",
-                    help="published policies or extension heuristics (edf_defer_low)")
+    ap = argparse.ArgumentParser(
+        prog="python -m studies experiments", description="CGRSP experiment programme (spec §5)."
+    )
+    ap.add_argument(
+        "command",
+        choices=[*EXPERIMENT_NAMES, "all", "report", "list"],
+        metavar="COMMAND",
+        help=f"one of: {', '.join(EXPERIMENT_NAMES)}, all, report, list",
+    )
+    ap.add_argument(
+        "--seeds",
+        nargs="+",
+        default=None,
+        metavar="S",
+        help="run seeds (replication seeds for month): integers or ranges like 0-29",
+    )
+    ap.add_argument(
+        "--policies",
+        nargs="+",
+        default=None,
+        choices=list(all_policy_names()),
+        metavar="POLICY",
+        help="published policies or extension heuristics (edf_defer_low)",
+    )
     ap.add_argument("--days", nargs="+", default=None, choices=list(DAY_TYPES), metavar="DAY")
     ap.add_argument("--values", nargs="+", default=None, metavar="V", help="values of the swept parameter")
-    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="fixed simulator parameter or policy knob (repeatable)")
+    ap.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="fixed simulator parameter or policy knob (repeatable)",
+    )
     ap.add_argument("--w-cost", nargs="+", type=float, default=None, help="objective: cost weights")
     ap.add_argument("--ratios", nargs="+", type=float, default=None, help="objective: α2/α1 ratios")
     ap.add_argument("--mix", default=None, help="month: DAY=COUNT,... (or probabilities with --mix-mode probs)")
@@ -119,16 +142,28 @@ def _print_summary(exp: Experiment, df: pd.DataFrame, rep: RunReport) -> None:
     by = list(dict.fromkeys(by))
     m = cell_means(df, by, MAIN_METRICS)
     cols = [c for c in m.columns if c in MAIN_METRICS]
-    print(f"\n{exp.title}: {rep.n_cells} cells ({rep.n_run} simulated now, {rep.n_cached} from the store) in {rep.wall_s:.1f} s")
+    print(
+        f"\n{exp.title}: {rep.n_cells} cells ({rep.n_run} simulated now, {rep.n_cached} from the store) in "
+        f"{rep.wall_s:.1f} s"
+    )
     with pd.option_context("display.width", 160, "display.max_rows", 200):
         print(m[cols].round(2).to_string())
 
 
-def run_one(name: str, ov: dict[str, Any], args: argparse.Namespace, store: CellStore) -> tuple[Experiment, pd.DataFrame, RunReport]:
+def run_one(
+    name: str, ov: dict[str, Any], args: argparse.Namespace, store: CellStore
+) -> tuple[Experiment, pd.DataFrame, RunReport]:
     """Configure, run (resuming) and write the per-experiment report."""
     exp = configure(name, **ov)
-    df, rep = run_experiment(exp, args.out, store=store, executor=args.executor, workers=args.workers,
-                             progress=not args.no_progress, ray_address=args.ray_address)
+    df, rep = run_experiment(
+        exp,
+        args.out,
+        store=store,
+        executor=args.executor,
+        workers=args.workers,
+        progress=not args.no_progress,
+        ray_address=args.ray_address,
+    )
     write_experiment_report(exp, df, args.out)
     return exp, df, rep
 
@@ -156,8 +191,16 @@ def main(argv: list[str] | None = None) -> int:
         t1 = time.perf_counter()
         exp, df, rep = run_one(n, plans[n], args, store)
         results[n] = (exp, df)
-        rows.append({"experiment": n, "cells": rep.n_cells, "run now": rep.n_run, "from store": rep.n_cached,
-                     "wall_s": time.perf_counter() - t1, "CPU s": float(df["cell_wall_s"].sum())})
+        rows.append(
+            {
+                "experiment": n,
+                "cells": rep.n_cells,
+                "run now": rep.n_run,
+                "from store": rep.n_cached,
+                "wall_s": time.perf_counter() - t1,
+                "CPU s": float(df["cell_wall_s"].sum()),
+            }
+        )
         if len(names) == 1:
             _print_summary(exp, df, rep)
             print(f"Results: {args.out / n}/ (results.parquet, report.md, figures)")
@@ -168,9 +211,16 @@ def main(argv: list[str] | None = None) -> int:
     timing_path = args.out / "timing.csv"
     timing = pd.read_csv(timing_path) if timing_path.is_file() else None
     if args.command == "all":
-        rows.append({"experiment": "TOTAL", "cells": sum(r["cells"] for r in rows), "run now": sum(r["run now"] for r in rows),
-                     "from store": sum(r["from store"] for r in rows), "wall_s": time.perf_counter() - t0,
-                     "CPU s": sum(r["CPU s"] for r in rows)})
+        rows.append(
+            {
+                "experiment": "TOTAL",
+                "cells": sum(r["cells"] for r in rows),
+                "run now": sum(r["run now"] for r in rows),
+                "from store": sum(r["from store"] for r in rows),
+                "wall_s": time.perf_counter() - t0,
+                "CPU s": sum(r["CPU s"] for r in rows),
+            }
+        )
         timing = pd.DataFrame(rows)
         timing["executor"] = args.executor
         timing["workers"] = args.workers or default_workers()

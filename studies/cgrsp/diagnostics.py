@@ -37,7 +37,9 @@ class IdleRecorder:
         return self.inner.decide(sim)
 
 
-def idle_slots_at_decisions(policies: Sequence[str], seeds: Sequence[int], day: str = "hectic", **params: Any) -> pd.DataFrame:
+def idle_slots_at_decisions(
+    policies: Sequence[str], seeds: Sequence[int], day: str = "hectic", **params: Any
+) -> pd.DataFrame:
     """Per policy: decision points, and the share with exactly 1, 2, ≥ 3 idle slots."""
     rows = []
     kw = per_policy_kwargs(day, params, policies)
@@ -49,12 +51,21 @@ def idle_slots_at_decisions(policies: Sequence[str], seeds: Sequence[int], day: 
             simulate(rec, day=day, seed=s, **sim_params)
             counts += rec.idle
         c = np.asarray(counts)
-        rows.append({"policy": pol, "decisions/run": c.size / len(seeds), "1 idle %": 100 * np.mean(c == 1),
-                     "2 idle %": 100 * np.mean(c == 2), "≥3 idle %": 100 * np.mean(c >= 3)})
+        rows.append(
+            {
+                "policy": pol,
+                "decisions/run": c.size / len(seeds),
+                "1 idle %": 100 * np.mean(c == 1),
+                "2 idle %": 100 * np.mean(c == 2),
+                "≥3 idle %": 100 * np.mean(c >= 3),
+            }
+        )
     return pd.DataFrame(rows).set_index("policy")
 
 
-def slot_time_breakdown(policies: Sequence[str], seeds: Sequence[int], day: str = "hectic", **params: Any) -> pd.DataFrame:
+def slot_time_breakdown(
+    policies: Sequence[str], seeds: Sequence[int], day: str = "hectic", **params: Any
+) -> pd.DataFrame:
     """Per policy: how the slots' time until the makespan splits (%), seed means.
 
     Columns: makespan (h), execution %, provisioning on Low / Medium / High stock %,
@@ -73,17 +84,23 @@ def slot_time_breakdown(policies: Sequence[str], seeds: Sequence[int], day: str 
             prov = j["start"] - j["dispatch"]
             utc_h = np.mod(p.start_hour_utc + j["dispatch"] / 3600.0, 24.0)
             low = j["stock_at_dispatch"] == "Low"
-            acc.append({
-                "makespan (h)": mk / 3600.0,
-                "execution %": 100 * j["runtime"].sum() / total,
-                "provisioning Low %": 100 * prov[low].sum() / total,
-                "provisioning Medium %": 100 * prov[j["stock_at_dispatch"] == "Medium"].sum() / total,
-                "provisioning High %": 100 * prov[j["stock_at_dispatch"] == "High"].sum() / total,
-                "Low dispatches": float(low.sum()),
-                "Low in 09–18 UTC %": 100 * float(((utc_h >= 9) & (utc_h < 18))[low].mean()) if low.any() else np.nan,
-            })
+            acc.append(
+                {
+                    "makespan (h)": mk / 3600.0,
+                    "execution %": 100 * j["runtime"].sum() / total,
+                    "provisioning Low %": 100 * prov[low].sum() / total,
+                    "provisioning Medium %": 100 * prov[j["stock_at_dispatch"] == "Medium"].sum() / total,
+                    "provisioning High %": 100 * prov[j["stock_at_dispatch"] == "High"].sum() / total,
+                    "Low dispatches": float(low.sum()),
+                    "Low in 09–18 UTC %": 100 * float(((utc_h >= 9) & (utc_h < 18))[low].mean())
+                    if low.any()
+                    else np.nan,
+                }
+            )
         m = pd.DataFrame(acc).mean()
-        m["idle %"] = 100 - m[["execution %", "provisioning Low %", "provisioning Medium %", "provisioning High %"]].sum()
+        m["idle %"] = (
+            100 - m[["execution %", "provisioning Low %", "provisioning Medium %", "provisioning High %"]].sum()
+        )
         rows.append({"policy": pol, **m.to_dict()})
     return pd.DataFrame(rows).set_index("policy")
 

@@ -20,7 +20,9 @@ DPI = 100
 _PALETTE = plt.get_cmap("tab20").colors
 POLICY_COLORS = {
     p: _PALETTE[i]
-    for i, p in enumerate(("rh", "cadr", "spt_rescue", "adaptive", "spt", "edf", "lcf", "balanced", "fifo", "random", "cadr_oo"))
+    for i, p in enumerate(
+        ("rh", "cadr", "spt_rescue", "adaptive", "spt", "edf", "lcf", "balanced", "fifo", "random", "cadr_oo")
+    )
 } | {"edf_defer_low": (0.0, 0.0, 0.0)}
 DAY_COLORS = {"quiet": "#e8f4ea", "normal": "#ffffff", "surge": "#fdebd0", "hectic": "#f5c6cb"}
 MONTH_POLICIES = ("fifo", "spt", "edf", "adaptive", "cadr", "rh")
@@ -48,29 +50,60 @@ def gantt_figure(res: SimResult, path: str | os.PathLike, window_h: tuple[float,
     for ax, win in zip(axes, (None, window_h)):
         sub = j if win is None else j[(j["completion"] >= win[0] * 3600) & (j["dispatch"] <= win[1] * 3600)]
         y_of = {s: i for i, s in enumerate(sorted(sub["slot"].unique()))}
-        ax.barh([y_of[s] for s in sub["slot"]], (sub["start"] - sub["dispatch"]) / 3600.0, left=sub["dispatch"] / 3600.0,
-                height=0.7, color="#bbbbbb", linewidth=0)
-        gantt(sub, resource="slot", start="start", end="completion", missed="missed", highlight="tight",
-              resource_labels=lanes, time_unit=3600.0, time_label="hours since day start (05:00 UTC by default)", ax=ax)
+        ax.barh(
+            [y_of[s] for s in sub["slot"]],
+            (sub["start"] - sub["dispatch"]) / 3600.0,
+            left=sub["dispatch"] / 3600.0,
+            height=0.7,
+            color="#bbbbbb",
+            linewidth=0,
+        )
+        gantt(
+            sub,
+            resource="slot",
+            start="start",
+            end="completion",
+            missed="missed",
+            highlight="tight",
+            resource_labels=lanes,
+            time_unit=3600.0,
+            time_label="hours since day start (05:00 UTC by default)",
+            ax=ax,
+        )
         handles = ax.get_legend().legend_handles
         ax.get_legend().remove()
         if win is not None:
             ax.set_xlim(*win)
-            ax.set_title(f"zoom on {win[0]:.2f}–{win[1]:.2f} h (around the longest provisioning delay)", fontsize=9, loc="left")
+            ax.set_title(
+                f"zoom on {win[0]:.2f}–{win[1]:.2f} h (around the longest provisioning delay)", fontsize=9, loc="left"
+            )
         else:
             ax.set_xlim(0, end_h * 1.01)
-            ax.set_title(f"{res.policy}, {res.day} day, seed {res.seed}: {len(j)} jobs, "
-                         f"{100 * j['missed'].mean():.1f} % missed", fontsize=10, loc="left")
+            ax.set_title(
+                f"{res.policy}, {res.day} day, seed {res.seed}: {len(j)} jobs, {100 * j['missed'].mean():.1f} % missed",
+                fontsize=10,
+                loc="left",
+            )
             ax.axvspan(window_h[0], window_h[1], color="#1f77b4", alpha=0.12, lw=0)
-            ax.legend(handles=[*handles, Patch(color="#bbbbbb", label="provisioning delay")],
-                      loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=7, ncol=4, frameon=False)
+            ax.legend(
+                handles=[*handles, Patch(color="#bbbbbb", label="provisioning delay")],
+                loc="lower right",
+                bbox_to_anchor=(1.0, 1.0),
+                fontsize=7,
+                ncol=4,
+                frameon=False,
+            )
     fig.tight_layout()
     return save(fig, path, dpi=DPI)
 
 
-def policy_bars(df: pd.DataFrame, path: str | os.PathLike, published: pd.DataFrame | None = None,
-                metrics: Sequence[str] = ("mean_wait_min", "miss_pct", "mean_tardiness_min", "cost_usd"),
-                title: str = "") -> Path:
+def policy_bars(
+    df: pd.DataFrame,
+    path: str | os.PathLike,
+    published: pd.DataFrame | None = None,
+    metrics: Sequence[str] = ("mean_wait_min", "miss_pct", "mean_tardiness_min", "cost_usd"),
+    title: str = "",
+) -> Path:
     """One panel per metric: per-policy mean with 95 % CI (black diamonds: published values)."""
     s = cell_means(df, ("policy",), metrics)
     pols = order_policies(list(s.index))
@@ -78,8 +111,16 @@ def policy_bars(df: pd.DataFrame, path: str | os.PathLike, published: pd.DataFra
     x = np.arange(len(pols))
     for ax, m in zip(np.atleast_1d(axes), metrics):
         err = s.loc[pols, f"{m}_ci"].to_numpy()
-        ax.bar(x, s.loc[pols, m], yerr=err if np.isfinite(err).any() else None, capsize=2,
-               color=[_color(p) for p in pols], edgecolor="black", linewidth=0.4, label="measured (95 % CI)")
+        ax.bar(
+            x,
+            s.loc[pols, m],
+            yerr=err if np.isfinite(err).any() else None,
+            capsize=2,
+            color=[_color(p) for p in pols],
+            edgecolor="black",
+            linewidth=0.4,
+            label="measured (95 % CI)",
+        )
         if published is not None and m in published.columns:
             pv = [published.loc[p, m] if p in published.index else np.nan for p in pols]
             ax.plot(x, pv, "D", color="black", ms=4, label="published (spec §4)")
@@ -105,25 +146,49 @@ def miss_tardiness_scatter(df: pd.DataFrame, path: str | os.PathLike, published:
     fig, ax = plt.subplots(figsize=(7.4, 4.6))
     for p in order_policies(list(s.index)):
         r = s.loc[p]
-        ax.errorbar(r["miss_pct"], r["mean_tardiness_min"], xerr=r["miss_pct_ci"], yerr=r["mean_tardiness_min_ci"],
-                    fmt="o", color=_color(p), capsize=2, ms=6, label=p)
+        ax.errorbar(
+            r["miss_pct"],
+            r["mean_tardiness_min"],
+            xerr=r["miss_pct_ci"],
+            yerr=r["mean_tardiness_min_ci"],
+            fmt="o",
+            color=_color(p),
+            capsize=2,
+            ms=6,
+            label=p,
+        )
         if published is not None and p in published.index:
             q = published.loc[p]
             ax.plot(q["miss_pct"], q["mean_tardiness_min"], "o", mfc="none", color=_color(p), ms=7)
-            ax.plot([r["miss_pct"], q["miss_pct"]], [r["mean_tardiness_min"], q["mean_tardiness_min"]], ":",
-                    color=_color(p), lw=0.8)
+            ax.plot(
+                [r["miss_pct"], q["miss_pct"]],
+                [r["mean_tardiness_min"], q["mean_tardiness_min"]],
+                ":",
+                color=_color(p),
+                lw=0.8,
+            )
     ax.set_xlabel("miss rate (%)")
     ax.set_ylabel("mean tardiness over all jobs (min)")
-    ax.set_title("miss vs tardiness (filled: measured, hollow: published)" if published is not None
-                 else "miss vs tardiness", fontsize=10)
+    ax.set_title(
+        "miss vs tardiness (filled: measured, hollow: published)" if published is not None else "miss vs tardiness",
+        fontsize=10,
+    )
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
     return save(fig, path, dpi=DPI)
 
 
-def sweep_lines(df: pd.DataFrame, col: str, path: str | os.PathLike, metrics: Sequence[str],
-                title: str = "", xlabel: str | None = None, logx: bool = False, colors: dict[str, str] | None = None) -> Path:
+def sweep_lines(
+    df: pd.DataFrame,
+    col: str,
+    path: str | os.PathLike,
+    metrics: Sequence[str],
+    title: str = "",
+    xlabel: str | None = None,
+    logx: bool = False,
+    colors: dict[str, str] | None = None,
+) -> Path:
     """Metric vs swept value, one line per policy with 95 % CI error bars (``colors``: per line, else the policy's)."""
     s = cell_means(df, ("policy", col), metrics).reset_index()
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.0 * len(metrics), 3.6), squeeze=False)
@@ -135,8 +200,17 @@ def sweep_lines(df: pd.DataFrame, col: str, path: str | os.PathLike, metrics: Se
     for ax, m in zip(axes[0], metrics):
         for p in pols:
             g = s[s["policy"] == p].sort_values(col, key=lambda c: c.map(pos))
-            ax.errorbar(g[col].map(pos), g[m], yerr=g[f"{m}_ci"].fillna(0), color=(colors or {}).get(p, _color(p)), marker="o", ms=3, capsize=2,
-                        lw=1.2, label=p)
+            ax.errorbar(
+                g[col].map(pos),
+                g[m],
+                yerr=g[f"{m}_ci"].fillna(0),
+                color=(colors or {}).get(p, _color(p)),
+                marker="o",
+                ms=3,
+                capsize=2,
+                lw=1.2,
+                label=p,
+            )
         ax.set_xlabel(xlabel or col)
         ax.set_title(LABELS.get(m, m), fontsize=10)
         ax.grid(alpha=0.3)
@@ -154,8 +228,12 @@ def sweep_lines(df: pd.DataFrame, col: str, path: str | os.PathLike, metrics: Se
     return save(fig, path, dpi=DPI)
 
 
-def stock_lines(df: pd.DataFrame, path: str | os.PathLike, col: str = "stock",
-                metrics: Sequence[str] = ("miss_pct", "mean_wait_min")) -> Path:
+def stock_lines(
+    df: pd.DataFrame,
+    path: str | os.PathLike,
+    col: str = "stock",
+    metrics: Sequence[str] = ("miss_pct", "mean_wait_min"),
+) -> Path:
     """One row per day, one panel per metric: metric vs stock setting, one line per policy (95 % CIs).
 
     The extension ``edf_defer_low`` is drawn dashed black, RH thick: the two re-rolling
@@ -170,8 +248,17 @@ def stock_lines(df: pd.DataFrame, path: str | os.PathLike, col: str = "stock",
             for p in order_policies(list(s["policy"].unique())):
                 g = s[(s["day"] == day) & (s["policy"] == p)].set_index(col).loc[vals]
                 style = {"ls": "--", "lw": 2.0} if p == "edf_defer_low" else {"lw": 2.6 if p == "rh" else 1.2}
-                ax.errorbar(range(len(vals)), g[m], yerr=g[f"{m}_ci"].fillna(0), color=_color(p), marker="o", ms=3,
-                            capsize=2, label=p, **style)
+                ax.errorbar(
+                    range(len(vals)),
+                    g[m],
+                    yerr=g[f"{m}_ci"].fillna(0),
+                    color=_color(p),
+                    marker="o",
+                    ms=3,
+                    capsize=2,
+                    label=p,
+                    **style,
+                )
             ax.set_xticks(range(len(vals)))
             ax.set_xticklabels(vals)
             ax.set_xlabel("stock: fresh, or markov with mean dwell D (s)")
@@ -183,7 +270,9 @@ def stock_lines(df: pd.DataFrame, path: str | os.PathLike, col: str = "stock",
     return save(fig, path, dpi=DPI)
 
 
-def daytype_bars(df: pd.DataFrame, path: str | os.PathLike, metrics: Sequence[str] = ("mean_wait_min", "miss_pct")) -> Path:
+def daytype_bars(
+    df: pd.DataFrame, path: str | os.PathLike, metrics: Sequence[str] = ("mean_wait_min", "miss_pct")
+) -> Path:
     """Grouped bars: per day type, one bar per policy (mean with 95 % CI)."""
     s = cell_means(df, ("day", "policy"), metrics)
     days = [d for d in ("quiet", "normal", "surge", "hectic") if d in s.index.get_level_values(0)]
@@ -194,8 +283,16 @@ def daytype_bars(df: pd.DataFrame, path: str | os.PathLike, metrics: Sequence[st
         for k, p in enumerate(pols):
             v = [s.loc[(d, p), m] if (d, p) in s.index else np.nan for d in days]
             e = [s.loc[(d, p), f"{m}_ci"] if (d, p) in s.index else 0 for d in days]
-            ax.bar(np.arange(len(days)) + (k - len(pols) / 2 + 0.5) * w, v, w, yerr=np.nan_to_num(e), capsize=1,
-                   color=_color(p), label=p, error_kw={"lw": 0.6})
+            ax.bar(
+                np.arange(len(days)) + (k - len(pols) / 2 + 0.5) * w,
+                v,
+                w,
+                yerr=np.nan_to_num(e),
+                capsize=1,
+                color=_color(p),
+                label=p,
+                error_kw={"lw": 0.6},
+            )
         ax.set_xticks(np.arange(len(days)))
         ax.set_xticklabels(days)
         ax.set_title(LABELS.get(m, m), fontsize=10)
@@ -205,12 +302,15 @@ def daytype_bars(df: pd.DataFrame, path: str | os.PathLike, metrics: Sequence[st
     return save(fig, path, dpi=DPI)
 
 
-def month_daily(df: pd.DataFrame, path: str | os.PathLike, rep: int | None = None,
-                policies: Sequence[str] = MONTH_POLICIES) -> Path:
+def month_daily(
+    df: pd.DataFrame, path: str | os.PathLike, rep: int | None = None, policies: Sequence[str] = MONTH_POLICIES
+) -> Path:
     """Daily miss rate over one replicated month, background shaded by day type."""
     rep = int(df["rep"].min()) if rep is None else rep
     d = df[df["rep"] == rep]
-    pols = [p for p in order_policies(list(d["policy"].unique())) if p in policies] or order_policies(list(d["policy"].unique()))
+    pols = [p for p in order_policies(list(d["policy"].unique())) if p in policies] or order_policies(
+        list(d["policy"].unique())
+    )
     plan = d.groupby("day_index")["day"].first().sort_index()
     fig, ax = plt.subplots(figsize=(11, 3.8))
     for i, day in plan.items():
@@ -254,5 +354,15 @@ def objective_heatmap(best: pd.DataFrame, scores: pd.DataFrame, path: str | os.P
     return save(fig, path, dpi=DPI)
 
 
-__all__ = ["DPI", "POLICY_COLORS", "daytype_bars", "gantt_figure", "miss_tardiness_scatter", "month_daily",
-           "objective_heatmap", "policy_bars", "stock_lines", "sweep_lines"]
+__all__ = [
+    "DPI",
+    "POLICY_COLORS",
+    "daytype_bars",
+    "gantt_figure",
+    "miss_tardiness_scatter",
+    "month_daily",
+    "objective_heatmap",
+    "policy_bars",
+    "stock_lines",
+    "sweep_lines",
+]

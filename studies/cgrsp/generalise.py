@@ -66,18 +66,26 @@ def main(argv: list[str] | None = None) -> int:
         heur = table.drop(index=cfg.algo.name)
         best = heur.miss_pct.idxmin()  # ties: the first in table order
 
-        rows.append({
-            "setting": name,
-            "learned miss %": table.loc[cfg.algo.name, "miss_pct"], "learned wait min": table.loc[cfg.algo.name, "mean_wait_min"],
-            "rh miss/wait": f"{table.loc['rh', 'miss_pct']:.2f} / {table.loc['rh', 'mean_wait_min']:.1f}",
-            "cadr miss/wait": f"{table.loc['cadr', 'miss_pct']:.2f} / {table.loc['cadr', 'mean_wait_min']:.1f}",
-            "best on miss": f"{best} {table.loc[best, 'miss_pct']:.2f} / {table.loc[best, 'mean_wait_min']:.1f}",
-            "p miss vs rh": holm_p(tests, "rh", "miss_pct"), "p miss vs cadr": holm_p(tests, "cadr", "miss_pct"),
-            "p wait vs best": holm_p(tests, best, "mean_wait_min"),
-        })
+        rows.append(
+            {
+                "setting": name,
+                "learned miss %": table.loc[cfg.algo.name, "miss_pct"],
+                "learned wait min": table.loc[cfg.algo.name, "mean_wait_min"],
+                "rh miss/wait": f"{table.loc['rh', 'miss_pct']:.2f} / {table.loc['rh', 'mean_wait_min']:.1f}",
+                "cadr miss/wait": f"{table.loc['cadr', 'miss_pct']:.2f} / {table.loc['cadr', 'mean_wait_min']:.1f}",
+                "best on miss": f"{best} {table.loc[best, 'miss_pct']:.2f} / {table.loc[best, 'mean_wait_min']:.1f}",
+                "p miss vs rh": holm_p(tests, "rh", "miss_pct"),
+                "p miss vs cadr": holm_p(tests, "cadr", "miss_pct"),
+                "p wait vs best": holm_p(tests, best, "mean_wait_min"),
+            }
+        )
     out = pd.DataFrame(rows)
-    text = (f"# Generalisation of {a.run_dir.name} ({a.model}), {a.seeds} held-out seeds from {TEST_SEED0}\n\n"
-            + "```\n" + out.to_string(index=False, float_format=lambda x: f"{x:.3g}") + "\n```\n")
+    text = (
+        f"# Generalisation of {a.run_dir.name} ({a.model}), {a.seeds} held-out seeds from {TEST_SEED0}\n\n"
+        + "```\n"
+        + out.to_string(index=False, float_format=lambda x: f"{x:.3g}")
+        + "\n```\n"
+    )
     atomic_write_text(a.run_dir / "generalisation.md", text)
     print(text)
     return 0

@@ -28,7 +28,8 @@ SEEDS_30 = tuple(range(30))
 STOCK_DWELLS = (60.0, 300.0, 900.0, 3600.0)  # [s] mean dwell of the persistent stock process
 # labels: "fresh", or the markov chain's mean dwell D in seconds ("60", "300", ...)
 STOCK_SETTINGS = (("fresh", (("stock_process", "fresh"),)),) + tuple(
-    (f"{d:g}", (("stock_process", "markov"), ("stock_dwell_s", d))) for d in STOCK_DWELLS)
+    (f"{d:g}", (("stock_process", "markov"), ("stock_dwell_s", d))) for d in STOCK_DWELLS
+)
 
 
 @dataclass(frozen=True)
@@ -66,32 +67,101 @@ EXPERIMENTS: dict[str, Experiment] = {
     for e in (
         Experiment("single", "Single-seed benchmark (seed 42)", "policies", seeds=(42,)),
         Experiment("validation", "Statistical validation: 30 seeds, hectic day", "policies"),
-        Experiment("daytype", "Day-type sensitivity (4 day types × 30 seeds)", "sweep",
-             days=("quiet", "normal", "hectic", "surge")),
-        Experiment("tight", "Tight-deadline fraction on the surge day", "sweep", days=("surge",),
-             param="tight_fraction", values=(0.1, 0.3, 0.5, 0.7, 0.9)),
+        Experiment(
+            "daytype",
+            "Day-type sensitivity (4 day types × 30 seeds)",
+            "sweep",
+            days=("quiet", "normal", "hectic", "surge"),
+        ),
+        Experiment(
+            "tight",
+            "Tight-deadline fraction on the surge day",
+            "sweep",
+            days=("surge",),
+            param="tight_fraction",
+            values=(0.1, 0.3, 0.5, 0.7, 0.9),
+        ),
         Experiment("cmax", "Concurrency cap C_max (hectic day)", "sweep", param="c_max", values=(3, 5, 7, 10)),
-        Experiment("theta", "Rescue laxity threshold θ (hectic day)", "sweep", policies=("spt_rescue", "adaptive"),
-             param="theta", values=(60.0, 180.0, 300.0, 600.0, 1200.0)),
-        Experiment("crstar", "CADR critical-ratio bound CR* (hectic day)", "sweep", policies=("cadr", "cadr_oo"),
-             param="cr_star", values=(1.5, 2.0, 3.0, 5.0, 10.0)),
-        Experiment("rho", "RH reservation ρ_res on normal, surge and hectic days", "sweep", policies=("rh",),
-             days=("normal", "surge", "hectic"), param="rho_res", values=(0, 1, 2, 3)),
-        Experiment("rhomarkov", "RH reservation ρ_res under a persistent stock status (Markov, D = 900 s; diagnostic)",
-             "sweep", policies=("rh",), days=("normal", "surge"), param="rho_res", values=(0, 1, 2, 3),
-             base_params=(("stock_process", "markov"), ("stock_dwell_s", 900.0))),
-        Experiment("rhdefer", "RH idle-slot deferral mode (hectic day; diagnostic)", "sweep", policies=("rh",),
-             param="rh_defer", values=("expected", "low", "never")),
-        Experiment("rhplan", "RH placement: idle slots only vs the full rolling-horizon timeline (day types; diagnostic)", "sweep",
-             policies=("rh",), days=("quiet", "normal", "hectic", "surge"), param="rh_plan", values=("idle", "timeline")),
-        Experiment("stock", "Stock persistence: fresh draws vs a Markov chain with mean dwell D (hectic, surge)", "sweep",
-             policies=POLICY_NAMES + ("edf_defer_low",), days=("hectic", "surge"), param="stock",
-             values=tuple(label for label, _ in STOCK_SETTINGS), settings=STOCK_SETTINGS),
-        Experiment("stockrh", "RH with deferral (rh_defer=expected) under fresh and persistent stock (hectic, surge)", "sweep",
-             policies=("rh",), days=("hectic", "surge"), param="stock", values=tuple(label for label, _ in STOCK_SETTINGS),
-             settings=STOCK_SETTINGS, base_params=(("rh_defer", "expected"),)),
-        Experiment("objective", "Objective-weight sensitivity and tardiness re-scoring (hectic day)", "objective",
-             w_cost=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9), ratios=(1.0, 5.0, 10.0, 20.0, 50.0)),
+        Experiment(
+            "theta",
+            "Rescue laxity threshold θ (hectic day)",
+            "sweep",
+            policies=("spt_rescue", "adaptive"),
+            param="theta",
+            values=(60.0, 180.0, 300.0, 600.0, 1200.0),
+        ),
+        Experiment(
+            "crstar",
+            "CADR critical-ratio bound CR* (hectic day)",
+            "sweep",
+            policies=("cadr", "cadr_oo"),
+            param="cr_star",
+            values=(1.5, 2.0, 3.0, 5.0, 10.0),
+        ),
+        Experiment(
+            "rho",
+            "RH reservation ρ_res on normal, surge and hectic days",
+            "sweep",
+            policies=("rh",),
+            days=("normal", "surge", "hectic"),
+            param="rho_res",
+            values=(0, 1, 2, 3),
+        ),
+        Experiment(
+            "rhomarkov",
+            "RH reservation ρ_res under a persistent stock status (Markov, D = 900 s; diagnostic)",
+            "sweep",
+            policies=("rh",),
+            days=("normal", "surge"),
+            param="rho_res",
+            values=(0, 1, 2, 3),
+            base_params=(("stock_process", "markov"), ("stock_dwell_s", 900.0)),
+        ),
+        Experiment(
+            "rhdefer",
+            "RH idle-slot deferral mode (hectic day; diagnostic)",
+            "sweep",
+            policies=("rh",),
+            param="rh_defer",
+            values=("expected", "low", "never"),
+        ),
+        Experiment(
+            "rhplan",
+            "RH placement: idle slots only vs the full rolling-horizon timeline (day types; diagnostic)",
+            "sweep",
+            policies=("rh",),
+            days=("quiet", "normal", "hectic", "surge"),
+            param="rh_plan",
+            values=("idle", "timeline"),
+        ),
+        Experiment(
+            "stock",
+            "Stock persistence: fresh draws vs a Markov chain with mean dwell D (hectic, surge)",
+            "sweep",
+            policies=POLICY_NAMES + ("edf_defer_low",),
+            days=("hectic", "surge"),
+            param="stock",
+            values=tuple(label for label, _ in STOCK_SETTINGS),
+            settings=STOCK_SETTINGS,
+        ),
+        Experiment(
+            "stockrh",
+            "RH with deferral (rh_defer=expected) under fresh and persistent stock (hectic, surge)",
+            "sweep",
+            policies=("rh",),
+            days=("hectic", "surge"),
+            param="stock",
+            values=tuple(label for label, _ in STOCK_SETTINGS),
+            settings=STOCK_SETTINGS,
+            base_params=(("rh_defer", "expected"),),
+        ),
+        Experiment(
+            "objective",
+            "Objective-weight sensitivity and tardiness re-scoring (hectic day)",
+            "objective",
+            w_cost=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9),
+            ratios=(1.0, 5.0, 10.0, 20.0, 50.0),
+        ),
         Experiment("month", "Monthly simulation: 30 days × 10 replications", "month", seeds=tuple(range(10))),
     )
 }
@@ -190,7 +260,9 @@ def build_cells(exp: Experiment) -> list[dict[str, Any]]:
 
     def add(policy: str, day: str, seed: int, pset: dict[str, Any], labels: dict[str, Any]) -> None:
         params, knobs = split_kwargs(pset, exp.policies)
-        cells.append({"policy": policy, "day": day, "seed": int(seed), "params": {**params, **knobs[policy]}, "labels": labels})
+        cells.append(
+            {"policy": policy, "day": day, "seed": int(seed), "params": {**params, **knobs[policy]}, "labels": labels}
+        )
 
     if exp.kind == "month":
         for rep in exp.seeds:

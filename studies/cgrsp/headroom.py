@@ -59,8 +59,20 @@ LAYER_B: tuple[tuple[str, str, str, str], ...] = tuple(
     + [("hectic", s, c, t) for s in ("fresh", "900") for c, t in (("3", "0.2"), ("5", "0.5"))]
 )
 SOURCES = (*SIM_SOURCES, "gpu_sched_env/cgrsp/fork.py", "studies/cgrsp/bounds.py")
-COLS = ["label", "day", "stock", "c_max", "tight", "seed", "mean_wait_min", "miss_pct", "objective_s", "wall_s",
-        "n_planned", "n_deviated"]
+COLS = [
+    "label",
+    "day",
+    "stock",
+    "c_max",
+    "tight",
+    "seed",
+    "mean_wait_min",
+    "miss_pct",
+    "objective_s",
+    "wall_s",
+    "n_planned",
+    "n_deviated",
+]
 
 
 def parse_budget(text: str) -> dict[str, Any]:
@@ -98,8 +110,16 @@ def cell_params(stock: str, c_max: str, tight: str) -> dict[str, Any]:
     return {**stock_params(stock), "c_max": int(c_max), "tight_fraction": float(tight)}
 
 
-def day_row(label: str, day: str, stock: str, c_max: str, tight: str, seed: int, budget: dict[str, Any],
-            extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def day_row(
+    label: str,
+    day: str,
+    stock: str,
+    c_max: str,
+    tight: str,
+    seed: int,
+    budget: dict[str, Any],
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """One simulated day of one label in one cell (top-level: picklable); ``extra``: further simulator overrides."""
     from gpu_sched_agents.heuristics.cgrsp import make_policy
     from gpu_sched_env.cgrsp.params import make_params
@@ -108,8 +128,16 @@ def day_row(label: str, day: str, stock: str, c_max: str, tight: str, seed: int,
 
     t0 = time.perf_counter()
     params = {**cell_params(stock, c_max, tight), **(extra or {})}
-    row: dict[str, Any] = {"label": label, "day": day, "stock": stock, "c_max": c_max, "tight": tight, "seed": seed,
-                           "n_planned": np.nan, "n_deviated": np.nan}
+    row: dict[str, Any] = {
+        "label": label,
+        "day": day,
+        "stock": stock,
+        "c_max": c_max,
+        "tight": tight,
+        "seed": seed,
+        "n_planned": np.nan,
+        "n_deviated": np.nan,
+    }
     p = make_params(day, **params)
     if label == "srpt":
         row.update(mean_wait_min=srpt_wait_bound(day, seed, **params), miss_pct=0.0)
@@ -137,13 +165,30 @@ def check_cells(values: dict[str, list[str]]) -> None:
             check_choice(f"--{k.replace('_', '-')}", v, GRID[k])
 
 
-def work(layer: str, cells: list[tuple[str, str, str, str]], seeds: range, budget: dict[str, Any],
-         extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def work(
+    layer: str,
+    cells: list[tuple[str, str, str, str]],
+    seeds: range,
+    budget: dict[str, Any],
+    extra: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """The day rows to compute, seed-major (a run cut short leaves whole seeds), cheap labels first."""
     labels = LABELS_A if layer == "a" else LABELS_B
-    out = [dict(label=lab, day=d, stock=s, c_max=c, tight=t, seed=int(seed), budget=budget if lab == "planner" else {},
-                **({"extra": extra} if extra else {}))
-           for seed in seeds for lab in labels for d, s, c, t in cells]
+    out = [
+        dict(
+            label=lab,
+            day=d,
+            stock=s,
+            c_max=c,
+            tight=t,
+            seed=int(seed),
+            budget=budget if lab == "planner" else {},
+            **({"extra": extra} if extra else {}),
+        )
+        for seed in seeds
+        for lab in labels
+        for d, s, c, t in cells
+    ]
     return sorted(out, key=lambda w: (w["label"] == "planner", w["seed"]))
 
 
@@ -165,8 +210,15 @@ def current_rows(store: CellStore, budget: str = "", extra: str = "") -> pd.Data
     legacy = df.code_version.isna().to_numpy()
     ok = (df.code_version == store.version).to_numpy().copy()
     if legacy.any():
-        recomputed = [key_of(store, dict(label=r.label, day=r.day, stock=r.stock, c_max=r.c_max, tight=r.tight,
-                                         seed=int(r.seed), budget={})) for r in df[legacy].itertuples()]
+        recomputed = [
+            key_of(
+                store,
+                dict(
+                    label=r.label, day=r.day, stock=r.stock, c_max=r.c_max, tight=r.tight, seed=int(r.seed), budget={}
+                ),
+            )
+            for r in df[legacy].itertuples()
+        ]
         ok[legacy] = df.loc[legacy, "key"].to_numpy() == np.asarray(recomputed)
     tag_budget = df.budget.where(~legacy, "").fillna("")
     tag_extra = df.extra.where(~legacy, "").fillna("")
@@ -178,10 +230,13 @@ def key_of(store: CellStore, w: dict[str, Any]) -> str:
     return store.key({k: (dict(sorted(v.items())) if isinstance(v, dict) else v) for k, v in w.items()})
 
 
-def run(store: CellStore, todo: list[dict[str, Any]], workers: int, max_seconds: float | None, progress: bool = True) -> int:
-    """Compute the rows of ``todo`` not in ``store``; returns how many finished (stops taking results at ``max_seconds``).
+def run(
+    store: CellStore, todo: list[dict[str, Any]], workers: int, max_seconds: float | None, progress: bool = True
+) -> int:
+    """Compute the rows of ``todo`` not in ``store``; returns how many finished.
 
-    The counts (to run, finished, left) go to stderr; ``progress`` adds a line at every 5 % of the days.
+    It stops taking results at ``max_seconds``. The counts (to run, finished, left) go to stderr; ``progress`` adds a
+    line at every 5 % of the days.
     """
     have = store.keys()
     todo = [w for w in todo if key_of(store, w) not in have]
@@ -192,8 +247,17 @@ def run(store: CellStore, todo: list[dict[str, Any]], workers: int, max_seconds:
     def finished(w: dict[str, Any], row: dict[str, Any]) -> None:
         nonlocal done
         # the store keeps rows of every code version: render() selects this version's and one budget's
-        out.add(key_of(store, w), [{**row, "code_version": store.version, "budget": label_of(w.get("budget", {})),
-                                    "extra": label_of(w.get("extra", {}))}])
+        out.add(
+            key_of(store, w),
+            [
+                {
+                    **row,
+                    "code_version": store.version,
+                    "budget": label_of(w.get("budget", {})),
+                    "extra": label_of(w.get("extra", {})),
+                }
+            ],
+        )
         done += 1
         if progress and done % max(1, len(todo) // 20) == 0:
             print(f"headroom: {done}/{len(todo)} days", file=sys.stderr)
@@ -242,7 +306,9 @@ def table(df: pd.DataFrame, layer: str) -> pd.DataFrame:
             common = by["planner"].index.intersection(by["rule"].index)
             row["paired_n"] = len(common)
             for lab in ("rule", "planner"):  # means on the paired days only
-                row[f"{lab}_paired_mean_wait_min"] = float(by[lab].loc[common, "mean_wait_min"].mean()) if len(common) else np.nan
+                row[f"{lab}_paired_mean_wait_min"] = (
+                    float(by[lab].loc[common, "mean_wait_min"].mean()) if len(common) else np.nan
+                )
             for m in ("mean_wait_min", "miss_pct", "objective_s"):
                 d = by["planner"].loc[common, m].to_numpy() - by["rule"].loc[common, m].to_numpy()
                 ci = mean_ci(d) if len(d) else None
@@ -263,29 +329,44 @@ def _pm(m: float, ci: float, nd: int = 2) -> str:
 def markdown(t: pd.DataFrame, layer: str) -> str:
     """The layer's table as Markdown (mean wait min, miss %, objective s/job; ± 95 % CI)."""
     if layer == "a":
-        head = "| day | stock | C_max | tight | n | rule wait min | rule miss % | rule objective s | all-High wait | no-delay wait | SRPT bound wait |"
+        head = (
+            "| day | stock | C_max | tight | n | rule wait min | rule miss % | rule objective s | all-High wait "
+            "| no-delay wait | SRPT bound wait |"
+        )
         lines = [head, "|" + "---|" * 11]
         for r in t.itertuples():
-            lines.append(f"| {r.day} | {r.stock} | {r.c_max} | {r.tight} | {r.rule_n} | {_pm(r.rule_mean_wait_min, r.rule_mean_wait_min_ci)} "
-                         f"| {_pm(r.rule_miss_pct, r.rule_miss_pct_ci)} | {_pm(r.rule_objective_s, r.rule_objective_s_ci, 0)} "
-                         f"| {_pm(r.all_high_mean_wait_min, r.all_high_mean_wait_min_ci)} | {_pm(r.no_delay_mean_wait_min, r.no_delay_mean_wait_min_ci)} "
-                         f"| {r.srpt_mean_wait_min:.2f} |")
+            lines.append(
+                f"| {r.day} | {r.stock} | {r.c_max} | {r.tight} | {r.rule_n} | "
+                f"{_pm(r.rule_mean_wait_min, r.rule_mean_wait_min_ci)} "
+                f"| {_pm(r.rule_miss_pct, r.rule_miss_pct_ci)} | {_pm(r.rule_objective_s, r.rule_objective_s_ci, 0)} "
+                f"| {_pm(r.all_high_mean_wait_min, r.all_high_mean_wait_min_ci)} | "
+                f"{_pm(r.no_delay_mean_wait_min, r.no_delay_mean_wait_min_ci)} "
+                f"| {r.srpt_mean_wait_min:.2f} |"
+            )
         return "\n".join(lines) + "\n"
-    head = ("| day | stock | C_max | tight | n paired | rule wait min | planner wait min | planner − rule wait (paired) "
-            "| planner − rule miss % | planner − rule objective s | plans changed per day |")
+    head = (
+        "| day | stock | C_max | tight | n paired | rule wait min | planner wait min | planner − rule wait (paired) "
+        "| planner − rule miss % | planner − rule objective s | plans changed per day |"
+    )
     lines = [head, "|" + "---|" * 11]
     for r in t.itertuples():
         if "paired_n" not in t.columns or not np.isfinite(getattr(r, "paired_n", np.nan)):
             continue
-        lines.append(f"| {r.day} | {r.stock} | {r.c_max} | {r.tight} | {int(r.paired_n)} | {r.rule_paired_mean_wait_min:.2f} "
-                     f"| {r.planner_paired_mean_wait_min:.2f} | {_pm(r.diff_mean_wait_min, r.diff_mean_wait_min_ci, 3)} "
-                     f"| {_pm(r.diff_miss_pct, r.diff_miss_pct_ci, 3)} | {_pm(r.diff_objective_s, r.diff_objective_s_ci, 1)} "
-                     f"| {r.deviations_per_day:.1f} |")
+        lines.append(
+            f"| {r.day} | {r.stock} | {r.c_max} | {r.tight} | {int(r.paired_n)} | {r.rule_paired_mean_wait_min:.2f} "
+            f"| {r.planner_paired_mean_wait_min:.2f} | {_pm(r.diff_mean_wait_min, r.diff_mean_wait_min_ci, 3)} "
+            f"| {_pm(r.diff_miss_pct, r.diff_miss_pct_ci, 3)} | {_pm(r.diff_objective_s, r.diff_objective_s_ci, 1)} "
+            f"| {r.deviations_per_day:.1f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def figure(ta: pd.DataFrame, tb: pd.DataFrame, path: Path) -> Path:
-    """(a) a map of the rule's wait and its gap to the all-High bound per cell (tight 0.2); (b) paired planner − rule per layer-(b) cell."""
+    """Two panels: (a) the rule's map, (b) the planner against the rule.
+
+    (a) a map of the rule's wait and its gap to the all-High bound per cell (tight 0.2); (b) paired planner − rule per
+    layer-(b) cell.
+    """
     from matplotlib.colors import LogNorm
 
     from gpu_sched_env.core.plotting import plt, save
@@ -299,7 +380,12 @@ def figure(ta: pd.DataFrame, tb: pd.DataFrame, path: Path) -> Path:
         i, j = rows.index((r.day, r.c_max)), GRID["stock"].index(r.stock)
         gap[i, j] = max(r.rule_mean_wait_min - r.all_high_mean_wait_min, 1e-2)
         txt[i][j] = f"{r.rule_mean_wait_min:.1f}\n({r.all_high_mean_wait_min:.1f})"
-    im = ax.imshow(gap, cmap="Reds", norm=LogNorm(vmin=1e-2, vmax=max(np.nanmax(gap), 1.0)) if np.isfinite(gap).any() else None, aspect="auto")
+    im = ax.imshow(
+        gap,
+        cmap="Reds",
+        norm=LogNorm(vmin=1e-2, vmax=max(np.nanmax(gap), 1.0)) if np.isfinite(gap).any() else None,
+        aspect="auto",
+    )
     for i in range(len(rows)):
         for j in range(len(GRID["stock"])):
             ax.text(j, i, txt[i][j], ha="center", va="center", fontsize=7, color="white" if gap[i, j] > 10 else "black")
@@ -342,18 +428,37 @@ def render(store: CellStore, stem: Path, budget: str = "", extra: str = "") -> t
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--layer", choices=("a", "b"), help="(a) rule vs bounds on the grid; (b) planner vs rule on LAYER_B or the cells given")
+    ap.add_argument(
+        "--layer",
+        choices=("a", "b"),
+        help="(a) rule vs bounds on the grid; (b) planner vs rule on LAYER_B or the cells given",
+    )
     for k, vs in GRID.items():
-        ap.add_argument(f"--{k.replace('_', '-')}", nargs="+", metavar="V", help=f"cell values (default all: {' '.join(vs)})")
+        ap.add_argument(
+            f"--{k.replace('_', '-')}", nargs="+", metavar="V", help=f"cell values (default all: {' '.join(vs)})"
+        )
     ap.add_argument("--seeds", type=int, default=20, help=f"days per cell: seeds {SEED0}.. (default 20)")
-    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                    help="further simulator parameter for every day (e.g. n_jobs=60 for a smoke run; part of the stored key)")
-    ap.add_argument("--budget", default="", help="planner knobs NAME=VALUE[,...] (layer b; default: the planner's defaults)")
+    ap.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="further simulator parameter for every day (e.g. n_jobs=60 for a smoke run; part of the stored key)",
+    )
+    ap.add_argument(
+        "--budget", default="", help="planner knobs NAME=VALUE[,...] (layer b; default: the planner's defaults)"
+    )
     ap.add_argument("--workers", type=int, default=1, help="processes (days run in parallel)")
-    ap.add_argument("--max-seconds", type=float, default=None, help="stop taking results after this wall time [s] (resume later)")
+    ap.add_argument(
+        "--max-seconds", type=float, default=None, help="stop taking results after this wall time [s] (resume later)"
+    )
     ap.add_argument("--store", default="runs/headroom", help="the resume store folder (default runs/headroom)")
-    ap.add_argument("--render", metavar="STEM",
-                    help="write tables and figure from the store to STEM_{a,b}.{md,csv}, STEM.png (the rows of --budget and --param)")
+    ap.add_argument(
+        "--render",
+        metavar="STEM",
+        help="write tables and figure from the store to STEM_{a,b}.{md,csv}, STEM.png (the rows of --budget and "
+        "--param)",
+    )
     ap.add_argument("--no-progress", action="store_true")
     return ap.parse_args(argv)
 
@@ -371,9 +476,18 @@ def main(argv: list[str] | None = None) -> int:
         store = CellStore(args.store, SOURCES)
         if args.layer:
             # the cells given (a dimension not given: all its grid values); layer (b) without any: LAYER_B
-            cells = list(LAYER_B) if args.layer == "b" and not given else \
-                list(itertools.product(*[given.get(k, list(vs)) for k, vs in GRID.items()]))
-            run(store, work(args.layer, cells, range(SEED0, SEED0 + args.seeds), budget, extra), args.workers, args.max_seconds, not args.no_progress)
+            cells = (
+                list(LAYER_B)
+                if args.layer == "b" and not given
+                else list(itertools.product(*[given.get(k, list(vs)) for k, vs in GRID.items()]))
+            )
+            run(
+                store,
+                work(args.layer, cells, range(SEED0, SEED0 + args.seeds), budget, extra),
+                args.workers,
+                args.max_seconds,
+                not args.no_progress,
+            )
         if args.render:
             ta, tb = render(store, Path(args.render), label_of(budget), label_of(extra))
             print(markdown(ta, "a") if len(ta) else "", markdown(tb, "b") if len(tb) else "", sep="\n")

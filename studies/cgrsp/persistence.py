@@ -36,29 +36,55 @@ COLUMNS = ["label", "policy", "day", "stock", "dwell_s", "seed", "miss_pct", "me
 
 
 def _tidy(df: pd.DataFrame, label: str, day: str, dwell: str) -> pd.DataFrame:
-    return pd.DataFrame({
-        "label": label, "policy": df.policy, "day": day, "stock": dwell,
-        "dwell_s": float("nan") if dwell == "fresh" else float(dwell),
-        "seed": df.seed, "miss_pct": df.miss_pct, "mean_wait_min": df.mean_wait_min,
-    })[COLUMNS]
+    return pd.DataFrame(
+        {
+            "label": label,
+            "policy": df.policy,
+            "day": day,
+            "stock": dwell,
+            "dwell_s": float("nan") if dwell == "fresh" else float(dwell),
+            "seed": df.seed,
+            "miss_pct": df.miss_pct,
+            "mean_wait_min": df.mean_wait_min,
+        }
+    )[COLUMNS]
 
 
-def named_points(label: str, policy: str | Callable[[str], str], seeds: Sequence[int], dwells: Iterable[str] = DWELLS,
-                 days: Iterable[str] = DAYS, knobs: dict[str, Any] | None = None, workers: int = 1) -> pd.DataFrame:
+def named_points(
+    label: str,
+    policy: str | Callable[[str], str],
+    seeds: Sequence[int],
+    dwells: Iterable[str] = DWELLS,
+    days: Iterable[str] = DAYS,
+    knobs: dict[str, Any] | None = None,
+    workers: int = 1,
+) -> pd.DataFrame:
     """Rows for a registered policy (or ``policy(stock process) -> name``, e.g. :func:`best_rule`)."""
     out = []
     for dwell in dwells:
         sp = stock_params(dwell)
         name = policy if isinstance(policy, str) else policy(stock_process=sp.get("stock_process", "fresh"))
         for day in days:
-            df = run_grid([name], seeds, day=day, params={**sp, **(knobs or {})},
-                          executor="process" if workers > 1 else "serial", workers=workers, progress=False)
+            df = run_grid(
+                [name],
+                seeds,
+                day=day,
+                params={**sp, **(knobs or {})},
+                executor="process" if workers > 1 else "serial",
+                workers=workers,
+                progress=False,
+            )
             out.append(_tidy(df, label, day, dwell))
     return pd.concat(out, ignore_index=True)
 
 
-def policy_points(label: str, factory: Callable[[CGRSPParams], Any], seeds: Sequence[int],
-                  dwells: Iterable[str] = DWELLS, days: Iterable[str] = DAYS) -> pd.DataFrame:
+def policy_points(
+    label: str,
+    factory: Callable[[CGRSPParams], Any],
+    seeds: Sequence[int],
+    dwells: Iterable[str] = DWELLS,
+    days: Iterable[str] = DAYS,
+) -> pd.DataFrame:
     """Rows for any policy object (``reset(sim, rng)``, ``decide(sim)``): ``factory(params)`` builds one per day.
 
     This is how a learned policy joins the sweep: wrap the model in an object with the
@@ -72,7 +98,9 @@ def policy_points(label: str, factory: Callable[[CGRSPParams], Any], seeds: Sequ
             rows = []
             for seed in seeds:
                 s = simulate(factory(p), day=day, seed=seed, **sp).summary()
-                rows.append({"policy": label, "seed": seed, "miss_pct": s["miss_pct"], "mean_wait_min": s["mean_wait_min"]})
+                rows.append(
+                    {"policy": label, "seed": seed, "miss_pct": s["miss_pct"], "mean_wait_min": s["mean_wait_min"]}
+                )
             out.append(_tidy(pd.DataFrame(rows), label, day, dwell))
     return pd.concat(out, ignore_index=True)
 
@@ -143,11 +171,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--planner-seeds", type=int, default=10, help="seeds for the rollout planner (0: leave it out)")
     ap.add_argument("--dwells", nargs="+", default=list(DWELLS), help="'fresh' and/or mean dwell times [s]")
     ap.add_argument("--days", nargs="+", default=list(DAYS), choices=list(DAYS))
-    ap.add_argument("--planner-knob", action="append", default=[], metavar="NAME=VALUE",
-                    help="rollout knob (n_rollouts, horizon_s, max_candidates, confidence_z, base_rule)")
+    ap.add_argument(
+        "--planner-knob",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="rollout knob (n_rollouts, horizon_s, max_candidates, confidence_z, base_rule)",
+    )
     ap.add_argument("--extra", type=Path, action="append", default=[], help="tidy CSV of further points (same columns)")
-    ap.add_argument("--planner-from", type=Path, default=None,
-                    help="take the planner's rows from an earlier CSV of this script instead of re-running it")
+    ap.add_argument(
+        "--planner-from",
+        type=Path,
+        default=None,
+        help="take the planner's rows from an earlier CSV of this script instead of re-running it",
+    )
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--out", type=Path, default=Path("docs/figures/persistence"), help="path stem of the .csv and .png")
     a = ap.parse_args(argv)
@@ -155,13 +192,31 @@ def main(argv: list[str] | None = None) -> int:
         stock_params(d)
     knobs = parse_params(a.planner_knob, "a rollout knob", flag="--planner-knob")
     rule_names = {best_rule(stock_process=stock_params(d).get("stock_process", "fresh")) for d in a.dwells}
-    parts = [named_points(f"best rule ({', '.join(sorted(rule_names))})", best_rule, range(SEED0, SEED0 + a.rule_seeds), a.dwells, a.days, workers=a.workers)]
+    parts = [
+        named_points(
+            f"best rule ({', '.join(sorted(rule_names))})",
+            best_rule,
+            range(SEED0, SEED0 + a.rule_seeds),
+            a.dwells,
+            a.days,
+            workers=a.workers,
+        )
+    ]
     if a.planner_from is not None:
         earlier = pd.read_csv(a.planner_from, dtype={"stock": str})
         parts.append(earlier[earlier.label == "rollout planner"][COLUMNS])
     elif a.planner_seeds:
-        parts.append(named_points("rollout planner", "rollout", range(SEED0, SEED0 + a.planner_seeds), a.dwells, a.days,
-                                  knobs=knobs, workers=a.workers))
+        parts.append(
+            named_points(
+                "rollout planner",
+                "rollout",
+                range(SEED0, SEED0 + a.planner_seeds),
+                a.dwells,
+                a.days,
+                knobs=knobs,
+                workers=a.workers,
+            )
+        )
     for path in a.extra:
         extra = pd.read_csv(path)
         missing = sorted(set(COLUMNS) - set(extra.columns))

@@ -54,7 +54,9 @@ def tolerance(rule_wait: float) -> float:
     return max(0.01 * float(rule_wait), 0.05)
 
 
-def regime_config(regime: str, budget: int, n_envs: int | None = None, n_steps: int | None = None, extra: Sequence[str] = ()) -> Any:
+def regime_config(
+    regime: str, budget: int, n_envs: int | None = None, n_steps: int | None = None, extra: Sequence[str] = ()
+) -> Any:
     """The composed ``algo=ppo_jax`` config of ``regime`` with ``budget`` steps per seed."""
     from studies.conf import compose_config
 
@@ -62,7 +64,9 @@ def regime_config(regime: str, budget: int, n_envs: int | None = None, n_steps: 
     over = [f"+env.params.{k}={v}" for k, v in params.items()]
     over += [f"train.n_envs={n_envs}"] if n_envs else []
     over += [f"algo.n_steps={n_steps}"] if n_steps else []
-    cfg = compose_config("algo=ppo_jax", f"day={day}", "run_dir=/tmp/unused", f"train.total_timesteps={budget}", *over, *extra)
+    cfg = compose_config(
+        "algo=ppo_jax", f"day={day}", "run_dir=/tmp/unused", f"train.total_timesteps={budget}", *over, *extra
+    )
     if n_envs or n_steps:  # other rollout sizes: four minibatches per epoch (or one when 4 does not divide it)
         rollout = int(cfg.train.n_envs) * int(cfg.algo.n_steps)
         cfg.algo.batch_size = rollout // 4 if rollout % 4 == 0 else rollout
@@ -70,7 +74,10 @@ def regime_config(regime: str, budget: int, n_envs: int | None = None, n_steps: 
 
 
 def train_seeds(cfg: Any, seeds: Sequence[int], out: Path) -> tuple[dict[int, Path], float]:
-    """Train ``seeds`` of one regime with one compiled program, seed after seed; export each actor. Returns paths and seconds."""
+    """Train ``seeds`` of one regime with one compiled program, seed after seed; export each actor.
+
+    Returns paths and seconds.
+    """
     import jax
 
     from gpu_sched_agents.rl.envs import env_config
@@ -117,9 +124,15 @@ def paired(a: pd.DataFrame, b: pd.DataFrame, key: str) -> dict[str, float]:
     a, b = a.set_index(key).sort_index(), b.set_index(key).sort_index()
     common = a.index.intersection(b.index)
     ci = mean_ci(a.loc[common, "mean_wait_min"].to_numpy() - b.loc[common, "mean_wait_min"].to_numpy())
-    return {"n": len(common), "learned_wait": a.loc[common, "mean_wait_min"].mean(), "rule_wait": b.loc[common, "mean_wait_min"].mean(),
-            "wait_diff": ci.mean, "wait_ci_high": ci.mean + ci.half_width, "wait_ci_low": ci.mean - ci.half_width,
-            "miss_diff": a.loc[common, "miss_pct"].mean() - b.loc[common, "miss_pct"].mean()}
+    return {
+        "n": len(common),
+        "learned_wait": a.loc[common, "mean_wait_min"].mean(),
+        "rule_wait": b.loc[common, "mean_wait_min"].mean(),
+        "wait_diff": ci.mean,
+        "wait_ci_high": ci.mean + ci.half_width,
+        "wait_ci_low": ci.mean - ci.half_width,
+        "miss_diff": a.loc[common, "miss_pct"].mean() - b.loc[common, "miss_pct"].mean(),
+    }
 
 
 def at_parity(p: dict[str, float]) -> bool:
@@ -127,7 +140,9 @@ def at_parity(p: dict[str, float]) -> bool:
     return bool(p["wait_ci_high"] <= tolerance(p["rule_wait"]) and p["miss_diff"] <= 0)
 
 
-def evaluate_regime(regime: str, cfg: Any, paths: dict[int, Path], jax_days: int, confirm_days: int, workers: int, out: Path) -> list[dict[str, Any]]:
+def evaluate_regime(
+    regime: str, cfg: Any, paths: dict[int, Path], jax_days: int, confirm_days: int, workers: int, out: Path
+) -> list[dict[str, Any]]:
     """One row per seed: the JAX paired test and the CGRSP-v0 confirmation against the re-chosen rule."""
     from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
     from gpu_sched_agents.rl.envs import env_config
@@ -151,7 +166,15 @@ def evaluate_regime(regime: str, cfg: Any, paths: dict[int, Path], jax_days: int
     if heur_file.exists():
         heur = pd.read_csv(heur_file)
     else:
-        heur = run_grid(list(EXTENSIONS), seeds, day=config.day, params=dict(config.params), executor="process" if workers > 1 else "serial", workers=workers, progress=False)
+        heur = run_grid(
+            list(EXTENSIONS),
+            seeds,
+            day=config.day,
+            params=dict(config.params),
+            executor="process" if workers > 1 else "serial",
+            workers=workers,
+            progress=False,
+        )
         atomic_write_table(heur_file, heur)
     means = heur.groupby("policy")[["miss_pct", "mean_wait_min"]].mean()
     best = min(means.index, key=lambda r: (round(means.loc[r, "miss_pct"], 9), means.loc[r, "mean_wait_min"]))
@@ -160,22 +183,58 @@ def evaluate_regime(regime: str, cfg: Any, paths: dict[int, Path], jax_days: int
         learned_days = per_day(env, {"ppo_jax": learned_rule(env, NumpyPolicy.load(path))}, keys)
         pj = paired(learned_days, rule_days, "day_index")
         cells = [{"policy": str(path), "config": config, "seed": d} for d in seeds]
-        v0 = pd.DataFrame(map_cells(_v0_day, cells, executor="process" if workers > 1 else "serial", workers=workers, progress=False))
+        v0 = pd.DataFrame(
+            map_cells(_v0_day, cells, executor="process" if workers > 1 else "serial", workers=workers, progress=False)
+        )
         pv = paired(v0, heur[heur.policy == best], "seed")
-        rows.append({"regime": regime, "seed": s, "jax_rule": JAX_RULE, **{f"jax_{k}": v for k, v in pj.items()}, "jax_parity": at_parity(pj),
-                     "v0_rule": best, **{f"v0_{k}": v for k, v in pv.items()}, "v0_parity": at_parity(pv),
-                     "parity": at_parity(pj) and at_parity(pv), "tolerance_min": tolerance(pv["rule_wait"])})
+        rows.append(
+            {
+                "regime": regime,
+                "seed": s,
+                "jax_rule": JAX_RULE,
+                **{f"jax_{k}": v for k, v in pj.items()},
+                "jax_parity": at_parity(pj),
+                "v0_rule": best,
+                **{f"v0_{k}": v for k, v in pv.items()},
+                "v0_parity": at_parity(pv),
+                "parity": at_parity(pj) and at_parity(pv),
+                "tolerance_min": tolerance(pv["rule_wait"]),
+            }
+        )
     return rows
 
 
 def table_text(rows: pd.DataFrame) -> str:
     """The Markdown table: per regime and seed, learned vs rule in JAX and on CGRSP-v0, and the count at parity."""
-    cols = ["regime", "seed", "budget", "jax_n", "jax_learned_wait", "jax_rule_wait", "jax_wait_diff", "jax_wait_ci_high", "jax_miss_diff",
-            "v0_rule", "v0_n", "v0_learned_wait", "v0_rule_wait", "v0_wait_diff", "v0_wait_ci_high", "v0_miss_diff", "tolerance_min", "parity"]
+    cols = [
+        "regime",
+        "seed",
+        "budget",
+        "jax_n",
+        "jax_learned_wait",
+        "jax_rule_wait",
+        "jax_wait_diff",
+        "jax_wait_ci_high",
+        "jax_miss_diff",
+        "v0_rule",
+        "v0_n",
+        "v0_learned_wait",
+        "v0_rule_wait",
+        "v0_wait_diff",
+        "v0_wait_ci_high",
+        "v0_miss_diff",
+        "tolerance_min",
+        "parity",
+    ]
     body = "```\n" + rows[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}") + "\n```"
     counts = rows.groupby("regime").parity.agg(["sum", "count"])
-    lines = [f"- {r}: {int(c['sum'])} of {int(c['count'])} seeds at parity (target ≥ 3 of 4)" for r, c in counts.iterrows()]
-    return "# ppo_jax vs the strongest rule, per regime\n\nWait in minutes; diff = learned − rule; ci_high = upper 95 % bound.\n\n" + body + "\n\n" + "\n".join(lines) + "\n"
+    lines = [
+        f"- {r}: {int(c['sum'])} of {int(c['count'])} seeds at parity (target ≥ 3 of 4)" for r, c in counts.iterrows()
+    ]
+    return (
+        "# ppo_jax vs the strongest rule, per regime\n\nWait in minutes; diff = learned − rule; ci_high = upper 95 % "
+        "bound.\n\n" + body + "\n\n" + "\n".join(lines) + "\n"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -188,9 +247,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--jax-days", type=int, default=1000, help="native JAX test days of the paired test")
     ap.add_argument("--confirm-days", type=int, default=100, help="CGRSP-v0 test seeds of the confirmation")
     ap.add_argument("--n-envs", type=int, default=None, help="envs per seed (default: the shipped train.n_envs)")
-    ap.add_argument("--n-steps", type=int, default=None, help="steps per env per update (default: the shipped algo.n_steps)")
+    ap.add_argument(
+        "--n-steps", type=int, default=None, help="steps per env per update (default: the shipped algo.n_steps)"
+    )
     ap.add_argument("--workers", type=int, default=1, help="processes for the CGRSP-v0 days")
-    ap.add_argument("--override", nargs="*", default=[], help="extra Hydra overrides of the algo=ppo_jax config (tuned on selection seeds)")
+    ap.add_argument(
+        "--override",
+        nargs="*",
+        default=[],
+        help="extra Hydra overrides of the algo=ppo_jax config (tuned on selection seeds)",
+    )
     args = ap.parse_args(argv)
     for name in ("budget", "jax_days", "confirm_days", "workers"):
         if getattr(args, name) < (2 if name.endswith("days") else 1):
@@ -199,14 +265,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows_path = args.out / "rows.csv"
     done = pd.read_csv(rows_path) if rows_path.exists() else pd.DataFrame(columns=["regime", "seed", "budget"])
     for regime in args.regimes:
-        seeds = [s for s in args.seeds if not ((done.regime == regime) & (done.seed == s) & (done.budget == args.budget)).any()]
+        seeds = [
+            s
+            for s in args.seeds
+            if not ((done.regime == regime) & (done.seed == s) & (done.budget == args.budget)).any()
+        ]
         if not seeds:
             continue
         cfg = regime_config(regime, args.budget, args.n_envs, args.n_steps, args.override)
         folder = args.out / f"{regime}_b{args.budget}"
         paths, seconds = train_seeds(cfg, seeds, folder)
         print(f"{regime}: {len(seeds)} seed(s) × {args.budget} steps trained in {seconds:.0f} s", flush=True)
-        rows = evaluate_regime(regime, cfg, {s: paths[s] for s in seeds}, args.jax_days, args.confirm_days, args.workers, folder)
+        rows = evaluate_regime(
+            regime, cfg, {s: paths[s] for s in seeds}, args.jax_days, args.confirm_days, args.workers, folder
+        )
         new = pd.DataFrame(rows).assign(budget=args.budget, train_s=seconds)
         done = pd.concat([done, new], ignore_index=True) if len(done) else new
         atomic_write_table(rows_path, done)

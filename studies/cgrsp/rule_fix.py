@@ -27,8 +27,13 @@ VARIANTS: dict[str, dict[str, str]] = {
 }
 
 
-def measure(days: list[str], stocks: list[str], seeds: range, rule: str = "spt_rescue_defer_exp", **params) -> pd.DataFrame:
-    """One row per variant × day × stock × seed: mean wait [min] and miss [%] (``params``: further simulator overrides)."""
+def measure(
+    days: list[str], stocks: list[str], seeds: range, rule: str = "spt_rescue_defer_exp", **params
+) -> pd.DataFrame:
+    """One row per variant × day × stock × seed: mean wait [min] and miss [%].
+
+    ``params``: further simulator overrides.
+    """
     from gpu_sched_env.cgrsp import simulate
     from gpu_sched_env.cgrsp.stock import stock_params
 
@@ -38,15 +43,28 @@ def measure(days: list[str], stocks: list[str], seeds: range, rule: str = "spt_r
             for v, knobs in VARIANTS.items():
                 for seed in seeds:
                     s = simulate(rule, day, seed, **stock_params(stock), **params, **knobs).summary()
-                    rows.append({"variant": v, "day": day, "stock": stock, "seed": seed,
-                                 "mean_wait_min": s["mean_wait_min"], "miss_pct": s["miss_pct"]})
+                    rows.append(
+                        {
+                            "variant": v,
+                            "day": day,
+                            "stock": stock,
+                            "seed": seed,
+                            "mean_wait_min": s["mean_wait_min"],
+                            "miss_pct": s["miss_pct"],
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
 def markdown(df: pd.DataFrame) -> str:
-    """Per day × stock × variant: mean wait, miss and the paired difference to the published rule (95 % CI, days better/worse)."""
-    lines = ["| day | stock | variant | n | mean wait min | miss % | − published, wait (paired) | days better / worse |",
-             "|---|---|---|---|---|---|---|---|"]
+    """Per day × stock × variant: mean wait, miss and the paired difference to the published rule.
+
+    The difference comes with its 95 % CI and the days better/worse.
+    """
+    lines = [
+        "| day | stock | variant | n | mean wait min | miss % | − published, wait (paired) | days better / worse |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for (day, stock), g in df.groupby(["day", "stock"], sort=False):
         base = g[g.variant == "published"].set_index("seed")
         for v, h in g.groupby("variant", sort=False):
@@ -55,7 +73,9 @@ def markdown(df: pd.DataFrame) -> str:
             w, dc = mean_ci(h.mean_wait_min.to_numpy()), mean_ci(d)
             diff = "—" if v == "published" else f"{dc.mean:+.3f} ± {dc.half_width:.3f}"
             bw = "—" if v == "published" else f"{int(np.sum(d < -1e-9))} / {int(np.sum(d > 1e-9))}"
-            lines.append(f"| {day} | {stock} | {v} | {len(h)} | {w.mean:.2f} | {h.miss_pct.mean():.2f} | {diff} | {bw} |")
+            lines.append(
+                f"| {day} | {stock} | {v} | {len(h)} | {w.mean:.2f} | {h.miss_pct.mean():.2f} | {diff} | {bw} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -67,7 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=100, help=f"days per cell (seeds {SEED0}..)")
     ap.add_argument("--days", nargs="+", default=["hectic", "surge"])
     ap.add_argument("--stocks", nargs="+", default=["fresh", "900"])
-    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="simulator parameter (e.g. c_max=3)")
+    ap.add_argument(
+        "--param", action="append", default=[], metavar="NAME=VALUE", help="simulator parameter (e.g. c_max=3)"
+    )
     ap.add_argument("--out", default=None, help="write the table here too (.md)")
     args = ap.parse_args(argv)
     from gpu_sched_env.core.cliargs import parse_params

@@ -29,10 +29,18 @@ from studies.store import CellStore, code_version, config_key
 
 # Modules whose code decides a simulated day's numbers (not the env, rendering, experiments).
 SIM_SOURCES = (
-    "gpu_sched_env/cgrsp/api.py", "gpu_sched_env/cgrsp/batch.py", "gpu_sched_env/cgrsp/fleet.py",
-    "gpu_sched_env/cgrsp/params.py", "gpu_sched_env/cgrsp/policies.py", "gpu_sched_env/cgrsp/result.py",
-    "gpu_sched_env/cgrsp/sim.py", "gpu_sched_env/cgrsp/stock.py", "gpu_sched_env/cgrsp/trace.py",
-    "gpu_sched_env/cgrsp/workload.py", "gpu_sched_env/core/events.py", "gpu_sched_env/core/rng.py",
+    "gpu_sched_env/cgrsp/api.py",
+    "gpu_sched_env/cgrsp/batch.py",
+    "gpu_sched_env/cgrsp/fleet.py",
+    "gpu_sched_env/cgrsp/params.py",
+    "gpu_sched_env/cgrsp/policies.py",
+    "gpu_sched_env/cgrsp/result.py",
+    "gpu_sched_env/cgrsp/sim.py",
+    "gpu_sched_env/cgrsp/stock.py",
+    "gpu_sched_env/cgrsp/trace.py",
+    "gpu_sched_env/cgrsp/workload.py",
+    "gpu_sched_env/core/events.py",
+    "gpu_sched_env/core/rng.py",
     "agents/heuristics/cgrsp/*.py",
 )
 
@@ -125,8 +133,15 @@ def run_cells(
     sim_s = 0.0
     with store.writer(flush_every, flush_s) as out:  # flushed on the way out, Ctrl-C included
         if todo_keys:
-            it = iter_cells(simulate_cell, [todo[k] for k in todo_keys], executor=executor, workers=workers,
-                            desc=desc, progress=progress, ray_address=ray_address)
+            it = iter_cells(
+                simulate_cell,
+                [todo[k] for k in todo_keys],
+                executor=executor,
+                workers=workers,
+                desc=desc,
+                progress=progress,
+                ray_address=ray_address,
+            )
             for i, row in it:
                 k = todo_keys[i]
                 row["params_json"] = json.dumps(todo[k]["params"], sort_keys=True, default=str)
@@ -135,8 +150,15 @@ def run_cells(
     df = store.rows(keys)
     labels = pd.DataFrame([c.get("labels", {}) for c in cells])
     df = pd.concat([labels.reset_index(drop=True), df], axis=1)
-    rep = RunReport(name, len(cells), len(set(keys)), len(set(keys)) - len(todo_keys), len(todo_keys),
-                    time.perf_counter() - t0, sim_s)
+    rep = RunReport(
+        name,
+        len(cells),
+        len(set(keys)),
+        len(set(keys)) - len(todo_keys),
+        len(todo_keys),
+        time.perf_counter() - t0,
+        sim_s,
+    )
     return df, rep
 
 
@@ -171,5 +193,15 @@ def load_results(out: str | os.PathLike, name: str) -> pd.DataFrame:
     return pd.read_parquet(Path(out) / name / "results.parquet")
 
 
-__all__ = ["SIM_SOURCES", "CellStore", "RunReport", "cell_key", "cell_store", "load_results", "run_cells",
-           "run_experiment", "sim_version", "simulate_cell"]
+__all__ = [
+    "SIM_SOURCES",
+    "CellStore",
+    "RunReport",
+    "cell_key",
+    "cell_store",
+    "load_results",
+    "run_cells",
+    "run_experiment",
+    "sim_version",
+    "simulate_cell",
+]

@@ -65,7 +65,9 @@ def markdown(tab: pd.DataFrame, seeds: list[int], dwell: float, best: dict[str, 
             cells.append(f"{r.miss_pct:.2f} ± {r.miss_pct_ci:.2f} | {r.mean_wait_min:.2f} ± {r.mean_wait_min_ci:.2f}")
         name = f"**{p}**" if p in best.values() else p
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    seeds_txt = f"{seeds[0]}–{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
+    seeds_txt = (
+        f"{seeds[0]}–{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
+    )
     strongest_txt = "; ".join(f"{st}: `{p}`" for st, p in best.items())
     return (
         "# Strong rule baselines (CGRSP)\n\n"
@@ -76,9 +78,9 @@ def markdown(tab: pd.DataFrame, seeds: list[int], dwell: float, best: dict[str, 
         "mean provisioning delay exceeds the expected cost of waiting for a better one under the public stock model "
         "(per look at a new status: the expected time to the next event under fresh stock, at least the mean time to "
         "the type's next redraw τ = D·(1 − Σπ²) under the Markov process; accept High only, or High and Medium, "
-        "whichever is cheaper: w/P(A) + E[delay | A]); the next event counts the busy slots, the arrivals still to come "
-        "and the slots the same plan fills (issue #29), so the best slot is always filled when nothing else is to come. "
-        "None of them can stall a day. Each deferring rule gives a job the idle slot with the least expected "
+        "whichever is cheaper: w/P(A) + E[delay | A]); the next event counts the busy slots, the arrivals still to "
+        "come and the slots the same plan fills (issue #29), so the best slot is always filled when nothing else is "
+        "to come. None of them can stall a day. Each deferring rule gives a job the idle slot with the least expected "
         "delay + W̄ (issue #29; knob `slot_score`). Published rules (first four rows) are unchanged.\n\n"
         "`STRONG_RULES` / `best_rule(params)` in `gpu_sched_agents.heuristics.cgrsp` name THE bar for learners; "
         "`baselines()` of the RL trainer (final_eval, TensorBoard) includes every rule below.\n\n"
@@ -86,7 +88,8 @@ def markdown(tab: pd.DataFrame, seeds: list[int], dwell: float, best: dict[str, 
         f"D = {dwell:g} s). "
         f"Seeds {seeds_txt} ({len(seeds)} per cell), mean ± 95 % CI half-width (t, n−1 df). "
         f"Strongest rule (QoS first: lowest day-averaged miss %, then lowest day-averaged wait): {strongest_txt}.\n\n"
-        + "\n".join(lines) + "\n"
+        + "\n".join(lines)
+        + "\n"
     )
 
 
@@ -111,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(
         "<!-- written by: python scripts/strong_rules.py "
-        + " ".join(argv if argv is not None else sys.argv[1:]) + " -->\n" + text
+        + " ".join(argv if argv is not None else sys.argv[1:])
+        + " -->\n"
+        + text
     )
     print(f"written {a.out}")
     return 0

@@ -18,7 +18,11 @@ from gpu_sched_env.core.tables import markdown_table
 
 MAIN_METRICS = ("mean_wait_min", "miss_pct", "mean_tardiness_min", "cost_usd")
 ALL_METRICS = MAIN_METRICS + (
-    "tight_miss_pct", "loose_miss_pct", "mean_tardiness_missed_min", "p95_tardiness_min", "slot_util_pct",
+    "tight_miss_pct",
+    "loose_miss_pct",
+    "mean_tardiness_missed_min",
+    "p95_tardiness_min",
+    "slot_util_pct",
 )
 LABELS = {
     "mean_wait_min": "wait (min)",
@@ -62,11 +66,15 @@ def cell_means(df: pd.DataFrame, by: Sequence[str] = ("policy",), metrics: Seque
     return summarise(df, metrics=list(metrics), by=list(by) if len(by) > 1 else by[0])
 
 
-def policy_table(df: pd.DataFrame, metrics: Sequence[str] = MAIN_METRICS + ("tight_miss_pct", "loose_miss_pct")) -> pd.DataFrame:
+def policy_table(
+    df: pd.DataFrame, metrics: Sequence[str] = MAIN_METRICS + ("tight_miss_pct", "loose_miss_pct")
+) -> pd.DataFrame:
     """The §4 shape: one row per policy, ``mean ± CI`` per metric."""
     s = cell_means(df, ("policy",), metrics)
     s = s.loc[order_policies(list(s.index))]
-    out = pd.DataFrame({LABELS.get(m, m): [fmt_ci(a, b) for a, b in zip(s[m], s[f"{m}_ci"])] for m in metrics}, index=s.index)
+    out = pd.DataFrame(
+        {LABELS.get(m, m): [fmt_ci(a, b) for a, b in zip(s[m], s[f"{m}_ci"])] for m in metrics}, index=s.index
+    )
     out.index.name = "policy"
     out.insert(0, "n", s["n"].astype(int))
     return out
@@ -105,7 +113,10 @@ def pack_readings(m: pd.DataFrame) -> dict[str, pd.Series]:
     from gpu_sched_env.cgrsp.reference import CONTRACT_POLICIES
 
     contract = [p for p in m.columns if p in CONTRACT_POLICIES]
-    return {"other 10": m["rh"] / m[_other_published(m)].median(axis=1), "contract 7": m["rh"] / m[contract].median(axis=1)}
+    return {
+        "other 10": m["rh"] / m[_other_published(m)].median(axis=1),
+        "contract 7": m["rh"] / m[contract].median(axis=1),
+    }
 
 
 def _other_published(m: pd.DataFrame) -> list[str]:
@@ -137,14 +148,18 @@ def rh_in_pack(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     pack = _other_published(m)
     lo, hi = RH_PACK_BOUNDS
     r = pack_readings(m)
-    out = pd.DataFrame({
-        "RH wait (min)": m["rh"],
-        "range of the other 10 (min)": [f"{a:.2f}–{b:.2f}" for a, b in zip(m[pack].min(axis=1), m[pack].max(axis=1))],
-        "RH / median (other 10)": r["other 10"],
-        f"other 10: within {lo:g}–{hi:g}×": r["other 10"].between(lo, hi),
-        "RH / median (contract 7)": r["contract 7"],
-        f"contract 7: within {lo:g}–{hi:g}×": r["contract 7"].between(lo, hi),
-    })
+    out = pd.DataFrame(
+        {
+            "RH wait (min)": m["rh"],
+            "range of the other 10 (min)": [
+                f"{a:.2f}–{b:.2f}" for a, b in zip(m[pack].min(axis=1), m[pack].max(axis=1))
+            ],
+            "RH / median (other 10)": r["other 10"],
+            f"other 10: within {lo:g}–{hi:g}×": r["other 10"].between(lo, hi),
+            "RH / median (contract 7)": r["contract 7"],
+            f"contract 7: within {lo:g}–{hi:g}×": r["contract 7"].between(lo, hi),
+        }
+    )
     out["within the range"] = m["rh"].between(m[pack].min(axis=1), m[pack].max(axis=1))
     return out
 
@@ -205,31 +220,37 @@ def tests_md(t: pd.DataFrame) -> pd.DataFrame:
     def p(x: float) -> str:
         return "—" if not np.isfinite(x) else ("< 1e-4" if x < 1e-4 else f"{x:.4f}")
 
-    return pd.DataFrame({
-        "metric": [LABELS.get(m, m) for m in t["metric"]],
-        "a − b": [f"{a} − {b}" for a, b in zip(t["a"], t["b"])],
-        "mean diff": t["mean_diff"].map(lambda v: f"{v:+.2f}"),
-        "t": t["t"].map(lambda v: f"{v:.2f}"),
-        "p (t, Holm)": t["t_p_holm"].map(p),
-        "p (Wilcoxon, Holm)": t["w_p_holm"].map(p),
-        "Cohen's d": t["cohens_d"].map(lambda v: f"{v:+.2f}"),
-        "significant": [("yes" if a and b else ("t only" if a else ("W only" if b else "no")))
-                        for a, b in zip(t["t_reject"], t["w_reject"])],
-    })
+    return pd.DataFrame(
+        {
+            "metric": [LABELS.get(m, m) for m in t["metric"]],
+            "a − b": [f"{a} − {b}" for a, b in zip(t["a"], t["b"])],
+            "mean diff": t["mean_diff"].map(lambda v: f"{v:+.2f}"),
+            "t": t["t"].map(lambda v: f"{v:.2f}"),
+            "p (t, Holm)": t["t_p_holm"].map(p),
+            "p (Wilcoxon, Holm)": t["w_p_holm"].map(p),
+            "Cohen's d": t["cohens_d"].map(lambda v: f"{v:+.2f}"),
+            "significant": [
+                ("yes" if a and b else ("t only" if a else ("W only" if b else "no")))
+                for a, b in zip(t["t_reject"], t["w_reject"])
+            ],
+        }
+    )
 
 
 # ---------------------------------------------------------------------------- objective
 def run_totals(df: pd.DataFrame) -> pd.DataFrame:
     """Per-run totals from the summaries: wait [s], misses, tardiness [s], cost [$]."""
     done = df["completed"].to_numpy(float)
-    return pd.DataFrame({
-        "policy": df["policy"].to_numpy(),
-        "seed": df["seed"].to_numpy(),
-        "wait_s": df["mean_wait_min"].to_numpy() * 60.0 * done,
-        "misses": df["miss_pct"].to_numpy() * df["n_jobs"].to_numpy() / 100.0,
-        "tardiness_s": df["mean_tardiness_min"].to_numpy() * 60.0 * done,
-        "cost": df["cost_usd"].to_numpy(),
-    })
+    return pd.DataFrame(
+        {
+            "policy": df["policy"].to_numpy(),
+            "seed": df["seed"].to_numpy(),
+            "wait_s": df["mean_wait_min"].to_numpy() * 60.0 * done,
+            "misses": df["miss_pct"].to_numpy() * df["n_jobs"].to_numpy() / 100.0,
+            "tardiness_s": df["mean_tardiness_min"].to_numpy() * 60.0 * done,
+            "cost": df["cost_usd"].to_numpy(),
+        }
+    )
 
 
 def _minmax(x: pd.Series) -> pd.Series:
@@ -237,7 +258,9 @@ def _minmax(x: pd.Series) -> pd.Series:
     return (x - x.min()) / span if span > 0 else x * 0.0
 
 
-def composite_scores(df: pd.DataFrame, w_cost: Sequence[float], ratios: Sequence[float], basis: str = "miss") -> pd.DataFrame:
+def composite_scores(
+    df: pd.DataFrame, w_cost: Sequence[float], ratios: Sequence[float], basis: str = "miss"
+) -> pd.DataFrame:
     """Min–max normalised composite per policy and grid point (lower is better).
 
     ``score = w_cost·N(cost) + (1 − w_cost)·N(QoS)`` with N min–max over the policies'
@@ -256,7 +279,9 @@ def composite_scores(df: pd.DataFrame, w_cost: Sequence[float], ratios: Sequence
         for w in w_cost:
             sc = w * ncost + (1 - w) * nq
             rk = sc.rank(method="min")
-            rows += [{"w_cost": w, "ratio": r, "policy": p, "score": float(sc[p]), "rank": int(rk[p])} for p in sc.index]
+            rows += [
+                {"w_cost": w, "ratio": r, "policy": p, "score": float(sc[p]), "rank": int(rk[p])} for p in sc.index
+            ]
     return pd.DataFrame(rows)
 
 
@@ -285,13 +310,15 @@ def month_totals(df: pd.DataFrame) -> pd.DataFrame:
     t["n_jobs"] = df["n_jobs"].to_numpy()
     t["completed"] = df["completed"].to_numpy()
     g = t.groupby(["policy", "rep"]).sum(numeric_only=True)
-    return pd.DataFrame({
-        "jobs": g["n_jobs"],
-        "mean_wait_min": g["wait_s"] / g["completed"] / 60.0,
-        "miss_pct": 100.0 * g["misses"] / g["n_jobs"],
-        "mean_tardiness_min": g["tardiness_s"] / g["completed"] / 60.0,
-        "cost_usd": g["cost"],
-    }).reset_index()
+    return pd.DataFrame(
+        {
+            "jobs": g["n_jobs"],
+            "mean_wait_min": g["wait_s"] / g["completed"] / 60.0,
+            "miss_pct": 100.0 * g["misses"] / g["n_jobs"],
+            "mean_tardiness_min": g["tardiness_s"] / g["completed"] / 60.0,
+            "cost_usd": g["cost"],
+        }
+    ).reset_index()
 
 
 def month_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -300,7 +327,12 @@ def month_table(df: pd.DataFrame) -> pd.DataFrame:
     metrics = ("jobs", "mean_wait_min", "miss_pct", "mean_tardiness_min", "cost_usd")
     out = {}
     for pol, g in m.groupby("policy"):
-        out[pol] = {("jobs/month" if k == "jobs" else LABELS.get(k, k)): fmt_ci(mean_ci(g[k]).mean, mean_ci(g[k]).half_width, 0 if k == "jobs" else 2) for k in metrics}
+        out[pol] = {
+            ("jobs/month" if k == "jobs" else LABELS.get(k, k)): fmt_ci(
+                mean_ci(g[k]).mean, mean_ci(g[k]).half_width, 0 if k == "jobs" else 2
+            )
+            for k in metrics
+        }
         out[pol]["reps"] = len(g)
     t = pd.DataFrame.from_dict(out, orient="index")
     t = t.loc[order_policies(list(t.index))]
@@ -322,7 +354,23 @@ def month_by_daytype(df: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = [
-    "ALL_METRICS", "LABELS", "MAIN_METRICS", "best_policy_grid", "cell_means", "composite_scores", "fmt_ci",
-    "md_table", "mean_rank_table", "metric_sweep_table", "month_by_daytype", "month_table", "month_totals", "order_policies",
-    "paired_tests", "policy_table", "run_totals", "sweep_table", "tests_md",
+    "ALL_METRICS",
+    "LABELS",
+    "MAIN_METRICS",
+    "best_policy_grid",
+    "cell_means",
+    "composite_scores",
+    "fmt_ci",
+    "md_table",
+    "mean_rank_table",
+    "metric_sweep_table",
+    "month_by_daytype",
+    "month_table",
+    "month_totals",
+    "order_policies",
+    "paired_tests",
+    "policy_table",
+    "run_totals",
+    "sweep_table",
+    "tests_md",
 ]

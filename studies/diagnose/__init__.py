@@ -1,7 +1,7 @@
-"""Diagnostics behind readings in the docs: ``python -m studies diagnose NAME [ARGS...]`` (or ``scripts/diagnose_NAME.py``).
+"""Diagnostics behind readings in the docs.
 
-Each module has ``main(argv)``; ``NAME --help`` lists its options. ``hgsp-tasks1`` lives with the
-HGSP studies (:mod:`studies.hgsp.tasks1`).
+Run ``python -m studies diagnose NAME [ARGS...]`` (or ``scripts/diagnose_NAME.py``). Each module has ``main(argv)``;
+``NAME --help`` lists its options. ``hgsp-tasks1`` lives with the HGSP studies (:mod:`studies.hgsp.tasks1`).
 """
 
 from __future__ import annotations
@@ -86,7 +86,9 @@ DIAGNOSTICS: dict[str, Command] = {
     "rh-reservation": Command(_rh_reservation, "where RH's reservation puts loose jobs"),
     "design-cost": Command(_design_cost, "what an env's action design costs a rule against simulate()"),
     "versus-rule": Command(_versus_rule, "does a learner lose to the strongest rule on when or on which job?"),
-    "headroom": Command(_headroom, "the headroom map: the rule vs its bounds, and the planner vs the rule (paired, resumable)"),
+    "headroom": Command(
+        _headroom, "the headroom map: the rule vs its bounds, and the planner vs the rule (paired, resumable)"
+    ),
     "rule-fix": Command(_rule_fix, "the deferring rule before and after issue #29's two corrections (paired)"),
     "planner-calibration": Command(_planner_calibration, "the planner's screen horizon against full-day rollouts"),
     "hgsp-tasks1": Command(_hgsp_tasks1, "why HGSP tasks1 misfits the study at its published load"),

@@ -46,7 +46,10 @@ class Inspect(BaseCallback):
             for name, taken in (("idle", acts == self.noop), ("dispatch", acts != self.noop)):
                 sel = choice & (offer[:, col] > 0.5) & taken
                 if sel.any():
-                    print(f"  {level:4s} {name:8s} n={sel.sum():5d}  advantage {adv[sel].mean():9.2f}  reward {rew[sel].mean():8.3f}")
+                    print(
+                        f"  {level:4s} {name:8s} n={sel.sum():5d}  advantage {adv[sel].mean():9.2f}  reward "
+                        f"{rew[sel].mean():8.3f}"
+                    )
 
     def _on_step(self) -> bool:
         return True
@@ -68,8 +71,18 @@ def main(argv: list[str] | None = None) -> int:
     venv.seed(1)
     if a.normalize_reward:
         venv = VecNormalize(venv, norm_obs=False, norm_reward=True, gamma=a.gamma)
-    model = MaskablePPO(FactoredMaskablePolicy, venv, n_steps=a.n_steps, batch_size=min(256, 2 * a.n_steps), n_epochs=5, gamma=a.gamma,
-                        ent_coef=0.01, seed=0, device="cpu", policy_kwargs={"net_arch": [128, 128]})
+    model = MaskablePPO(
+        FactoredMaskablePolicy,
+        venv,
+        n_steps=a.n_steps,
+        batch_size=min(256, 2 * a.n_steps),
+        n_epochs=5,
+        gamma=a.gamma,
+        ent_coef=0.01,
+        seed=0,
+        device="cpu",
+        policy_kwargs={"net_arch": [128, 128]},
+    )
     model.learn(a.n_steps * 2 * a.rollouts, callback=Inspect(len(CGRSPEnv(**kw).params.gpu_types), a.window))
     return 0
 

@@ -74,7 +74,14 @@ def design_cost(config: CGRSPEnvConfig, seeds: list[int], rule: str | None = Non
             runs = pd.DataFrame([simulate(rule, config.day, seed=s, **config.params).summary() for s in seeds])
         else:
             runs = evaluate_heuristics([rule], cfg, seeds, fallback=fallback_for(cfg))
-        rows.append({"variant": name, "rule": rule, "mean_wait_min": float(runs.mean_wait_min.mean()), "miss_pct": float(runs.miss_pct.mean())})
+        rows.append(
+            {
+                "variant": name,
+                "rule": rule,
+                "mean_wait_min": float(runs.mean_wait_min.mean()),
+                "miss_pct": float(runs.miss_pct.mean()),
+            }
+        )
     df = pd.DataFrame(rows)
     ref = df.set_index("variant").loc["simulate", "mean_wait_min"]
     return df.assign(vs_simulate_min=df.mean_wait_min - ref)
@@ -102,8 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         df = design_cost(config, list(range(a.seed0, a.seed0 + a.seeds)), a.rule)
     except ConfigError as e:
         ap.error(str(e))
-    print(f"rule {df.rule.iloc[0]} on {a.seeds} seeds from {a.seed0}; design: window {config.window} by {config.window_by}, "
-          f"{config.action_mode} mode, hold={config.hold}, stock {config.params.get('stock_process', 'fresh')}")
+    print(
+        f"rule {df.rule.iloc[0]} on {a.seeds} seeds from {a.seed0}; design: window {config.window} by "
+        f"{config.window_by}, "
+        f"{config.action_mode} mode, hold={config.hold}, stock {config.params.get('stock_process', 'fresh')}"
+    )
     print(df.drop(columns="rule").round(2).to_string(index=False))
     return 0
 

@@ -73,14 +73,21 @@ def play(model: Any, env: CGRSPEnv, seed: int, mode: str, rng: np.random.Generat
     head = np.array([p[0] for p in picks], bool)
     cx = np.array([p[1] for p in picks], int)
     return {
-        "mode": mode, "seed": seed, "miss_pct": s["miss_pct"], "mean_wait_min": s["mean_wait_min"],
-        "noop_share": n_noop / max(n_choice, 1), "mean_p_noop": float(np.mean(p_noop)) if p_noop else float("nan"),
+        "mode": mode,
+        "seed": seed,
+        "miss_pct": s["miss_pct"],
+        "mean_wait_min": s["mean_wait_min"],
+        "noop_share": n_noop / max(n_choice, 1),
+        "mean_p_noop": float(np.mean(p_noop)) if p_noop else float("nan"),
         "decisions": n_choice,
         **{f"noop_share_{lv}": float(np.mean(by_level[lv])) if lv in by_level else float("nan") for lv in STOCK_LEVELS},
         # the job choice: how often the dispatch took the window's first job (EDF's, in
         # deadline order), and the complexity mix of what was dispatched
         "first_job_share": float(head.mean()) if head.size else float("nan"),
-        **{f"dispatched_{k}": float(np.mean(cx == i)) if cx.size else float("nan") for i, k in enumerate(("low", "medium", "high"))},
+        **{
+            f"dispatched_{k}": float(np.mean(cx == i)) if cx.size else float("nan")
+            for i, k in enumerate(("low", "medium", "high"))
+        },
     }
 
 
@@ -90,7 +97,9 @@ def diagnose(run_dir: Path, model_file: str, seeds: list[int], modes: tuple[str,
     th.set_num_threads(int(cfg.train.get("torch_threads", 1)))
     model = load_model(cfg.algo.name, run_dir / model_file, device="cpu")
     if not hasattr(model.policy, "get_distribution"):
-        raise SystemExit(f"{cfg.algo.name}: this diagnostic needs a policy-gradient model (ppo), not {type(model).__name__}")
+        raise SystemExit(
+            f"{cfg.algo.name}: this diagnostic needs a policy-gradient model (ppo), not {type(model).__name__}"
+        )
     env = CGRSPEnv(env_config(cfg))
     rng = np.random.default_rng(0)
     return pd.DataFrame([play(model, env, s, m, rng) for m in modes for s in seeds])
@@ -106,7 +115,14 @@ def main(argv: list[str] | None = None) -> int:
     if not (a.run_dir / "config.yaml").exists() or not (a.run_dir / a.model).exists():
         ap.error(f"{a.run_dir} needs config.yaml and {a.model} (a run directory written by train.py)")
     df = diagnose(a.run_dir, a.model, list(range(a.seed0, a.seed0 + a.seeds)))
-    cols = ["miss_pct", "mean_wait_min", "noop_share", "mean_p_noop", *(f"noop_share_{lv}" for lv in STOCK_LEVELS), "first_job_share"]
+    cols = [
+        "miss_pct",
+        "mean_wait_min",
+        "noop_share",
+        "mean_p_noop",
+        *(f"noop_share_{lv}" for lv in STOCK_LEVELS),
+        "first_job_share",
+    ]
     print(df.groupby("mode", sort=False)[cols].mean().round(3).to_string())
     return 0
 

@@ -44,7 +44,9 @@ def rows(reward: str, shaping: str, seed: int, p_dispatch: float, day: str) -> l
         dispatch = not mask[env.wait_action] or (mask[0] and rng.random() < p_dispatch)
         a = 0 if dispatch else env.wait_action
         _, r, done, _, _ = env.step(a)
-        out.append({"action": "dispatch" if dispatch else "leave idle", "stock": level, "other_busy": busy > 0, "reward": r})
+        out.append(
+            {"action": "dispatch" if dispatch else "leave idle", "stock": level, "other_busy": busy > 0, "reward": r}
+        )
     return out
 
 
@@ -95,14 +97,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{len(d)} Low-stock offers with another slot busy ({a.day}, {a.seeds} seeds): too few to compare")
             return 0
         se = d.std(axis=0, ddof=1) / np.sqrt(len(d))
-        print(f"{len(d)} Low-stock offers ({a.day}, {a.seeds} seeds, reward {a.reward}, {a.horizon} steps of EDF after):")
+        print(
+            f"{len(d)} Low-stock offers ({a.day}, {a.seeds} seeds, reward {a.reward}, {a.horizon} steps of EDF after):"
+        )
         print(f"dispatch − idle, discounted (γ={a.gamma}): {d[:, 0].mean():.2f} ± {se[0]:.2f} job-hours")
         print(f"dispatch − idle, undiscounted: {d[:, 1].mean():.2f} ± {se[1]:.2f} job-hours")
         return 0
     frames = []
     for reward, shaping in SETTINGS:
         for seed in range(a.seeds):
-            frames.append(pd.DataFrame(rows(reward, shaping, seed, a.p_dispatch, a.day)).assign(setting=f"{reward}/{shaping}"))
+            frames.append(
+                pd.DataFrame(rows(reward, shaping, seed, a.p_dispatch, a.day)).assign(setting=f"{reward}/{shaping}")
+            )
     df = pd.concat(frames)
     df = df[df.other_busy]  # the decisions where leaving a slot idle is a real option
     table = df.pivot_table(index=["action", "stock"], columns="setting", values="reward", aggfunc="mean")

@@ -43,14 +43,23 @@ def episode_sums(policies, seeds, day: str, **params) -> pd.DataFrame:
             raw = {k: row[f"raw_{k}"] for k in REWARD_PARTS}
             for preset, weights in REWARD_PRESETS.items():
                 w = weights(env.params)
-                rows.append({"policy": name, "seed": seed, "preset": preset, "sum_job_h": sum(w[k] * raw[k] for k in REWARD_PARTS) / 3600.0})
+                rows.append(
+                    {
+                        "policy": name,
+                        "seed": seed,
+                        "preset": preset,
+                        "sum_job_h": sum(w[k] * raw[k] for k in REWARD_PARTS) / 3600.0,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
 def alignment(df: pd.DataFrame, objective: str = "deadline") -> tuple[pd.DataFrame, pd.Series]:
     """(policy × preset mean sums, sorted by the objective; Spearman ρ of each preset with it)."""
     table = df.pivot_table(index="policy", columns="preset", values="sum_job_h", aggfunc="mean").sort_values(objective)
-    rho = pd.Series({p: float(spearmanr(table[objective], table[p])[0]) for p in table.columns}, name="spearman vs " + objective)
+    rho = pd.Series(
+        {p: float(spearmanr(table[objective], table[p])[0]) for p in table.columns}, name="spearman vs " + objective
+    )
     return table, rho
 
 
@@ -64,7 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     params = {"stock_process": a.stock} | ({"stock_dwell_s": a.dwell} if a.stock == "markov" else {})
     table, rho = alignment(episode_sums(a.policies, range(20_000, 20_000 + a.seeds), a.day, **params))
-    print(f"Mean episode sum [job-hours] on the {a.day} day, stock {a.stock}, {a.seeds} seeds (rows by the deadline objective):")
+    print(
+        f"Mean episode sum [job-hours] on the {a.day} day, stock {a.stock}, {a.seeds} seeds (rows by the deadline "
+        "objective):"
+    )
     print(table.round(0).to_string())
     print()
     print(rho.round(3).to_string())

@@ -97,7 +97,9 @@ def play(model: Any, env: CGRSPEnv, seed: int, mode: str, rule: str) -> dict[str
                 base_job = _planned(base, env)
                 n_when += (rule_job is None) != (learned == noop)
                 if learned != noop and base_job is not None:
-                    n_which += env.decode(learned) != base_job  # (job, slot) pairs: the slot is the offered one in slot mode
+                    n_which += (
+                        env.decode(learned) != base_job
+                    )  # (job, slot) pairs: the slot is the offered one in slot mode
                 likeliest = int(th.argmax(probs[0, :noop]))  # the learned which
                 if mode == "rule_when":
                     a = noop if rule_job is None else likeliest
@@ -106,12 +108,19 @@ def play(model: Any, env: CGRSPEnv, seed: int, mode: str, rule: str) -> dict[str
         obs, _, done, _, info = env.step(a)
     s = info["summary"]
     return {
-        "mode": mode, "seed": seed, "miss_pct": s["miss_pct"], "mean_wait_min": s["mean_wait_min"], "decisions": n_choice,
-        "when_disagree": n_when / max(n_choice, 1), "which_disagree": n_which / max(n_choice, 1),
+        "mode": mode,
+        "seed": seed,
+        "miss_pct": s["miss_pct"],
+        "mean_wait_min": s["mean_wait_min"],
+        "decisions": n_choice,
+        "when_disagree": n_when / max(n_choice, 1),
+        "which_disagree": n_which / max(n_choice, 1),
     }
 
 
-def diagnose(run_dir: Path, model_file: str, seeds: list[int], rule: str | None = None, modes: tuple[str, ...] = MODES) -> pd.DataFrame:
+def diagnose(
+    run_dir: Path, model_file: str, seeds: list[int], rule: str | None = None, modes: tuple[str, ...] = MODES
+) -> pd.DataFrame:
     """One row per mode × seed."""
     cfg = OmegaConf.load(run_dir / "config.yaml")
     config = env_config(cfg)
@@ -120,7 +129,9 @@ def diagnose(run_dir: Path, model_file: str, seeds: list[int], rule: str | None 
     th.set_num_threads(int(cfg.train.get("torch_threads", 1)))
     model = load_model(cfg.algo.name, run_dir / model_file, device="cpu")
     if not hasattr(model.policy, "get_distribution"):
-        raise ConfigError(f"{cfg.algo.name}: this diagnostic needs a policy-gradient model (ppo), not {type(model).__name__}")
+        raise ConfigError(
+            f"{cfg.algo.name}: this diagnostic needs a policy-gradient model (ppo), not {type(model).__name__}"
+        )
     env = CGRSPEnv(config)
     return pd.DataFrame([play(model, env, s, m, rule) for m in modes for s in seeds]).assign(rule=rule)
 
@@ -133,7 +144,9 @@ def versus_rule_tests(df: pd.DataFrame) -> pd.DataFrame:
         g = g.set_index("seed").loc[ref.index]
         for m in ("mean_wait_min", "miss_pct"):
             c = paired_compare(g[m], ref[m])
-            rows.append({"mode": mode, "metric": m, "diff_vs_rule": c.mean_diff, "t_p": c.t_p, "wilcoxon_p": c.w_p, "n": c.n})
+            rows.append(
+                {"mode": mode, "metric": m, "diff_vs_rule": c.mean_diff, "t_p": c.t_p, "wilcoxon_p": c.w_p, "n": c.n}
+            )
     return pd.DataFrame(rows)
 
 

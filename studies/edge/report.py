@@ -12,10 +12,20 @@ from gpu_sched_env.core.plotting import gantt, plt, save
 from gpu_sched_env.core.tables import markdown_table
 from gpu_sched_env.edge.sim import step_function
 
-COLORS = {"membatch": "#2ca02c", "baseline_ilp": "#d62728", "fcfs_llf": "#1f77b4",
-          "baseline_ilp-nosplit": "#ff9896", "fcfs_llf-nosplit": "#aec7e8"}
-LABELS = {"membatch": "MemBatch ILP", "baseline_ilp": "Baseline ILP", "fcfs_llf": "FCFS-LLF",
-          "baseline_ilp-nosplit": "Baseline ILP, no splitting", "fcfs_llf-nosplit": "FCFS-LLF, no splitting"}
+COLORS = {
+    "membatch": "#2ca02c",
+    "baseline_ilp": "#d62728",
+    "fcfs_llf": "#1f77b4",
+    "baseline_ilp-nosplit": "#ff9896",
+    "fcfs_llf-nosplit": "#aec7e8",
+}
+LABELS = {
+    "membatch": "MemBatch ILP",
+    "baseline_ilp": "Baseline ILP",
+    "fcfs_llf": "FCFS-LLF",
+    "baseline_ilp-nosplit": "Baseline ILP, no splitting",
+    "fcfs_llf-nosplit": "FCFS-LLF, no splitting",
+}
 
 
 def md_table(df: pd.DataFrame, floatfmt: str = ".2f") -> str:
@@ -29,8 +39,9 @@ def utilisation_steps(schedule: pd.DataFrame, device: int, gpu_cap: float = 100.
     return step_function(sub.start_s.tolist(), sub.end_s.tolist(), sub.gpu_pct.tolist(), gpu_cap)
 
 
-def plot_scaling(df: pd.DataFrame, y: str, ylabel: str, title: str, logy: bool = False,
-                 schedulers: Sequence[str] | None = None):
+def plot_scaling(
+    df: pd.DataFrame, y: str, ylabel: str, title: str, logy: bool = False, schedulers: Sequence[str] | None = None
+):
     """Mean of ``y`` over seeds vs number of tasks, one line per scheduler, min–max band."""
     fig, ax = plt.subplots(figsize=(7, 4.2))
     names = schedulers or sorted(df.scheduler.unique())
@@ -51,8 +62,13 @@ def plot_scaling(df: pd.DataFrame, y: str, ylabel: str, title: str, logy: bool =
     return fig
 
 
-def plot_utilisation(schedules: Mapping[str, pd.DataFrame], device_labels: Mapping[int, str],
-                     title: str, time_unit: float = 3600.0, time_label: str = "time [h]"):
+def plot_utilisation(
+    schedules: Mapping[str, pd.DataFrame],
+    device_labels: Mapping[int, str],
+    title: str,
+    time_unit: float = 3600.0,
+    time_label: str = "time [h]",
+):
     """GPU share in use over time, one lane per device, one panel per scheduler."""
     n = len(schedules)
     lanes = sorted(device_labels)
@@ -61,7 +77,9 @@ def plot_utilisation(schedules: Mapping[str, pd.DataFrame], device_labels: Mappi
         for lane, j in enumerate(lanes):
             t, u = utilisation_steps(sch, j)
             base = -lane
-            ax.fill_between(t / time_unit, base, base + 0.85 * u, step="post", color=COLORS.get(name, "#555"), alpha=0.8)
+            ax.fill_between(
+                t / time_unit, base, base + 0.85 * u, step="post", color=COLORS.get(name, "#555"), alpha=0.8
+            )
             ax.axhline(base, color="#999", lw=0.4)
             ax.axhline(base + 0.85, color="#ddd", lw=0.4, ls=":")
         mk = sch.end_s.max() / time_unit if len(sch) else 0.0
@@ -76,13 +94,27 @@ def plot_utilisation(schedules: Mapping[str, pd.DataFrame], device_labels: Mappi
     return fig
 
 
-def plot_gantt(schedule: pd.DataFrame, device_labels: Mapping[int, str], title: str,
-               time_unit: float = 3600.0, time_label: str = "time [h]"):
+def plot_gantt(
+    schedule: pd.DataFrame,
+    device_labels: Mapping[int, str],
+    title: str,
+    time_unit: float = 3600.0,
+    time_label: str = "time [h]",
+):
     """Gantt chart (core.plotting.gantt) of a schedule table; split shards hatched."""
     df = schedule.copy()
     df["split shard"] = df["task"] != df["parent"]
-    return gantt(df, resource="device", start="start_s", end="end_s", highlight="split shard",
-                 resource_labels=dict(device_labels), title=title, time_unit=time_unit, time_label=time_label)
+    return gantt(
+        df,
+        resource="device",
+        start="start_s",
+        end="end_s",
+        highlight="split shard",
+        resource_labels=dict(device_labels),
+        title=title,
+        time_unit=time_unit,
+        time_label=time_label,
+    )
 
 
 def save_fig(fig, path: str | os.PathLike):

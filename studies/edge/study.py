@@ -60,8 +60,7 @@ class IlpVariant:
         return base.replace(rounds=self.rounds, gpu_share=self.gpu_share, deferral=self.deferral)
 
 
-ILP_VARIANTS = tuple(IlpVariant(s, r, d) for d, s, r in itertools.product(
-    ("best_time", "penalty"), GPU_SHARE, ROUNDS))
+ILP_VARIANTS = tuple(IlpVariant(s, r, d) for d, s, r in itertools.product(("best_time", "penalty"), GPU_SHARE, ROUNDS))
 
 # FCFS-LLF: the default, each option changed alone, and the earlier model
 LLF_VARIANTS: dict[str, LLFConfig] = {
@@ -82,8 +81,13 @@ def split_placement(sim: SimResult, cluster: Cluster) -> str:
     return "+".join(cluster.devices[j].dtype for j in first.device)
 
 
-def sensitivity(five: Sequence[Task], scaled: Mapping[int, Sequence[Task]], cluster: Cluster,
-                solver: SolverConfig, llf: LLFConfig | None = None) -> pd.DataFrame:
+def sensitivity(
+    five: Sequence[Task],
+    scaled: Mapping[int, Sequence[Task]],
+    cluster: Cluster,
+    solver: SolverConfig,
+    llf: LLFConfig | None = None,
+) -> pd.DataFrame:
     """MemBatch and baseline makespans for every :data:`ILP_VARIANTS` entry (no noise).
 
     Args:
@@ -94,8 +98,10 @@ def sensitivity(five: Sequence[Task], scaled: Mapping[int, Sequence[Task]], clus
             ``gpu_share`` and ``deferral``.
         llf: FCFS-LLF options for the "vs FCFS-LLF" column.
     """
-    llf_mk = {s: simulate(fcfs_llf_schedule(t, cluster, stream(s, LLF_STREAM), llf), cluster).makespan_s
-              for s, t in scaled.items()}
+    llf_mk = {
+        s: simulate(fcfs_llf_schedule(t, cluster, stream(s, LLF_STREAM), llf), cluster).makespan_s
+        for s, t in scaled.items()
+    }
     cache: dict[tuple, float] = {}
 
     def mk(kind: str, cfg: SolverConfig, key, tasks) -> float:
@@ -111,41 +117,60 @@ def sensitivity(five: Sequence[Task], scaled: Mapping[int, Sequence[Task]], clus
         mb = np.array([mk("membatch", mcfg, s, t) for s, t in scaled.items()])
         base = np.array([mk("baseline", bcfg, s, t) for s, t in scaled.items()])
         llf_arr = np.array([llf_mk[s] for s in scaled])
-        rows.append({
-            "baseline GPU share": v.gpu_share, "rounds": v.rounds, "baseline deferral": v.deferral,
-            "default": v.is_default,
-            "five: MemBatch [min]": mk("membatch", mcfg, "five", five) / 60,
-            "five: baseline [min]": mk("baseline", bcfg, "five", five) / 60,
-            "MemBatch [h]": mb.mean() / 3600, "baseline [h]": base.mean() / 3600, "FCFS-LLF [h]": llf_arr.mean() / 3600,
-            "MemBatch vs baseline [%]": float(np.mean(mb / base - 1) * 100),
-            "MemBatch vs FCFS-LLF [%]": float(np.mean(mb / llf_arr - 1) * 100),
-        })
+        rows.append(
+            {
+                "baseline GPU share": v.gpu_share,
+                "rounds": v.rounds,
+                "baseline deferral": v.deferral,
+                "default": v.is_default,
+                "five: MemBatch [min]": mk("membatch", mcfg, "five", five) / 60,
+                "five: baseline [min]": mk("baseline", bcfg, "five", five) / 60,
+                "MemBatch [h]": mb.mean() / 3600,
+                "baseline [h]": base.mean() / 3600,
+                "FCFS-LLF [h]": llf_arr.mean() / 3600,
+                "MemBatch vs baseline [%]": float(np.mean(mb / base - 1) * 100),
+                "MemBatch vs FCFS-LLF [%]": float(np.mean(mb / llf_arr - 1) * 100),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def llf_sensitivity(five: Sequence[Task], scaled: Mapping[int, Sequence[Task]], cluster: Cluster,
-                    membatch_h: Mapping[int, float], five_seeds: int = 10) -> pd.DataFrame:
+def llf_sensitivity(
+    five: Sequence[Task],
+    scaled: Mapping[int, Sequence[Task]],
+    cluster: Cluster,
+    membatch_h: Mapping[int, float],
+    five_seeds: int = 10,
+) -> pd.DataFrame:
     """FCFS-LLF per :data:`LLF_VARIANTS` entry: five-task makespan, total, where Chest X-ray runs (no noise).
 
     ``membatch_h``: seed -> MemBatch's makespan [h] on ``scaled[seed]`` (for the gain column).
     """
     rows = []
     for name, cfg in LLF_VARIANTS.items():
-        sims = [simulate(fcfs_llf_schedule(five, cluster, stream(s, LLF_STREAM), cfg), cluster) for s in range(five_seeds)]
+        sims = [
+            simulate(fcfs_llf_schedule(five, cluster, stream(s, LLF_STREAM), cfg), cluster) for s in range(five_seeds)
+        ]
         where = [split_placement(s, cluster) for s in sims]
-        big = np.array([simulate(fcfs_llf_schedule(t, cluster, stream(s, LLF_STREAM), cfg), cluster).makespan_s / 3600
-                        for s, t in scaled.items()])
+        big = np.array(
+            [
+                simulate(fcfs_llf_schedule(t, cluster, stream(s, LLF_STREAM), cfg), cluster).makespan_s / 3600
+                for s, t in scaled.items()
+            ]
+        )
         mb = np.array([membatch_h[s] for s in scaled])
-        rows.append({
-            "FCFS-LLF variant": name,
-            "five: makespan [min]": float(np.mean([s.makespan_s for s in sims]) / 60),
-            "five: total [min]": float(np.mean([s.total_comp_s for s in sims]) / 60),
-            "five: min total [min]": float(np.min([s.total_comp_s for s in sims]) / 60),
-            "sub-tasks both on Nanos": f"{sum(w == 'nano+nano' for w in where)}/{five_seeds}",
-            "a sub-task on a Nano": f"{sum('nano' in w.split('+') for w in where)}/{five_seeds}",
-            "makespan [h]": float(big.mean()),
-            "MemBatch vs it [%]": float(np.mean(mb / big - 1) * 100),
-        })
+        rows.append(
+            {
+                "FCFS-LLF variant": name,
+                "five: makespan [min]": float(np.mean([s.makespan_s for s in sims]) / 60),
+                "five: total [min]": float(np.mean([s.total_comp_s for s in sims]) / 60),
+                "five: min total [min]": float(np.min([s.total_comp_s for s in sims]) / 60),
+                "sub-tasks both on Nanos": f"{sum(w == 'nano+nano' for w in where)}/{five_seeds}",
+                "a sub-task on a Nano": f"{sum('nano' in w.split('+') for w in where)}/{five_seeds}",
+                "makespan [h]": float(big.mean()),
+                "MemBatch vs it [%]": float(np.mean(mb / big - 1) * 100),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -155,7 +180,10 @@ def _status(ours: float, study: float, fitted: bool, cause: str, pts: bool = Fal
     if assumed:
         return f"deviates ({size}; matched under an assumption: {assumed})"
     if fitted:
-        return f"deviates ({size}; fitted: the profile table was derived from this number, so agreement is by construction)"
+        return (
+            f"deviates ({size}; fitted: the profile table was derived from this number, so agreement is by "
+            "construction)"
+        )
     if abs(diff) <= TOLERANCE * 100:
         return f"faithful ({size})"
     return f"deviates ({size}; {cause})"
@@ -184,73 +212,130 @@ def published_table(five: pd.DataFrame, scaling: pd.DataFrame, n: int, causes: M
 
     for k, lab in (("membatch", "MemBatch"), ("baseline_ilp", "baseline ILP"), ("fcfs_llf", "FCFS-LLF")):
         m = float(f.makespan_min.mean()[k])
-        add(f"five tasks: {lab} makespan [min]", f"{FIVE_MAKESPAN_MIN[k]:g}", f"{m:.1f}",
-            _status(m, FIVE_MAKESPAN_MIN[k], True, causes.get(f"five_mk_{k}", "")))
+        add(
+            f"five tasks: {lab} makespan [min]",
+            f"{FIVE_MAKESPAN_MIN[k]:g}",
+            f"{m:.1f}",
+            _status(m, FIVE_MAKESPAN_MIN[k], True, causes.get(f"five_mk_{k}", "")),
+        )
     for k, lab in (("membatch", "MemBatch"), ("baseline_ilp", "baseline ILP"), ("fcfs_llf", "FCFS-LLF")):
         m = float(f.total_comp_min.mean()[k])
-        add(f"five tasks: {lab} total computation [min]", f"{FIVE_TOTAL_MIN[k]:g}", f"{m:.1f}",
-            _status(m, FIVE_TOTAL_MIN[k], k != "fcfs_llf", causes.get(f"five_tot_{k}", "")))
+        add(
+            f"five tasks: {lab} total computation [min]",
+            f"{FIVE_TOTAL_MIN[k]:g}",
+            f"{m:.1f}",
+            _status(m, FIVE_TOTAL_MIN[k], k != "fcfs_llf", causes.get(f"five_tot_{k}", "")),
+        )
     place = {k: f.split_placement.agg(lambda s: s.value_counts().to_dict())[k] for k in FIVE_MAKESPAN_MIN}
     exp = {"membatch": "orin_nx+xavier_nx", "baseline_ilp": "orin_nx+orin_nx", "fcfs_llf": "nano+nano"}
-    for k, lab in (("membatch", "MemBatch: Orin + Xavier"), ("baseline_ilp", "baseline: both on the Orin"),
-                   ("fcfs_llf", "FCFS-LLF: both on Nanos")):
+    for k, lab in (
+        ("membatch", "MemBatch: Orin + Xavier"),
+        ("baseline_ilp", "baseline: both on the Orin"),
+        ("fcfs_llf", "FCFS-LLF: both on Nanos"),
+    ):
         hit, tot = place[k].get(exp[k], 0), sum(place[k].values())
         ours = ", ".join(f"{w} {c}/{tot}" for w, c in sorted(place[k].items(), key=lambda x: -x[1]))
-        st = "faithful" if hit == tot else ("deviates (" + (f"{hit}/{tot} runs; " if hit else "never; ")
-                                            + causes.get(f"place_{k}", "") + ")")
+        st = (
+            "faithful"
+            if hit == tot
+            else ("deviates (" + (f"{hit}/{tot} runs; " if hit else "never; ") + causes.get(f"place_{k}", "") + ")")
+        )
         add(f"five tasks: Chest X-ray sub-tasks, {lab}", "as named", ours, st)
     for k, lab in (("membatch", "MemBatch"), ("baseline_ilp", "baseline ILP"), ("fcfs_llf", "FCFS-LLF")):
         m = float(last[k].mean())
-        add(f"{n} tasks: {lab} makespan [h]", f"{MAKESPAN_100_H[k]:g}", f"{m:.1f}",
-            _status(m, MAKESPAN_100_H[k], False, causes.get(f"mk100_{k}", "")))
+        add(
+            f"{n} tasks: {lab} makespan [h]",
+            f"{MAKESPAN_100_H[k]:g}",
+            f"{m:.1f}",
+            _status(m, MAKESPAN_100_H[k], False, causes.get(f"mk100_{k}", "")),
+        )
     for k, lab in (("baseline_ilp", "baseline ILP"), ("fcfs_llf", "FCFS-LLF")):
         g = float(((last.membatch / last[k] - 1) * 100).mean())
-        add(f"{n} tasks: MemBatch vs {lab} [%]", f"{GAIN_100_PCT[k]:g}", f"{g:.1f}",
-            _status(g, GAIN_100_PCT[k], False, causes.get(f"gain_{k}", ""), pts=True,
-                    assumed=causes.get(f"assumed_gain_{k}", "")))
+        add(
+            f"{n} tasks: MemBatch vs {lab} [%]",
+            f"{GAIN_100_PCT[k]:g}",
+            f"{g:.1f}",
+            _status(
+                g,
+                GAIN_100_PCT[k],
+                False,
+                causes.get(f"gain_{k}", ""),
+                pts=True,
+                assumed=causes.get(f"assumed_gain_{k}", ""),
+            ),
+        )
     rt = big.groupby("scheduler").runtime_s.mean()
     order_ok = rt["baseline_ilp"] > rt["membatch"] > rt["fcfs_llf"]
-    add(f"{n} tasks: scheduler runtime baseline / MemBatch / FCFS-LLF [s]",
+    add(
+        f"{n} tasks: scheduler runtime baseline / MemBatch / FCFS-LLF [s]",
         " / ".join(f"{RUNTIME_100_S[k]:g}" for k in ("baseline_ilp", "membatch", "fcfs_llf")),
         " / ".join(f"{rt[k]:.3g}" for k in ("baseline_ilp", "membatch", "fcfs_llf")),
-        "deviates (" + ("order kept, " if order_ok else "order not kept, ") + causes.get("runtime", "") + ")")
-    add("per-device GPU utilisation plot; Gantt charts per scheduler", "figures", "figures in runs/edge",
-        "faithful (utilisation_five.png, utilisation_n*.png, gantt_*.png)")
+        "deviates (" + ("order kept, " if order_ok else "order not kept, ") + causes.get("runtime", "") + ")",
+    )
+    add(
+        "per-device GPU utilisation plot; Gantt charts per scheduler",
+        "figures",
+        "figures in runs/edge",
+        "faithful (utilisation_five.png, utilisation_n*.png, gantt_*.png)",
+    )
     return pd.DataFrame(rows)
 
 
-def measured_causes(five: pd.DataFrame, scaling: pd.DataFrame, n: int, sens: pd.DataFrame | None,
-                    llf_sens: pd.DataFrame | None, time_limit: float) -> dict[str, str]:
+def measured_causes(
+    five: pd.DataFrame,
+    scaling: pd.DataFrame,
+    n: int,
+    sens: pd.DataFrame | None,
+    llf_sens: pd.DataFrame | None,
+    time_limit: float,
+) -> dict[str, str]:
     """The cause shown for each deviating row of :func:`published_table`, from measured numbers."""
     big = scaling[scaling.n_tasks == n]
     mk = big.groupby("scheduler").makespan_h.mean()
     ratio = {k: mk[k] / MAKESPAN_100_H[k] for k in MAKESPAN_100_H if k in mk}
     lo, hi = min(ratio.values()), max(ratio.values())
     tot = five[five.scheduler == "fcfs_llf"].total_comp_min
-    out = {f"mk100_{k}": (f"all three makespans are {lo:.2f}-{hi:.2f} x the study's: the unpublished profiles "
-                          "set the time scale, the order is kept") for k in MAKESPAN_100_H}
-    out["five_tot_fcfs_llf"] = (f"the random top-k pick gives {tot.min():.0f}-{tot.max():.0f} min over "
-                                f"{len(tot)} runs; the study reports one run")
+    out = {
+        f"mk100_{k}": (
+            f"all three makespans are {lo:.2f}-{hi:.2f} x the study's: the unpublished profiles "
+            "set the time scale, the order is kept"
+        )
+        for k in MAKESPAN_100_H
+    }
+    out["five_tot_fcfs_llf"] = (
+        f"the random top-k pick gives {tot.min():.0f}-{tot.max():.0f} min over "
+        f"{len(tot)} runs; the study reports one run"
+    )
     solves = big.groupby("scheduler").n_solves.mean()
-    out["runtime"] = (f"CP-SAT with a deterministic limit of {time_limit:g} per round on 1 worker of this machine, "
-                      f"not the study's solver and Jetson head; {solves.get('baseline_ilp', 0):.0f} baseline and "
-                      f"{solves.get('membatch', 0):.0f} MemBatch rounds per run")
+    out["runtime"] = (
+        f"CP-SAT with a deterministic limit of {time_limit:g} per round on 1 worker of this machine, "
+        f"not the study's solver and Jetson head; {solves.get('baseline_ilp', 0):.0f} baseline and "
+        f"{solves.get('membatch', 0):.0f} MemBatch rounds per run"
+    )
     if llf_sens is not None:
         r = llf_sens.set_index("FCFS-LLF variant")
-        out["place_fcfs_llf"] = ("each sub-task goes to one of the two top-ranked devices; both on Nanos in "
-                                 + ", ".join(f"{v} with {k}" for k, v in r["sub-tasks both on Nanos"].items()))
+        out["place_fcfs_llf"] = (
+            "each sub-task goes to one of the two top-ranked devices; both on Nanos in "
+            + ", ".join(f"{v} with {k}" for k, v in r["sub-tasks both on Nanos"].items())
+        )
         g = r["MemBatch vs it [%]"]
-        out["gain_fcfs_llf"] = (f"FCFS-LLF's ranking rule: MemBatch vs FCFS-LLF is {g.min():.0f} to {g.max():.0f} % "
-                                "over the FCFS-LLF variants (table below)")
+        out["gain_fcfs_llf"] = (
+            f"FCFS-LLF's ranking rule: MemBatch vs FCFS-LLF is {g.min():.0f} to {g.max():.0f} % "
+            "over the FCFS-LLF variants (table below)"
+        )
     if sens is not None:
         s = sens.set_index(["baseline GPU share", "rounds", "baseline deferral"])
         pen = s.loc[("enforce", "load_aware", "penalty"), "MemBatch vs baseline [%]"]
         ign = s.loc[("ignore", "load_aware", "penalty"), "MemBatch vs baseline [%]"]
-        out["gain_baseline_ilp"] = (f"set by the baseline's price for deferring a task, which the study does not "
-                                    f"state: {pen:.0f} % when it places as many tasks per round as it can "
-                                    f"(deferral=penalty), {ign:.0f} % if it may also oversubscribe the GPU")
+        out["gain_baseline_ilp"] = (
+            f"set by the baseline's price for deferring a task, which the study does not "
+            f"state: {pen:.0f} % when it places as many tasks per round as it can "
+            f"(deferral=penalty), {ign:.0f} % if it may also oversubscribe the GPU"
+        )
         if s.loc[("enforce", "load_aware", "best_time"), "default"]:
-            out["assumed_gain_baseline_ilp"] = (f"the baseline's deferral price best_time (a task waits for its fastest "
-                                                f"device), not stated in the study; with penalty {pen:.0f} %, "
-                                                "sensitivity table")
+            out["assumed_gain_baseline_ilp"] = (
+                f"the baseline's deferral price best_time (a task waits for its fastest "
+                f"device), not stated in the study; with penalty {pen:.0f} %, "
+                "sensitivity table"
+            )
     return out

@@ -45,8 +45,7 @@ from studies.hgsp.report import (
 def main(argv: list[str] | None = None) -> int:
     """Run the HGSP report; returns the exit status."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tasks", nargs="+", default=["tasks1", "tasks2", "tasks3", "tasks4"],
-                    choices=sorted(PRESETS))
+    ap.add_argument("--tasks", nargs="+", default=["tasks1", "tasks2", "tasks3", "tasks4"], choices=sorted(PRESETS))
     ap.add_argument("--clusters", nargs="+", default=list(CLUSTER_PRESETS), choices=list(CLUSTER_PRESETS))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sa-iters", type=int, default=100, help="SAGreedy iterations K")
@@ -56,8 +55,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--exact-time", type=float, default=10.0, help="CP-SAT time limit per instance [s]")
     ap.add_argument("--orderings-seeds", type=int, default=10, help="seeds per cell of the orderings table; 0 skips")
     ap.add_argument("--only-orderings", action="store_true", help="skip the seed-0 grid, calibration and CP-SAT")
-    ap.add_argument("--update-docs", type=Path, nargs="?", const=Path("docs/hgsp.md"), default=None,
-                    help="write the orderings tables between the hgsp-orderings markers of this file")
+    ap.add_argument(
+        "--update-docs",
+        type=Path,
+        nargs="?",
+        const=Path("docs/hgsp.md"),
+        default=None,
+        help="write the orderings tables between the hgsp-orderings markers of this file",
+    )
     ap.add_argument("--no-figures", action="store_true")
     ap.add_argument("--out", type=Path, default=Path("runs/hgsp"))
     args = ap.parse_args(argv)
@@ -75,8 +80,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     table, runs = run_grid(args.tasks, args.clusters, seed=args.seed, sa_iters=args.sa_iters)
     atomic_write_table(out / "results.csv", table)
-    md += [f"## Seed {args.seed}", "", f"seed {args.seed}, SAGreedy K = {args.sa_iters}", "",
-          markdown_table(table, RESULT_COLUMNS)]
+    md += [
+        f"## Seed {args.seed}",
+        "",
+        f"seed {args.seed}, SAGreedy K = {args.sa_iters}",
+        "",
+        markdown_table(table, RESULT_COLUMNS),
+    ]
     print(markdown_table(table, RESULT_COLUMNS))
     if not args.no_figures:
         for (ts, cl), by_pol in runs.items():
@@ -92,12 +102,22 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(lines))
         md += ["", "## Calibration (FIFO, tasks1, small)", "", markdown_table(cal), "", *lines]
     if args.exact_seeds > 0:
-        ex = exact_table(range(args.exact_seeds), args.exact_n, time_limit_s=args.exact_time,
-                         sa_iters=args.sa_iters)
+        ex = exact_table(range(args.exact_seeds), args.exact_n, time_limit_s=args.exact_time, sa_iters=args.sa_iters)
         atomic_write_table(out / "exact.csv", ex)
-        cols = ["seed", "status", "lower_bound", "upper_bound", "proven_optimal", "solve_s",
-                "fifo_wt", "greedy_wt", "sagreedy_wt", "fifo_gap_pct_vs_ub", "greedy_gap_pct_vs_ub",
-                "sagreedy_gap_pct_vs_ub"]
+        cols = [
+            "seed",
+            "status",
+            "lower_bound",
+            "upper_bound",
+            "proven_optimal",
+            "solve_s",
+            "fifo_wt",
+            "greedy_wt",
+            "sagreedy_wt",
+            "fifo_gap_pct_vs_ub",
+            "greedy_gap_pct_vs_ub",
+            "sagreedy_gap_pct_vs_ub",
+        ]
         print("\nCP-SAT on tiny instances (n =", args.exact_n, ")")
         print(markdown_table(ex, cols, 3))
         md += ["", f"## CP-SAT (tiny, n = {args.exact_n}, small cluster)", "", markdown_table(ex, cols, 3)]
@@ -114,18 +134,33 @@ def orderings_section(args: argparse.Namespace, out: Path) -> list[str]:
     pub = orderings.published_vs_ours(df)
     atomic_write_table(out / "published.csv", pub)
     cmd = "`.venv/bin/python scripts/hgsp_report.py --only-orderings --update-docs`"
-    setup = (f"{len(seeds)} seeds, generator seed = policy seed, SAGreedy K = {args.sa_iters}; mean and "
-             "95 % Student-t CI over seeds, SciPy; `sagreedy` = the study's list-order decoder (default), "
-             "`sagreedy_release` = ours, release-aware")
-    body = [f"Measured with {cmd} ({setup}; \"Greedy < FIFO\" counts seeds).", "",
-            "**Weighted tardiness WT**", "", markdown_table(orderings.side_by_side(df, "wt")), "",
-            "**Deadline miss rate DMR [%]**", "", markdown_table(orderings.side_by_side(df, "dmr_pct"))]
+    setup = (
+        f"{len(seeds)} seeds, generator seed = policy seed, SAGreedy K = {args.sa_iters}; mean and "
+        "95 % Student-t CI over seeds, SciPy; `sagreedy` = the study's list-order decoder (default), "
+        "`sagreedy_release` = ours, release-aware"
+    )
+    body = [
+        f'Measured with {cmd} ({setup}; "Greedy < FIFO" counts seeds).',
+        "",
+        "**Weighted tardiness WT**",
+        "",
+        markdown_table(orderings.side_by_side(df, "wt")),
+        "",
+        "**Deadline miss rate DMR [%]**",
+        "",
+        markdown_table(orderings.side_by_side(df, "dmr_pct")),
+    ]
     text = "\n".join(body)
-    pub_text = "\n".join([
-        f"Generated by {cmd} ({setup}). Each task set on its published cluster. Tolerances: utilisation "
-        "and DMR ±3 / ±1 points, ACT ±10 %, makespan ±5 %, SAGreedy WT change ±max(5 points, 25 %); "
-        "`faithful (fitted)` = a preset was fitted to this figure, so it is an input, not a "
-        "prediction. WT changes are of WT summed over the seeds.", "", markdown_table(pub)])
+    pub_text = "\n".join(
+        [
+            f"Generated by {cmd} ({setup}). Each task set on its published cluster. Tolerances: utilisation "
+            "and DMR ±3 / ±1 points, ACT ±10 %, makespan ±5 %, SAGreedy WT change ±max(5 points, 25 %); "
+            "`faithful (fitted)` = a preset was fitted to this figure, so it is an input, not a "
+            "prediction. WT changes are of WT summed over the seeds.",
+            "",
+            markdown_table(pub),
+        ]
+    )
     print(pub_text)
     print(text)
     if args.update_docs is not None:

@@ -24,7 +24,10 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "sagreedy_release": ("sagreedy", {"decoder": "release"}),
 }
 PUBLISHED: dict[tuple[str, str], str] = {
-    ("tasks1", "small"): "FIFO 86 % busy, ACT 9.2, DMR 5.7 %, makespan 2500; SAGreedy < Greedy < FIFO; SAGreedy -25 % WT",
+    (
+        "tasks1",
+        "small",
+    ): "FIFO 86 % busy, ACT 9.2, DMR 5.7 %, makespan 2500; SAGreedy < Greedy < FIFO; SAGreedy -25 % WT",
     ("tasks2", "medium"): "FIFO 43 % busy, DMR ~2 %; Greedy = SAGreedy, almost no misses",
     ("tasks3", "small"): "FIFO DMR ~99 %; SAGreedy clearly fewer misses, -10 % WT",
     ("tasks4", "large"): "FIFO DMR ~99 %; SAGreedy -1.3 % WT",
@@ -32,8 +35,13 @@ PUBLISHED: dict[tuple[str, str], str] = {
 METRICS = ("wt", "dmr_pct", "act", "makespan", "gpu_util_pct")
 
 
-def run_seeds(task_sets: Sequence[str], clusters: Sequence[str] | None, seeds: Sequence[int],
-              sa_iters: int = 100, variants: Sequence[str] = tuple(VARIANTS)) -> pd.DataFrame:
+def run_seeds(
+    task_sets: Sequence[str],
+    clusters: Sequence[str] | None,
+    seeds: Sequence[int],
+    sa_iters: int = 100,
+    variants: Sequence[str] = tuple(VARIANTS),
+) -> pd.DataFrame:
     """One row per (tasks, cluster, seed, policy) with :data:`METRICS`.
 
     ``clusters=None`` runs every task set on its preset's cluster only.
@@ -48,8 +56,9 @@ def run_seeds(task_sets: Sequence[str], clusters: Sequence[str] | None, seeds: S
                     if pol == "sagreedy":
                         kw = {**kw, "iters": sa_iters}
                     m = run(pol, ts, cl, s, **kw).summary()
-                    rows.append({"tasks": ts_name, "cluster": cl, "seed": s, "policy": label,
-                                 **{k: m[k] for k in METRICS}})
+                    rows.append(
+                        {"tasks": ts_name, "cluster": cl, "seed": s, "policy": label, **{k: m[k] for k in METRICS}}
+                    )
     return pd.DataFrame(rows)
 
 
@@ -103,16 +112,16 @@ def side_by_side(df: pd.DataFrame, metric: str = "wt", level: float = 0.95) -> p
 # decoder comparison of the orderings table (docs/hgsp.md, "Published vs ours").
 CAUSES = {
     "greedy_vs_fifo": "load, not deadlines: at 86 % busy EFT leaves the A30 idle while tasks queue "
-                      "for the A100/L40, so Greedy's mean flow time exceeds FIFO's; 9 of 10 deadline x "
-                      "memory models re-fitted to DMR 5.7 % keep Greedy worse (diagnosis, tables 2-4)",
+    "for the A100/L40, so Greedy's mean flow time exceeds FIFO's; 9 of 10 deadline x "
+    "memory models re-fitted to DMR 5.7 % keep Greedy worse (diagnosis, tables 2-4)",
     "sa_list": "list-order decoder: a tardy task moved to the front reserves its GPU from its "
-               "arrival on, so SAGreedy's neighbours are worse and it returns (nearly) Greedy's "
-               "ordering",
+    "arrival on, so SAGreedy's neighbours are worse and it returns (nearly) Greedy's "
+    "ordering",
     "sa_list_equal": "list-order decoder: with a handful of tardy tasks, placing a moved task first "
-                     "(its GPU idles until it arrives) sometimes pays, as in the hand-computed example "
-                     "(tests/hgsp/test_hgsp_decoders.py)",
+    "(its GPU idles until it arrives) sometimes pays, as in the hand-computed example "
+    "(tests/hgsp/test_hgsp_decoders.py)",
     "sa_release": "release-aware decoder (ours): moved tasks cannot block waiting ones, so the "
-                  "annealing reaches far better orderings than the study's",
+    "annealing reaches far better orderings than the study's",
 }
 
 
@@ -131,16 +140,25 @@ def published_vs_ours(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     have = set(zip(df.tasks, df.cluster))
 
-    def add(ts: str, figure: str, published: str, ours: str, ok: bool | None, size: str = "",
-            cause: str = "", fitted: bool = False) -> None:
+    def add(
+        ts: str,
+        figure: str,
+        published: str,
+        ours: str,
+        ok: bool | None,
+        size: str = "",
+        cause: str = "",
+        fitted: bool = False,
+    ) -> None:
         if ok is None:
             status, why = "missing", cause
         elif ok:
             status, why = ("faithful (fitted)" if fitted else "faithful"), ""
         else:
             status, why = f"deviates ({size})", cause
-        rows.append({"tasks": ts, "figure": figure, "published": published, "ours": ours, "status": status,
-                     "cause": why})
+        rows.append(
+            {"tasks": ts, "figure": figure, "published": published, "ours": ours, "status": status, "cause": why}
+        )
 
     def per_seed(ts: str, cl: str, pol: str, k: str) -> np.ndarray:
         g = df[(df.tasks == ts) & (df.cluster == cl) & (df.policy == pol)].sort_values("seed")
@@ -150,11 +168,19 @@ def published_vs_ours(df: pd.DataFrame) -> pd.DataFrame:
         ci = mean_ci(per_seed(ts, cl, pol, k))
         return ci.mean, _fmt(ci.mean, ci.lo, ci.hi)
 
-    def close(ts: str, figure: str, published: float, v: tuple[float, str], tol: float, unit: str,
-              fitted: bool = False) -> None:
+    def close(
+        ts: str, figure: str, published: float, v: tuple[float, str], tol: float, unit: str, fitted: bool = False
+    ) -> None:
         d = v[0] - published
-        add(ts, figure, f"{published:g}{unit}", v[1] + unit, abs(d) <= tol,
-            f"{d:+.3g}{unit.strip() or ''} vs tolerance ±{tol:g}", fitted=fitted)
+        add(
+            ts,
+            figure,
+            f"{published:g}{unit}",
+            v[1] + unit,
+            abs(d) <= tol,
+            f"{d:+.3g}{unit.strip() or ''} vs tolerance ±{tol:g}",
+            fitted=fitted,
+        )
 
     def sa_rows(ts: str, cl: str, published_pct: float | None, claim: str) -> None:
         f = per_seed(ts, cl, "fifo", "wt").sum()
@@ -166,19 +192,36 @@ def published_vs_ours(df: pd.DataFrame) -> pd.DataFrame:
             ours = f"{ch:+.1f} % (SAGreedy = Greedy on {same}/{len(s)} seeds)"
             if published_pct is None:  # "SAGreedy = Greedy"
                 vs_g = _rel(s.sum(), g.sum())
-                add(ts, f"SAGreedy [{dec}] WT vs Greedy", claim,
-                    f"{vs_g:+.1f} % (equal on {same}/{len(s)} seeds)", same == len(s),
+                add(
+                    ts,
+                    f"SAGreedy [{dec}] WT vs Greedy",
+                    claim,
+                    f"{vs_g:+.1f} % (equal on {same}/{len(s)} seeds)",
+                    same == len(s),
                     f"{vs_g:+.1f} %, equal on {same}/{len(s)} seeds",
-                    CAUSES["sa_list_equal" if dec == "list" else "sa_release"])
+                    CAUSES["sa_list_equal" if dec == "list" else "sa_release"],
+                )
             else:
                 ok = abs(ch - published_pct) <= max(5.0, 0.25 * abs(published_pct))
-                ratio = (f"{ch / published_pct:.1f}x the published gain" if ch * published_pct > 0
-                         else "no gain")
-                add(ts, f"SAGreedy [{dec}] WT vs FIFO", f"{published_pct:+g} %", ours, ok,
-                    f"{ch - published_pct:+.1f} points, {ratio}", CAUSES[f"sa_{dec}"])
+                ratio = f"{ch / published_pct:.1f}x the published gain" if ch * published_pct > 0 else "no gain"
+                add(
+                    ts,
+                    f"SAGreedy [{dec}] WT vs FIFO",
+                    f"{published_pct:+g} %",
+                    ours,
+                    ok,
+                    f"{ch - published_pct:+.1f} points, {ratio}",
+                    CAUSES[f"sa_{dec}"],
+                )
 
-    add("all", "task sets tasks1-tasks4", "used, not public", "seeded generator at the published loads",
-        None, cause="the study's sets and deadline model are not public (spec)")
+    add(
+        "all",
+        "task sets tasks1-tasks4",
+        "used, not public",
+        "seeded generator at the published loads",
+        None,
+        cause="the study's sets and deadline model are not public (spec)",
+    )
     if ("tasks1", "small") in have:
         ts, cl = "tasks1", "small"
         close(ts, "FIFO GPU utilisation", 86.0, stat(ts, cl, "fifo", "gpu_util_pct"), 3.0, " %", fitted=True)
@@ -187,12 +230,25 @@ def published_vs_ours(df: pd.DataFrame) -> pd.DataFrame:
         close(ts, "FIFO DMR", 5.7, stat(ts, cl, "fifo", "dmr_pct"), 1.0, " %", fitted=True)
         f, g = per_seed(ts, cl, "fifo", "wt"), per_seed(ts, cl, "greedy", "wt")
         ga, fa = per_seed(ts, cl, "greedy", "act").mean(), per_seed(ts, cl, "fifo", "act").mean()
-        add(ts, "Greedy WT vs FIFO", "slightly better (< 0)",
-            f"{_rel(g.sum(), f.sum()):+.1f} % (better on {int((g < f).sum())}/{len(f)} seeds)", g.sum() < f.sum(),
-            f"{_rel(g.sum(), f.sum()):+.1f} % instead of < 0; ACT {ga:.2f} vs {fa:.2f}", CAUSES["greedy_vs_fifo"])
+        add(
+            ts,
+            "Greedy WT vs FIFO",
+            "slightly better (< 0)",
+            f"{_rel(g.sum(), f.sum()):+.1f} % (better on {int((g < f).sum())}/{len(f)} seeds)",
+            g.sum() < f.sum(),
+            f"{_rel(g.sum(), f.sum()):+.1f} % instead of < 0; ACT {ga:.2f} vs {fa:.2f}",
+            CAUSES["greedy_vs_fifo"],
+        )
         fd, gd = stat(ts, cl, "fifo", "dmr_pct")[0], stat(ts, cl, "greedy", "dmr_pct")[0]
-        add(ts, "Greedy DMR vs FIFO", "lower", f"{gd:.2f} % vs {fd:.2f} %", gd < fd,
-            f"{gd - fd:+.2f} points", CAUSES["greedy_vs_fifo"])
+        add(
+            ts,
+            "Greedy DMR vs FIFO",
+            "lower",
+            f"{gd:.2f} % vs {fd:.2f} %",
+            gd < fd,
+            f"{gd - fd:+.2f} points",
+            CAUSES["greedy_vs_fifo"],
+        )
         sa_rows(ts, cl, -25.0, "")
     if ("tasks2", "medium") in have:
         ts, cl = "tasks2", "medium"
@@ -210,7 +266,14 @@ def published_vs_ours(df: pd.DataFrame) -> pd.DataFrame:
         if ts == "tasks3":
             for pol, dec in (("sagreedy", "list"), ("sagreedy_release", "release")):
                 sd = stat(ts, cl, pol, "dmr_pct")[0]
-                add(ts, f"SAGreedy [{dec}] DMR vs FIFO", "clearly fewer misses", f"{sd:.1f} % vs {v[0]:.1f} %",
-                    sd < v[0] - 5, f"{sd - v[0]:+.1f} points", CAUSES[f"sa_{dec}"])
+                add(
+                    ts,
+                    f"SAGreedy [{dec}] DMR vs FIFO",
+                    "clearly fewer misses",
+                    f"{sd:.1f} % vs {v[0]:.1f} %",
+                    sd < v[0] - 5,
+                    f"{sd - v[0]:+.1f} points",
+                    CAUSES[f"sa_{dec}"],
+                )
         sa_rows(ts, cl, gain, "")
     return pd.DataFrame(rows)

@@ -22,8 +22,13 @@ POLICY_COLORS = {"fifo": "#7f7f7f", "greedy": "#1f77b4", "sagreedy": "#ff7f0e"}
 PUBLISHED_TASKS1_SMALL_FIFO = {"act": 9.2, "dmr_pct": 5.7, "makespan": 2500.0, "gpu_util_pct": 86.0}
 
 
-def run_grid(task_sets: Sequence[str], clusters: Sequence[str], policies: Sequence[str] = POLICY_ORDER,
-             seed: int = 0, sa_iters: int = 100) -> tuple[pd.DataFrame, dict[tuple[str, str], dict[str, RunResult]]]:
+def run_grid(
+    task_sets: Sequence[str],
+    clusters: Sequence[str],
+    policies: Sequence[str] = POLICY_ORDER,
+    seed: int = 0,
+    sa_iters: int = 100,
+) -> tuple[pd.DataFrame, dict[tuple[str, str], dict[str, RunResult]]]:
     """Every policy x task set x cluster; returns the tidy table and the runs by (tasks, cluster)."""
     rows, runs = [], {}
     for ts_name in task_sets:
@@ -34,8 +39,17 @@ def run_grid(task_sets: Sequence[str], clusters: Sequence[str], policies: Sequen
                 kw = {"iters": sa_iters} if pol == "sagreedy" else {}
                 r = run(pol, ts, cl, seed, **kw)
                 runs[ts_name, cl][pol] = r
-                rows.append({"tasks": ts_name, "cluster": cl, "policy": pol, "seed": seed, "n": ts.n,
-                             **r.summary(), "wall_s": r.wall_s})
+                rows.append(
+                    {
+                        "tasks": ts_name,
+                        "cluster": cl,
+                        "policy": pol,
+                        "seed": seed,
+                        "n": ts.n,
+                        **r.summary(),
+                        "wall_s": r.wall_s,
+                    }
+                )
     df = pd.DataFrame(rows)
     fifo_wt = df[df.policy == "fifo"].set_index(["tasks", "cluster"])["wt"]
     key = list(zip(df.tasks, df.cluster))
@@ -52,13 +66,23 @@ def calibration_table(seeds: Sequence[int] = range(8), sa_iters: int = 100) -> p
         ts = generate_tasks("tasks1", s)
         f = run("fifo", ts, "small", s).summary()
         sa = run("sagreedy", ts, "small", s, iters=sa_iters).summary()
-        rows.append({"seed": s, **{k: f[k] for k in PUBLISHED_TASKS1_SMALL_FIFO},
-                     "sagreedy_wt_vs_fifo_pct": 100.0 * (sa["wt"] - f["wt"]) / f["wt"] if f["wt"] > 0 else np.nan})
+        rows.append(
+            {
+                "seed": s,
+                **{k: f[k] for k in PUBLISHED_TASKS1_SMALL_FIFO},
+                "sagreedy_wt_vs_fifo_pct": 100.0 * (sa["wt"] - f["wt"]) / f["wt"] if f["wt"] > 0 else np.nan,
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def exact_table(seeds: Sequence[int] = range(5), n: int = 10, cluster: str = "small",
-                time_limit_s: float = 10.0, sa_iters: int = 100) -> pd.DataFrame:
+def exact_table(
+    seeds: Sequence[int] = range(5),
+    n: int = 10,
+    cluster: str = "small",
+    time_limit_s: float = 10.0,
+    sa_iters: int = 100,
+) -> pd.DataFrame:
     """CP-SAT bounds and the heuristics' optimality gaps on small ``tiny`` instances."""
     from gpu_sched_agents.heuristics.hgsp.exact import solve_exact
 
@@ -66,16 +90,27 @@ def exact_table(seeds: Sequence[int] = range(5), n: int = 10, cluster: str = "sm
     for s in seeds:
         ts = generate_tasks("tiny", s, n=n)
         ex = solve_exact(ts, make_cluster(cluster), time_limit_s=time_limit_s, seed=s)
-        row = {"seed": s, "n": n, "cluster": cluster, "status": ex.status, "lower_bound": ex.lower_bound,
-               "upper_bound": ex.upper_bound, "proven_optimal": ex.proven_optimal,
-               "bound_gap_pct": ex.gap_pct, "solve_s": ex.wall_s}
+        row = {
+            "seed": s,
+            "n": n,
+            "cluster": cluster,
+            "status": ex.status,
+            "lower_bound": ex.lower_bound,
+            "upper_bound": ex.upper_bound,
+            "proven_optimal": ex.proven_optimal,
+            "bound_gap_pct": ex.gap_pct,
+            "solve_s": ex.wall_s,
+        }
         for pol in POLICY_ORDER:
             wt = run(pol, ts, cluster, s, **({"iters": sa_iters} if pol == "sagreedy" else {})).summary()["wt"]
             row[f"{pol}_wt"] = wt
             # gap to the best schedule CP-SAT found (negative: the heuristic beat it) and an upper
             # bound on the gap to the true optimum (via CP-SAT's lower bound)
-            row[f"{pol}_gap_pct_vs_ub"] = 100.0 * (wt - ex.upper_bound) / ex.upper_bound if ex.upper_bound > 0 else (
-                0.0 if wt <= 1e-9 else np.inf)
+            row[f"{pol}_gap_pct_vs_ub"] = (
+                100.0 * (wt - ex.upper_bound) / ex.upper_bound
+                if ex.upper_bound > 0
+                else (0.0 if wt <= 1e-9 else np.inf)
+            )
             row[f"{pol}_gap_pct_vs_lb"] = 100.0 * (wt - ex.lower_bound) / wt if wt > 0 else 0.0
         rows.append(row)
     return pd.DataFrame(rows)
@@ -88,16 +123,29 @@ def _gantt(r: RunResult, first: int | None, path: Path) -> None:
         df = df.sort_values(["arrival", "task_id"]).head(first)
     miss = int(df.missed.sum())
     label = f"first {first} tasks" if first else f"all {len(df)} tasks"
-    fig = plotting.gantt(df, resource="gpu_name", start="start", end="end", missed="missed",
-                         title=f"{r.policy}: {r.tasks_name}, {r.cluster_name} cluster, {label} ({miss} missed)",
-                         time_label="time")
+    fig = plotting.gantt(
+        df,
+        resource="gpu_name",
+        start="start",
+        end="end",
+        missed="missed",
+        title=f"{r.policy}: {r.tasks_name}, {r.cluster_name} cluster, {label} ({miss} missed)",
+        time_label="time",
+    )
     plotting.save(fig, path)
 
 
 def comparison_figure(df: pd.DataFrame, path: str | os.PathLike, title: str) -> Path:
     """Bars per policy for WT, ACT, DMR and makespan (one task set x cluster)."""
-    panels = [("wt", "weighted tardiness WT"), ("act", "ACT (mean c - a)"), ("dmr_pct", "deadline miss rate [%]"), ("makespan", "makespan")]
-    return plotting.save(plotting.metric_bars(df, panels, title, colors=POLICY_COLORS, fmt=".3g", panel_width=3.25), path)
+    panels = [
+        ("wt", "weighted tardiness WT"),
+        ("act", "ACT (mean c - a)"),
+        ("dmr_pct", "deadline miss rate [%]"),
+        ("makespan", "makespan"),
+    ]
+    return plotting.save(
+        plotting.metric_bars(df, panels, title, colors=POLICY_COLORS, fmt=".3g", panel_width=3.25), path
+    )
 
 
 def utilisation_figure(runs: dict[str, RunResult], path: str | os.PathLike, title: str) -> Path:
@@ -112,8 +160,13 @@ def utilisation_figure(runs: dict[str, RunResult], path: str | os.PathLike, titl
     for k, pol in enumerate(pols):
         u = per_gpu_utilisation(runs[pol].schedule)
         for ax, idx in zip(axes, (0, 1)):
-            ax.bar(x + (k - (len(pols) - 1) / 2) * width, [u[g][idx] for g in gpus], width, label=pol,
-                   color=POLICY_COLORS.get(pol, "#2ca02c"))
+            ax.bar(
+                x + (k - (len(pols) - 1) / 2) * width,
+                [u[g][idx] for g in gpus],
+                width,
+                label=pol,
+                color=POLICY_COLORS.get(pol, "#2ca02c"),
+            )
     for ax, lab in zip(axes, ("GPU busy [% of span]", "memory-time used [% of GPU memory x span]")):
         ax.set_xticks(x)
         ax.set_xticklabels(gpus, rotation=45 if len(gpus) > 6 else 0)

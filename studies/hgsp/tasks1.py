@@ -68,8 +68,13 @@ def deadline_base(ts: TaskSet, model: str, u: np.ndarray) -> tuple[np.ndarray, n
     raise ConfigError(f"deadline model = {model!r} is not known; allowed: {', '.join(DEADLINE_MODELS)}")
 
 
-DEADLINE_MODELS = ("slack x L/v_A100", "slack x L/v_slowest-fit", "wide slack x L/v_A100",
-                   "slack x mean L/v_A100", "L/v_A100 + uniform margin")
+DEADLINE_MODELS = (
+    "slack x L/v_A100",
+    "slack x L/v_slowest-fit",
+    "wide slack x L/v_A100",
+    "slack x mean L/v_A100",
+    "L/v_A100 + uniform margin",
+)
 MEMORY_MODELS = ("tiers", "a30")
 
 
@@ -109,18 +114,31 @@ def evaluate(sets: list[TaskSet], bases, lam: float, sa_iters: int, label: dict)
         tsd = replace(ts, deadline=ts.arrival + b0 + lam * b)
         pr = Problem(tsd, CLUSTER)
         f, g = summarize(decode(pr, None, "fifo")), summarize(decode(pr, None, "eft"))
-        row = {"fifo_wt": f["wt"], "greedy_wt": g["wt"], "fifo_dmr": f["dmr_pct"], "greedy_dmr": g["dmr_pct"],
-               "fifo_util": f["gpu_util_pct"], "fifo_act": f["act"], "greedy_act": g["act"]}
+        row = {
+            "fifo_wt": f["wt"],
+            "greedy_wt": g["wt"],
+            "fifo_dmr": f["dmr_pct"],
+            "greedy_dmr": g["dmr_pct"],
+            "fifo_util": f["gpu_util_pct"],
+            "fifo_act": f["act"],
+            "greedy_act": g["act"],
+        }
         if sa_iters > 0:
             for dec in ("list", "release"):
                 row[f"sa_{dec}_wt"] = run("sagreedy", tsd, CLUSTER, s, iters=sa_iters, decoder=dec).summary()["wt"]
         rows.append(row)
     df = pd.DataFrame(rows)
-    out = {**label, "lam": lam, "FIFO util %": df.fifo_util.mean(), "FIFO ACT": df.fifo_act.mean(),
-           "Greedy ACT": df.greedy_act.mean(), "FIFO DMR %": df.fifo_dmr.mean(),
-           "Greedy DMR %": df.greedy_dmr.mean(),
-           "Greedy WT vs FIFO %": 100 * (df.greedy_wt.sum() / df.fifo_wt.sum() - 1),
-           "Greedy < FIFO (seeds)": f"{int((df.greedy_wt < df.fifo_wt).sum())}/{len(df)}"}
+    out = {
+        **label,
+        "lam": lam,
+        "FIFO util %": df.fifo_util.mean(),
+        "FIFO ACT": df.fifo_act.mean(),
+        "Greedy ACT": df.greedy_act.mean(),
+        "FIFO DMR %": df.fifo_dmr.mean(),
+        "Greedy DMR %": df.greedy_dmr.mean(),
+        "Greedy WT vs FIFO %": 100 * (df.greedy_wt.sum() / df.fifo_wt.sum() - 1),
+        "Greedy < FIFO (seeds)": f"{int((df.greedy_wt < df.fifo_wt).sum())}/{len(df)}",
+    }
     if sa_iters > 0:
         for dec in ("list", "release"):
             out[f"SAGreedy[{dec}] WT vs FIFO %"] = 100 * (df[f"sa_{dec}_wt"].sum() / df.fifo_wt.sum() - 1)
@@ -133,12 +151,25 @@ def slack_table(seeds, n: int, sa_iters: int) -> pd.DataFrame:
     bases = [deadline_base(ts, DEADLINE_MODELS[0], slack_u(ts)) for ts in sets]
     p = PRESETS["tasks1"]
     lam = fit_scale(sets, bases)
-    return pd.DataFrame([
-        evaluate(sets, bases, OLD_SLACK[0], sa_iters,
-                 {"deadlines": f"slack {OLD_SLACK[0]}-{OLD_SLACK[1]} (fitted at 62 % busy)"}),
-        evaluate(sets, bases, p.slack_lo, sa_iters, {"deadlines": f"preset slack {p.slack_lo}-{p.slack_hi}"}),
-        evaluate(sets, bases, lam, sa_iters, {"deadlines": f"re-fitted now: slack {lam:.2f}-{lam * p.slack_hi / p.slack_lo:.2f}"}),
-    ])
+    return pd.DataFrame(
+        [
+            evaluate(
+                sets,
+                bases,
+                OLD_SLACK[0],
+                sa_iters,
+                {"deadlines": f"slack {OLD_SLACK[0]}-{OLD_SLACK[1]} (fitted at 62 % busy)"},
+            ),
+            evaluate(sets, bases, p.slack_lo, sa_iters, {"deadlines": f"preset slack {p.slack_lo}-{p.slack_hi}"}),
+            evaluate(
+                sets,
+                bases,
+                lam,
+                sa_iters,
+                {"deadlines": f"re-fitted now: slack {lam:.2f}-{lam * p.slack_hi / p.slack_lo:.2f}"},
+            ),
+        ]
+    )
 
 
 def scan_table(seeds, n: int, sa_iters: int) -> pd.DataFrame:
@@ -164,13 +195,25 @@ def classes_table(seeds, n: int) -> pd.DataFrame:
             busy = s.end - s.start
             for c in ("fits A30", "L40 or A100", "A100 only"):
                 on = cls == c
-                rows.append({"class": c, "policy": pol, "share of tasks %": 100 * on.mean(),
-                             "mean flow c - a": float((s.end - ts.arrival)[on].mean()),
-                             "mean wait start - a": float((s.start - ts.arrival)[on].mean())})
-            rows.append({"class": "all", "policy": pol, "share of tasks %": 100.0,
-                         "mean flow c - a": float((s.end - ts.arrival).mean()),
-                         "mean wait start - a": float((s.start - ts.arrival).mean()),
-                         "A30 share of busy time %": 100 * float(busy[s.gpu == 1].sum() / busy.sum())})
+                rows.append(
+                    {
+                        "class": c,
+                        "policy": pol,
+                        "share of tasks %": 100 * on.mean(),
+                        "mean flow c - a": float((s.end - ts.arrival)[on].mean()),
+                        "mean wait start - a": float((s.start - ts.arrival)[on].mean()),
+                    }
+                )
+            rows.append(
+                {
+                    "class": "all",
+                    "policy": pol,
+                    "share of tasks %": 100.0,
+                    "mean flow c - a": float((s.end - ts.arrival).mean()),
+                    "mean wait start - a": float((s.start - ts.arrival).mean()),
+                    "A30 share of busy time %": 100 * float(busy[s.gpu == 1].sum() / busy.sum()),
+                }
+            )
     df = pd.DataFrame(rows).groupby(["class", "policy"], sort=False).mean().reset_index()
     a30 = "A30 share of busy time %"
     df[a30] = [f"{v:.2f}" if np.isfinite(v) else "" for v in df[a30]]
@@ -195,12 +238,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=PRESETS["tasks1"].n, help="tasks per set (1000 = the preset)")
     ap.add_argument("--sa-iters", type=int, default=100, help="SAGreedy K; 0 skips SAGreedy")
     ap.add_argument("--out", type=Path, default=Path("runs/hgsp/diagnose_tasks1"))
-    ap.add_argument("--update-docs", type=Path, nargs="?", const=Path("docs/hgsp.md"), default=None,
-                    help="write the tables between the hgsp-diagnose-tasks1 markers of this file")
+    ap.add_argument(
+        "--update-docs",
+        type=Path,
+        nargs="?",
+        const=Path("docs/hgsp.md"),
+        default=None,
+        help="write the tables between the hgsp-diagnose-tasks1 markers of this file",
+    )
     args = ap.parse_args(argv)
     if args.seeds < 1 or args.n < 10 or args.sa_iters < 0:
-        raise ConfigError(f"--seeds = {args.seeds}, --n = {args.n}, --sa-iters = {args.sa_iters}: "
-                          "need seeds >= 1, n >= 10, sa-iters >= 0")
+        raise ConfigError(
+            f"--seeds = {args.seeds}, --n = {args.n}, --sa-iters = {args.sa_iters}: "
+            "need seeds >= 1, n >= 10, sa-iters >= 0"
+        )
     t0 = time.perf_counter()
     seeds = range(args.seeds)
     tables = {
@@ -212,14 +263,19 @@ def main(argv: list[str] | None = None) -> int:
     titles = {
         "slack": "**1. Deadline slack at the published load** (tasks1 preset, deadline = a + slack · L / 57)",
         "scan": "**2. Memory x deadline models, each re-fitted to FIFO DMR 5.7 %** "
-                "(`a30`: every task fits every GPU; lam = fitted scale of the model's base)",
+        "(`a30`: every task fits every GPU; lam = fitted scale of the model's base)",
         "classes": "**3. Where Greedy loses** (tasks1 preset; flow and wait per memory class)",
         "load": "**4. Load sweep** (preset arrivals and deadline model, slack re-fitted to DMR 5.7 % at each load)",
     }
-    cmd = (f"`.venv/bin/python scripts/hgsp_diagnose_tasks1.py --seeds {args.seeds} --sa-iters {args.sa_iters}"
-           + (f" --n {args.n}" if args.n != PRESETS["tasks1"].n else "") + " --update-docs`")
-    md = [f"Measured with {cmd} (seeds 0-{args.seeds - 1}, small cluster; WT changes are of the WT summed "
-          "over the seeds; `SAGreedy[list]` = the study's decoder, `[release]` = ours)."]
+    cmd = (
+        f"`.venv/bin/python scripts/hgsp_diagnose_tasks1.py --seeds {args.seeds} --sa-iters {args.sa_iters}"
+        + (f" --n {args.n}" if args.n != PRESETS["tasks1"].n else "")
+        + " --update-docs`"
+    )
+    md = [
+        f"Measured with {cmd} (seeds 0-{args.seeds - 1}, small cluster; WT changes are of the WT summed "
+        "over the seeds; `SAGreedy[list]` = the study's decoder, `[release]` = ours)."
+    ]
     for k, df in tables.items():
         atomic_write_table(args.out / f"{k}.csv", df)
         md += ["", titles[k], "", markdown_table(df)]

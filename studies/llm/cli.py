@@ -16,8 +16,20 @@ from gpu_sched_env.llm.model import WORKLOADS
 from studies.hgsp.report import markdown_table
 from studies.llm.report import run_grid, write_folder
 
-COLUMNS = ["workload", "engine", "policy", "weighted_wait", "avg_wait", "avg_queue_wait", "makespan",
-           "completed", "skipped", "gpu_util_pct", "weighted_wait_vs_fifo_pct", "avg_wait_vs_fifo_pct"]
+COLUMNS = [
+    "workload",
+    "engine",
+    "policy",
+    "weighted_wait",
+    "avg_wait",
+    "avg_queue_wait",
+    "makespan",
+    "completed",
+    "skipped",
+    "gpu_util_pct",
+    "weighted_wait_vs_fifo_pct",
+    "avg_wait_vs_fifo_pct",
+]
 
 
 def main(argv: list[str] | None = None) -> int:

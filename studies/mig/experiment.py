@@ -36,8 +36,13 @@ from studies.store import CellStore
 PUBLISHED = Path(__file__).resolve().parents[2] / "../shared/data/job-generator/test_jobs.json"
 
 # the code that decides a data set's rows: the MIG model, simulator, solvers and heuristics
-MIG_SOURCES = ("gpu_sched_env/mig/*.py", "gpu_sched_env/mig/generator/*.py", "gpu_sched_env/core/rng.py",
-               "agents/heuristics/mig/*.py", "studies/mig/report.py")
+MIG_SOURCES = (
+    "gpu_sched_env/mig/*.py",
+    "gpu_sched_env/mig/generator/*.py",
+    "gpu_sched_env/core/rng.py",
+    "agents/heuristics/mig/*.py",
+    "studies/mig/report.py",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,12 +65,13 @@ def main(argv: list[str] | None = None) -> int:
             raise ConfigError(f"--{name.replace('_', '-')} = {getattr(a, name)}: allowed: >= 1")
     if a.time_limit <= 0:
         raise ConfigError(f"--time-limit = {a.time_limit}: allowed: > 0")
-    settings = {"n_jobs": a.n_jobs, "time_limit": a.time_limit, "workers": a.workers,
-                "poll_interval": a.poll_interval}
+    settings = {"n_jobs": a.n_jobs, "time_limit": a.time_limit, "workers": a.workers, "poll_interval": a.poll_interval}
     # what a cached seed file must match: the settings, the methods and the row layout
     cache_key = {**settings, "methods": [*HEURISTICS, "cpsat"], "columns": list(COLUMNS)}
     seeds = next_primes(a.n_sets, a.first_seed)
-    atomic_write_json(a.out / "config.json", {**settings, "seeds": seeds, "argv": ["scripts/mig_experiment.py", *given]})
+    atomic_write_json(
+        a.out / "config.json", {**settings, "seeds": seeds, "argv": ["scripts/mig_experiment.py", *given]}
+    )
     store = CellStore(a.out / "cells", MIG_SOURCES)
     keys = {p: store.key({"seed": p, **cache_key}) for p in seeds}
     have = store.keys()

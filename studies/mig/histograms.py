@@ -90,7 +90,9 @@ def _java_config():
         return load_config(JAVA_TEST_CONFIG)
 
 
-def histogram_data(n_jobs: int, n_sets: int, seed: int = 41, published: str | Path | None = None) -> list[dict[str, Any]]:
+def histogram_data(
+    n_jobs: int, n_sets: int, seed: int = 41, published: str | Path | None = None
+) -> list[dict[str, Any]]:
     """Four panels (attribute, samples, pmf, p-value) of priority and run length.
 
     For the Java test config (``n_jobs`` jobs, ``seed``) and the Part B preset (``n_sets``
@@ -113,11 +115,17 @@ def histogram_data(n_jobs: int, n_sets: int, seed: int = 41, published: str | Pa
             col = "priority" if attr == "priority" else "lengths"
             vals = np.concatenate([getattr(s, col) for s in samples])
             pmf = attr_pmf(spec, cfg.rounding)
-            panels.append({
-                "config": label, "attribute": attr, "values": vals, "pmf": pmf, "p": gof(vals, pmf),
-                "published": None if refs is None else getattr(refs, col),
-                "published_p": None if refs is None else gof(getattr(refs, col), pmf),
-            })
+            panels.append(
+                {
+                    "config": label,
+                    "attribute": attr,
+                    "values": vals,
+                    "pmf": pmf,
+                    "p": gof(vals, pmf),
+                    "published": None if refs is None else getattr(refs, col),
+                    "published_p": None if refs is None else gof(getattr(refs, col), pmf),
+                }
+            )
     return panels
 
 
@@ -135,14 +143,29 @@ def histogram_figure(panels: list[dict[str, Any]], out_path: str | Path) -> Path
         x = np.arange(len(keys))
         share = [np.mean(pn["values"] == k) for k in keys]
         w = 0.4 if pn["published"] is not None else 0.7
-        ax.bar(x - (w / 2 if pn["published"] is not None else 0), share, width=w,
-               label=f"ours (n = {pn['values'].size}; χ² p = {pn['p']:.2g})")
+        ax.bar(
+            x - (w / 2 if pn["published"] is not None else 0),
+            share,
+            width=w,
+            label=f"ours (n = {pn['values'].size}; χ² p = {pn['p']:.2g})",
+        )
         if pn["published"] is not None:
             pub = [np.mean(pn["published"] == k) for k in keys]
-            ax.bar(x + w / 2, pub, width=w, color="tab:orange",
-                   label=f"published file (n = {pn['published'].size}; χ² p = {pn['published_p']:.2g})")
-        ax.plot(x, [pn["pmf"].get(k, 0.0) for k in keys], "k_", markersize=18, mew=2.5,
-                label="configured distribution (exact pmf)")
+            ax.bar(
+                x + w / 2,
+                pub,
+                width=w,
+                color="tab:orange",
+                label=f"published file (n = {pn['published'].size}; χ² p = {pn['published_p']:.2g})",
+            )
+        ax.plot(
+            x,
+            [pn["pmf"].get(k, 0.0) for k in keys],
+            "k_",
+            markersize=18,
+            mew=2.5,
+            label="configured distribution (exact pmf)",
+        )
         ax.set_xticks(x, [str(k) for k in keys])
         ax.set_xlabel(pn["attribute"])
         ax.set_ylabel("share of jobs")

@@ -35,14 +35,24 @@ def dataset_stats(seeds: Sequence[int], n_jobs: int) -> dict[str, Any]:
     rel = np.concatenate([np.diff(j.mem) / np.maximum(j.mem[:-1], 1) for j in jobs if j.length > 1])
     gaps = np.concatenate([np.diff([0.0, *(j.arrival for j in js)]) for js in sets])
     return {
-        "n_sets": len(sets), "n_jobs": n_jobs, "all_prime": all(is_prime(s) for s in seeds),
-        "first_seed": min(seeds), "last_seed": max(seeds),
-        "length_min": int(lengths.min()), "length_max": int(lengths.max()), "length_mean": float(lengths.mean()),
+        "n_sets": len(sets),
+        "n_jobs": n_jobs,
+        "all_prime": all(is_prime(s) for s in seeds),
+        "first_seed": min(seeds),
+        "last_seed": max(seeds),
+        "length_min": int(lengths.min()),
+        "length_max": int(lengths.max()),
+        "length_mean": float(lengths.mean()),
         "length_p": gof(lengths, attr_pmf(cfg.run_length, cfg.rounding)),
-        "first_min": int(first.min()), "first_max": int(first.max()), "first_mean": float(first.mean()),
-        "mem_max": int(max(j.peak for j in jobs)), "step_rel_sd": float(rel.std()),
-        "rate": float(1.0 / gaps.mean()), "deadlines": sorted({j.deadline for j in jobs}),
-        "stoppable": float(np.mean([j.stoppable for j in jobs])), "priorities": sorted({j.priority for j in jobs}),
+        "first_min": int(first.min()),
+        "first_max": int(first.max()),
+        "first_mean": float(first.mean()),
+        "mem_max": int(max(j.peak for j in jobs)),
+        "step_rel_sd": float(rel.std()),
+        "rate": float(1.0 / gaps.mean()),
+        "deadlines": sorted({j.deadline for j in jobs}),
+        "stoppable": float(np.mean([j.stoppable for j in jobs])),
+        "priorities": sorted({j.priority for j in jobs}),
         "span_mean": float(np.mean([js[-1].arrival for js in sets])),
     }
 
@@ -51,23 +61,39 @@ def results_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per method: makespan mean ± 95 % CI, quantiles, distance to the lower bound, time, status."""
     s = summary(df)
     lb = df.drop_duplicates("seed")["lower_bound"]
-    rows = [{"method": "lower bound (LB)", "makespan mean ± CI [min]": f"{lb.mean():.1f}",
-             "min / median / max": f"{lb.min()} / {lb.median():g} / {lb.max()}",
-             "(C − LB)/LB mean / max": "—", "C = LB": "—", "ΣC_j mean [min]": "—", "deadline misses": "—",
-             "solve time median / p95 / max [s]": "—", "final status": "—"}]
+    rows = [
+        {
+            "method": "lower bound (LB)",
+            "makespan mean ± CI [min]": f"{lb.mean():.1f}",
+            "min / median / max": f"{lb.min()} / {lb.median():g} / {lb.max()}",
+            "(C − LB)/LB mean / max": "—",
+            "C = LB": "—",
+            "ΣC_j mean [min]": "—",
+            "deadline misses": "—",
+            "solve time median / p95 / max [s]": "—",
+            "final status": "—",
+        }
+    ]
     for r in s.itertuples(index=False):
-        status = "—" if r.method != "cpsat" else (
-            f"{r.optimal} optimal, {r.feasible} feasible, {r.unknown} unknown (max gap {100 * r.gap_max:.1f} %)")
-        rows.append({
-            "method": r.method, "makespan mean ± CI [min]": f"{r.makespan_mean:.1f} ± {r.makespan_ci95:.1f}",
-            "min / median / max": f"{r.makespan_min} / {r.makespan_median:g} / {r.makespan_max}",
-            "(C − LB)/LB mean / max": f"{100 * r.gap_to_lb_mean:.2f} % / {100 * r.gap_to_lb_max:.1f} %",
-            "C = LB": f"{r.at_lb}/{r.n}", "ΣC_j mean [min]": f"{r.total_completion_mean:.0f}",
-            "deadline misses": f"{r.deadline_misses_mean:g}",
-            "solve time median / p95 / max [s]": f"{r.solve_time_median_s:.2g} / {r.solve_time_p95_s:.2g} / "
-                                                 f"{r.solve_time_max_s:.2g}",
-            "final status": status,
-        })
+        status = (
+            "—"
+            if r.method != "cpsat"
+            else (f"{r.optimal} optimal, {r.feasible} feasible, {r.unknown} unknown (max gap {100 * r.gap_max:.1f} %)")
+        )
+        rows.append(
+            {
+                "method": r.method,
+                "makespan mean ± CI [min]": f"{r.makespan_mean:.1f} ± {r.makespan_ci95:.1f}",
+                "min / median / max": f"{r.makespan_min} / {r.makespan_median:g} / {r.makespan_max}",
+                "(C − LB)/LB mean / max": f"{100 * r.gap_to_lb_mean:.2f} % / {100 * r.gap_to_lb_max:.1f} %",
+                "C = LB": f"{r.at_lb}/{r.n}",
+                "ΣC_j mean [min]": f"{r.total_completion_mean:.0f}",
+                "deadline misses": f"{r.deadline_misses_mean:g}",
+                "solve time median / p95 / max [s]": f"{r.solve_time_median_s:.2g} / {r.solve_time_p95_s:.2g} / "
+                f"{r.solve_time_max_s:.2g}",
+                "final status": status,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -76,8 +102,9 @@ def _rel(df: pd.DataFrame, a: str, b: str) -> float:
     return float(((w[a] - w[b]) / w[b]).mean())
 
 
-def published_table(df: pd.DataFrame, ds: dict[str, Any], settings: dict[str, Any],
-                    published: str | Path | None = None) -> pd.DataFrame:
+def published_table(
+    df: pd.DataFrame, ds: dict[str, Any], settings: dict[str, Any], published: str | Path | None = None
+) -> pd.DataFrame:
     """The study's setup (spec) row by row against this run: faithful / deviates / missing."""
     by = {m: g for m, g in df.groupby("method")}
     cp, bf, pz = by["cpsat"], by[HEURISTIC], by[PAUSING]
@@ -89,79 +116,154 @@ def published_table(df: pd.DataFrame, ds: dict[str, Any], settings: dict[str, An
         rows.append((item, study, ours, verdict))
 
     caps = tuple(settings.get("capacities", DEFAULT_CAPACITIES))
-    add("GPU", "one GPU, MIG instances 2000 / 1000 / 1000 MB", " / ".join(map(str, caps)) + " MB",
-        "faithful" if caps == (2000, 1000, 1000) else "deviates (other capacities)")
-    add("jobs per data set", "50", str(ds["n_jobs"]),
-        "faithful" if ds["n_jobs"] == 50 else f"deviates (size: {ds['n_jobs']} jobs)")
-    add("run length", "Uniform{1..10} min",
+    add(
+        "GPU",
+        "one GPU, MIG instances 2000 / 1000 / 1000 MB",
+        " / ".join(map(str, caps)) + " MB",
+        "faithful" if caps == (2000, 1000, 1000) else "deviates (other capacities)",
+    )
+    add(
+        "jobs per data set",
+        "50",
+        str(ds["n_jobs"]),
+        "faithful" if ds["n_jobs"] == 50 else f"deviates (size: {ds['n_jobs']} jobs)",
+    )
+    add(
+        "run length",
+        "Uniform{1..10} min",
         f"{ds['length_min']}..{ds['length_max']}, mean {ds['length_mean']:.2f}; χ² vs Uniform{{1..10}} "
-        f"p = {ds['length_p']:.2g}", "faithful" if ds["length_p"] > ALPHA else "deviates (χ² p ≤ 0.01)")
-    add("first-minute memory", "Uniform(1, 1990) MB",
+        f"p = {ds['length_p']:.2g}",
+        "faithful" if ds["length_p"] > ALPHA else "deviates (χ² p ≤ 0.01)",
+    )
+    add(
+        "first-minute memory",
+        "Uniform(1, 1990) MB",
         f"{ds['first_min']}..{ds['first_max']} MB, mean {ds['first_mean']:.0f} (expected 995.5); integer MB",
-        "faithful")
-    add("later minutes", "Normal(previous, sd 0.1·previous), never above 1990 MB",
+        "faithful",
+    )
+    add(
+        "later minutes",
+        "Normal(previous, sd 0.1·previous), never above 1990 MB",
         f"max {ds['mem_max']} MB; sd of step/previous {ds['step_rel_sd']:.3f} (0.1 before the cap and "
-        "integer rounding)", "faithful" if ds["mem_max"] <= 1990 else "deviates (cap exceeded)")
+        "integer rounding)",
+        "faithful" if ds["mem_max"] <= 1990 else "deviates (cap exceeded)",
+    )
     misses = ", ".join(f"{m} {g['deadline_misses'].sum()}" for m, g in by.items())
-    add("deadline", "250 min for all", f"{ds['deadlines']}; misses over all sets: {misses}",
-        "faithful" if ds["deadlines"] == [250] else "deviates")
-    add("interruptible, equal priority", "all jobs", f"stoppable share {ds['stoppable']:g}, priorities "
-        f"{ds['priorities']}", "faithful" if ds["stoppable"] == 1 and len(ds["priorities"]) == 1 else "deviates")
-    add("arrivals", "independent Poisson, 20 jobs/min",
+    add(
+        "deadline",
+        "250 min for all",
+        f"{ds['deadlines']}; misses over all sets: {misses}",
+        "faithful" if ds["deadlines"] == [250] else "deviates",
+    )
+    add(
+        "interruptible, equal priority",
+        "all jobs",
+        f"stoppable share {ds['stoppable']:g}, priorities {ds['priorities']}",
+        "faithful" if ds["stoppable"] == 1 and len(ds["priorities"]) == 1 else "deviates",
+    )
+    add(
+        "arrivals",
+        "independent Poisson, 20 jobs/min",
         f"measured {ds['rate']:.2f} jobs/min (all 50 within {ds['span_mean']:.1f} min on average)",
-        "faithful" if abs(ds["rate"] - 20) < 2 else "deviates (rate)")
-    add("polling", "fixed interval, all new jobs taken, plan updated (interval not stated)",
+        "faithful" if abs(ds["rate"] - 20) < 2 else "deviates (rate)",
+    )
+    add(
+        "polling",
+        "fixed interval, all new jobs taken, plan updated (interval not stated)",
         f"every {settings['poll_interval']} min; polls without arrivals skipped",
-        "deviates (interval not published: ours chosen)")
+        "deviates (interval not published: ours chosen)",
+    )
     pause = _rel(df, HEURISTIC, PAUSING)
-    add("where a paused job resumes", "not defined", "at any minute boundary, on any instance that holds "
-        "its next minute, free migration", f"deviates (definition ours; worth {100 * pause:.1f} % makespan: "
-        "Best-Fit vs the pausing Best-Fit)")
-    add("objective", "not stated (spec recommends makespan)", "makespan; ΣC_j and deadline misses reported",
-        "deviates (assumed objective)")
-    add("Best-Fit", "each job to the smallest instance that fits, earliest available",
-        f"whole jobs, never paused: (C − LB)/LB mean {100 * bf['gap_to_lb'].mean():.1f} %", "faithful")
-    add("exact solver", "a SAT solver with a time limit, optimality status reported",
+    add(
+        "where a paused job resumes",
+        "not defined",
+        "at any minute boundary, on any instance that holds its next minute, free migration",
+        f"deviates (definition ours; worth {100 * pause:.1f} % makespan: Best-Fit vs the pausing Best-Fit)",
+    )
+    add(
+        "objective",
+        "not stated (spec recommends makespan)",
+        "makespan; ΣC_j and deadline misses reported",
+        "deviates (assumed objective)",
+    )
+    add(
+        "Best-Fit",
+        "each job to the smallest instance that fits, earliest available",
+        f"whole jobs, never paused: (C − LB)/LB mean {100 * bf['gap_to_lb'].mean():.1f} %",
+        "faithful",
+    )
+    add(
+        "exact solver",
+        "a SAT solver with a time limit, optimality status reported",
         f"CP-SAT, {settings['time_limit']:g} s per data set, {settings['workers']} worker(s): {opt}/{n} "
-        f"optimal, max gap {100 * cp['gap'].max():.1f} %", "deviates (solver: CP-SAT instead of SAT)")
+        f"optimal, max gap {100 * cp['gap'].max():.1f} %",
+        "deviates (solver: CP-SAT instead of SAT)",
+    )
     cp_lb = int((cp["makespan"] == cp["lower_bound"]).sum())
-    add("Best-Fit vs exact (quality)", "Best-Fit compared with the exact schedule",
+    add(
+        "Best-Fit vs exact (quality)",
+        "Best-Fit compared with the exact schedule",
         f"Best-Fit {100 * _rel(df, HEURISTIC, 'cpsat'):.1f} % above CP-SAT; the pausing Best-Fit "
         f"{100 * _rel(df, PAUSING, 'cpsat'):+.2f} %; CP-SAT = LB on {cp_lb}/{n}, pausing Best-Fit = LB on "
         f"{int((pz['makespan'] == pz['lower_bound']).sum())}/{n}",
-        "deviates (measured cause: preemption — the exact model may pause and migrate, Best-Fit may not)")
-    add("solve time", "distributions for both methods",
+        "deviates (measured cause: preemption — the exact model may pause and migrate, Best-Fit may not)",
+    )
+    add(
+        "solve time",
+        "distributions for both methods",
         f"median Best-Fit {bf['solve_time_s'].median():.2g} s, pausing {pz['solve_time_s'].median():.2g} s, "
-        f"CP-SAT {cp['solve_time_s'].median():.2g} s (2-core machine)", "faithful")
-    add("data sets", "100, each a different prime seed",
+        f"CP-SAT {cp['solve_time_s'].median():.2g} s (2-core machine)",
+        "faithful",
+    )
+    add(
+        "data sets",
+        "100, each a different prime seed",
         f"{n}, seeds {ds['first_seed']}..{ds['last_seed']}" + ("" if ds["all_prime"] else " (not all prime)"),
-        "faithful" if n == 100 and ds["all_prime"] else f"deviates (size: {n} data sets)")
-    add("the study's numbers", "makespans, solve times of its runs", "none quoted in the spec",
-        "missing (nothing to compare with)")
+        "faithful" if n == 100 and ds["all_prime"] else f"deviates (size: {n} data sets)",
+    )
+    add(
+        "the study's numbers",
+        "makespans, solve times of its runs",
+        "none quoted in the spec",
+        "missing (nothing to compare with)",
+    )
     pub = Path(published) if published is not None else None
     if pub is not None and pub.is_file():
         for pn in histogram_data(1000, 1, 41, pub)[:2]:
-            add(f"generator: {pn['attribute']} (Java test config)", "published test_jobs.json",
+            add(
+                f"generator: {pn['attribute']} (Java test config)",
+                "published test_jobs.json",
                 f"ours χ² p = {pn['p']:.2g}, published file p = {pn['published_p']:.2g} (vs the configured pmf)",
-                "faithful" if pn["p"] > ALPHA else "deviates (χ² p ≤ 0.01)")
+                "faithful" if pn["p"] > ALPHA else "deviates (χ² p ≤ 0.01)",
+            )
     else:
         add("generator vs published test_jobs.json", "1000 jobs", f"file not found: {pub}", "missing (no file)")
     return pd.DataFrame(rows, columns=["item", "study (spec)", "ours (this run)", "verdict"])
 
 
-def doc_block(df: pd.DataFrame, ds: dict[str, Any], settings: dict[str, Any], command: str,
-              published: str | Path | None = None) -> str:
+def doc_block(
+    df: pd.DataFrame, ds: dict[str, Any], settings: dict[str, Any], command: str, published: str | Path | None = None
+) -> str:
     """Markdown for docs/mig.md between the ``mig-results`` markers."""
     pc = [(HEURISTIC, "cpsat"), (PAUSING, "cpsat"), (HEURISTIC, PAUSING)]
-    lines = [f"Generated by `{command}`; do not edit by hand.", "",
-             f"{ds['n_sets']} data sets (prime seeds {ds['first_seed']} … {ds['last_seed']}), "
-             f"{ds['n_jobs']} jobs each. C = makespan, LB = the lower bound (below).", "",
-             markdown_table(results_table(df)), "", "Paired makespan differences (same seeds):", ""]
+    lines = [
+        f"Generated by `{command}`; do not edit by hand.",
+        "",
+        f"{ds['n_sets']} data sets (prime seeds {ds['first_seed']} … {ds['last_seed']}), "
+        f"{ds['n_jobs']} jobs each. C = makespan, LB = the lower bound (below).",
+        "",
+        markdown_table(results_table(df)),
+        "",
+        "Paired makespan differences (same seeds):",
+        "",
+    ]
     for a, b in pc:
         p = paired(df, a, b)
-        lines.append(f"- {a} − {b}: mean {p['mean_diff']:.2f} min ({100 * p['mean_rel_diff']:+.2f} % of {b}), "
-                     f"{b} better on {round(p[f'share_{b}_better'] * p['n'])}/{p['n']}, equal on "
-                     f"{round(p['share_equal'] * p['n'])}/{p['n']}, paired t p = {p['t_p']:.2g}, "
-                     f"Wilcoxon p = {p['wilcoxon_p']:.2g}")
+        lines.append(
+            f"- {a} − {b}: mean {p['mean_diff']:.2f} min ({100 * p['mean_rel_diff']:+.2f} % of {b}), "
+            f"{b} better on {round(p[f'share_{b}_better'] * p['n'])}/{p['n']}, equal on "
+            f"{round(p['share_equal'] * p['n'])}/{p['n']}, paired t p = {p['t_p']:.2g}, "
+            f"Wilcoxon p = {p['wilcoxon_p']:.2g}"
+        )
     lines += ["", "#### Published vs ours", "", markdown_table(published_table(df, ds, settings, published))]
     return "\n".join(lines)

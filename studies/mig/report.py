@@ -20,26 +20,55 @@ from gpu_sched_env.mig.workload import mig_dataset
 HEURISTIC = "best_fit"  # the study's heuristic: whole jobs, never paused
 PAUSING = "best_fit_pausing"  # the fair baseline: re-decided every minute, may pause (as CP-SAT may)
 HEURISTICS = (HEURISTIC, PAUSING)  # registered placement policies run beside CP-SAT
-COLUMNS = ("seed", "method", "makespan", "lower_bound", "gap_to_lb", "total_completion", "mean_flow",
-           "deadline_misses", "solve_time_s", "status", "gap", "bound", "n_polls", "n_jobs", "n_skipped")
+COLUMNS = (
+    "seed",
+    "method",
+    "makespan",
+    "lower_bound",
+    "gap_to_lb",
+    "total_completion",
+    "mean_flow",
+    "deadline_misses",
+    "solve_time_s",
+    "status",
+    "gap",
+    "bound",
+    "n_polls",
+    "n_jobs",
+    "n_skipped",
+)
 
 
 def result_row(seed: int, r: RunResult, lower_bound: int) -> dict[str, Any]:
     """Flatten one run into a table row; ``gap_to_lb`` = (makespan − LB) / LB."""
     m = r.metrics
     return {
-        "seed": seed, "method": r.method, "makespan": m.makespan, "lower_bound": lower_bound,
+        "seed": seed,
+        "method": r.method,
+        "makespan": m.makespan,
+        "lower_bound": lower_bound,
         "gap_to_lb": (m.makespan - lower_bound) / lower_bound if lower_bound > 0 else 0.0,
-        "total_completion": m.total_completion, "mean_flow": m.mean_flow,
-        "deadline_misses": m.deadline_misses, "solve_time_s": r.solve_time,
-        "status": r.status, "gap": r.gap, "bound": r.bound, "n_polls": r.n_polls,
-        "n_jobs": m.n_jobs, "n_skipped": m.n_skipped,
+        "total_completion": m.total_completion,
+        "mean_flow": m.mean_flow,
+        "deadline_misses": m.deadline_misses,
+        "solve_time_s": r.solve_time,
+        "status": r.status,
+        "gap": r.gap,
+        "bound": r.bound,
+        "n_polls": r.n_polls,
+        "n_jobs": m.n_jobs,
+        "n_skipped": m.n_skipped,
     }
 
 
 def run_seed(
-    seed: int, *, n_jobs: int = 50, time_limit: float = 10.0, workers: int = 1,
-    poll_interval: int = 1, capacities: Sequence[int] = DEFAULT_CAPACITIES,
+    seed: int,
+    *,
+    n_jobs: int = 50,
+    time_limit: float = 10.0,
+    workers: int = 1,
+    poll_interval: int = 1,
+    capacities: Sequence[int] = DEFAULT_CAPACITIES,
 ) -> list[dict[str, Any]]:
     """Both Best-Fits and CP-SAT on the data set of ``seed``; every schedule is checked."""
     jobs = mig_dataset(seed, n_jobs)
@@ -61,22 +90,29 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     for method, g in df.groupby("method", sort=False):
         ci = mean_ci(g["makespan"])
         st = g["solve_time_s"]
-        out.append({
-            "method": method, "n": len(g),
-            "makespan_mean": ci.mean, "makespan_ci95": ci.half_width,
-            "makespan_min": g["makespan"].min(), "makespan_median": g["makespan"].median(),
-            "makespan_max": g["makespan"].max(),
-            "gap_to_lb_mean": g["gap_to_lb"].mean(), "gap_to_lb_max": g["gap_to_lb"].max(),
-            "at_lb": int((g["makespan"] == g["lower_bound"]).sum()),
-            "total_completion_mean": g["total_completion"].mean(),
-            "deadline_misses_mean": g["deadline_misses"].mean(),
-            "solve_time_median_s": st.median(), "solve_time_p95_s": st.quantile(0.95),
-            "solve_time_max_s": st.max(),
-            "optimal": int((g["status"] == "optimal").sum()),
-            "feasible": int((g["status"] == "feasible").sum()),
-            "unknown": int((g["status"] == "unknown").sum()),
-            "gap_max": g["gap"].max(),
-        })
+        out.append(
+            {
+                "method": method,
+                "n": len(g),
+                "makespan_mean": ci.mean,
+                "makespan_ci95": ci.half_width,
+                "makespan_min": g["makespan"].min(),
+                "makespan_median": g["makespan"].median(),
+                "makespan_max": g["makespan"].max(),
+                "gap_to_lb_mean": g["gap_to_lb"].mean(),
+                "gap_to_lb_max": g["gap_to_lb"].max(),
+                "at_lb": int((g["makespan"] == g["lower_bound"]).sum()),
+                "total_completion_mean": g["total_completion"].mean(),
+                "deadline_misses_mean": g["deadline_misses"].mean(),
+                "solve_time_median_s": st.median(),
+                "solve_time_p95_s": st.quantile(0.95),
+                "solve_time_max_s": st.max(),
+                "optimal": int((g["status"] == "optimal").sum()),
+                "feasible": int((g["status"] == "feasible").sum()),
+                "unknown": int((g["status"] == "unknown").sum()),
+                "gap_max": g["gap"].max(),
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -85,10 +121,16 @@ def paired(df: pd.DataFrame, a: str = HEURISTIC, b: str = "cpsat") -> dict[str, 
     w = df.pivot(index="seed", columns="method", values="makespan").dropna()
     pc = paired_compare(w[a], w[b])
     rel = (w[a] - w[b]) / w[b]
-    return {"n": pc.n, "mean_diff": pc.mean_diff, "t_p": pc.t_p, "wilcoxon_p": pc.w_p,
-            "cohens_d": pc.cohens_d, "mean_rel_diff": float(rel.mean()),
-            f"share_{b}_better": float((w[a] > w[b]).mean()),
-            "share_equal": float((w[a] == w[b]).mean())}
+    return {
+        "n": pc.n,
+        "mean_diff": pc.mean_diff,
+        "t_p": pc.t_p,
+        "wilcoxon_p": pc.w_p,
+        "cohens_d": pc.cohens_d,
+        "mean_rel_diff": float(rel.mean()),
+        f"share_{b}_better": float((w[a] > w[b]).mean()),
+        "share_equal": float((w[a] == w[b]).mean()),
+    }
 
 
 def figures(df: pd.DataFrame, out_dir: str | Path) -> list[Path]:
@@ -156,8 +198,15 @@ def gantt_figure(seed: int, out_path: str | Path, time_limit: float = 10.0, n_jo
     cmap = plt.get_cmap("tab20")
     for ax, r in zip(axes, runs, strict=True):
         s = r.schedule
-        ax.barh(s["instance"], 1.0, left=s["start"], color=[cmap(j % 20) for j in s["job"]],
-                edgecolor="white", linewidth=0.2, height=0.8)
+        ax.barh(
+            s["instance"],
+            1.0,
+            left=s["start"],
+            color=[cmap(j % 20) for j in s["job"]],
+            edgecolor="white",
+            linewidth=0.2,
+            height=0.8,
+        )
         ax.set_yticks(range(len(DEFAULT_CAPACITIES)))
         ax.set_yticklabels([f"inst {i} ({c} MB)" for i, c in enumerate(DEFAULT_CAPACITIES)])
         ax.invert_yaxis()

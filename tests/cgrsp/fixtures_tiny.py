@@ -22,12 +22,24 @@ CHEAP = GPUType("cheap", 50, 10, 1.44, (20.0, 40.0, 60.0), 1.0)
 def tiny_params(slots=("fast", "cheap"), beta=None, **kw):
     """Parameters for a tiny world; ``beta`` maps type name → β (1 High, 0 Low)."""
     beta = beta or {}
-    types = tuple(GPUType(g.name, g.cuda_cores, g.vram_gb, g.price_per_h, g.mean_runtime_s, beta.get(g.name, g.beta_high)) for g in (FAST, CHEAP))
+    types = tuple(
+        GPUType(g.name, g.cuda_cores, g.vram_gb, g.price_per_h, g.mean_runtime_s, beta.get(g.name, g.beta_high))
+        for g in (FAST, CHEAP)
+    )
     base = dict(
-        c_max=len(slots), slot_types=tuple(slots), slot_pattern=("fast", "cheap"), gpu_types=types,
-        runtime_sigma=0.0, tod_bands=((0.0, 1.0),), p_high_cap=1.0, p_medium_cap=1.0,
-        delay_high=(0.0, 0.0), delay_medium=(0.0, 0.0), delay_low=(0.0, 0.0),
-        n_jobs=1, arrival_rate=1.0,
+        c_max=len(slots),
+        slot_types=tuple(slots),
+        slot_pattern=("fast", "cheap"),
+        gpu_types=types,
+        runtime_sigma=0.0,
+        tod_bands=((0.0, 1.0),),
+        p_high_cap=1.0,
+        p_medium_cap=1.0,
+        delay_high=(0.0, 0.0),
+        delay_medium=(0.0, 0.0),
+        delay_low=(0.0, 0.0),
+        n_jobs=1,
+        arrival_rate=1.0,
     )
     base.update(kw)
     return make_params("normal", **base)

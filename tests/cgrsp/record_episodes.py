@@ -15,7 +15,11 @@ import numpy as np
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 
 OUT = Path(__file__).parent / "data" / "episodes.npz"
-DESIGNS = {"joint": {"action_mode": "joint"}, "slot": {"action_mode": "slot"}, "slot_stock": {"action_mode": "slot", "hold": "stock"}}
+DESIGNS = {
+    "joint": {"action_mode": "joint"},
+    "slot": {"action_mode": "slot"},
+    "slot_stock": {"action_mode": "slot", "hold": "stock"},
+}
 PRESETS = ("study", "deadline", "capacity", "occupancy")
 SHAPINGS = ("none", "queue", "backlog", "backlog_risk")
 SEED = 11
@@ -33,7 +37,9 @@ def episodes() -> dict[str, np.ndarray]:
             a = int(env.action_space.sample())  # the masked space, seeded by reset
             _, r, done, _, info = env.step(a)
             parts = info["reward_parts"]
-            rows.append([r, *(parts[k] for k in sorted(parts)), *(info["reward_raw"][k] for k in sorted(info["reward_raw"]))])
+            rows.append(
+                [r, *(parts[k] for k in sorted(parts)), *(info["reward_raw"][k] for k in sorted(info["reward_raw"]))]
+            )
             acts.append(a)
         key = f"{name}/{preset}/{shaping}"
         out[f"{key}/steps"] = np.array(rows, np.float64)

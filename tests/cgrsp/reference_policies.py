@@ -77,7 +77,6 @@ class _QueueArrays(CGRSPPolicy):
         return ids[order[:k]].tolist()
 
 
-
 class RefSPTRescue(_QueueArrays, SPTRescue):
     def reset(self, sim: SimView, rng: Any = None) -> None:
         _QueueArrays.reset(self, sim, rng)
@@ -165,7 +164,10 @@ class RefRH(_QueueArrays, RH):
         # (p_H + p_M is capped at 1: where it exceeds 1 the draw never reaches Low)
         dm = fl.delay_mean
         self._band_delay = [
-            [ph[g] * dm[0] + (min(1.0, phm[g]) - ph[g]) * dm[1] + (1.0 - min(1.0, phm[g])) * dm[2] for g in range(fl.n_types)]
+            [
+                ph[g] * dm[0] + (min(1.0, phm[g]) - ph[g]) * dm[1] + (1.0 - min(1.0, phm[g])) * dm[2]
+                for g in range(fl.n_types)
+            ]
             for ph, phm in zip(fl.p_high, fl.p_high_medium)
         ]
 

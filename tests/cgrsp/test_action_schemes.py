@@ -29,13 +29,23 @@ def test_no_action_mode_comparisons_outside_the_schemes():
     home = ROOT / "gpu_sched_env" / "cgrsp" / "actions.py"
     files = [p for d in ("gpu_sched_env", "agents", "studies", "scripts") for p in (ROOT / d).rglob("*.py")]
     files += [ROOT / "train.py", ROOT / "evaluate.py"]
-    hits = [f"{p.relative_to(ROOT)}:{i}: {line.strip()}" for p in files if p != home
-            for i, line in enumerate(p.read_text().splitlines(), 1) if COMPARISON.search(line)]
+    hits = [
+        f"{p.relative_to(ROOT)}:{i}: {line.strip()}"
+        for p in files
+        if p != home
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if COMPARISON.search(line)
+    ]
     assert not hits, "ask the action scheme instead:\n" + "\n".join(hits)
 
 
 def test_the_pattern_catches_what_it_should():
-    for line in ('if cfg.action_mode == "slot":', "x = env.action_mode != 'joint'", 'if "joint" == mode:', "if m in ACTION_MODES and action_mode in modes:"):
+    for line in (
+        'if cfg.action_mode == "slot":',
+        "x = env.action_mode != 'joint'",
+        'if "joint" == mode:',
+        "if m in ACTION_MODES and action_mode in modes:",
+    ):
         assert COMPARISON.search(line), line
     assert not COMPARISON.search("CGRSPEnv(action_mode='slot')")
 

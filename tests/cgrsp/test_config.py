@@ -32,7 +32,10 @@ def test_defaults_live_in_one_place():
     schema = OmegaConf.structured(hydra_schema())
     for f in dataclasses.fields(CGRSPEnvConfig):
         if f.name != "day":
-            assert OmegaConf.to_container(schema)[f.name] == OmegaConf.to_container(OmegaConf.create({"x": getattr(CGRSPEnvConfig(), f.name)}))["x"], f.name
+            assert (
+                OmegaConf.to_container(schema)[f.name]
+                == OmegaConf.to_container(OmegaConf.create({"x": getattr(CGRSPEnvConfig(), f.name)}))["x"]
+            ), f.name
     assert "day" not in schema  # the day comes from Hydra's day group
 
 
@@ -76,8 +79,17 @@ def test_keywords_split_into_settings_and_simulator_parameters():
 
 
 def test_a_run_config_of_the_first_version_migrates_explicitly():
-    old = {"window": 1, "order": "deadline", "action_mode": "slot", "reward": "capacity", "reward_weights": {}, "shaping": "none",
-           "reward_scale": 1 / 3600, "slot_rows": 10, "params": {}}
+    old = {
+        "window": 1,
+        "order": "deadline",
+        "action_mode": "slot",
+        "reward": "capacity",
+        "reward_weights": {},
+        "shaping": "none",
+        "reward_scale": 1 / 3600,
+        "slot_rows": 10,
+        "params": {},
+    }
     migrated = migrate_env_section(old)
     assert (migrated["window_by"], migrated["hold"], migrated["shaping_gamma"]) == ("order", "event", 1.0)
     cfg = env_config_of(OmegaConf.create(old), "hectic")
@@ -88,7 +100,15 @@ def test_a_run_config_of_the_first_version_migrates_explicitly():
 
 def _shaping_sums(gamma: float, seed: int = 3) -> tuple[float, float, float]:
     """(Σ_t γ^t·shaping_t, −scale·Φ(s_0), Σ_t shaping_t) of one random-policy day."""
-    env = CGRSPEnv(day="hectic", n_jobs=120, action_mode="slot", window=1, reward="occupancy", shaping="backlog_risk", shaping_gamma=gamma)
+    env = CGRSPEnv(
+        day="hectic",
+        n_jobs=120,
+        action_mode="slot",
+        window=1,
+        reward="occupancy",
+        shaping="backlog_risk",
+        shaping_gamma=gamma,
+    )
     env.reset(seed=seed)
     phi0 = env.ledger._phi  # Φ(s_0) at the first decision point [weighted units]
     rng = np.random.default_rng(0)

@@ -73,4 +73,6 @@ def test_the_published_variant_is_reachable_and_differs():
     old = simulate("spt_rescue_defer_exp", "surge", 3, n_jobs=200, defer_gap="busy", slot_score="rule").jobs
     new = simulate("spt_rescue_defer_exp", "surge", 3, n_jobs=200).jobs
     assert not old.equals(new)
-    assert simulate("spt_rescue_defer_exp", "surge", 3, n_jobs=200, slot_score="delay", defer_gap="plan").jobs.equals(new)
+    assert simulate("spt_rescue_defer_exp", "surge", 3, n_jobs=200, slot_score="delay", defer_gap="plan").jobs.equals(
+        new
+    )

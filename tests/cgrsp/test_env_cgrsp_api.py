@@ -247,7 +247,14 @@ def test_hand_computed_two_job_day():
     assert row[5] == pytest.approx(1.0)  # critical ratio ~2880 clipped to 10 → 1
     assert obs["slots"][0, 1] == 0.0  # idle
     obs, r, done, _, info = env.step(0)
-    assert done and info["reward_raw"] == {"wait": 0.0, "miss": 0.0, "cost": pytest.approx(0.01), "waste": 0.0, "run": pytest.approx(10.0), "delay": 0.0}
+    assert done and info["reward_raw"] == {
+        "wait": 0.0,
+        "miss": 0.0,
+        "cost": pytest.approx(0.01),
+        "waste": 0.0,
+        "run": pytest.approx(10.0),
+        "delay": 0.0,
+    }
     assert info["summary"]["mean_wait_min"] == pytest.approx((s0 + 10.0 - s1) / 2 / 60)
 
 
@@ -279,7 +286,9 @@ def test_window_by_class_holds_the_earliest_deadline_job_of_each_class():
 
 def _defer_low_day(hold, seed, **params):
     """EDF's job (window 1) on every offered slot, left idle while its type's stock is Low."""
-    env = CGRSPEnv(day="hectic", action_mode="slot", window=1, hold=hold, **params)  # the whole day: Low only from 09:00 UTC
+    env = CGRSPEnv(
+        day="hectic", action_mode="slot", window=1, hold=hold, **params
+    )  # the whole day: Low only from 09:00 UTC
     env.reset(seed=seed)
     done, noops = False, 0
     while not done:
@@ -304,7 +313,15 @@ def test_hold_stock_asks_once_per_low_spell_and_plays_the_same_day(stock):
 
 
 def test_a_held_slot_comes_back_when_its_stock_changes_and_the_day_never_stalls():
-    env = CGRSPEnv(day="hectic", n_jobs=200, action_mode="slot", window=2, hold="stock", stock_process="markov", stock_dwell_s=600.0)
+    env = CGRSPEnv(
+        day="hectic",
+        n_jobs=200,
+        action_mode="slot",
+        window=2,
+        hold="stock",
+        stock_process="markov",
+        stock_dwell_s=600.0,
+    )
     env.reset(seed=1)
     sim, done, released = env.sim, False, 0
     while not done:

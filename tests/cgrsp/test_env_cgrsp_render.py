@@ -128,8 +128,12 @@ def test_record_video_of_a_short_episode(tmp_path):
     import imageio_ffmpeg
     from gymnasium.wrappers import RecordVideo
 
-    env = RecordVideo(gym.make("CGRSP-hectic-v0", n_jobs=40, window=40, render_mode="rgb_array"),
-                      str(tmp_path / "videos"), episode_trigger=lambda e: True, disable_logger=True)
+    env = RecordVideo(
+        gym.make("CGRSP-hectic-v0", n_jobs=40, window=40, render_mode="rgb_array"),
+        str(tmp_path / "videos"),
+        episode_trigger=lambda e: True,
+        disable_logger=True,
+    )
     agent = HeuristicAgent("fifo", env)
     obs, _ = env.reset(seed=3)
     steps, done = 0, False

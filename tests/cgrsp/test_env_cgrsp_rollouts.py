@@ -99,7 +99,9 @@ def test_sync_vector_env_random_masked_rollout():
 def test_sb3_subproc_vec_env_random_masked_rollout():
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
-    vec = SubprocVecEnv([lambda: gym.make("gpu_sched_env:CGRSP-quiet-v0", window=4) for _ in range(2)], start_method="forkserver")
+    vec = SubprocVecEnv(
+        [lambda: gym.make("gpu_sched_env:CGRSP-quiet-v0", window=4) for _ in range(2)], start_method="forkserver"
+    )
     vec.seed(0)
     obs = vec.reset()
     rng = np.random.default_rng(0)
@@ -115,7 +117,10 @@ def test_sb3_subproc_vec_env_random_masked_rollout():
 
 
 # ----------------------------------------------------------------------------- termination
-@pytest.mark.parametrize("day, kw", [("quiet", {}), ("normal", {"c_max": 1}), ("hectic", {"n_jobs": 120, "c_max": 3}), ("surge", {"n_jobs": 150})])
+@pytest.mark.parametrize(
+    "day, kw",
+    [("quiet", {}), ("normal", {"c_max": 1}), ("hectic", {"n_jobs": 120, "c_max": 3}), ("surge", {"n_jobs": 150})],
+)
 def test_episodes_terminate_under_random_masked_actions(day, kw):
     env = CGRSPEnv(day=day, window=5, **kw)
     n = env.params.n_jobs

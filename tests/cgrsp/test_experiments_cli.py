@@ -9,7 +9,12 @@ FAST = ["--param", "n_jobs=25", "--executor", "serial", "--no-progress"]
 
 
 def test_sweep_command_writes_results_report_and_figure(tmp_path, capsys):
-    assert main(["cmax", "--policies", "fifo", "edf", "--seeds", "0-2", "--values", "3", "5", "--out", str(tmp_path), *FAST]) == 0
+    assert (
+        main(
+            ["cmax", "--policies", "fifo", "edf", "--seeds", "0-2", "--values", "3", "5", "--out", str(tmp_path), *FAST]
+        )
+        == 0
+    )
     d = tmp_path / "cmax"
     df = pd.read_parquet(d / "results.parquet")
     assert len(df) == 2 * 3 * 2
@@ -42,7 +47,19 @@ def test_bad_arguments_exit_with_a_message(tmp_path, capsys):
 @pytest.mark.slow
 def test_all_writes_every_report_timing_and_results_page(tmp_path):
     docs = tmp_path / "docs"
-    args = ["all", "--policies", "fifo", "rh", "--seeds", "0-1", "--out", str(tmp_path / "runs"), "--docs", str(docs), *FAST]
+    args = [
+        "all",
+        "--policies",
+        "fifo",
+        "rh",
+        "--seeds",
+        "0-1",
+        "--out",
+        str(tmp_path / "runs"),
+        "--docs",
+        str(docs),
+        *FAST,
+    ]
     assert main(args) == 0
     page = (docs / "results.md").read_text()
     for name in ("single", "validation", "daytype", "tight", "cmax", "theta", "crstar", "rho", "objective", "month"):

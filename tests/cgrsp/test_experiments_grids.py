@@ -57,8 +57,10 @@ def test_overrides_apply():
     exp = configure("cmax", policies=["fifo"], seeds=[1, 2], values=[5, 7], base_params={"n_jobs": 20})
     cells = build_cells(exp)
     assert [(c["seed"], c["params"]) for c in cells] == [
-        (1, {"n_jobs": 20, "c_max": 5}), (2, {"n_jobs": 20, "c_max": 5}),
-        (1, {"n_jobs": 20, "c_max": 7}), (2, {"n_jobs": 20, "c_max": 7}),
+        (1, {"n_jobs": 20, "c_max": 5}),
+        (2, {"n_jobs": 20, "c_max": 5}),
+        (1, {"n_jobs": 20, "c_max": 7}),
+        (2, {"n_jobs": 20, "c_max": 7}),
     ]
 
 

@@ -79,13 +79,29 @@ def test_interrupted_run_keeps_finished_cells(tmp_path, monkeypatch):
 def test_cell_key_depends_on_every_input():
     base = cell_key("fifo", "surge", 0, {"c_max": 5}, version="v")
     assert base == cell_key("fifo", "surge", 0, {"c_max": 5}, version="v")
-    assert len({base, cell_key("edf", "surge", 0, {"c_max": 5}, version="v"), cell_key("fifo", "hectic", 0, {"c_max": 5}, version="v"),
-                cell_key("fifo", "surge", 1, {"c_max": 5}, version="v"), cell_key("fifo", "surge", 0, {"c_max": 7}, version="v"),
-                cell_key("fifo", "surge", 0, {"c_max": 5}, version="w")}) == 6
+    assert (
+        len(
+            {
+                base,
+                cell_key("edf", "surge", 0, {"c_max": 5}, version="v"),
+                cell_key("fifo", "hectic", 0, {"c_max": 5}, version="v"),
+                cell_key("fifo", "surge", 1, {"c_max": 5}, version="v"),
+                cell_key("fifo", "surge", 0, {"c_max": 7}, version="v"),
+                cell_key("fifo", "surge", 0, {"c_max": 5}, version="w"),
+            }
+        )
+        == 6
+    )
     # a parameter or knob at its default value is the same cell as no override (shared by experiments)
-    assert cell_key("spt_rescue", "hectic", 3, {"c_max": 5, "theta": 600}, version="v") == cell_key("spt_rescue", "hectic", 3, {}, version="v")
-    assert cell_key("rh", "hectic", 3, {"rh_weights": [0.5, 0.5]}, version="v") == cell_key("rh", "hectic", 3, {}, version="v")
-    assert cell_key("spt_rescue", "hectic", 3, {"theta": 60.0}, version="v") != cell_key("spt_rescue", "hectic", 3, {}, version="v")
+    assert cell_key("spt_rescue", "hectic", 3, {"c_max": 5, "theta": 600}, version="v") == cell_key(
+        "spt_rescue", "hectic", 3, {}, version="v"
+    )
+    assert cell_key("rh", "hectic", 3, {"rh_weights": [0.5, 0.5]}, version="v") == cell_key(
+        "rh", "hectic", 3, {}, version="v"
+    )
+    assert cell_key("spt_rescue", "hectic", 3, {"theta": 60.0}, version="v") != cell_key(
+        "spt_rescue", "hectic", 3, {}, version="v"
+    )
     assert cell_key("fifo", "hectic", 3, {"n_jobs": 950}, version="v") == cell_key("fifo", "hectic", 3, {}, version="v")
 
 

@@ -68,7 +68,20 @@ def test_a_fork_leaves_the_day_unchanged_and_forks_share_a_future_per_seed(stock
     a, b, c = sim.fork(seed=1), sim.fork(seed=1), sim.fork(seed=2)
     pa, pb, pc = _played(a), _played(b), _played(c)
     assert pa == pb != pc  # common random numbers per seed, a new future per seed
-    for k in ("t", "n_arrived", "n_completed", "slot_job", "waiting", "dispatch", "_start", "completion", "stock", "_rt", "_prov_q", "submit"):
+    for k in (
+        "t",
+        "n_arrived",
+        "n_completed",
+        "slot_job",
+        "waiting",
+        "dispatch",
+        "_start",
+        "completion",
+        "stock",
+        "_rt",
+        "_prov_q",
+        "submit",
+    ):
         assert getattr(sim, k) == before[k], k
     # the day goes on exactly as it would have without the forks
     ref = copy.deepcopy(sim)
@@ -86,7 +99,7 @@ def test_a_fork_copies_the_public_state_only():
     assert f.t == sim.t and f.n_arrived == len(snap.jobs) == sim.n_arrived - sim.n_completed
     assert [f.real_ids[i] if i >= 0 else -1 for i in f.slot_job] == sim.slot_job
     assert f.stock == sim.stock
-    assert all(sim.t < a <= sim.t + 600.0 for a in f.submit[f.n_arrived:])  # arrivals in the horizon only
+    assert all(sim.t < a <= sim.t + 600.0 for a in f.submit[f.n_arrived :])  # arrivals in the horizon only
     assert f.n_jobs - f.n_arrived <= sim.n_jobs - sim.n_arrived
     for s, i in enumerate(f.slot_job):  # a busy slot frees in the future of the fork
         if i >= 0:

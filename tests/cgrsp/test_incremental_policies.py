@@ -68,7 +68,9 @@ def test_incremental_policy_equals_the_reference_with_knobs(name, knobs):
 
 
 @pytest.mark.parametrize("knobs", [{}, {"rho_res": 2}, {"rho_res": 1, "rho_gate": 10.0}, {"rh_defer": "never"}])
-@pytest.mark.parametrize("day, seed, params", [("hectic", 9, {"n_jobs": 800}), ("surge", 10, {}), ("normal", 11, {"c_max": 3})])
+@pytest.mark.parametrize(
+    "day, seed, params", [("hectic", 9, {"n_jobs": 800}), ("surge", 10, {}), ("normal", 11, {"c_max": 3})]
+)
 def test_rh_with_planning_on_busy_slots_equals_its_reference(knobs, day, seed, params):
     assert lockstep("rh", day, seed, knobs, planned=True, **params) > 0
 

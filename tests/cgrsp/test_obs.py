@@ -46,7 +46,8 @@ def test_bad_features_value_is_a_config_error_naming_field_and_choices():
 
 @pytest.mark.parametrize("stock", [{}, {"stock_process": "markov", "stock_dwell_s": 900}])
 def test_model_block_is_the_public_models_expectations_in_bounds(stock):
-    """Every row: the type's status delay now, the rules' defer cost, the band's mean delay and probabilities, the next-event gap."""
+    """Every row: the type's status delay now, the rules' defer cost, the band's mean delay and probabilities,
+    the next-event gap."""
     env = CGRSPEnv(n_jobs=300, window=3, window_by="class", order="spt", action_mode="slot", features="model", **stock)
     seen_low_delay = False
     for obs in _walk(env, seed=2, steps=400):
@@ -58,8 +59,12 @@ def test_model_block_is_the_public_models_expectations_in_bounds(stock):
         for g in range(fl.n_types):
             probs = fl.level_probs(band, g)
             expect = (
-                _log_min(fl.delay_mean[sim.stock[g]]), _log_min(defer_cost(sim, g, gap)), _log_min(fl.expected_delay(band, g)),
-                probs[0], probs[1], _log_min(gap),
+                _log_min(fl.delay_mean[sim.stock[g]]),
+                _log_min(defer_cost(sim, g, gap)),
+                _log_min(fl.expected_delay(band, g)),
+                probs[0],
+                probs[1],
+                _log_min(gap),
             )
             np.testing.assert_allclose(m[g], expect, rtol=1e-5, atol=1e-6)
             seen_low_delay |= sim.stock[g] != HIGH
@@ -83,7 +88,9 @@ def test_model_block_agrees_with_the_deferring_rule():
 
 def test_model_block_reads_only_what_a_policy_may_read():
     """The block computed from the read-only policy view (no realised draws on it) is the env's."""
-    env = CGRSPEnv(n_jobs=200, window=1, action_mode="slot", features="model", stock_process="markov", stock_dwell_s=300)
+    env = CGRSPEnv(
+        n_jobs=200, window=1, action_mode="slot", features="model", stock_process="markov", stock_dwell_s=300
+    )
     for obs in _walk(env, seed=3, steps=200):
         np.testing.assert_array_equal(obs["model"], env._enc.model_block(SimView(env.sim)))
 
@@ -96,6 +103,11 @@ def test_job_window_is_its_own_object_and_matches_a_sort_of_the_queue():
         ids = np.fromiter(sim.waiting, int)
         cx = np.asarray(sim.complexity)[ids]
         d = np.asarray(sim.deadline)[ids]
-        heads = sorted((int(ids[cx == k][np.lexsort((np.asarray(sim.submit)[ids][cx == k], d[cx == k]))][0]) for k in set(cx.tolist())),
-                       key=lambda j: (sim.deadline[j], sim.submit[j]))
+        heads = sorted(
+            (
+                int(ids[cx == k][np.lexsort((np.asarray(sim.submit)[ids][cx == k], d[cx == k]))][0])
+                for k in set(cx.tolist())
+            ),
+            key=lambda j: (sim.deadline[j], sim.submit[j]),
+        )
         assert env.window_jobs.tolist() == heads

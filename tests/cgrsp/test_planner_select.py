@@ -68,10 +68,18 @@ def test_the_planner_holds_low_slots_at_the_end_of_the_day_when_its_base_fills_t
     assert sorted(s for _, s in plan) == [0, 4] and pol.n_deviated == 1
 
 
-@pytest.mark.parametrize("knob, value", [
-    ("n_confirm", 1), ("n_confirm", 1000), ("n_confirm", 8.0), ("confirm_horizon_s", -1.0),
-    ("error_rate", 0.0), ("error_rate", 0.5), ("error_rate", float("nan")),
-])
+@pytest.mark.parametrize(
+    "knob, value",
+    [
+        ("n_confirm", 1),
+        ("n_confirm", 1000),
+        ("n_confirm", 8.0),
+        ("confirm_horizon_s", -1.0),
+        ("error_rate", 0.0),
+        ("error_rate", 0.5),
+        ("error_rate", float("nan")),
+    ],
+)
 def test_confirmation_knobs_are_validated(knob, value):
     with pytest.raises(ConfigError, match=knob):
         make_policy("rollout", make_params("hectic"), **{knob: value})

@@ -14,10 +14,32 @@ from gpu_sched_env.core.errors import ConfigError
 from studies.cgrsp.grids import build_cells, configure
 
 KNOBS = {
-    "stock_penalty", "spt_weights", "balanced_weights", "lcf_stock_factor", "theta", "pressure_queue",
-    "theta_pressure", "cr_star", "rho_res", "rho_gate", "rh_weights", "rh_defer", "rh_plan",
-    "defer", "defer_scale", "defer_gap", "slot_score", "base_rule", "n_rollouts", "horizon_s", "max_candidates", "confidence_z", "portfolio",
-    "n_confirm", "confirm_horizon_s", "error_rate",  # extensions
+    "stock_penalty",
+    "spt_weights",
+    "balanced_weights",
+    "lcf_stock_factor",
+    "theta",
+    "pressure_queue",
+    "theta_pressure",
+    "cr_star",
+    "rho_res",
+    "rho_gate",
+    "rh_weights",
+    "rh_defer",
+    "rh_plan",
+    "defer",
+    "defer_scale",
+    "defer_gap",
+    "slot_score",
+    "base_rule",
+    "n_rollouts",
+    "horizon_s",
+    "max_candidates",
+    "confidence_z",
+    "portfolio",
+    "n_confirm",
+    "confirm_horizon_s",
+    "error_rate",  # extensions
 }
 
 
@@ -45,7 +67,9 @@ def test_make_policy_names_the_allowed_knobs():
     p = make_params("hectic")
     with pytest.raises(ConfigError, match=r"unknown knobs for policy 'fifo': theta; allowed: none"):
         make_policy("fifo", p, theta=5)
-    with pytest.raises(ConfigError, match=r"unknown knobs for policy 'spt_rescue': thta; allowed: spt_weights, stock_penalty, theta"):
+    with pytest.raises(
+        ConfigError, match=r"unknown knobs for policy 'spt_rescue': thta; allowed: spt_weights, stock_penalty, theta"
+    ):
         make_policy("spt_rescue", p, thta=5)
     assert make_policy("adaptive", p, theta=60, pressure_queue=3).cfg.theta == 60
     assert make_policy("rh", p, rh_weights=[0.9, 0.1]).cfg.rh_weights == (0.9, 0.1)  # lists from YAML/CLI
@@ -64,8 +88,16 @@ def test_make_policy_names_the_allowed_knobs():
         ("rh", {"rh_weights": (1.0,)}, r"rh_weights = \(1.0,\): need 2 weights"),
         ("spt", {"spt_weights": 0.7}, r"spt_weights = 0.7: need 2 weights"),
         ("balanced", {"balanced_weights": (0.8, -0.2)}, r"balanced_weights = -0.2 is out of range"),
-        ("balanced", {"stock_penalty": (0.0, 0.2)}, r"stock_penalty = \(0.0, 0.2\): need 3 values \(High, Medium, Low\)"),
-        ("lcf", {"lcf_stock_factor": (1.0, 1.05, float("inf"))}, r"lcf_stock_factor\[Low\] = inf must be a finite number"),
+        (
+            "balanced",
+            {"stock_penalty": (0.0, 0.2)},
+            r"stock_penalty = \(0.0, 0.2\): need 3 values \(High, Medium, Low\)",
+        ),
+        (
+            "lcf",
+            {"lcf_stock_factor": (1.0, 1.05, float("inf"))},
+            r"lcf_stock_factor\[Low\] = inf must be a finite number",
+        ),
     ],
 )
 def test_bad_knob_values_raise(policy, knobs, pattern):
@@ -88,9 +120,14 @@ def test_simulate_rejects_a_knob_of_another_policy_listing_both_sets():
     with pytest.raises(ConfigError) as e:
         simulate("fifo", "quiet", 0, theta=600.0)
     msg = str(e.value)
-    assert "theta is a knob of spt_rescue, adaptive, spt_rescue_defer_low, spt_rescue_defer_lm, spt_rescue_defer_exp, not of the policies in play" in msg
+    assert (
+        "theta is a knob of spt_rescue, adaptive, spt_rescue_defer_low, spt_rescue_defer_lm, spt_rescue_defer_exp, not "
+        "of the policies in play" in msg
+    )
     assert "simulator parameters: c_max" in msg and "knobs of fifo: none" in msg
-    with pytest.raises(ConfigError, match="knobs of rh: rho_res, rho_gate, rh_weights, rh_defer, rh_plan, stock_penalty"):
+    with pytest.raises(
+        ConfigError, match="knobs of rh: rho_res, rho_gate, rh_weights, rh_defer, rh_plan, stock_penalty"
+    ):
         simulate("rh", "quiet", 0, rho_ress=0)
 
 
@@ -123,13 +160,17 @@ def test_each_knob_reaches_its_policy(policy, day, knobs, n_jobs):
 
 
 def test_experiments_give_each_cell_its_own_policys_knobs():
-    exp = configure("validation", policies=["fifo", "spt_rescue", "rh"], seeds=[0], base_params={"theta": 300.0, "n_jobs": 40})
+    exp = configure(
+        "validation", policies=["fifo", "spt_rescue", "rh"], seeds=[0], base_params={"theta": 300.0, "n_jobs": 40}
+    )
     cells = {c["policy"]: c["params"] for c in build_cells(exp)}
     assert cells == {"fifo": {"n_jobs": 40}, "spt_rescue": {"n_jobs": 40, "theta": 300.0}, "rh": {"n_jobs": 40}}
     with pytest.raises(ConfigError, match="theta is a knob of spt_rescue, adaptive"):
         configure("validation", policies=["fifo", "rh"], base_params={"theta": 300.0})
     assert per_policy_kwargs("hectic", {"c_max": 3, "cr_star": 2.0}, ["cadr", "edf"]) == {
-        "cadr": {"c_max": 3, "cr_star": 2.0}, "edf": {"c_max": 3}}
+        "cadr": {"c_max": 3, "cr_star": 2.0},
+        "edf": {"c_max": 3},
+    }
 
 
 def test_rh_plan_is_a_validated_knob_and_changes_rh():

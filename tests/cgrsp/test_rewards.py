@@ -1,6 +1,5 @@
 """Reward presets from one source of truth, lost capacity, and the shaping potentials (each able to fail)."""
 
-
 import numpy as np
 import pytest
 
@@ -44,12 +43,26 @@ def test_reward_presets():
     p = CGRSPEnv(day="normal", alpha1=2.0, alpha2=30.0)
     assert p.reward_weights == {"wait": 2.0, "miss": 30.0, "cost": 1.0, "waste": 0.0, "run": 0.0, "delay": 0.0}
     d = CGRSPEnv(day="normal", reward="deadline", alpha1=2.0)
-    assert d.reward_weights == {"wait": 2.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 0.0, "run": 0.0, "delay": 0.0}
+    assert d.reward_weights == {
+        "wait": 2.0,
+        "miss": 2.0 * MISS_AS_WAIT_S,
+        "cost": 1.0,
+        "waste": 0.0,
+        "run": 0.0,
+        "delay": 0.0,
+    }
     c = CGRSPEnv(day="normal", reward="capacity")
     assert c.reward_weights["wait"] == 0.0 and c.reward_weights["waste"] == 1.0 and c.reward_weights["run"] == 0.0
     assert c.objective_weights == CGRSPEnv(day="normal", reward="deadline").reward_weights
     o = CGRSPEnv(day="normal", reward="occupancy", alpha1=2.0)
-    assert o.reward_weights == {"wait": 0.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 2.0, "run": 2.0, "delay": 0.0}
+    assert o.reward_weights == {
+        "wait": 0.0,
+        "miss": 2.0 * MISS_AS_WAIT_S,
+        "cost": 1.0,
+        "waste": 2.0,
+        "run": 2.0,
+        "delay": 0.0,
+    }
     assert o.objective_weights == CGRSPEnv(day="normal", reward="deadline", alpha1=2.0).reward_weights
     # an explicit price of a miss holds for the reward and for what the episode is judged on
     m = CGRSPEnv(day="normal", reward="occupancy", reward_weights={"miss": 14400.0, "run": 0.5})
@@ -74,7 +87,12 @@ def _episode(env, policy="edf", seed=1):
 
 @pytest.mark.parametrize(
     "action_mode, reward, shaping",
-    [("joint", "deadline", "queue"), ("slot", "deadline", "queue"), ("slot", "occupancy", "backlog"), ("slot", "occupancy", "backlog_risk")],
+    [
+        ("joint", "deadline", "queue"),
+        ("slot", "deadline", "queue"),
+        ("slot", "occupancy", "backlog"),
+        ("slot", "occupancy", "backlog_risk"),
+    ],
 )
 def test_queue_shaping_telescopes_to_zero_and_leaves_the_other_parts_alone(action_mode, reward, shaping):
     kw = dict(day="hectic", n_jobs=150, window=150, action_mode=action_mode, reward=reward)
@@ -85,7 +103,11 @@ def test_queue_shaping_telescopes_to_zero_and_leaves_the_other_parts_alone(actio
     # whole day's run time owed at the start, W̄·N(N − 1)/(2C), weighted and scaled
     n, fl = env.sim.n_jobs, env.sim.fleet
     # (the deadline risk adds nothing: no job waits at either end)
-    want = env.reward_scale * env.reward_weights["waste"] * fl.mean_wbar * n * (n - 1) / (2 * len(fl.slot_type)) if shaping.startswith("backlog") else 0.0
+    want = (
+        env.reward_scale * env.reward_weights["waste"] * fl.mean_wbar * n * (n - 1) / (2 * len(fl.slot_type))
+        if shaping.startswith("backlog")
+        else 0.0
+    )
     assert abs(shaped.pop("shaping") - want) < 1e-6 * sum(abs(v) for v in plain.values())
     assert shaped == pytest.approx(plain, rel=1e-12)
 
@@ -123,7 +145,9 @@ def test_waste_books_lost_capacity_at_the_queue_exchange_rate():
             start, run = env.sim.realised(env.sim.slot_job[slot])
             assert waste == pytest.approx((start - env.sim.t) * q / C)
             assert run_part == pytest.approx(run * q / C)  # its run time, at the same rate
-            assert info["reward_raw"]["delay"] == pytest.approx(start - env.sim.t)  # its own provisioning, at face value
+            assert info["reward_raw"]["delay"] == pytest.approx(
+                start - env.sim.t
+            )  # its own provisioning, at face value
             checked["dispatch"] += 1
         elif a == env.wait_action and info["dt"] > 0 and q:
             assert waste == pytest.approx(idle * info["dt"] * q / C)
@@ -132,6 +156,7 @@ def test_waste_books_lost_capacity_at_the_queue_exchange_rate():
         if done:
             break
     assert checked["dispatch"] > 0 and checked["idle"] > 0, checked
+
 
 def test_backlog_shaping_hands_back_the_run_time_at_a_dispatch_and_ignores_arrivals():
     """Under ``occupancy`` a dispatch is charged (delay + run)·q/C; ``backlog`` hands back
@@ -164,8 +189,13 @@ def test_deadline_risk_rises_over_the_last_hour_of_laxity_and_is_lifted_at_dispa
     sim = env.sim
     risk = DeadlineRisk(sim)
     e = sim.fleet.fastest_wbar
+
     def by_hand(t):
-        return -sum(min(1.0, max(0.0, (t - (sim.deadline[j] - e[sim.complexity[j]]) + RISK_HORIZON_S) / RISK_HORIZON_S)) for j in sim.waiting)
+        return -sum(
+            min(1.0, max(0.0, (t - (sim.deadline[j] - e[sim.complexity[j]]) + RISK_HORIZON_S) / RISK_HORIZON_S))
+            for j in sim.waiting
+        )
+
     lifted = 0
     for _ in range(400):  # leave slots idle often, so that tight jobs come within an hour of their deadline
         mask = env.action_masks()
@@ -204,10 +234,38 @@ def test_presets_are_weight_tables_and_the_rest_is_derived():
     assert REWARD_PARTS == tuple(PARTS)
     assert set(REWARD_PRESETS) == set(OBJECTIVE_OF) == set(SHAPING_PART) == set(PRESETS)
     # the values the five hand-kept tables held before (issue #30 item 4)
-    assert REWARD_PRESETS["study"](p) == {"wait": 2.0, "miss": 30.0, "cost": 1.0, "waste": 0.0, "run": 0.0, "delay": 0.0}
-    assert REWARD_PRESETS["deadline"](p) == {"wait": 2.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 0.0, "run": 0.0, "delay": 0.0}
-    assert REWARD_PRESETS["capacity"](p) == {"wait": 0.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 2.0, "run": 0.0, "delay": 0.0}
-    assert REWARD_PRESETS["occupancy"](p) == {"wait": 0.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 2.0, "run": 2.0, "delay": 0.0}
+    assert REWARD_PRESETS["study"](p) == {
+        "wait": 2.0,
+        "miss": 30.0,
+        "cost": 1.0,
+        "waste": 0.0,
+        "run": 0.0,
+        "delay": 0.0,
+    }
+    assert REWARD_PRESETS["deadline"](p) == {
+        "wait": 2.0,
+        "miss": 2.0 * MISS_AS_WAIT_S,
+        "cost": 1.0,
+        "waste": 0.0,
+        "run": 0.0,
+        "delay": 0.0,
+    }
+    assert REWARD_PRESETS["capacity"](p) == {
+        "wait": 0.0,
+        "miss": 2.0 * MISS_AS_WAIT_S,
+        "cost": 1.0,
+        "waste": 2.0,
+        "run": 0.0,
+        "delay": 0.0,
+    }
+    assert REWARD_PRESETS["occupancy"](p) == {
+        "wait": 0.0,
+        "miss": 2.0 * MISS_AS_WAIT_S,
+        "cost": 1.0,
+        "waste": 2.0,
+        "run": 2.0,
+        "delay": 0.0,
+    }
     assert OBJECTIVE_OF == {"study": "study", "deadline": "deadline", "capacity": "deadline", "occupancy": "deadline"}
     assert SHAPING_PART == {"study": "wait", "deadline": "wait", "capacity": "waste", "occupancy": "waste"}
 
@@ -227,7 +285,9 @@ def test_a_new_part_in_a_preset_shows_in_the_weights(monkeypatch):
     from gpu_sched_env.cgrsp import rewards
     from gpu_sched_env.cgrsp.params import make_params
 
-    monkeypatch.setitem(rewards.PRESETS, "with_delay", rewards.Preset({**rewards.PRESETS["deadline"].weights, "delay": (0.5, "alpha1")}))
+    monkeypatch.setitem(
+        rewards.PRESETS, "with_delay", rewards.Preset({**rewards.PRESETS["deadline"].weights, "delay": (0.5, "alpha1")})
+    )
     w = rewards.reward_weights(make_params("hectic"), "with_delay")
     assert w["delay"] == 0.5 and w["wait"] == 1.0
     assert rewards.PRESETS["with_delay"].shaping_part == "wait"

@@ -13,7 +13,10 @@ from gpu_sched_env.core.errors import ConfigError
     [
         (dict(policy="fifoo"), r"policy = 'fifoo' is not known; allowed: fifo, spt, edf"),
         (dict(policy="fifo", day="busy"), r"day = 'busy' is not known; allowed: quiet, normal, hectic, surge"),
-        (dict(policy="fifo", cmax=5), r"unknown CGRSP parameters or knobs: cmax; simulator parameters: c_max, .*; knobs of fifo: none"),
+        (
+            dict(policy="fifo", cmax=5),
+            r"unknown CGRSP parameters or knobs: cmax; simulator parameters: c_max, .*; knobs of fifo: none",
+        ),
         (dict(policy="fifo", arrival_rate=-0.1), r"arrival_rate = -0.1 is out of range; allowed: \(0, inf\]"),
         (dict(policy="fifo", c_max=0), r"c_max = 0 is out of range; allowed: \[1, inf\]"),
         (dict(policy="fifo", c_max=2.5), r"c_max = 2.5 must be an integer"),
@@ -28,7 +31,10 @@ from gpu_sched_env.core.errors import ConfigError
         (dict(policy="fifo", c_max=1, slot_types=("H100",)), r"slot_types = 'H100' is not known; allowed: RTX 3090"),
         (dict(policy="fifo", delay_low=(100.0, 50.0)), r"delay_low = \(100.0, 50.0\): lower bound exceeds upper bound"),
         (dict(policy="fifo", complexity_probs=(0.5, 0.5, 0.5)), r"complexity_probs = .* summing to 1"),
-        (dict(policy="rh", rh_defer="sometimes"), r"rh_defer = 'sometimes' is not known; allowed: expected, low, never"),
+        (
+            dict(policy="rh", rh_defer="sometimes"),
+            r"rh_defer = 'sometimes' is not known; allowed: expected, low, never",
+        ),
         (dict(policy="fifo", tight_fraction="0.2"), r"tight_fraction = '0.2' is not a number"),
     ],
 )

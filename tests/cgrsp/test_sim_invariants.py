@@ -92,7 +92,13 @@ def test_workload_statistics():
 
 
 def test_default_fleet_round_robin():
-    assert make_params("hectic").resolved_slot_types() == ("RTX 3090", "RTX A5000", "RTX A4500", "RTX A4000", "RTX 3090")
+    assert make_params("hectic").resolved_slot_types() == (
+        "RTX 3090",
+        "RTX A5000",
+        "RTX A4500",
+        "RTX A4000",
+        "RTX 3090",
+    )
     assert make_params("hectic", c_max=7).resolved_slot_types()[5:] == ("RTX A5000", "RTX A4500")
 
 

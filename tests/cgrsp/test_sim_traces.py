@@ -197,7 +197,9 @@ def test_edf_defer_low_leaves_a_low_slot_idle_while_another_is_busy():
     edf = run_policy("edf", tiny_sim(p, [0.0, 1.0], [0, 0], [LOOSE, LOOSE]))
     assert edf.job_slot[1] == 1 and edf.completion[1] == 1.0 + 1000.0 + 20.0
     # with every slot idle it does dispatch to a Low slot (nothing else would wake it)
-    only = run_policy("edf_defer_low", tiny_sim(tiny_params(slots=("cheap",), beta={"cheap": 0.0}), [0.0], [0], [LOOSE]))
+    only = run_policy(
+        "edf_defer_low", tiny_sim(tiny_params(slots=("cheap",), beta={"cheap": 0.0}), [0.0], [0], [LOOSE])
+    )
     assert only.job_slot[0] == 0
 
 

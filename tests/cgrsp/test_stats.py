@@ -116,10 +116,24 @@ def test_compare_pairs_holm_over_the_family():
 def _runs() -> pd.DataFrame:
     # three policies, two seeds, hand-made totals
     rows = []
-    for pol, wait_min, miss, tard_min, cost in (("p1", 10, 10, 1, 6.0), ("p2", 12, 0, 0.5, 6.2), ("p3", 20, 50, 20, 6.1)):
+    for pol, wait_min, miss, tard_min, cost in (
+        ("p1", 10, 10, 1, 6.0),
+        ("p2", 12, 0, 0.5, 6.2),
+        ("p3", 20, 50, 20, 6.1),
+    ):
         for seed in (0, 1):
-            rows.append(dict(policy=pol, seed=seed, completed=100, n_jobs=100, mean_wait_min=wait_min, miss_pct=miss,
-                             mean_tardiness_min=tard_min, cost_usd=cost))
+            rows.append(
+                dict(
+                    policy=pol,
+                    seed=seed,
+                    completed=100,
+                    n_jobs=100,
+                    mean_wait_min=wait_min,
+                    miss_pct=miss,
+                    mean_tardiness_min=tard_min,
+                    cost_usd=cost,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -144,10 +158,34 @@ def test_tardiness_rescoring_changes_the_winner():
 
 
 def test_month_totals_are_job_weighted():
-    df = pd.DataFrame([
-        dict(policy="x", rep=0, seed=1, day="quiet", completed=10, n_jobs=10, mean_wait_min=1.0, miss_pct=0.0, mean_tardiness_min=0.0, cost_usd=1.0),
-        dict(policy="x", rep=0, seed=2, day="hectic", completed=90, n_jobs=90, mean_wait_min=11.0, miss_pct=10.0, mean_tardiness_min=2.0, cost_usd=5.0),
-    ])
+    df = pd.DataFrame(
+        [
+            dict(
+                policy="x",
+                rep=0,
+                seed=1,
+                day="quiet",
+                completed=10,
+                n_jobs=10,
+                mean_wait_min=1.0,
+                miss_pct=0.0,
+                mean_tardiness_min=0.0,
+                cost_usd=1.0,
+            ),
+            dict(
+                policy="x",
+                rep=0,
+                seed=2,
+                day="hectic",
+                completed=90,
+                n_jobs=90,
+                mean_wait_min=11.0,
+                miss_pct=10.0,
+                mean_tardiness_min=2.0,
+                cost_usd=5.0,
+            ),
+        ]
+    )
     m = T.month_totals(df).iloc[0]
     assert m["jobs"] == 100
     assert m["mean_wait_min"] == pytest.approx((10 * 1 + 90 * 11) / 100)

@@ -81,16 +81,27 @@ def test_markov_is_reproducible_and_fresh_is_unchanged():
         simulate("edf", seed=1, stock_dwell_s=60)
 
 
-@pytest.mark.parametrize("bad", [{"stock_process": "persistent"}, {"stock_process": "markov", "stock_dwell_s": 0},
-                                 {"stock_dwell_s": -5.0}, {"stock_dwell_s": float("inf")}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"stock_process": "persistent"},
+        {"stock_process": "markov", "stock_dwell_s": 0},
+        {"stock_dwell_s": -5.0},
+        {"stock_dwell_s": float("inf")},
+    ],
+)
 def test_bad_stock_parameters_raise(bad):
     with pytest.raises(ConfigError, match="stock_"):
         make_params("hectic", **bad)
 
 
 def _means(policy, seeds, **kw):
-    rows = np.array([[s["mean_wait_min"], s["miss_pct"]] for s in
-                     (simulate(policy, day="hectic", seed=k, **kw).summary() for k in seeds)])
+    rows = np.array(
+        [
+            [s["mean_wait_min"], s["miss_pct"]]
+            for s in (simulate(policy, day="hectic", seed=k, **kw).summary() for k in seeds)
+        ]
+    )
     return rows.mean(0), rows.std(0, ddof=1) / np.sqrt(len(seeds))
 
 
@@ -125,12 +136,19 @@ def test_stock_parameters_reach_the_env_hydra_and_the_experiments(tmp_path):
     register_configs()
     conf = str(Path(__file__).resolve().parents[2] / "conf")
     with initialize_config_dir(config_dir=conf, version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["+env.params.stock_process=markov", "+env.params.stock_dwell_s=300"])
+        cfg = compose(
+            config_name="config", overrides=["+env.params.stock_process=markov", "+env.params.stock_dwell_s=300"]
+        )
     assert CGRSPEnv(env_config(cfg)).params.stock_process == "markov"
     cells = build_cells(configure("stock", seeds=[0], days=["surge"], policies=["edf", "edf_defer_low"]))
     got = {(c["labels"]["stock"], c["params"].get("stock_process"), c["params"].get("stock_dwell_s")) for c in cells}
-    assert got == {("fresh", "fresh", None), ("60", "markov", 60.0), ("300", "markov", 300.0),
-                   ("900", "markov", 900.0), ("3600", "markov", 3600.0)}
+    assert got == {
+        ("fresh", "fresh", None),
+        ("60", "markov", 60.0),
+        ("300", "markov", 300.0),
+        ("900", "markov", 900.0),
+        ("3600", "markov", 3600.0),
+    }
     with pytest.raises(ConfigError, match="stock = '30' is not known"):
         configure("stock", values=["30"])
     v = configure("validation", base_params={"stock_process": "markov", "stock_dwell_s": 300.0})

@@ -36,13 +36,25 @@ TINY_PLAN = {"n_rollouts": 2, "horizon_s": 300.0, "n_confirm": 4, "confirm_horiz
 
 # ----------------------------------------------------------------------------- rules by name
 def test_rules_are_registered_extensions_with_the_defer_knob():
-    assert {"spt_rescue_defer_low", "spt_rescue_defer_lm", "cadr_defer_low", "cadr_defer_lm", "spt_defer_low",
-            "spt_defer_lm", "spt_rescue_defer_exp", "cadr_defer_exp", "spt_defer_exp", "edf_defer_low"} <= set(EXTENSIONS)
+    assert {
+        "spt_rescue_defer_low",
+        "spt_rescue_defer_lm",
+        "cadr_defer_low",
+        "cadr_defer_lm",
+        "spt_defer_low",
+        "spt_defer_lm",
+        "spt_rescue_defer_exp",
+        "cadr_defer_exp",
+        "spt_defer_exp",
+        "edf_defer_low",
+    } <= set(EXTENSIONS)
     for name in (*EXTENSIONS, *PLANNERS):
         assert name in ALL_POLICY_NAMES and name not in POLICY_NAMES
     assert make_policy("cadr_defer_lm", make_params("hectic")).cfg.defer == "low_medium"
     assert make_policy("cadr_defer_lm", make_params("hectic")).cfg.cr_star == 3.0  # the base's knobs come along
-    with pytest.raises(ConfigError, match=r"defer = 'sometimes' is not known; allowed: none, low, low_medium, expected"):
+    with pytest.raises(
+        ConfigError, match=r"defer = 'sometimes' is not known; allowed: none, low, low_medium, expected"
+    ):
         make_policy("cadr_defer_low", make_params("hectic"), defer="sometimes")
 
 
@@ -76,7 +88,11 @@ def _medium_state(stock):
 def test_low_and_low_medium_differ_on_a_medium_stock_slot():
     p = tiny_params()
     low, lm = make_policy("cadr_defer_low", p), make_policy("cadr_defer_lm", p)
-    for stock, want_low, want_lm in (([HIGH, MEDIUM], [(1, 1)], []), ([HIGH, LOW], [], []), ([HIGH, HIGH], [(1, 1)], [(1, 1)])):
+    for stock, want_low, want_lm in (
+        ([HIGH, MEDIUM], [(1, 1)], []),
+        ([HIGH, LOW], [], []),
+        ([HIGH, HIGH], [(1, 1)], [(1, 1)]),
+    ):
         for pol, want in ((low, want_low), (lm, want_lm)):
             sim = _medium_state(stock)
             pol.reset(sim.view, stream(0, "cgrsp/policy"))
@@ -99,15 +115,20 @@ def test_deferred_slots_and_defer_cost_by_hand():
     markov = Simulator(make_params("hectic", **MARKOV), 0)
     markov.t = 20000.0
     tau = 900.0 * (1 - (0.25**2 + 0.375**2 + 0.375**2))  # mean time to the next redraw
-    assert defer_cost(markov, g, 10.0) == pytest.approx(min(tau / 0.25 + 5.0, tau / 0.625 + (0.25 * 5 + 0.375 * 75) / 0.625))
+    assert defer_cost(markov, g, 10.0) == pytest.approx(
+        min(tau / 0.25 + 5.0, tau / 0.625 + (0.25 * 5 + 0.375 * 75) / 0.625)
+    )
     # nothing to defer when the mode is none, or nothing is busy and nothing is to come
     assert deferred_slots(sim, "none") == []
 
 
 def test_defer_scale_moves_the_expected_break_even():
     """defer_scale multiplies the cost of waiting: 1 is the registered rule, a huge scale never defers."""
+
     def run(name: str, **knobs) -> dict:
-        return {k: v for k, v in simulate(name, "hectic", 20000, n_jobs=300, **knobs).summary().items() if k != "policy"}
+        return {
+            k: v for k, v in simulate(name, "hectic", 20000, n_jobs=300, **knobs).summary().items() if k != "policy"
+        }
 
     base = run("spt_rescue_defer_exp")
     assert run("spt_rescue_defer_exp", defer_scale=1.0) == base
@@ -209,12 +230,21 @@ def test_planner_is_deterministic_for_a_seed_and_reports_its_cost():
     assert pol.n_planned > 0 and pol.plan_seconds > 0
 
 
-@pytest.mark.parametrize("knob, value, match", [
-    ("n_rollouts", 0, "n_rollouts"), ("n_rollouts", 2.5, "n_rollouts"), ("horizon_s", 0.0, "horizon_s"),
-    ("max_candidates", 1, "max_candidates"), ("confidence_z", -1.0, "confidence_z"), ("base_rule", "fifo", "base_rule = 'fifo'"),
-    ("base_rule", 3, "base_rule type"), ("portfolio", ("fifo",), "portfolio = 'fifo'"),
-    ("portfolio", "cadr_defer_exp", "portfolio"), ("portfolio", (3,), "portfolio"),
-])
+@pytest.mark.parametrize(
+    "knob, value, match",
+    [
+        ("n_rollouts", 0, "n_rollouts"),
+        ("n_rollouts", 2.5, "n_rollouts"),
+        ("horizon_s", 0.0, "horizon_s"),
+        ("max_candidates", 1, "max_candidates"),
+        ("confidence_z", -1.0, "confidence_z"),
+        ("base_rule", "fifo", "base_rule = 'fifo'"),
+        ("base_rule", 3, "base_rule type"),
+        ("portfolio", ("fifo",), "portfolio = 'fifo'"),
+        ("portfolio", "cadr_defer_exp", "portfolio"),
+        ("portfolio", (3,), "portfolio"),
+    ],
+)
 def test_planner_budget_knobs_are_validated(knob, value, match):
     with pytest.raises(ConfigError, match=match):
         make_policy("rollout", make_params("hectic"), **{knob: value})
@@ -260,9 +290,32 @@ def test_strong_rules_script_on_one_seed(tmp_path):
 def test_persistence_script_on_a_tiny_budget(tmp_path):
     mod = persistence
     stem = tmp_path / "persistence"
-    assert mod.main(["--rule-seeds", "2", "--planner-seeds", "1", "--dwells", "fresh", "900", "--days", "surge",
-                     "--planner-knob", "n_rollouts=1", "--planner-knob", "horizon_s=120.0",
-                     "--planner-knob", "n_confirm=2", "--planner-knob", "confirm_horizon_s=120.0", "--out", str(stem)]) == 0
+    assert (
+        mod.main(
+            [
+                "--rule-seeds",
+                "2",
+                "--planner-seeds",
+                "1",
+                "--dwells",
+                "fresh",
+                "900",
+                "--days",
+                "surge",
+                "--planner-knob",
+                "n_rollouts=1",
+                "--planner-knob",
+                "horizon_s=120.0",
+                "--planner-knob",
+                "n_confirm=2",
+                "--planner-knob",
+                "confirm_horizon_s=120.0",
+                "--out",
+                str(stem),
+            ]
+        )
+        == 0
+    )
     df = pd.read_csv(stem.with_suffix(".csv"))
     assert list(df.columns) == mod.COLUMNS
     assert len(df) == 2 * 2 + 1 * 2 and set(df.stock.astype(str)) == {"fresh", "900"}
@@ -276,8 +329,25 @@ def test_persistence_script_on_a_tiny_budget(tmp_path):
 
 def test_planner_cost_script_on_a_tiny_budget(capsys, load_script):
     mod = load_script("planner_cost")
-    assert mod.main(["--seeds", "1", "--days", "surge", "--knob", "n_rollouts=1", "--knob", "horizon_s=120.0", "--knob", "n_confirm=2",
-                     "--knob", "portfolio=[cadr_defer_exp]"]) == 0
+    assert (
+        mod.main(
+            [
+                "--seeds",
+                "1",
+                "--days",
+                "surge",
+                "--knob",
+                "n_rollouts=1",
+                "--knob",
+                "horizon_s=120.0",
+                "--knob",
+                "n_confirm=2",
+                "--knob",
+                "portfolio=[cadr_defer_exp]",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "portfolio=('cadr_defer_exp',)" in out and "ms_per_planned" in out
     assert out.count("rollout ") >= 2 and out.count("spt_rescue_defer_exp") >= 3  # two stock models, rule rows

@@ -74,27 +74,50 @@ def test_env_episode_is_the_whole_trace():
 
 
 def test_missing_tight_column_uses_the_tight_window():
-    t = Trace.load(pd.DataFrame({"submit_s": [0.0, 5.0], "complexity": ["low", "high"], "deadline_s": [3600.0, 28805.0]}),
-                   make_params("normal"))
+    t = Trace.load(
+        pd.DataFrame({"submit_s": [0.0, 5.0], "complexity": ["low", "high"], "deadline_s": [3600.0, 28805.0]}),
+        make_params("normal"),
+    )
     assert t.jobs["tight"].tolist() == [True, False] and t.job_id.tolist() == [0, 1]
 
 
-GOOD = {"job_id": ["a", "b", "c"], "submit_s": ["0", "10.5", "20"], "complexity": ["low", "medium", "high"],
-        "deadline_s": ["3600", "3610.5", "28820"], "tight": ["true", "true", "false"]}
+GOOD = {
+    "job_id": ["a", "b", "c"],
+    "submit_s": ["0", "10.5", "20"],
+    "complexity": ["low", "medium", "high"],
+    "deadline_s": ["3600", "3610.5", "28820"],
+    "tight": ["true", "true", "false"],
+}
 
 
-@pytest.mark.parametrize(("column", "value", "match"), [
-    ("submit_s", "soon", r"row 1 \(file line 3\), column submit_s = 'soon'.*finite number"),
-    ("submit_s", "-3", r"row 1 \(file line 3\), column submit_s = '-3'.*≥ 0"),
-    ("submit_s", "", r"row 1 \(file line 3\), column submit_s = ''"),
-    ("submit_s", "30", r"row 2 \(file line 4\), column submit_s = '20'.*earlier than the row above \('30'\).*submit order"),
-    ("complexity", "HIGH", r"row 1 \(file line 3\), column complexity = 'HIGH'; allowed: low, medium, high|column complexity = 'HIGH'.*allowed: low, medium, high"),
-    ("deadline_s", "inf", r"row 1 \(file line 3\), column deadline_s = 'inf'.*finite"),
-    ("deadline_s", "5", r"row 1 \(file line 3\), column deadline_s = '5'.*before submit_s = '10.5'.*deadline_s ≥ submit_s"),
-    ("tight", "maybe", r"row 1 \(file line 3\), column tight = 'maybe'.*allowed: true, false"),
-    ("job_id", "a", r"row 1 \(file line 3\), column job_id = 'a'.*already used.*unique"),
-    ("job_id", "", r"row 1 \(file line 3\), column job_id = ''.*non-empty"),
-])
+@pytest.mark.parametrize(
+    ("column", "value", "match"),
+    [
+        ("submit_s", "soon", r"row 1 \(file line 3\), column submit_s = 'soon'.*finite number"),
+        ("submit_s", "-3", r"row 1 \(file line 3\), column submit_s = '-3'.*≥ 0"),
+        ("submit_s", "", r"row 1 \(file line 3\), column submit_s = ''"),
+        (
+            "submit_s",
+            "30",
+            r"row 2 \(file line 4\), column submit_s = '20'.*earlier than the row above \('30'\).*submit order",
+        ),
+        (
+            "complexity",
+            "HIGH",
+            r"row 1 \(file line 3\), column complexity = 'HIGH'; allowed: low, medium, high|column complexity = "
+            r"'HIGH'.*allowed: low, medium, high",
+        ),
+        ("deadline_s", "inf", r"row 1 \(file line 3\), column deadline_s = 'inf'.*finite"),
+        (
+            "deadline_s",
+            "5",
+            r"row 1 \(file line 3\), column deadline_s = '5'.*before submit_s = '10.5'.*deadline_s ≥ submit_s",
+        ),
+        ("tight", "maybe", r"row 1 \(file line 3\), column tight = 'maybe'.*allowed: true, false"),
+        ("job_id", "a", r"row 1 \(file line 3\), column job_id = 'a'.*already used.*unique"),
+        ("job_id", "", r"row 1 \(file line 3\), column job_id = ''.*non-empty"),
+    ],
+)
 def test_bad_value_names_row_column_value_and_what_is_allowed(tmp_path, column, value, match):
     data = {k: list(v) for k, v in GOOD.items()}
     data[column][1] = value
@@ -134,8 +157,28 @@ def test_compare_replays_a_trace_and_cli_dispatches(tmp_path, capsys):
     trace = tmp_path / "quiet.csv"
     assert main(["trace", "--day", "quiet", "--seed", "1", "--param", "n_jobs=40", "--out", str(trace)]) == 0
     out = tmp_path / "cmp"
-    assert main(["compare", "--trace", str(trace), "--day", "quiet", "--seeds", "2", "--policies", "fifo", "edf",
-                 "--executor", "serial", "--no-progress", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                "--trace",
+                str(trace),
+                "--day",
+                "quiet",
+                "--seeds",
+                "2",
+                "--policies",
+                "fifo",
+                "edf",
+                "--executor",
+                "serial",
+                "--no-progress",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     per_seed = pd.read_csv(out / "trace_quiet_quiet" / "per_seed.csv")
     assert len(per_seed) == 4 and set(per_seed["policy"]) == {"fifo", "edf"}
     # seed 1 on the trace of seed 1's day is that day itself
@@ -153,8 +196,29 @@ def test_compare_runs_the_deferring_rules_with_their_knobs(tmp_path):
     from gpu_sched_env.cli import main
 
     out = tmp_path / "cmp"
-    assert main(["compare", "--day", "quiet", "--seeds", "1", "--policies", "spt_rescue_defer_exp", "--param", "defer_scale=0.5",
-                 "--param", "n_jobs=60", "--executor", "serial", "--no-progress", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                "--day",
+                "quiet",
+                "--seeds",
+                "1",
+                "--policies",
+                "spt_rescue_defer_exp",
+                "--param",
+                "defer_scale=0.5",
+                "--param",
+                "n_jobs=60",
+                "--executor",
+                "serial",
+                "--no-progress",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     (d,) = list(out.iterdir())
     row = pd.read_csv(d / "per_seed.csv").iloc[0]
     ref = simulate("spt_rescue_defer_exp", "quiet", 0, n_jobs=60, defer_scale=0.5).summary()

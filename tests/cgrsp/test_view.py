@@ -17,8 +17,20 @@ from gpu_sched_env.cgrsp.sim import Simulator, run
 from gpu_sched_env.cgrsp.view import VIEW_FIELDS, SimView
 from gpu_sched_env.core.rng import stream
 
-FORBIDDEN = ("assign", "advance", "realised", "realised_starts", "result", "workload", "dispatch", "completion",
-             "job_slot", "job_stock", "seed", "view")
+FORBIDDEN = (
+    "assign",
+    "advance",
+    "realised",
+    "realised_starts",
+    "result",
+    "workload",
+    "dispatch",
+    "completion",
+    "job_slot",
+    "job_stock",
+    "seed",
+    "view",
+)
 TINY_PLAN = {"n_rollouts": 2, "horizon_s": 300.0, "n_confirm": 4, "confirm_horizon_s": 600.0}
 
 

@@ -6,11 +6,21 @@ from gpu_sched_env.core.cliargs import literal, parse_param, parse_params, split
 from gpu_sched_env.core.errors import ConfigError
 
 
-@pytest.mark.parametrize("text, value", [
-    ("3", 3), ("2.5", 2.5), ("1e-3", 1e-3), ("True", True), ("(1, 2)", (1, 2)), ("spt", "spt"),
-    ("[cadr_defer_exp,spt]", ["cadr_defer_exp", "spt"]), ("[a, 2, [b,c]]", ["a", 2, ["b", "c"]]), ("[]", []),
-    ("['x', 'y']", ["x", "y"]),
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("3", 3),
+        ("2.5", 2.5),
+        ("1e-3", 1e-3),
+        ("True", True),
+        ("(1, 2)", (1, 2)),
+        ("spt", "spt"),
+        ("[cadr_defer_exp,spt]", ["cadr_defer_exp", "spt"]),
+        ("[a, 2, [b,c]]", ["a", 2, ["b", "c"]]),
+        ("[]", []),
+        ("['x', 'y']", ["x", "y"]),
+    ],
+)
 def test_literal(text, value):
     assert literal(text) == value
 

@@ -38,8 +38,13 @@ BLOCK_AGENTS = textwrap.dedent(f"""
 
 
 def _run(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", BLOCK_AGENTS + textwrap.dedent(code)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", BLOCK_AGENTS + textwrap.dedent(code)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_every_gpu_sched_env_module_imports_without_agents():
@@ -72,8 +77,11 @@ def test_no_gpu_sched_env_source_imports_agents_even_lazily():
     offenders = []
     for path in sorted((ROOT / "gpu_sched_env").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            )
             if any(_is_agents(n) for n in names):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == []
@@ -89,19 +97,29 @@ def _imported_names(path):
 
 def test_studies_is_the_top_layer():
     # the research programme (studies/, not installed) may use everything; nothing installed uses it
-    offenders = [f"{path.relative_to(ROOT)}:{line}"
-                 for folder in ("gpu_sched_env", "agents") for path in sorted((ROOT / folder).rglob("*.py"))
-                 for line, names in _imported_names(path)
-                 if any(n == "studies" or n.startswith("studies.") for n in names)]
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for folder in ("gpu_sched_env", "agents")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for line, names in _imported_names(path)
+        if any(n == "studies" or n.startswith("studies.") for n in names)
+    ]
     assert offenders == []
-    uses = {n.split(".")[0] for path in (ROOT / "studies").rglob("*.py") for _, names in _imported_names(path)
-            for n in names}
+    uses = {
+        n.split(".")[0]
+        for path in (ROOT / "studies").rglob("*.py")
+        for _, names in _imported_names(path)
+        for n in names
+    }
     assert {"gpu_sched_env", "studies"} <= uses  # the walk saw real imports
 
 
 def _module_import_graph():
-    mods = {".".join(p.relative_to(ROOT).with_suffix("").parts): p
-            for p in (ROOT / "gpu_sched_env").rglob("*.py") if p.name != "__init__.py"}
+    mods = {
+        ".".join(p.relative_to(ROOT).with_suffix("").parts): p
+        for p in (ROOT / "gpu_sched_env").rglob("*.py")
+        if p.name != "__init__.py"
+    }
     edges = {m: set() for m in mods}
     for m, path in mods.items():
         for node in ast.walk(ast.parse(path.read_text())):  # lazy imports count too
@@ -124,7 +142,7 @@ def test_no_import_cycle_between_gpu_sched_env_modules():
         state[u] = "open"
         for v in sorted(edges[u]):
             if state.get(v) == "open":
-                cycles.append(path[path.index(v):] + [v])
+                cycles.append(path[path.index(v) :] + [v])
             elif v not in state:
                 visit(v, path + [v])
         state[u] = "done"
@@ -199,12 +217,14 @@ def _fake_entry_points(eps):
     def entry_points(group=None):
         assert group == reg.ENTRY_POINT_GROUP
         return list(eps)
+
     return entry_points
 
 
 def test_entry_point_path_loads_declared_and_third_party_modules(monkeypatch, fresh_registry_state, tmp_path):
     # a third-party plug-in that registers an extra HGSP policy under the name "hgsp.extra"
-    (tmp_path / "third_party_plugin.py").write_text(textwrap.dedent("""
+    (tmp_path / "third_party_plugin.py").write_text(
+        textwrap.dedent("""
         from gpu_sched_agents.heuristics.hgsp import Greedy
         from gpu_sched_env.hgsp.policies import POLICIES
 
@@ -212,7 +232,8 @@ def test_entry_point_path_loads_declared_and_third_party_modules(monkeypatch, fr
             name = "mine"
 
         POLICIES.register("mine", Mine)
-    """))
+    """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     eps = [EntryPoint(n, v, reg.ENTRY_POINT_GROUP) for n, v in reg.BUILTIN_PLUGINS.items()]
     eps.append(EntryPoint("hgsp.extra", "third_party_plugin", reg.ENTRY_POINT_GROUP))
@@ -233,21 +254,34 @@ def test_fallback_path_when_metadata_lists_no_plugin(monkeypatch, fresh_registry
     for scenario, mod in reg.BUILTIN_PLUGINS.items():
         assert reg.plugin_modules(scenario) == [mod]
     # and in a fresh process whose metadata has no entry points, names still resolve
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent("""
         import gpu_sched_env.core.registry as reg
         reg.entry_points = lambda group=None: []
         from gpu_sched_env.cgrsp import POLICY_NAMES
         from gpu_sched_env.hgsp import run
         print(POLICY_NAMES)
         print(run("greedy", "tasks1", "small", 0).summary()["wt"] > 0)
-    """)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    """),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     assert "'fifo', 'spt', 'edf'" in r.stdout and "True" in r.stdout
 
 
 def test_failed_plugin_is_reported_not_dropped(monkeypatch, fresh_registry_state):
-    monkeypatch.setattr(reg, "entry_points", _fake_entry_points(
-        [EntryPoint("mig.broken", "no_such_module_anywhere", reg.ENTRY_POINT_GROUP)]))
+    monkeypatch.setattr(
+        reg,
+        "entry_points",
+        _fake_entry_points([EntryPoint("mig.broken", "no_such_module_anywhere", reg.ENTRY_POINT_GROUP)]),
+    )
     from gpu_sched_env.mig.policies import POLICIES
 
     with pytest.raises(ConfigError, match="plug-in no_such_module_anywhere failed to import"):
@@ -288,14 +322,32 @@ def test_env_ids_and_plugins_are_derived_from_the_scenario_table():
 
 def test_solvers_and_studies_live_outside_the_library():
     # the library holds model, simulator and env; solvers (OR-Tools) are agents, reports are studies
-    offenders = [f"{p.relative_to(ROOT)}:{line}" for p in _py_files("gpu_sched_env") for line, names in _imported_names(p)
-                 if any(n == "ortools" or n.startswith("ortools.") for n in names)]
+    offenders = [
+        f"{p.relative_to(ROOT)}:{line}"
+        for p in _py_files("gpu_sched_env")
+        for line, names in _imported_names(p)
+        if any(n == "ortools" or n.startswith("ortools.") for n in names)
+    ]
     assert offenders == []
-    moved = ["hgsp/exact.py", "hgsp/orderings.py", "hgsp/report.py", "llm/report.py", "mig/cpsat.py",
-             "mig/bruteforce.py", "mig/published.py", "mig/report.py", "mig/histograms.py", "edge/ilp.py",
-             "edge/llf.py", "edge/study.py", "edge/report.py"]
+    moved = [
+        "hgsp/exact.py",
+        "hgsp/orderings.py",
+        "hgsp/report.py",
+        "llm/report.py",
+        "mig/cpsat.py",
+        "mig/bruteforce.py",
+        "mig/published.py",
+        "mig/report.py",
+        "mig/histograms.py",
+        "edge/ilp.py",
+        "edge/llf.py",
+        "edge/study.py",
+        "edge/report.py",
+    ]
     assert [m for m in moved if (ROOT / "gpu_sched_env" / m).exists()] == []
-    assert [m for m in moved if not ((ROOT / "agents" / "heuristics" / m).exists() or (ROOT / "studies" / m).exists())] == []
+    assert [
+        m for m in moved if not ((ROOT / "agents" / "heuristics" / m).exists() or (ROOT / "studies" / m).exists())
+    ] == []
 
 
 def test_no_path_edits_or_imports_by_string_beyond_the_registry():
@@ -314,11 +366,17 @@ def test_no_path_edits_or_imports_by_string_beyond_the_registry():
 
 
 def test_python_m_studies_runs_from_the_root_without_path_edits():
-    r = subprocess.run([sys.executable, "-m", "studies", "bench", "nope"], cwd=ROOT, capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "studies", "bench", "nope"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 2 and "unknown benchmark 'nope'; allowed: sim, env" in r.stderr, r.stderr
-    r = subprocess.run([sys.executable, "-m", "studies", "diagnose", "hgsp-tasks1", "--help"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "studies", "diagnose", "hgsp-tasks1", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0 and r.stdout.startswith("usage: python -m studies diagnose hgsp-tasks1"), r.stderr
 
 

@@ -86,7 +86,9 @@ def test_one_factory_signature_in_every_scenario(scenario):
             reg.make(name, 3)
     else:
         assert reg.world is CGRSPParams
-        with pytest.raises(ConfigError, match=rf"world = None is not valid for cgrsp policy {name!r}; allowed: a CGRSPParams"):
+        with pytest.raises(
+            ConfigError, match=rf"world = None is not valid for cgrsp policy {name!r}; allowed: a CGRSPParams"
+        ):
             reg.make(name)
     with pytest.raises(ConfigError, match=rf"unknown .*{name}.*: no_such_knob"):  # named, with what is allowed
         reg.make(name, _world(scenario), no_such_knob=1)

@@ -45,8 +45,10 @@ def _brute_force(tasks, cluster, objective, finish, deferral="penalty", committe
         a = np.array(a)
         if any(a[i] >= 0 and not fits[i, a[i]] for i in range(n)):
             continue
-        ok = all(m[a == j, j].sum() <= cluster.devices[j].mem_gb + 1e-9 and g[a == j, j].sum() <= 100 + 1e-9
-                 for j in range(d))
+        ok = all(
+            m[a == j, j].sum() <= cluster.devices[j].mem_gb + 1e-9 and g[a == j, j].sum() <= 100 + 1e-9
+            for j in range(d)
+        )
         if not ok:
             continue
         key = _key(a, tasks, cluster, objective, finish, deferral, committed, t, tmin)
@@ -61,8 +63,9 @@ def _key(assign, tasks, cluster, objective, finish, deferral="penalty", committe
         tmin = np.where(fits, t, np.inf).min(axis=1)
     committed = np.zeros(cluster.n) if committed is None else np.asarray(committed, float)
     per_dev = [t[assign == j, j] for j in range(cluster.n)]
-    cmax = max(committed[j] + ((x.max() if finish == "max" else x.sum()) if len(x) else 0.0)
-               for j, x in enumerate(per_dev))
+    cmax = max(
+        committed[j] + ((x.max() if finish == "max" else x.sum()) if len(x) else 0.0) for j, x in enumerate(per_dev)
+    )
     total = sum(x.sum() for x in per_dev)
     placed = int((assign >= 0).sum())
     if objective == "makespan":
@@ -72,7 +75,9 @@ def _key(assign, tasks, cluster, objective, finish, deferral="penalty", committe
     return (total + float(sum(tmin[assign < 0] + 1.0)),)  # best_time: deferred tasks at their best time + 1 s
 
 
-@pytest.mark.parametrize(("objective", "deferral"), [("makespan", "auto"), ("total", "penalty"), ("total", "best_time")])
+@pytest.mark.parametrize(
+    ("objective", "deferral"), [("makespan", "auto"), ("total", "penalty"), ("total", "best_time")]
+)
 @pytest.mark.parametrize("finish", ["max", "sum"])
 def test_round_ilp_optimum_equals_brute_force(objective, deferral, finish):
     rng = np.random.default_rng(42)
@@ -93,8 +98,11 @@ def test_hand_solved_round():
     # 60; A-Xavier/B-Orin: makespan 35, total 65. So the makespan ILP and the total-time ILP
     # must disagree.
     def task(name, orin_min, xavier_min, gpu):
-        p = {"orin_nx": Profile(orin_min * 60, gpu, 6.0), "xavier_nx": Profile(xavier_min * 60, gpu, 6.0),
-             "nano": Profile(99 * 60, gpu, 6.0)}
+        p = {
+            "orin_nx": Profile(orin_min * 60, gpu, 6.0),
+            "xavier_nx": Profile(xavier_min * 60, gpu, 6.0),
+            "nano": Profile(99 * 60, gpu, 6.0),
+        }
         return Task(name, name, p)
 
     tasks = [task("A", 10, 30, 60), task("B", 35, 50, 50)]
@@ -170,8 +178,11 @@ def _round_share(plan, cluster):
 def test_baseline_gpu_share_constraint_holds_and_ignore_oversubscribes():
     # two 64 % sub-tasks whose fastest device is the Orin: without the GPU-share sum the
     # total-time ILP puts both on it in one round (128 %); with it (the default) never > 100 %
-    prof = {"nano": Profile(600.0, 64.0, 2.0), "xavier_nx": Profile(300.0, 64.0, 2.0),
-            "orin_nx": Profile(100.0, 64.0, 2.0)}
+    prof = {
+        "nano": Profile(600.0, 64.0, 2.0),
+        "xavier_nx": Profile(300.0, 64.0, 2.0),
+        "orin_nx": Profile(100.0, 64.0, 2.0),
+    }
     tasks = [Task(f"t{i}", "w", prof, arrival=i) for i in range(2)]
     c = jetson_cluster()
     orin = [j for j, d in enumerate(c.devices) if d.dtype == "orin_nx"][0]
@@ -195,7 +206,11 @@ def test_load_aware_round_counts_committed_work():
     # one task: Orin 10 min, Xavier 20 min, Nano 60 min. Idle devices: the Orin. With 30 min
     # already committed to the Orin: load-aware -> Xavier (max(30, 20) = 30 < 40 min);
     # independent rounds ignore the committed work and still take the Orin.
-    p = {"orin_nx": Profile(600.0, 50.0, 1.0), "xavier_nx": Profile(1200.0, 50.0, 1.0), "nano": Profile(3600.0, 50.0, 1.0)}
+    p = {
+        "orin_nx": Profile(600.0, 50.0, 1.0),
+        "xavier_nx": Profile(1200.0, 50.0, 1.0),
+        "nano": Profile(3600.0, 50.0, 1.0),
+    }
     task = [Task("a", "a", p)]
     xavier, orin = 1, 2
     committed = [0.0, 0.0, 1800.0]
@@ -205,17 +220,24 @@ def test_load_aware_round_counts_committed_work():
     assert list(a) == [xavier] and rep.round_makespan_s == 1800.0
     a, rep = solve_round(task, SMALL, "makespan", SolverConfig(rounds="independent"), committed_s=committed)
     assert list(a) == [orin] and rep.round_makespan_s == 600.0
+
     # whole schedule (36 GB cluster): batch 0 = L1 (16 GB; Orin 100 / Xavier 200 min) and L2
     # (16 GB; 50 / 60 min) -> L1 Orin, L2 Xavier; batch 1 = S (5 GB, too big for the Nano;
     # 10 / 20 min). Independent rounds put S on the idle-looking Orin, where it waits for L1
     # (16 + 5 GB > 16 GB): ends at 110 min; load-aware rounds see the Orin busy until 100 and
     # the Xavier until 60: S on the Xavier ends at 80, makespan 100.
     def prof(o, x, mem, gpu):
-        return {"orin_nx": Profile(o * 60.0, gpu, mem), "xavier_nx": Profile(x * 60.0, gpu, mem),
-                "nano": Profile(999 * 60.0, gpu, mem)}
+        return {
+            "orin_nx": Profile(o * 60.0, gpu, mem),
+            "xavier_nx": Profile(x * 60.0, gpu, mem),
+            "nano": Profile(999 * 60.0, gpu, mem),
+        }
 
-    tasks = [Task("L1", "l", prof(100, 200, 16.0, 60.0)), Task("L2", "l", prof(50, 60, 16.0, 60.0), arrival=1),
-             Task("S", "s", prof(10, 20, 5.0, 30.0), arrival=2)]
+    tasks = [
+        Task("L1", "l", prof(100, 200, 16.0, 60.0)),
+        Task("L2", "l", prof(50, 60, 16.0, 60.0), arrival=1),
+        Task("S", "s", prof(10, 20, 5.0, 30.0), arrival=2),
+    ]
     la = membatch_schedule(tasks, SMALL, split_threshold_gb=16.0)
     ind = membatch_schedule(tasks, SMALL, SolverConfig(rounds="independent"), split_threshold_gb=16.0)
     assert la.batch == ind.batch == (0, 0, 1) and la.device[:2] == ind.device[:2] == (orin, xavier)
@@ -285,6 +307,9 @@ def test_task_that_fits_nowhere_is_an_error():
         baseline_ilp_schedule([big], SMALL, split=False)
     with pytest.raises(ConfigError, match="fit no device"):
         fcfs_llf_schedule([big], SMALL, stream(0, "fcfs_llf"), split=False)
-    for plan in (membatch_schedule([big], SMALL), baseline_ilp_schedule([big], SMALL),
-                 fcfs_llf_schedule([big], SMALL, stream(0, "fcfs_llf"))):
+    for plan in (
+        membatch_schedule([big], SMALL),
+        baseline_ilp_schedule([big], SMALL),
+        fcfs_llf_schedule([big], SMALL, stream(0, "fcfs_llf")),
+    ):
         assert len(plan.tasks) == 5  # all three split it into 5 shards of 4 GB

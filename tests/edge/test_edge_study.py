@@ -27,8 +27,10 @@ def _chest(sim):
 
 @pytest.fixture(scope="module")
 def five():
-    out = {"membatch": simulate(membatch_schedule(FIVE, C), C),
-           "baseline_ilp": simulate(baseline_ilp_schedule(FIVE, C), C)}
+    out = {
+        "membatch": simulate(membatch_schedule(FIVE, C), C),
+        "baseline_ilp": simulate(baseline_ilp_schedule(FIVE, C), C),
+    }
     out["fcfs_llf"] = [simulate(fcfs_llf_schedule(FIVE, C, stream(s, "fcfs_llf")), C) for s in range(10)]
     return out
 
@@ -109,8 +111,14 @@ def test_execution_noise_is_seeded_paired_and_mean_one():
 @pytest.mark.slow
 def test_membatch_beats_both_at_20_tasks():
     tasks = tasks_from_workloads(random_workloads(20, stream(0, "tasks")), default_profiles(), C)
-    mk = {p.name: simulate(p, C).makespan_s for p in (
-        membatch_schedule(tasks, C), baseline_ilp_schedule(tasks, C), fcfs_llf_schedule(tasks, C, stream(0, "fcfs_llf")))}
+    mk = {
+        p.name: simulate(p, C).makespan_s
+        for p in (
+            membatch_schedule(tasks, C),
+            baseline_ilp_schedule(tasks, C),
+            fcfs_llf_schedule(tasks, C, stream(0, "fcfs_llf")),
+        )
+    }
     assert mk["membatch"] < mk["baseline_ilp"] and mk["membatch"] < mk["fcfs_llf"]
 
 

@@ -19,8 +19,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # One A100 (speed 57). Task 0: p = 2 from t = 0, due 2; task 1: p = 1 from t = 0.5, due 1.5,
 # weight 10; task 2: p = 1 from t = 0.6, due 3.
-HAND = pd.DataFrame({"task_id": [0, 1, 2], "workload": [114.0, 57.0, 57.0], "memory": [1, 1, 1],
-                     "deadline": [2.0, 1.5, 3.0], "weight": [1, 10, 1], "arrival": [0.0, 0.5, 0.6]})
+HAND = pd.DataFrame(
+    {
+        "task_id": [0, 1, 2],
+        "workload": [114.0, 57.0, 57.0],
+        "memory": [1, 1, 1],
+        "deadline": [2.0, 1.5, 3.0],
+        "weight": [1, 10, 1],
+        "arrival": [0.0, 0.5, 0.6],
+    }
+)
 ONE = {"A100": 1}
 
 
@@ -83,14 +91,17 @@ def test_bad_decoder_is_a_config_error():
 def test_preset_loads_match_published_fifo_utilisation(preset, published):
     p = PRESETS[preset]
     cl = make_cluster(p.cluster)
-    util = [summarize(decode(Problem(generate_tasks(preset, s), cl), None, "fifo"))["gpu_util_pct"]
-            for s in range(4)]
+    util = [summarize(decode(Problem(generate_tasks(preset, s), cl), None, "fifo"))["gpu_util_pct"] for s in range(4)]
     assert abs(np.mean(util) - published) <= 3.0, util
 
 
 def test_presets_name_the_study_clusters():
     assert {k: PRESETS[k].cluster for k in ("tasks1", "tasks2", "tasks3", "tasks4")} == {
-        "tasks1": "small", "tasks2": "medium", "tasks3": "small", "tasks4": "large"}
+        "tasks1": "small",
+        "tasks2": "medium",
+        "tasks3": "small",
+        "tasks4": "large",
+    }
 
 
 def _diagnose_module():
@@ -104,7 +115,9 @@ def test_diagnose_script_tiny_budget(tmp_path):
     doc = tmp_path / "doc.md"
     doc.write_text("a\n<!-- hgsp-diagnose-tasks1:start -->\nold\n<!-- hgsp-diagnose-tasks1:end -->\nb\n")
     out = tmp_path / "diag"
-    assert mod.main(["--seeds", "1", "--n", "200", "--sa-iters", "2", "--out", str(out), "--update-docs", str(doc)]) == 0
+    assert (
+        mod.main(["--seeds", "1", "--n", "200", "--sa-iters", "2", "--out", str(out), "--update-docs", str(doc)]) == 0
+    )
     for k in ("slack", "scan", "classes", "load"):
         assert (out / f"{k}.csv").is_file()
     slack = pd.read_csv(out / "slack.csv")

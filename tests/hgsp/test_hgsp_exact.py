@@ -10,8 +10,16 @@ def test_exact_beats_list_schedulers_on_hand_instance():
     # Arrival order (FIFO/Greedy): 0 then 1 -> c = 2, 3 -> WT = 10 * 2 = 20.
     # Optimum: 1 then 0 -> c = 1, 3 -> WT = 1 * 1 = 1.
     # SAGreedy stays at 20: one tardy task and rho <= 0.8 give floor(rho * 1) = 0 moves.
-    df = pd.DataFrame({"task_id": [0, 1], "workload": [114.0, 57.0], "memory": [1, 1],
-                       "deadline": [2.0, 1.0], "weight": [1, 10], "arrival": [0.0, 0.0]})
+    df = pd.DataFrame(
+        {
+            "task_id": [0, 1],
+            "workload": [114.0, 57.0],
+            "memory": [1, 1],
+            "deadline": [2.0, 1.0],
+            "weight": [1, 10],
+            "arrival": [0.0, 0.0],
+        }
+    )
     cl = {"A100": 1}
     assert run("fifo", df, cl).summary()["wt"] == pytest.approx(20.0)
     assert run("sagreedy", df, cl).summary()["wt"] == pytest.approx(20.0)
@@ -34,4 +42,6 @@ def test_exact_bounds_bracket_heuristics(seed):
         best = min(run(p, ts, "small", seed).summary()["wt"] for p in ("fifo", "greedy", "sagreedy"))
         # re-timed optimum of the rounded model; rounding can cost at most ~n / scale per task weight
         assert ex.upper_bound <= best + 1e-2
-    assert ex.proven_optimal == (ex.status == "OPTIMAL" and ex.upper_bound - ex.lower_bound <= 1e-6 * max(1.0, ex.upper_bound))
+    assert ex.proven_optimal == (
+        ex.status == "OPTIMAL" and ex.upper_bound - ex.lower_bound <= 1e-6 * max(1.0, ex.upper_bound)
+    )

@@ -36,7 +36,11 @@ def fifo_greedy(preset: str, cluster: str | None = None, seeds=SEEDS) -> dict[st
 
 def test_presets_state_their_cluster_and_horizon():
     assert {p: PRESETS[p].cluster for p in ("tasks1", "tasks2", "tasks3", "tasks4")} == {
-        "tasks1": "small", "tasks2": "medium", "tasks3": "small", "tasks4": "large"}
+        "tasks1": "small",
+        "tasks2": "medium",
+        "tasks3": "small",
+        "tasks4": "large",
+    }
     assert all(p.cluster in CLUSTER_PRESETS for p in PRESETS.values())
     # tasks2 spans the published horizon (~2500), not twice it
     assert PRESETS["tasks2"].horizon == pytest.approx(2500, rel=0.05)

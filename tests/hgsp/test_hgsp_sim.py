@@ -115,8 +115,16 @@ def test_release_aware_decoder_equals_sequential_on_arrival_order():
 
 def test_release_aware_decoder_does_not_let_late_task_block():
     # priority list puts the late task (arrives at 10) first; it must not reserve the GPU
-    df = pd.DataFrame({"task_id": [0, 1], "workload": [57.0, 57.0], "memory": [1, 1],
-                       "deadline": [20, 20], "weight": [1, 1], "arrival": [0.0, 10.0]})
+    df = pd.DataFrame(
+        {
+            "task_id": [0, 1],
+            "workload": [57.0, 57.0],
+            "memory": [1, 1],
+            "deadline": [20, 20],
+            "weight": [1, 1],
+            "arrival": [0.0, 10.0],
+        }
+    )
     pr = Problem(resolve_tasks(df), make_cluster({"A100": 1}))
     rel = decode(pr, np.array([1, 0]), "eft")
     np.testing.assert_allclose(rel.end, [1.0, 11.0])
@@ -158,8 +166,16 @@ def test_sagreedy_neighbour_moves_top_tardy_to_front():
     # one GPU, three tasks at t=0 in arrival order 0,1,2 (greedy). Tardy: task 1 (w 5) and
     # task 2 (w 10). rho = 0.8 at T = T0 -> floor(0.8 * 2) = 1 task moves: the largest
     # weighted tardiness (task 2) goes first: order 2, 0, 1.
-    df = pd.DataFrame({"task_id": [0, 1, 2], "workload": [57.0, 57.0, 57.0], "memory": [1, 1, 1],
-                       "deadline": [1.0, 1.0, 1.0], "weight": [1, 5, 10], "arrival": [0.0, 0.0, 0.0]})
+    df = pd.DataFrame(
+        {
+            "task_id": [0, 1, 2],
+            "workload": [57.0, 57.0, 57.0],
+            "memory": [1, 1, 1],
+            "deadline": [1.0, 1.0, 1.0],
+            "weight": [1, 5, 10],
+            "arrival": [0.0, 0.0, 0.0],
+        }
+    )
     pol = SAGreedy(iters=1)
     pr = Problem(resolve_tasks(df), make_cluster({"A100": 1}))
     pol.reset(pr, np.random.default_rng(0))

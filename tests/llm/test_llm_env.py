@@ -22,7 +22,11 @@ def test_env_checker(engine):
 @pytest.mark.parametrize("policy", ["fifo", "wsrpt"])
 @pytest.mark.parametrize("workload", ["discriminating", "mixed"])
 def test_agents_reproduce_simulate(policy, workload):
-    env = gym.make("LLMServe-v0", workload=workload, n_requests=200) if workload == "mixed" else gym.make("LLMServe-v0", workload="discriminating")
+    env = (
+        gym.make("LLMServe-v0", workload=workload, n_requests=200)
+        if workload == "mixed"
+        else gym.make("LLMServe-v0", workload="discriminating")
+    )
     agent = HeuristicAgent(policy, env)
     obs, info = env.reset(seed=0)
     done, ret = False, 0.0

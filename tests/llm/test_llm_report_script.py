@@ -1,4 +1,7 @@
-"""studies.llm.cli (`python -m studies llm-report`, scripts/llm_report.py): FIFO vs WSRPT on the discriminating workload, both engines, written atomically."""
+"""studies.llm.cli (`python -m studies llm-report`, scripts/llm_report.py).
+
+FIFO vs WSRPT on the discriminating workload, both engines, written atomically.
+"""
 
 import json
 
@@ -17,7 +20,7 @@ def test_llm_report_on_the_discriminating_workload(tmp_path, capsys):
         # the workload is built so that weighted shortest remaining time beats FIFO on weighted wait
         assert by.loc[(engine, "wsrpt"), "weighted_wait"] < by.loc[(engine, "fifo"), "weighted_wait"]
         assert by.loc[(engine, "fifo"), "weighted_wait_vs_fifo_pct"] == 0.0
-        assert (by.loc[(engine, "wsrpt"), "completed"] == by.loc[(engine, "fifo"), "completed"] > 0)
+        assert by.loc[(engine, "wsrpt"), "completed"] == by.loc[(engine, "fifo"), "completed"] > 0
     # the two engines agree on this workload
     cols = ["weighted_wait", "avg_wait", "makespan", "completed"]
     pd.testing.assert_frame_equal(by.loc["discrete", cols], by.loc["event", cols])

@@ -75,8 +75,13 @@ def test_invariants_mixed():
 
 
 def test_infeasible_request_is_skipped():
-    df = _table([(1, "m", 100, "DECODE", 10, 1, 1, 0.0), (2, "big", 100, "DECODE", 500, 2, 1, 0.0),
-                 (3, "wide", 100, "DECODE", 10, 4, 1, 0.0)])
+    df = _table(
+        [
+            (1, "m", 100, "DECODE", 10, 1, 1, 0.0),
+            (2, "big", 100, "DECODE", 500, 2, 1, 0.0),
+            (3, "wide", 100, "DECODE", 10, 4, 1, 0.0),
+        ]
+    )
     s = simulate("fifo", df, cluster={"H100": 2}).summary()
     assert s["skipped"] == 2 and s["completed"] == 1
     assert s["makespan"] == pytest.approx(0.02)  # 100 tokens at 5000 tok/s

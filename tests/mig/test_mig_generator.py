@@ -62,9 +62,14 @@ def test_streams_are_independent():
 
 @pytest.mark.parametrize(
     "dist,integer",
-    [(Uniform(2, 9), True), (Uniform(2.0, 9.0), False), (Normal(3.0, 1.5), False),
-     (Exponential(0.7), False), (LogNormal(0.2, 0.5), False),
-     (Empirical((0.0, 1.0, 3.0, 4.0), (1.0, 2.0, 1.0)), False)],
+    [
+        (Uniform(2, 9), True),
+        (Uniform(2.0, 9.0), False),
+        (Normal(3.0, 1.5), False),
+        (Exponential(0.7), False),
+        (LogNormal(0.2, 0.5), False),
+        (Empirical((0.0, 1.0, 3.0, 4.0), (1.0, 2.0, 1.0)), False),
+    ],
 )
 def test_distribution_mean_and_variance(dist, integer):
     rng = np.random.default_rng(7)
@@ -76,14 +81,31 @@ def test_distribution_mean_and_variance(dist, integer):
 
 @pytest.mark.parametrize(
     "arrival,mean_gap",
-    [({"type": "Random", "distributionType": "Poisson", "distributionParams": {"lambda": 2.5}}, 0.4),
-     ({"type": "Random", "distributionType": "exponential", "distributionParams": {"mean": 0.3}}, 0.3),
-     ({"type": "Random", "distributionType": "LOGNORMAL", "distributionParams": {"mu": -1.0, "sigma": 0.4}},
-      np.exp(-1.0 + 0.08)),
-     ({"type": "Random", "distributionType": "Empirical",
-       "distributionParams": {"bins": [0, 1, 2], "weights": [3, 1]}}, 0.75),
-     ({"type": "Random", "distributionType": "Uniform", "distributionParams": {"lowerBound": 0.5, "upperBound": 1.5}}, 1.0),
-     ({"type": "Fixed", "interval": 0.25}, 0.25)],
+    [
+        ({"type": "Random", "distributionType": "Poisson", "distributionParams": {"lambda": 2.5}}, 0.4),
+        ({"type": "Random", "distributionType": "exponential", "distributionParams": {"mean": 0.3}}, 0.3),
+        (
+            {"type": "Random", "distributionType": "LOGNORMAL", "distributionParams": {"mu": -1.0, "sigma": 0.4}},
+            np.exp(-1.0 + 0.08),
+        ),
+        (
+            {
+                "type": "Random",
+                "distributionType": "Empirical",
+                "distributionParams": {"bins": [0, 1, 2], "weights": [3, 1]},
+            },
+            0.75,
+        ),
+        (
+            {
+                "type": "Random",
+                "distributionType": "Uniform",
+                "distributionParams": {"lowerBound": 0.5, "upperBound": 1.5},
+            },
+            1.0,
+        ),
+        ({"type": "Fixed", "interval": 0.25}, 0.25),
+    ],
 )
 def test_arrival_gap_distributions(arrival, mean_gap):
     js = generate(load_config(cfg(jobsArrivalConfigSettings=arrival, numberOfJobs=20000)))
@@ -125,8 +147,11 @@ def test_dependent_memory_normal_rule():
 
 
 def test_dependent_memory_uniform_width_and_floor():
-    mem = {"type": "RandomDependentOnPrevious", "distributionType": "Uniform",
-           "distributionParams": {"lowerBound": 0, "upperBound": 40}}
+    mem = {
+        "type": "RandomDependentOnPrevious",
+        "distributionType": "Uniform",
+        "distributionParams": {"lowerBound": 0, "upperBound": 40},
+    }
     js = generate(load_config(cfg(maxRamUsageConfigSettings=mem, numberOfJobs=3000)))
     for i in range(300):
         s = js.series(i)
@@ -167,8 +192,11 @@ def test_deadline_notdefined_and_normal_is_used():
 
 
 def test_names_case_insensitive_and_java_spellings():
-    c = cfg(maxRamUsageConfigSettings__type="Random_DependentOnPrevious",
-            priorityConfigSettings__type="RANDOM", priorityConfigSettings__distributionType="uniform")
+    c = cfg(
+        maxRamUsageConfigSettings__type="Random_DependentOnPrevious",
+        priorityConfigSettings__type="RANDOM",
+        priorityConfigSettings__distributionType="uniform",
+    )
     c["numberOfTasks"] = c.pop("numberOfJobs")
     c["maxTimeslicesNumberConfigSettings"] = {"type": "fixed", "maxTimeslicesNum": 3}
     js = generate(load_config(c))
@@ -184,29 +212,50 @@ def test_trailing_commas_are_normalised_with_a_warning():
 @pytest.mark.parametrize(
     "changes,match",
     [
-        ({"priorityConfigSettings__distributionParams__lowerBound": 7},
-         r"priorityConfigSettings\.distributionParams\.lowerBound = 7 > upperBound = 5; allowed: lowerBound <= upperBound"),
-        ({"maxRamUsageConfigSettings__distributionParams__sd": -3},
-         r"maxRamUsageConfigSettings\.distributionParams\.sd = -3 is out of range; allowed: \[0, inf\]"),
+        (
+            {"priorityConfigSettings__distributionParams__lowerBound": 7},
+            r"priorityConfigSettings\.distributionParams\.lowerBound = 7 > upperBound = 5; allowed: lowerBound <= "
+            r"upperBound",
+        ),
+        (
+            {"maxRamUsageConfigSettings__distributionParams__sd": -3},
+            r"maxRamUsageConfigSettings\.distributionParams\.sd = -3 is out of range; allowed: \[0, inf\]",
+        ),
         ({"numberOfJobs": 0}, r"numberOfJobs = 0 is out of range; allowed: \[1, inf\]"),
-        ({"cudaCoresConfigSettings__type": "Gaussian"},
-         r"cudaCoresConfigSettings\.type = 'Gaussian' is not known; allowed \(case-insensitive\): Fixed, Random"),
-        ({"maxTimeslicesNumberConfigSettings__distributionType": "Poisson"},
-         r"maxTimeslicesNumberConfigSettings\.distributionType = 'Poisson' is not known; allowed .*Uniform, Normal"),
+        (
+            {"cudaCoresConfigSettings__type": "Gaussian"},
+            r"cudaCoresConfigSettings\.type = 'Gaussian' is not known; allowed \(case-insensitive\): Fixed, Random",
+        ),
+        (
+            {"maxTimeslicesNumberConfigSettings__distributionType": "Poisson"},
+            r"maxTimeslicesNumberConfigSettings\.distributionType = 'Poisson' is not known; allowed .*Uniform, Normal",
+        ),
         ({"deadlineConfigSettings": None}, r"missing section deadlineConfigSettings; required sections: "),
-        ({"jobsArrivalConfigSettings__distributionParams__lambda": 0},
-         r"jobsArrivalConfigSettings\.distributionParams\.lambda = 0 is out of range; allowed: \(0, inf\]"),
-        ({"stoppabilityConfigSettings__isStoppable": "yes"},
-         r"stoppabilityConfigSettings\.isStoppable = 'yes' is not a boolean; allowed: true or false"),
+        (
+            {"jobsArrivalConfigSettings__distributionParams__lambda": 0},
+            r"jobsArrivalConfigSettings\.distributionParams\.lambda = 0 is out of range; allowed: \(0, inf\]",
+        ),
+        (
+            {"stoppabilityConfigSettings__isStoppable": "yes"},
+            r"stoppabilityConfigSettings\.isStoppable = 'yes' is not a boolean; allowed: true or false",
+        ),
         ({"cudaCoresConfigSettings__colour": 3}, r"unknown keys in cudaCoresConfigSettings: colour; allowed: "),
         ({"seed": -1}, r"seed = -1 is out of range; allowed: \[0, inf\]"),
-        ({"maxTimeslicesNumberConfigSettings__distributionType": "Uniform",
-          "maxTimeslicesNumberConfigSettings__distributionParams": {"lowerBound": 0, "upperBound": 3}},
-         r"maxTimeslicesNumberConfigSettings\.distributionParams\.lowerBound = 0 is out of range; allowed: >= 1"),
-        ({"priorityConfigSettings__distributionParams": {"lowerBound": 1}},
-         r"priorityConfigSettings\.distributionParams is missing upperBound"),
-        ({"priorityConfigSettings__distributionParams__upperBound": 4.5},
-         r"priorityConfigSettings\.distributionParams\.upperBound = 4\.5 must be an integer"),
+        (
+            {
+                "maxTimeslicesNumberConfigSettings__distributionType": "Uniform",
+                "maxTimeslicesNumberConfigSettings__distributionParams": {"lowerBound": 0, "upperBound": 3},
+            },
+            r"maxTimeslicesNumberConfigSettings\.distributionParams\.lowerBound = 0 is out of range; allowed: >= 1",
+        ),
+        (
+            {"priorityConfigSettings__distributionParams": {"lowerBound": 1}},
+            r"priorityConfigSettings\.distributionParams is missing upperBound",
+        ),
+        (
+            {"priorityConfigSettings__distributionParams__upperBound": 4.5},
+            r"priorityConfigSettings\.distributionParams\.upperBound = 4\.5 must be an integer",
+        ),
     ],
 )
 def test_validation_errors_name_section_field_value_allowed(changes, match):
@@ -223,8 +272,15 @@ def test_fractional_lambda_accepted():
 def test_bad_rounding_and_empirical():
     with pytest.raises(ConfigError, match=r"rounding = 'floor' is not known; allowed: truncate, round"):
         load_config({**BASE, "rounding": "floor"})
-    emp = {"type": "Random", "distributionType": "Empirical", "distributionParams": {"bins": [0, 2, 1], "weights": [1, 1]}}
-    with pytest.raises(ConfigError, match=r"jobsArrivalConfigSettings\.distributionParams\.bins = \[0, 2, 1\]: allowed: strictly increasing"):
+    emp = {
+        "type": "Random",
+        "distributionType": "Empirical",
+        "distributionParams": {"bins": [0, 2, 1], "weights": [1, 1]},
+    }
+    with pytest.raises(
+        ConfigError,
+        match=r"jobsArrivalConfigSettings\.distributionParams\.bins = \[0, 2, 1\]: allowed: strictly increasing",
+    ):
         load_config(cfg(jobsArrivalConfigSettings=emp))
 
 

@@ -16,8 +16,13 @@ ALPHA = 0.01  # per test; documented in docs/mig.md
 def _samples(js):
     steps = np.concatenate([np.diff(js.series(i)) for i in range(len(js))])
     gaps = np.diff(np.r_[0.0, js.arrival])
-    return {"priority": js.priority, "run_length": js.lengths, "first_memory": js.memory[js.offsets[:-1]],
-            "memory_step": steps, "gap": gaps}
+    return {
+        "priority": js.priority,
+        "run_length": js.lengths,
+        "first_memory": js.memory[js.offsets[:-1]],
+        "memory_step": steps,
+        "gap": gaps,
+    }
 
 
 def _chi2_two_sample(a, b, min_count=5):
@@ -96,7 +101,8 @@ def test_cgrsp_no_deadline_uses_loose_window():
         "stoppabilityConfigSettings": {"type": "Fixed", "isStoppable": False},
         "cudaCoresConfigSettings": {"type": "Fixed", "coresNumber": 1},
         "jobsArrivalConfigSettings": {"type": "Fixed", "interval": 2},
-        "numberOfJobs": 3, "seed": 0,
+        "numberOfJobs": 3,
+        "seed": 0,
     }
     js = generate(load_config(cfg))
     cg = to_cgrsp(js)
@@ -115,8 +121,23 @@ def test_skip_reason_is_shown_when_the_reference_files_are_missing(tmp_path):
 
     env = {**os.environ, "GPU_SCHED_ENV_SHARED": str(tmp_path / "no-shared")}
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", __file__, "-k", "not skip_reason"],  # serial: 7 skips need no workers
-        env=env, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-n",
+            "0",
+            "-p",
+            "no:cacheprovider",
+            __file__,
+            "-k",
+            "not skip_reason",
+        ],  # serial: 7 skips need no workers
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     ).stdout
     assert "7 skipped" in out
     assert "SKIPPED" in out and "MIG interop: needs the Java job generator's reference files" in out

@@ -69,8 +69,12 @@ def test_cpsat_optimum_equals_brute_force(trial):
     caps = (2000, 1000, 1000) if trial % 3 else (1000, 500)
     n = int(rng.integers(2, 5))
     jobs = [
-        Job(i, 0.0, tuple(int(x) for x in rng.integers(1, max(caps), size=rng.integers(1, 4))),
-            stoppable=bool(rng.random() < 0.7))
+        Job(
+            i,
+            0.0,
+            tuple(int(x) for x in rng.integers(1, max(caps), size=rng.integers(1, 4))),
+            stoppable=bool(rng.random() < 0.7),
+        )
         for i in range(n)
     ]
     rel = {j.id: int(rng.integers(0, 3)) for j in jobs}

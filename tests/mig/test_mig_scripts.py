@@ -10,6 +10,7 @@ from studies.store import CellStore
 
 def test_generate_jobs_cli(tmp_path, peer_dir):
     from gpu_sched_env.mig.generator.cli import main
+
     cfgp = peer_dir / "test_config.json"
     assert main([str(cfgp), "-o", str(tmp_path / "a.json"), "--jobs", "20"]) == 0
     assert main([str(cfgp), "-o", str(tmp_path / "b.json"), "--jobs", "20"]) == 0
@@ -18,11 +19,16 @@ def test_generate_jobs_cli(tmp_path, peer_dir):
     man = json.loads((tmp_path / "bulk" / "manifest.json").read_text())
     assert [f["seed"] for f in man["files"]] == [11, 13, 17]
     assert main([str(cfgp), "-o", str(tmp_path / "r"), "--jobs", "5", "--seed-range", "3", "5"]) == 0
-    assert sorted(p.name for p in (tmp_path / "r").iterdir())[:3] == ["jobs_seed3.json", "jobs_seed4.json", "jobs_seed5.json"]
+    assert sorted(p.name for p in (tmp_path / "r").iterdir())[:3] == [
+        "jobs_seed3.json",
+        "jobs_seed4.json",
+        "jobs_seed5.json",
+    ]
 
 
 def test_generate_jobs_cli_reports_config_errors(tmp_path, capsys):
     from gpu_sched_env.mig.generator.cli import main
+
     bad = tmp_path / "bad.json"
     bad.write_text('{"numberOfJobs": 0, "seed": 1, }')
     assert main([str(bad), "--check"]) == 2
@@ -33,8 +39,19 @@ def test_mig_experiment_is_resumable_and_writes_the_doc_block(tmp_path, capsys):
     main = experiment.main
     doc = tmp_path / "doc.md"
     doc.write_text("# head\n<!-- mig-results:start -->\nold\n<!-- mig-results:end -->\ntail\n")
-    args = ["--n-sets", "2", "--n-jobs", "6", "--time-limit", "2", "--out", str(tmp_path / "out"), "--no-figures",
-            "--doc", str(doc)]
+    args = [
+        "--n-sets",
+        "2",
+        "--n-jobs",
+        "6",
+        "--time-limit",
+        "2",
+        "--out",
+        str(tmp_path / "out"),
+        "--no-figures",
+        "--doc",
+        str(doc),
+    ]
     assert main(args) == 0
     df = pd.read_csv(tmp_path / "out" / "results.csv")
     assert sorted(df["seed"].unique()) == [2, 3]

@@ -16,18 +16,23 @@ import numpy as np
 from flax import struct
 
 N_CTX, T, N_ACTIONS = 4, 6, 5
-R = np.array([  # R[c, a]: the myopic best is often a trap (it leads to a poor context)
-    [0.9, 0.1, 0.3, 0.0, 0.2],
-    [0.0, 0.2, 1.0, 0.6, 0.1],
-    [0.3, 0.8, 0.0, 0.9, 0.2],
-    [0.1, 0.0, 0.5, 0.2, 0.3],
-], np.float32)
-MASK = np.array([
-    [False, True, True, True, True],
-    [True, True, False, True, True],
-    [True, False, True, False, True],
-    [True, True, True, True, True],
-])
+R = np.array(
+    [  # R[c, a]: the myopic best is often a trap (it leads to a poor context)
+        [0.9, 0.1, 0.3, 0.0, 0.2],
+        [0.0, 0.2, 1.0, 0.6, 0.1],
+        [0.3, 0.8, 0.0, 0.9, 0.2],
+        [0.1, 0.0, 0.5, 0.2, 0.3],
+    ],
+    np.float32,
+)
+MASK = np.array(
+    [
+        [False, True, True, True, True],
+        [True, True, False, True, True],
+        [True, False, True, False, True],
+        [True, True, True, True, True],
+    ]
+)
 ILLEGAL_PAY = 2.0
 
 

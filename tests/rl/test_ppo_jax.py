@@ -24,7 +24,16 @@ from gpu_sched_agents.rl.ppo_jax.ppo import (
     make_train,
 )
 
-HP = PPOHyper(n_envs=16, n_steps=32, total_timesteps=16 * 32 * 60, batch_size=128, n_epochs=4, learning_rate=3e-3, gamma=0.99, net_arch=(32, 32))
+HP = PPOHyper(
+    n_envs=16,
+    n_steps=32,
+    total_timesteps=16 * 32 * 60,
+    batch_size=128,
+    n_epochs=4,
+    learning_rate=3e-3,
+    gamma=0.99,
+    net_arch=(32, 32),
+)
 
 
 def greedy_return(policy: NumpyPolicy) -> tuple[float, int]:
@@ -72,7 +81,9 @@ def test_training_is_reproducible_and_vmaps_over_seeds():
     keys = jax.random.split(jax.random.PRNGKey(1), 2)
     runners, _ = jax.jit(jax.vmap(trainer.train))(keys)
     one, _ = jax.jit(trainer.train)(keys[1])
-    for a, b in zip(jax.tree_util.tree_leaves(runners.train_state.params), jax.tree_util.tree_leaves(one.train_state.params)):
+    for a, b in zip(
+        jax.tree_util.tree_leaves(runners.train_state.params), jax.tree_util.tree_leaves(one.train_state.params)
+    ):
         np.testing.assert_allclose(np.asarray(a[1]), np.asarray(b), rtol=1e-5, atol=1e-6)
     a0 = jax.tree_util.tree_leaves(runners.train_state.params)[0]
     assert not np.allclose(a0[0], a0[1])  # two seeds, two networks
@@ -123,8 +134,14 @@ def test_policy_file_errors(tmp_path):
 def test_flatten_without_mask_drops_only_the_mask():
     from gymnasium import spaces
 
-    space = spaces.Dict({"action_mask": spaces.MultiBinary(3), "a": spaces.Box(0, 1, (2, 2)), "b": spaces.Box(0, 1, (3,))})
-    obs = {"action_mask": np.array([1, 0, 1], np.int8), "a": np.arange(4.0).reshape(2, 2), "b": np.array([7.0, 8.0, 9.0])}
+    space = spaces.Dict(
+        {"action_mask": spaces.MultiBinary(3), "a": spaces.Box(0, 1, (2, 2)), "b": spaces.Box(0, 1, (3,))}
+    )
+    obs = {
+        "action_mask": np.array([1, 0, 1], np.int8),
+        "a": np.arange(4.0).reshape(2, 2),
+        "b": np.array([7.0, 8.0, 9.0]),
+    }
     np.testing.assert_array_equal(flatten_without_mask(space, obs), [0, 1, 2, 3, 7, 8, 9])
 
 
@@ -133,7 +150,9 @@ def test_gae_matches_a_plain_loop():
     n, e = 7, 3
     r, v, d = rng.normal(size=(n, e)), rng.normal(size=(n, e)), rng.random((n, e)) < 0.3
     last = rng.normal(size=e)
-    t = Transition(None, None, None, None, jnp.asarray(v, jnp.float32), jnp.asarray(r, jnp.float32), jnp.asarray(d, jnp.float32))
+    t = Transition(
+        None, None, None, None, jnp.asarray(v, jnp.float32), jnp.asarray(r, jnp.float32), jnp.asarray(d, jnp.float32)
+    )
     adv, ret = gae(t, jnp.asarray(last, jnp.float32), 0.9, 0.8)
     want = np.zeros((n, e))
     nxt_adv, nxt_v = np.zeros(e), last

@@ -18,9 +18,22 @@ from gpu_sched_env.core.errors import ConfigError
 CONF = str(Path(__file__).resolve().parents[2] / "conf")
 register_configs()
 TINY = [
-    "algo=ppo_jax", "day=quiet", "train.total_timesteps=256", "train.n_envs=4", "algo.n_steps=32", "algo.batch_size=64",
-    "algo.n_epochs=1", "algo.net_arch=[16]", "algo.lr_final_frac=1.0", "train.eval_freq=128", "train.checkpoint_freq=128", "train.eval_seeds=[10000]",
-    "train.final_eval_seeds=2", "algo.jax_eval_seeds=4", "algo.jax_eval_rules=[spt_rescue_defer_exp]", "train.progress_bar=false",
+    "algo=ppo_jax",
+    "day=quiet",
+    "train.total_timesteps=256",
+    "train.n_envs=4",
+    "algo.n_steps=32",
+    "algo.batch_size=64",
+    "algo.n_epochs=1",
+    "algo.net_arch=[16]",
+    "algo.lr_final_frac=1.0",
+    "train.eval_freq=128",
+    "train.checkpoint_freq=128",
+    "train.eval_seeds=[10000]",
+    "train.final_eval_seeds=2",
+    "algo.jax_eval_seeds=4",
+    "algo.jax_eval_rules=[spt_rescue_defer_exp]",
+    "train.progress_bar=false",
 ]
 
 
@@ -35,21 +48,30 @@ def scalar_tags(path):
     return set(ea.Tags()["scalars"])
 
 
-@pytest.mark.parametrize(("override", "match"), [
-    ("algo.batch_size=48", r"algo.batch_size = 48: must divide one rollout, train.n_envs × algo.n_steps = 4 × 32 = 128"),
-    ("train.total_timesteps=100", r"train.total_timesteps = 100: less than one update"),
-    ("algo.n_steps=0", r"algo.n_steps = 0"),
-    ("algo.n_epochs=0", r"algo.n_epochs = 0"),
-    ("train.n_envs=0", r"train.n_envs = 0"),
-    ("algo.clip_range=0", r"algo.clip_range = 0"),
-    ("algo.gae_lambda=1.5", r"algo.gae_lambda = 1.5"),
-    ("algo.jax_eval_seeds=-1", r"algo.jax_eval_seeds = -1"),
-    ("algo.jax_eval_rules=[spt,nope]", r"algo.jax_eval_rules\[\] = 'nope' is not known; allowed: fifo, spt, spt_rescue_defer_exp"),
-    ("train.vec_env=subproc", r"train.vec_env = 'subproc': algo=ppo_jax steps its envs vmapped"),
-    ("train.device=tpu", r"train.device = 'tpu' is not known; allowed: cpu, gpu"),
-    ("day=mixed", r"day = 'mixed'"),
-    ("env.window=4", r"window"),  # the JAX env implements joint_heads' design only
-])
+@pytest.mark.parametrize(
+    ("override", "match"),
+    [
+        (
+            "algo.batch_size=48",
+            r"algo.batch_size = 48: must divide one rollout, train.n_envs × algo.n_steps = 4 × 32 = 128",
+        ),
+        ("train.total_timesteps=100", r"train.total_timesteps = 100: less than one update"),
+        ("algo.n_steps=0", r"algo.n_steps = 0"),
+        ("algo.n_epochs=0", r"algo.n_epochs = 0"),
+        ("train.n_envs=0", r"train.n_envs = 0"),
+        ("algo.clip_range=0", r"algo.clip_range = 0"),
+        ("algo.gae_lambda=1.5", r"algo.gae_lambda = 1.5"),
+        ("algo.jax_eval_seeds=-1", r"algo.jax_eval_seeds = -1"),
+        (
+            "algo.jax_eval_rules=[spt,nope]",
+            r"algo.jax_eval_rules\[\] = 'nope' is not known; allowed: fifo, spt, spt_rescue_defer_exp",
+        ),
+        ("train.vec_env=subproc", r"train.vec_env = 'subproc': algo=ppo_jax steps its envs vmapped"),
+        ("train.device=tpu", r"train.device = 'tpu' is not known; allowed: cpu, gpu"),
+        ("day=mixed", r"day = 'mixed'"),
+        ("env.window=4", r"window"),  # the JAX env implements joint_heads' design only
+    ],
+)
 def test_bad_config_is_refused_before_anything_is_written(tmp_path, override, match):
     run = tmp_path / "runs" / "r"
     with pytest.raises(ConfigError, match=match):
@@ -73,15 +95,42 @@ def test_tiny_run_writes_the_run_folder_tags_and_resumes_exactly(tmp_path):
     whole, half = tmp_path / "whole", tmp_path / "half"
     out = tr.train(cfg_for(whole))
     assert set(out) == {"miss_pct", "mean_wait_min", "mean_tardiness_min", "cost_usd"}
-    for f in ("config.yaml", "command.txt", "final_model.npz", "best_model.npz", "best.json", "final_eval.csv", "final_eval.md", "final_eval.png",
-              "final_eval_per_seed.csv", "final_eval_tests.csv", "learning_curve.csv", "learning_curve.png", "final_eval_jax.csv", "final_eval_jax.md"):
+    for f in (
+        "config.yaml",
+        "command.txt",
+        "final_model.npz",
+        "best_model.npz",
+        "best.json",
+        "final_eval.csv",
+        "final_eval.md",
+        "final_eval.png",
+        "final_eval_per_seed.csv",
+        "final_eval_tests.csv",
+        "learning_curve.csv",
+        "learning_curve.png",
+        "final_eval_jax.csv",
+        "final_eval_jax.md",
+    ):
         assert (whole / f).exists(), f
-    assert sorted(p.name for p in (whole / "checkpoints").glob("model_*")) == ["model_128_steps.npz", "model_256_steps.npz"]
+    assert sorted(p.name for p in (whole / "checkpoints").glob("model_*")) == [
+        "model_128_steps.npz",
+        "model_256_steps.npz",
+    ]
     curve = pd.read_csv(whole / "learning_curve.csv")
     assert curve.timesteps.tolist() == [128, 256]
     learned = scalar_tags(whole / "tb" / "learned_1")
-    assert {"eval/miss_pct", "eval/mean_wait_min", "eval/mean_tardiness_min", "eval/cost_usd", "eval/objective", "train/value_loss",
-            "train/policy_gradient_loss", "train/entropy_loss", "train/approx_kl", "time/fps"} <= learned
+    assert {
+        "eval/miss_pct",
+        "eval/mean_wait_min",
+        "eval/mean_tardiness_min",
+        "eval/cost_usd",
+        "eval/objective",
+        "train/value_loss",
+        "train/policy_gradient_loss",
+        "train/entropy_loss",
+        "train/approx_kl",
+        "time/fps",
+    } <= learned
     heur = sorted(p.name for p in (whole / "tb").glob("heuristic_*"))
     assert len(heur) == 11 + len(EXTENSIONS) and f"heuristic_{STRONG_RULES['fresh']}" in heur
     assert "eval/miss_pct" in scalar_tags(whole / "tb" / "heuristic_rh")
@@ -95,10 +144,15 @@ def test_tiny_run_writes_the_run_folder_tags_and_resumes_exactly(tmp_path):
 
     # half the budget, then resume=true to the whole: the same updates, the same network (with a
     # constant rate: a decaying one is stretched over the budget each invocation is given, as in SB3)
-    tr.train(cfg_for(half / "a", "train.total_timesteps=128", "train.final_eval_seeds=0"))  # no tables: the network is compared
+    tr.train(
+        cfg_for(half / "a", "train.total_timesteps=128", "train.final_eval_seeds=0")
+    )  # no tables: the network is compared
     assert sorted(p.name for p in (half / "a" / "checkpoints").glob("model_*")) == ["model_128_steps.npz"]
     tr.train(cfg_for(half / "b", "resume=true", "train.final_eval_seeds=0"))
-    assert sorted(p.name for p in (half / "a" / "checkpoints").glob("model_*")) == ["model_128_steps.npz", "model_256_steps.npz"]
+    assert sorted(p.name for p in (half / "a" / "checkpoints").glob("model_*")) == [
+        "model_128_steps.npz",
+        "model_256_steps.npz",
+    ]
     assert (half / "b" / "resumed_into.txt").read_text().strip() == str(half / "a")
     a, b = np.load(whole / "final_model.npz"), np.load(half / "a" / "final_model.npz")
     for k in a.files:

@@ -9,9 +9,16 @@ from gpu_sched_agents.rl.compare import TEST_METRICS, comparison
 
 def _frame(rng, pol, seeds):
     n = len(seeds)
-    return pd.DataFrame({"policy": pol, "seed": seeds, "mean_wait_min": rng.normal(100, 20, n),
-                         "miss_pct": rng.normal(10, 3, n), "mean_tardiness_min": rng.normal(5, 1, n),
-                         "cost_usd": rng.normal(6, 0.5, n)})
+    return pd.DataFrame(
+        {
+            "policy": pol,
+            "seed": seeds,
+            "mean_wait_min": rng.normal(100, 20, n),
+            "miss_pct": rng.normal(10, 3, n),
+            "mean_tardiness_min": rng.normal(5, 1, n),
+            "cost_usd": rng.normal(6, 0.5, n),
+        }
+    )
 
 
 def test_comparison_pairs_matched_seeds_and_adjusts_over_the_family():
@@ -21,7 +28,8 @@ def test_comparison_pairs_matched_seeds_and_adjusts_over_the_family():
     table, tests = comparison(learned, heur, "ppo")
     assert list(table.index) == ["ppo", "fifo", "rh"]
     assert list(tests[["vs", "metric"]].itertuples(index=False, name=None)) == [
-        (h, m) for h in ("fifo", "rh") for m in TEST_METRICS]
+        (h, m) for h in ("fifo", "rh") for m in TEST_METRICS
+    ]
     ref = learned.set_index("seed")
     t_ps = []
     for r in tests.itertuples():

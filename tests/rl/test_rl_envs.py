@@ -1,6 +1,5 @@
 """Training envs: disjoint seed spaces, day mixes, the named markov setup."""
 
-
 import numpy as np
 import pytest
 
@@ -80,6 +79,7 @@ def test_learning_rate_decays_linearly_to_its_final_fraction():
     assert lr(1.0) == pytest.approx(1e-3) and lr(0.5) == pytest.approx(5.5e-4) and lr(0.0) == pytest.approx(1e-4)
     assert _sb3_kwargs(cfg_for("algo.learning_rate=0.001").algo)["learning_rate"] == 0.001  # default: constant
 
+
 # ----------------------------------------------------------------------------- mixed days, generalisation
 def test_mixed_days_follow_the_month_mix():
     from gpu_sched_agents.rl.envs import MixedDays
@@ -102,15 +102,27 @@ def test_a_mixed_day_run_trains_and_is_judged_on_the_hectic_day_and_generalises(
     from studies.cgrsp import generalise
 
     run = tmp_path / "run"
-    cfg = cfg_for("day=mixed", "train.total_timesteps=128", "train.eval_freq=128", "train.checkpoint_freq=128",
-                  "train.eval_seeds=[10000]", "train.final_eval_seeds=2", "train.progress_bar=false",
-                  "algo.n_steps=64", "algo.batch_size=64", "algo.n_epochs=1", "algo.net_arch=[16]", f"run_dir={run}")
+    cfg = cfg_for(
+        "day=mixed",
+        "train.total_timesteps=128",
+        "train.eval_freq=128",
+        "train.checkpoint_freq=128",
+        "train.eval_seeds=[10000]",
+        "train.final_eval_seeds=2",
+        "train.progress_bar=false",
+        "algo.n_steps=64",
+        "algo.batch_size=64",
+        "algo.n_epochs=1",
+        "algo.net_arch=[16]",
+        f"run_dir={run}",
+    )
     tr.train(cfg)
     assert "hectic day" in (run / "final_eval.md").read_text()
     assert generalise.main([str(run), "--seeds", "2", "--settings", "normal", "hectic_cmax7"]) == 0
     text = (run / "generalisation.md").read_text()
     assert "hectic_cmax7" in text and "normal" in text
     assert (run / "gen_hectic_cmax7.csv").exists()
+
 
 def test_env_markov_config_builds_the_persistent_stock_design_and_trains(tmp_path):
     """``experiment=markov``: the options the persistent-stock result rests on, end to end."""
@@ -124,8 +136,21 @@ def test_env_markov_config_builds_the_persistent_stock_design_and_trains(tmp_pat
     assert env.reward_weights["miss"] == env.objective_weights["miss"] == 14400.0  # trained and selected on
     assert env.action_space.n == 4
     run = tmp_path / "run"
-    cfg = cfg_for("experiment=markov", "train.total_timesteps=128", "train.eval_freq=128", "train.checkpoint_freq=128",
-                  "train.eval_seeds=[10000]", "train.final_eval_seeds=2", "train.progress_bar=false",
-                  "algo.n_steps=64", "algo.batch_size=64", "algo.n_epochs=1", "algo.net_arch=[16]", f"run_dir={run}")
+    cfg = cfg_for(
+        "experiment=markov",
+        "train.total_timesteps=128",
+        "train.eval_freq=128",
+        "train.checkpoint_freq=128",
+        "train.eval_seeds=[10000]",
+        "train.final_eval_seeds=2",
+        "train.progress_bar=false",
+        "algo.n_steps=64",
+        "algo.batch_size=64",
+        "algo.n_epochs=1",
+        "algo.net_arch=[16]",
+        f"run_dir={run}",
+    )
     tr.train(cfg)
-    assert (run / "final_eval.csv").exists() and (run / "checkpoints").is_dir()  # checkpoints pickle the env (no lambdas)
+    assert (run / "final_eval.csv").exists() and (
+        run / "checkpoints"
+    ).is_dir()  # checkpoints pickle the env (no lambdas)

@@ -46,7 +46,10 @@ def test_bad_training_values_are_refused_before_the_run_folder(tmp_path, overrid
     assert not run.exists() and not run.parent.exists()
 
 
-@pytest.mark.parametrize("override", ["algo=dqn", "algo=dqn algo.train_freq=0", "algo=dqn algo.tau=0", "algo=dqn algo.exploration_final_eps=2"])
+@pytest.mark.parametrize(
+    "override",
+    ["algo=dqn", "algo=dqn algo.train_freq=0", "algo=dqn algo.tau=0", "algo=dqn algo.exploration_final_eps=2"],
+)
 def test_dqn_ranges(override):
     parts = override.split()
     if len(parts) == 1:
@@ -93,8 +96,22 @@ def test_common_simulator_parameters_on_the_command_line():
 def test_run_files_have_normal_permissions_and_train_log_holds_progress(tmp_path, caplog):
     caplog.set_level("INFO")
     run = tmp_path / "r"
-    tr.train(cfg_for(*[o for o in TINY if not o.startswith("train.final_eval_seeds")], "train.final_eval_seeds=2", f"run_dir={run}"))
-    for name in ("config.yaml", "command.txt", "best.json", "final_eval.csv", "final_eval.md", "final_eval.png", "learning_curve.csv"):
+    tr.train(
+        cfg_for(
+            *[o for o in TINY if not o.startswith("train.final_eval_seeds")],
+            "train.final_eval_seeds=2",
+            f"run_dir={run}",
+        )
+    )
+    for name in (
+        "config.yaml",
+        "command.txt",
+        "best.json",
+        "final_eval.csv",
+        "final_eval.md",
+        "final_eval.png",
+        "learning_curve.csv",
+    ):
         mode = stat.S_IMODE(os.stat(run / name).st_mode)
         assert mode == FILE_MODE, f"{name}: {oct(mode)}"
     assert not list(run.glob(".*.tmp"))  # no temporary file left behind

@@ -13,8 +13,17 @@ KW = as_env_config({"day": "normal", "window": 4})
 
 def make_model(**kw):
     venv = make_vec_env(KW, 2, 0)
-    args = dict(learning_starts=50, buffer_size=2000, batch_size=32, train_freq=4, target_update_interval=100,
-                exploration_fraction=0.5, policy_kwargs={"net_arch": [32]}, seed=0, device="cpu")
+    args = dict(
+        learning_starts=50,
+        buffer_size=2000,
+        batch_size=32,
+        train_freq=4,
+        target_update_interval=100,
+        exploration_fraction=0.5,
+        policy_kwargs={"net_arch": [32]},
+        seed=0,
+        device="cpu",
+    )
     args.update(kw)
     return MaskedDQN(env=venv, **args), venv
 
@@ -74,7 +83,9 @@ def test_exploration_draws_only_legal_actions():
         assert all(obs["action_mask"][i][x] > 0.5 for i, x in enumerate(a))
         drawn.update(int(x) for x in a)
     # the same state 200 times: uniform over its legal actions, so every one of them shows up
-    legal = {int(x) for x in np.flatnonzero(obs["action_mask"][0] > 0.5)} | {int(x) for x in np.flatnonzero(obs["action_mask"][1] > 0.5)}
+    legal = {int(x) for x in np.flatnonzero(obs["action_mask"][0] > 0.5)} | {
+        int(x) for x in np.flatnonzero(obs["action_mask"][1] > 0.5)
+    }
     assert drawn == legal
     venv.close()
 

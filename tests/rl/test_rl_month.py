@@ -27,7 +27,9 @@ def test_month_days_follow_the_mix_and_the_programmes_seeds():
 def test_a_heuristic_played_as_the_learned_policy_matches_its_own_rows():
     """EDF through the env on the month days = EDF simulated: the days really are matched."""
     config = CGRSPEnvConfig(window=40, params={"n_jobs": 12})
-    runs = month_runs(HeuristicAgent("edf"), "agent", config, ["edf", "fifo"], [0, 1], lambda a, c, s: evaluate(a, c, s))
+    runs = month_runs(
+        HeuristicAgent("edf"), "agent", config, ["edf", "fifo"], [0, 1], lambda a, c, s: evaluate(a, c, s)
+    )
     tot = month_totals(runs).set_index(["policy", "rep"])
     pd.testing.assert_series_equal(tot.loc["agent"].mean_wait_min, tot.loc["edf"].mean_wait_min, check_names=False)
     assert (tot.loc["agent"].jobs == 30 * 12).all()

@@ -1,6 +1,5 @@
 """The two-level deterministic action of the project's PPO policy."""
 
-
 import torch as th
 
 from gpu_sched_agents.rl.policies import (

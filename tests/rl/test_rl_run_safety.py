@@ -16,9 +16,18 @@ ROOT = Path(__file__).resolve().parents[2]
 CONF = str(ROOT / "conf")
 register_configs()
 TINY = [
-    "day=quiet", "train.total_timesteps=128", "train.n_envs=1", "train.eval_freq=128", "train.checkpoint_freq=128",
-    "train.eval_seeds=[10000]", "train.final_eval_seeds=0", "train.progress_bar=false",
-    "algo.n_steps=64", "algo.batch_size=64", "algo.n_epochs=1", "algo.net_arch=[16]",
+    "day=quiet",
+    "train.total_timesteps=128",
+    "train.n_envs=1",
+    "train.eval_freq=128",
+    "train.checkpoint_freq=128",
+    "train.eval_seeds=[10000]",
+    "train.final_eval_seeds=0",
+    "train.progress_bar=false",
+    "algo.n_steps=64",
+    "algo.batch_size=64",
+    "algo.n_epochs=1",
+    "algo.net_arch=[16]",
 ]
 
 
@@ -39,8 +48,13 @@ def test_resume_refuses_a_run_trained_under_another_env(tmp_path):
 
 @pytest.mark.parametrize(
     ("override", "needle"),
-    [("seed=-1", "seed"), ("algo.gamma=1.5", "algo.gamma"), ("algo.net_arch=[0]", r"algo.net_arch\[0\]"),
-     ("env.order=nope", "order = 'nope'"), ("env.shaping_gamma=2", "shaping_gamma")],
+    [
+        ("seed=-1", "seed"),
+        ("algo.gamma=1.5", "algo.gamma"),
+        ("algo.net_arch=[0]", r"algo.net_arch\[0\]"),
+        ("env.order=nope", "order = 'nope'"),
+        ("env.shaping_gamma=2", "shaping_gamma"),
+    ],
 )
 def test_bad_values_are_config_errors_and_leave_no_run_directory(tmp_path, override, needle):
     run = tmp_path / "fam" / "run"
@@ -53,7 +67,13 @@ def test_bad_values_are_config_errors_and_leave_no_run_directory(tmp_path, overr
 
 def test_the_final_evaluation_is_logged_for_train_log(tmp_path, caplog):
     caplog.set_level("INFO", logger="gpu_sched_agents.rl.train")
-    tr.train(cfg_for(*[o for o in TINY if not o.startswith("train.final_eval_seeds")], "train.final_eval_seeds=2", f"run_dir={tmp_path / 'r'}"))
+    tr.train(
+        cfg_for(
+            *[o for o in TINY if not o.startswith("train.final_eval_seeds")],
+            "train.final_eval_seeds=2",
+            f"run_dir={tmp_path / 'r'}",
+        )
+    )
     text = "\n".join(r.getMessage() for r in caplog.records)
     assert "final evaluation" in text and "Paired tests" in text
 
@@ -70,12 +90,26 @@ def test_named_setups_compose_to_their_documented_commands():
     assert cfg_for("experiment=month").day.name == "mixed"
     ch = cfg_for("experiment=class_heads")
     env = env_config(ch)
-    assert (env.window, env.window_by, env.order, env.action_mode, env.reward, env.features) == (3, "class", "spt", "slot", "capacity", "model")
-    assert env.reward_weights == {"miss": 57600.0} and "stock_process" not in env.params and ch.train.total_timesteps == 200_000
+    assert (env.window, env.window_by, env.order, env.action_mode, env.reward, env.features) == (
+        3,
+        "class",
+        "spt",
+        "slot",
+        "capacity",
+        "model",
+    )
+    assert (
+        env.reward_weights == {"miss": 57600.0}
+        and "stock_process" not in env.params
+        and ch.train.total_timesteps == 200_000
+    )
     jh, jhm = cfg_for("experiment=joint_heads"), cfg_for("experiment=joint_heads_markov")
     for cfg, stock in ((jh, "fresh"), (jhm, "markov")):  # class_heads with every head–slot pair, 1M steps, annealed
         env = env_config(cfg)
-        assert env == env_config(ch).replace(action_mode="joint", params=env.params) and env.sim_params().stock_process == stock
+        assert (
+            env == env_config(ch).replace(action_mode="joint", params=env.params)
+            and env.sim_params().stock_process == stock
+        )
         assert (cfg.train.total_timesteps, cfg.algo.lr_final_frac, cfg.algo.gamma) == (1_000_000, 0.1, 0.9)
     assert env_config(jhm).params == {"stock_process": "markov", "stock_dwell_s": 900}
 

@@ -1,6 +1,5 @@
 """Semi-MDP discounting: the time-discounted GAE by hand."""
 
-
 import numpy as np
 import pytest
 import torch as th
@@ -12,7 +11,9 @@ from gpu_sched_env.cgrsp.env import CGRSPEnv
 # ----------------------------------------------------------------------------- semi-MDP
 def test_time_discounted_gae_matches_a_hand_computation():
     env = CGRSPEnv(day="quiet", window=2)
-    buf = TimeDiscountedBuffer(3, env.observation_space, env.action_space, device="cpu", gae_lambda=1.0, gamma=0.5, n_envs=1, halflife_s=10.0)
+    buf = TimeDiscountedBuffer(
+        3, env.observation_space, env.action_space, device="cpu", gae_lambda=1.0, gamma=0.5, n_envs=1, halflife_s=10.0
+    )
     buf.reset()
     buf.rewards[:, 0] = [1.0, 2.0, 4.0]
     buf.values[:, 0] = 0.0

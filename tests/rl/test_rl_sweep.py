@@ -19,11 +19,18 @@ pytest.importorskip("hydra_plugins.hydra_optuna_sweeper")
 ROOT = Path(__file__).resolve().parents[2]
 SELECTION_SEED = 10003
 TINY = [
-    "day=quiet", "train.total_timesteps=256", "train.n_envs=2", "train.eval_freq=128",
-    "train.checkpoint_freq=128", f"train.eval_seeds=[{SELECTION_SEED}]", "train.final_eval_seeds=0",
-    "train.progress_bar=false", "env.window=4",
+    "day=quiet",
+    "train.total_timesteps=256",
+    "train.n_envs=2",
+    "train.eval_freq=128",
+    "train.checkpoint_freq=128",
+    f"train.eval_seeds=[{SELECTION_SEED}]",
+    "train.final_eval_seeds=0",
+    "train.progress_bar=false",
+    "env.window=4",
     # fixed on the command line, so Optuna drops them from the space (a short rollout)
-    "algo.n_steps=64", "algo.batch_size=64",
+    "algo.n_steps=64",
+    "algo.batch_size=64",
 ]
 SPACE = OmegaConf.load(ROOT / "conf" / "hparams_search" / "ppo_optuna.yaml").hydra.sweeper.params
 SAMPLED = set(SPACE) - {"algo.n_steps", "algo.batch_size"}
@@ -31,7 +38,17 @@ SAMPLED = set(SPACE) - {"algo.n_steps", "algo.batch_size"}
 
 def sweep(sweep_dir, *overrides, timeout=600):
     """Run a 2-trial Optuna study of train.py in a subprocess; return (process, its output)."""
-    cmd = [sys.executable, "train.py", "-m", "hparams_search=ppo_optuna", "hydra.sweeper.n_trials=2", "hydra.sweeper.n_jobs=2", *TINY, f"hydra.sweep.dir={sweep_dir}", *overrides]
+    cmd = [
+        sys.executable,
+        "train.py",
+        "-m",
+        "hparams_search=ppo_optuna",
+        "hydra.sweeper.n_trials=2",
+        "hydra.sweeper.n_jobs=2",
+        *TINY,
+        f"hydra.sweep.dir={sweep_dir}",
+        *overrides,
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     out, _ = proc.communicate(timeout=timeout)
@@ -89,7 +106,12 @@ def test_optuna_study_minimises_the_selection_objective(tmp_path):
 def test_ray_launcher_runs_trials_as_ray_tasks(tmp_path):
     pytest.importorskip("hydra_plugins.hydra_ray_launcher")
     sweep_dir = tmp_path / "sweep"
-    proc, out = sweep(sweep_dir, "hydra/launcher=ray", "+hydra.launcher.ray.init.num_cpus=2", "+hydra.launcher.ray.init.include_dashboard=false")
+    proc, out = sweep(
+        sweep_dir,
+        "hydra/launcher=ray",
+        "+hydra.launcher.ray.init.num_cpus=2",
+        "+hydra.launcher.ray.init.include_dashboard=false",
+    )
     assert "Ray Launcher is launching 2 jobs" in out
     _, infos = check_study(sweep_dir)
     task_ids = {i["ray_task_id"] for i in infos}
@@ -120,7 +142,9 @@ def test_search_config_composes_and_validates():
 
 def test_cluster_launcher_leaves_the_object_store_to_the_cluster():
     pytest.importorskip("hydra_plugins.hydra_ray_launcher")
-    init = compose_hydra("hydra/launcher=ray_cluster", "hydra.launcher.ray.init.address=ray://head:10001").hydra.launcher.ray.init
+    init = compose_hydra(
+        "hydra/launcher=ray_cluster", "hydra.launcher.ray.init.address=ray://head:10001"
+    ).hydra.launcher.ray.init
     assert init.address == "ray://head:10001" and "object_store_memory" in init and init.object_store_memory is None
     assert compose_hydra().hydra.launcher._target_.endswith("BasicLauncher")
 

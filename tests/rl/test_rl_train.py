@@ -16,9 +16,15 @@ from gpu_sched_agents.rl.registry import get_algo
 CONF = str(Path(__file__).resolve().parents[2] / "conf")
 register_configs()
 TINY = [
-    "day=quiet", "train.total_timesteps=256", "train.n_envs=2", "train.eval_freq=128",
-    "train.checkpoint_freq=128", "train.eval_seeds=[10000]", "train.final_eval_seeds=2",
-    "train.progress_bar=false", "env.window=4",
+    "day=quiet",
+    "train.total_timesteps=256",
+    "train.n_envs=2",
+    "train.eval_freq=128",
+    "train.checkpoint_freq=128",
+    "train.eval_seeds=[10000]",
+    "train.final_eval_seeds=2",
+    "train.progress_bar=false",
+    "env.window=4",
 ]
 ALGO_TINY = {
     "ppo": ["algo.n_steps=64", "algo.batch_size=64", "algo.n_epochs=1", "algo.net_arch=[16]"],
@@ -43,18 +49,43 @@ def test_tiny_training_run_writes_everything(algo, tmp_path):
     run = tmp_path / "run"
     out = tr.train(cfg_for(run, f"algo={algo}", *ALGO_TINY[algo]))
     assert set(out) == {"miss_pct", "mean_wait_min", "mean_tardiness_min", "cost_usd"}
-    for f in ("config.yaml", "command.txt", "final_model.zip", "best_model.zip", "best.json", "final_eval.csv", "final_eval.md", "final_eval.png", "learning_curve.csv", "learning_curve.png"):
+    for f in (
+        "config.yaml",
+        "command.txt",
+        "final_model.zip",
+        "best_model.zip",
+        "best.json",
+        "final_eval.csv",
+        "final_eval.md",
+        "final_eval.png",
+        "learning_curve.csv",
+        "learning_curve.png",
+    ):
         assert (run / f).exists(), f
     curve = pd.read_csv(run / "learning_curve.csv")
     assert curve.timesteps.tolist() == [128, 256] and {"miss_pct", "mean_wait_min", "objective"} <= set(curve.columns)
     saved = get_algo(algo).cls.load(run / "final_model.zip", device="cpu")
     assert type(saved.action_space) is gym.spaces.Discrete  # the env is not pickled into the model
-    assert sorted(p.name for p in (run / "checkpoints").glob("model_*_steps.zip")) == ["model_128_steps.zip", "model_256_steps.zip"]
+    assert sorted(p.name for p in (run / "checkpoints").glob("model_*_steps.zip")) == [
+        "model_128_steps.zip",
+        "model_256_steps.zip",
+    ]
     learned = scalar_tags(run / "tb" / "learned_1")
-    assert {"eval/miss_pct", "eval/mean_wait_min", "eval/mean_tardiness_min", "eval/cost_usd", "episode/miss_pct", "reward_parts/wait", "reward_parts/miss"} <= learned
+    assert {
+        "eval/miss_pct",
+        "eval/mean_wait_min",
+        "eval/mean_tardiness_min",
+        "eval/cost_usd",
+        "episode/miss_pct",
+        "reward_parts/wait",
+        "reward_parts/miss",
+    } <= learned
     heur = sorted(p.name for p in (run / "tb").glob("heuristic_*"))
     # published eleven + the deferring rules (the strongest among them), not the rollout planner
-    assert len(heur) == 11 + len(EXTENSIONS) and {"heuristic_edf_defer_low", f"heuristic_{STRONG_RULES['fresh']}"} <= set(heur)
+    assert len(heur) == 11 + len(EXTENSIONS) and {
+        "heuristic_edf_defer_low",
+        f"heuristic_{STRONG_RULES['fresh']}",
+    } <= set(heur)
     assert "heuristic_rollout" not in heur
     assert "eval/miss_pct" in scalar_tags(run / "tb" / "heuristic_rh")
     table = (run / "final_eval.md").read_text()
@@ -137,14 +168,26 @@ def test_evaluate_cli_on_a_trained_run(tmp_path, capsys):
 def test_reward_normalisation_saves_its_statistics_with_checkpoints(tmp_path):
     run = tmp_path / "run"
     tr.train(cfg_for(run, "algo=ppo", *ALGO_TINY["ppo"], "train.normalize_reward=true", "train.final_eval_seeds=0"))
-    assert sorted(p.name for p in (run / "checkpoints").glob("*.pkl")) == ["model_vecnormalize_128_steps.pkl", "model_vecnormalize_256_steps.pkl"]
+    assert sorted(p.name for p in (run / "checkpoints").glob("*.pkl")) == [
+        "model_vecnormalize_128_steps.pkl",
+        "model_vecnormalize_256_steps.pkl",
+    ]
 
 
 def test_cloning_run_reports_its_teacher(tmp_path):
     import json
 
     run = tmp_path / "run"
-    tr.train(cfg_for(run, "algo=ppo", *ALGO_TINY["ppo"], "algo.bc_teacher=edf_defer_low", "algo.bc_episodes=2", "algo.bc_epochs=2"))
+    tr.train(
+        cfg_for(
+            run,
+            "algo=ppo",
+            *ALGO_TINY["ppo"],
+            "algo.bc_teacher=edf_defer_low",
+            "algo.bc_episodes=2",
+            "algo.bc_epochs=2",
+        )
+    )
     bc = json.loads((run / "bc.json").read_text())
     assert bc["teacher"] == "edf_defer_low" and 0.0 <= bc["bc_accuracy"] <= 1.0
     assert (run / "tb" / "heuristic_edf_defer_low").is_dir()

@@ -31,4 +31,3 @@ def test_sim_scaling_child_runs_as_a_module_from_any_directory(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)  # the child must find ``studies`` without relying on the caller's cwd
     row = sim.run_child("fifo", 1_000)
     assert set(row) == {"seconds", "cpu_s", "peak_mb"} and 0 < row["cpu_s"] and row["peak_mb"] > 10
-

@@ -11,8 +11,27 @@ KEYS = {"env_steps_per_s", "ref_env_steps_per_s", "ppo_fps", "sb3_ppo_fps"}
 
 @pytest.mark.slow  # ~2 min here: two JAX compiles and a MaskablePPO rollout
 def test_bench_jax_json_last_line_has_the_keys(capsys):
-    argv = ["bench", "jax", "--day", "quiet", "--batch", "4", "--env-steps", "5", "--ref-steps", "50", "--ppo-updates", "1",
-            "--ppo-envs", "4", "--ppo-n-steps", "8", "--sb3-steps", "64", "--json"]
+    argv = [
+        "bench",
+        "jax",
+        "--day",
+        "quiet",
+        "--batch",
+        "4",
+        "--env-steps",
+        "5",
+        "--ref-steps",
+        "50",
+        "--ppo-updates",
+        "1",
+        "--ppo-envs",
+        "4",
+        "--ppo-n-steps",
+        "8",
+        "--sb3-steps",
+        "64",
+        "--json",
+    ]
     assert main(argv) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     row = json.loads(last)

@@ -60,11 +60,25 @@ def tiny_run(run_dir: Path, *overrides: str) -> Path:
     import gpu_sched_agents.rl.train as tr
     from studies.conf import compose_config
 
-    tr.train(compose_config(
-        "day=quiet", "train.total_timesteps=128", "train.n_envs=2", "train.eval_freq=128",
-        "train.checkpoint_freq=128", "train.eval_seeds=[10000]", "train.final_eval_seeds=1",
-        "train.progress_bar=false", "algo=ppo", "algo.n_steps=64", "algo.batch_size=64",
-        "algo.n_epochs=1", "algo.net_arch=[16]", f"run_dir={run_dir}", *overrides))
+    tr.train(
+        compose_config(
+            "day=quiet",
+            "train.total_timesteps=128",
+            "train.n_envs=2",
+            "train.eval_freq=128",
+            "train.checkpoint_freq=128",
+            "train.eval_seeds=[10000]",
+            "train.final_eval_seeds=1",
+            "train.progress_bar=false",
+            "algo=ppo",
+            "algo.n_steps=64",
+            "algo.batch_size=64",
+            "algo.n_epochs=1",
+            "algo.net_arch=[16]",
+            f"run_dir={run_dir}",
+            *overrides,
+        )
+    )
     return run_dir
 
 
@@ -94,13 +108,20 @@ def test_versus_rule_splits_when_from_which(capsys, tmp_path):
 
     from gpu_sched_agents.rl.envs import env_config
 
-    ref = evaluate_heuristics(["spt_rescue_defer_exp"], env_config(OmegaConf.load(run_dir / "config.yaml")), [20000], fallback="same_class")
+    ref = evaluate_heuristics(
+        ["spt_rescue_defer_exp"], env_config(OmegaConf.load(run_dir / "config.yaml")), [20000], fallback="same_class"
+    )
     assert rule.mean_wait_min == pytest.approx(float(ref.mean_wait_min.iloc[0]))
     assert ((df.when_disagree >= 0) & (df.when_disagree <= 1)).all()
     tests = versus_rule_tests(pd.concat([df, df.assign(seed=20001)]))  # two seeds: paired tests need n > 1
-    assert list(tests["mode"].unique()) == ["learned", "rule_when", "rule_which"] and set(tests.metric) == {"mean_wait_min", "miss_pct"}
+    assert list(tests["mode"].unique()) == ["learned", "rule_when", "rule_which"] and set(tests.metric) == {
+        "mean_wait_min",
+        "miss_pct",
+    }
     learned = df.set_index("mode").loc["learned", "mean_wait_min"]
-    assert tests.set_index(["mode", "metric"]).loc[("learned", "mean_wait_min"), "diff_vs_rule"] == pytest.approx(learned - rule.mean_wait_min)
+    assert tests.set_index(["mode", "metric"]).loc[("learned", "mean_wait_min"), "diff_vs_rule"] == pytest.approx(
+        learned - rule.mean_wait_min
+    )
     assert "against the rule in the same design" in out
     assert base_of("cadr_defer_lm") == "cadr"
     with pytest.raises(ConfigError, match="not a deferring rule"):
@@ -159,6 +180,11 @@ def test_versus_rule_in_joint_mode(tmp_path):
     df = diagnose(run_dir, "best_model.zip", [20000]).set_index("mode")
     assert list(df.index) == ["learned", "rule", "rule_when", "rule_which"]
     ref = simulate("spt_rescue_defer_exp", "quiet", 20000).summary()
-    assert df.loc["rule", "mean_wait_min"] == pytest.approx(ref["mean_wait_min"]) and df.loc["rule", "miss_pct"] == ref["miss_pct"]
-    assert ((df.when_disagree >= 0) & (df.when_disagree <= 1) & (df.which_disagree >= 0) & (df.which_disagree <= 1)).all()
+    assert (
+        df.loc["rule", "mean_wait_min"] == pytest.approx(ref["mean_wait_min"])
+        and df.loc["rule", "miss_pct"] == ref["miss_pct"]
+    )
+    assert (
+        (df.when_disagree >= 0) & (df.when_disagree <= 1) & (df.which_disagree >= 0) & (df.which_disagree <= 1)
+    ).all()
     assert (df.drop(index="rule").decisions > 0).all()  # the rule's own play counts none

@@ -56,16 +56,19 @@ def run_rule(p):
     return run(sim, pol)
 
 
-@pytest.mark.parametrize("argv, match", [
-    (["--layer", "a", "--stock", "450"], "--stock = '450'"),
-    (["--layer", "b", "--day", "busy"], "--day = 'busy'"),
-    (["--layer", "a", "--c-max", "4"], "--c-max = '4'"),
-    (["--layer", "b", "--budget", "error_rate=0.7"], "error_rate"),
-    (["--layer", "b", "--budget", "portfolio=[fifo]"], "portfolio = 'fifo'"),
-    (["--layer", "a", "--param", "c_max=4"], "--c-max"),
-    (["--layer", "a", "--param", "warp=3"], "warp"),
-    ([], "nothing to do"),
-])
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["--layer", "a", "--stock", "450"], "--stock = '450'"),
+        (["--layer", "b", "--day", "busy"], "--day = 'busy'"),
+        (["--layer", "a", "--c-max", "4"], "--c-max = '4'"),
+        (["--layer", "b", "--budget", "error_rate=0.7"], "error_rate"),
+        (["--layer", "b", "--budget", "portfolio=[fifo]"], "portfolio = 'fifo'"),
+        (["--layer", "a", "--param", "c_max=4"], "--c-max"),
+        (["--layer", "a", "--param", "warp=3"], "warp"),
+        ([], "nothing to do"),
+    ],
+)
 def test_a_bad_cell_or_knob_refuses_before_anything_runs(tmp_path, capsys, argv, match):
     store = tmp_path / "store"
     assert headroom.main([*argv, "--store", str(store)]) == 2
@@ -75,15 +78,48 @@ def test_a_bad_cell_or_knob_refuses_before_anything_runs(tmp_path, capsys, argv,
 
 def test_layers_are_stored_resumed_time_limited_and_rendered(tmp_path, capsys):
     store = str(tmp_path / "store")
-    a = ["--layer", "a", "--day", "surge", "--stock", "fresh", "--c-max", "5", "--tight", "0.2", "--seeds", "2", "--store", store, *SMOKE]
+    a = [
+        "--layer",
+        "a",
+        "--day",
+        "surge",
+        "--stock",
+        "fresh",
+        "--c-max",
+        "5",
+        "--tight",
+        "0.2",
+        "--seeds",
+        "2",
+        "--store",
+        store,
+        *SMOKE,
+    ]
     assert headroom.main(a) == 0
     df = headroom.CellStore(store, headroom.SOURCES).load()
     assert sorted(df.label) == sorted(headroom.LABELS_A * 2)
     capsys.readouterr()
     assert headroom.main(a) == 0 and "0 days to run" in capsys.readouterr().err  # resumed: nothing twice
     # layer (b) on one cell: a deadline that passes at once stores nothing new; the rerun completes it
-    b = ["--layer", "b", "--day", "surge", "--stock", "fresh", "--c-max", "5", "--tight", "0.2", "--seeds", "2",
-         "--budget", TINY, "--store", store, *SMOKE]
+    b = [
+        "--layer",
+        "b",
+        "--day",
+        "surge",
+        "--stock",
+        "fresh",
+        "--c-max",
+        "5",
+        "--tight",
+        "0.2",
+        "--seeds",
+        "2",
+        "--budget",
+        TINY,
+        "--store",
+        store,
+        *SMOKE,
+    ]
     assert headroom.main([*b, "--max-seconds", "1e-9"]) == 0
     # the rule's days were layer (a)'s: shared, not rerun; only the planner's two are to run
     assert "2 days to run (8 stored rows)" in (err := capsys.readouterr().err) and "0 days finished, 2 left" in err
@@ -95,13 +131,18 @@ def test_layers_are_stored_resumed_time_limited_and_rendered(tmp_path, capsys):
     ta, tb = pd.read_csv(f"{stem}_a.csv"), pd.read_csv(f"{stem}_b.csv")
     assert len(ta) == 1 and ta.rule_n.item() == 2 and ta.srpt_mean_wait_min.item() <= ta.rule_mean_wait_min.item()
     assert len(tb) == 1 and tb.paired_n.item() == 2
-    assert tb.diff_mean_wait_min.item() == pytest.approx(tb.planner_paired_mean_wait_min.item() - tb.rule_paired_mean_wait_min.item())
+    assert tb.diff_mean_wait_min.item() == pytest.approx(
+        tb.planner_paired_mean_wait_min.item() - tb.rule_paired_mean_wait_min.item()
+    )
     assert "| surge | fresh | 5 | 0.2 | 2 |" in (tmp_path / "fig" / "h_b.md").read_text()
     assert stem.with_suffix(".png").stat().st_size > 10_000
 
 
 def test_headroom_is_the_diagnose_command():
     assert DIAGNOSTICS["headroom"].load() is headroom.main
-    assert headroom.parse_budget("n_rollouts=4,portfolio=[cadr_defer_exp]") == {"n_rollouts": 4, "portfolio": ("cadr_defer_exp",)}
+    assert headroom.parse_budget("n_rollouts=4,portfolio=[cadr_defer_exp]") == {
+        "n_rollouts": 4,
+        "portfolio": ("cadr_defer_exp",),
+    }
     with pytest.raises(ConfigError, match="names no knob"):
         headroom.parse_budget(",")

@@ -17,8 +17,25 @@ def test_rule_fix_table_pairs_every_variant_with_the_published_rule():
 
 def test_calibration_compares_screen_and_full_day_differences(tmp_path, capsys):
     stem = tmp_path / "cal"
-    assert calibration.main(["--stock", "fresh", "--seeds", "1", "--points", "1", "--futures", "2",
-                             "--horizons", "120", "--out", str(stem)]) == 0
+    assert (
+        calibration.main(
+            [
+                "--stock",
+                "fresh",
+                "--seeds",
+                "1",
+                "--points",
+                "1",
+                "--futures",
+                "2",
+                "--horizons",
+                "120",
+                "--out",
+                str(stem),
+            ]
+        )
+        == 0
+    )
     df = pd.read_csv(stem.with_suffix(".csv"))
     assert len(df) >= 1 and set(df.horizon_s) == {120.0} and df.d_full.notna().all()
     assert stem.with_suffix(".png").exists() and "| fresh | 120 |" in capsys.readouterr().out

@@ -27,8 +27,25 @@ def test_paired_uses_common_days_and_a_t_interval():
 
 @pytest.mark.slow
 def test_tiny_study_writes_rows_and_resumes(tmp_path, capsys):
-    argv = ["--budget", "64", "--out", str(tmp_path), "--regimes", "hectic_fresh", "--seeds", "0", "1", "--jax-days", "3",
-            "--confirm-days", "2", "--n-envs", "4", "--n-steps", "16"]
+    argv = [
+        "--budget",
+        "64",
+        "--out",
+        str(tmp_path),
+        "--regimes",
+        "hectic_fresh",
+        "--seeds",
+        "0",
+        "1",
+        "--jax-days",
+        "3",
+        "--confirm-days",
+        "2",
+        "--n-envs",
+        "4",
+        "--n-steps",
+        "16",
+    ]
     assert study.main(argv) == 0
     rows = pd.read_csv(tmp_path / "rows.csv")
     assert rows.seed.tolist() == [0, 1] and (rows.jax_n == 3).all() and (rows.v0_n == 2).all()

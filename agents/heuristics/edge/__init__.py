@@ -61,8 +61,9 @@ class _ILPPlanner(EdgePlanner):
 
     plan_fn = staticmethod(membatch_schedule)
 
-    def __init__(self, solver: SolverConfig | None = None, split_threshold_gb: float | None = None,
-                 split: bool = True) -> None:
+    def __init__(
+        self, solver: SolverConfig | None = None, split_threshold_gb: float | None = None, split: bool = True
+    ) -> None:
         self.solver = solver or SolverConfig()
         self.split_threshold_gb = split_threshold_gb
         self.split = bool(split)
@@ -92,14 +93,20 @@ class FcfsLLF(EdgePlanner):
     name = "fcfs_llf"
 
     def __init__(
-        self, cfg: LLFConfig | None = None, split_threshold_gb: float | None = None, split: bool = True,
+        self,
+        cfg: LLFConfig | None = None,
+        split_threshold_gb: float | None = None,
+        split: bool = True,
     ) -> None:
         self.cfg = cfg or LLFConfig()
         self.split_threshold_gb = split_threshold_gb
         self.split = bool(split)
 
     def plan(self, problem: EdgeProblem, rng: np.random.Generator | None = None) -> Plan:
-        """Plan with :func:`~gpu_sched_agents.heuristics.edge.llf.fcfs_llf_schedule`; ``rng`` (e.g. ``stream(seed, LLF_STREAM)``) is required."""
+        """Plan with :func:`~gpu_sched_agents.heuristics.edge.llf.fcfs_llf_schedule`.
+
+        ``rng`` (e.g. ``stream(seed, LLF_STREAM)``) is required.
+        """
         if rng is None:
             raise ValueError("FcfsLLF.plan needs the run's random stream: plan(problem, stream(seed, 'fcfs_llf'))")
         return fcfs_llf_schedule(problem.tasks, problem.cluster, rng, self.cfg, self.split_threshold_gb, self.split)
@@ -146,9 +153,14 @@ class LLFPolicy(_EnvPolicy):
 
     name = "fcfs_llf"
 
-    def __init__(self, fraction: float = LLFConfig.fraction, minimum: int = LLFConfig.minimum,
-                 utilisation: str = LLFConfig.utilisation, spread_threshold: float = LLFConfig.spread_threshold,
-                 ties: str = LLFConfig.ties) -> None:
+    def __init__(
+        self,
+        fraction: float = LLFConfig.fraction,
+        minimum: int = LLFConfig.minimum,
+        utilisation: str = LLFConfig.utilisation,
+        spread_threshold: float = LLFConfig.spread_threshold,
+        ties: str = LLFConfig.ties,
+    ) -> None:
         super().__init__()
         self.cfg = LLFConfig(fraction, minimum, utilisation, spread_threshold, ties)  # validates
 
@@ -210,8 +222,9 @@ class HeuristicAgent(EnvAgent):
             self._slice_map = obs_slices(self._cluster.n)
         return self._slice_map
 
-    def predict(self, observation: Any, state: Any = None, episode_start: Any = None,
-                deterministic: bool = True) -> tuple[Any, Any]:
+    def predict(
+        self, observation: Any, state: Any = None, episode_start: Any = None, deterministic: bool = True
+    ) -> tuple[Any, Any]:
         """SB3-style: one action per observation (a single obs or a batch of them)."""
         s = self._slices()
         obs = np.asarray(observation, dtype=np.float32)
@@ -221,6 +234,15 @@ class HeuristicAgent(EnvAgent):
 
 
 __all__ = [
-    "LLF_STREAM", "PLANNERS", "POLICIES", "BaselineILP", "EdgePlanner", "FcfsLLF", "HeuristicAgent", "LLFPolicy",
-    "MemBatchILP", "RandomPolicy", "make_planner",
+    "LLF_STREAM",
+    "PLANNERS",
+    "POLICIES",
+    "BaselineILP",
+    "EdgePlanner",
+    "FcfsLLF",
+    "HeuristicAgent",
+    "LLFPolicy",
+    "MemBatchILP",
+    "RandomPolicy",
+    "make_planner",
 ]

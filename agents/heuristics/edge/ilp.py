@@ -110,7 +110,9 @@ class SolverConfig:
         return dataclasses.replace(self, **changes)
 
 
-def _greedy(t: np.ndarray, g: np.ndarray, m: np.ndarray, fits: np.ndarray, mem_cap: np.ndarray, gpu_cap: np.ndarray) -> np.ndarray:
+def _greedy(
+    t: np.ndarray, g: np.ndarray, m: np.ndarray, fits: np.ndarray, mem_cap: np.ndarray, gpu_cap: np.ndarray
+) -> np.ndarray:
     """First-fit in task order on the fastest device with room (hint and fallback)."""
     n, d = t.shape
     used_m = np.zeros(d, dtype=np.int64)
@@ -137,7 +139,12 @@ def _round_makespan(assign: np.ndarray, t: np.ndarray, finish: str, committed: n
 
 
 def solve_round(
-    tasks: Sequence[Task], cluster: Cluster, objective: str, cfg: SolverConfig, batch: int = 0, rnd: int = 0,
+    tasks: Sequence[Task],
+    cluster: Cluster,
+    objective: str,
+    cfg: SolverConfig,
+    batch: int = 0,
+    rnd: int = 0,
     committed_s: Sequence[float] | None = None,
 ) -> tuple[np.ndarray, SolveReport]:
     """Solve one round; return the device per task (-1 = left for the next round) and a report.
@@ -154,8 +161,10 @@ def solve_round(
     """
     check_choice("objective", objective, OBJECTIVES)
     if objective == "makespan" and cfg.deferral == "best_time":
-        raise ConfigError("solver.deferral = 'best_time' is for the total-time objective; the makespan objective "
-                          "(MemBatch) prices an unplaced task with a large penalty; allowed: 'auto', 'penalty'")
+        raise ConfigError(
+            "solver.deferral = 'best_time' is for the total-time objective; the makespan objective "
+            "(MemBatch) prices an unplaced task with a large penalty; allowed: 'auto', 'penalty'"
+        )
     tf, gf, mf, fits = task_arrays(tasks, cluster)
     n, d = tf.shape
     committed = np.zeros(d, dtype=np.int64)
@@ -204,7 +213,9 @@ def solve_round(
         # ties (e.g. which of two sub-tasks waits) go to arrival order: a later task waits first
         tmin = np.where(fits, t, np.iinfo(np.int64).max).min(axis=1)
         k = n * (n + 1) // 2 + 1  # > the whole tie-break term
-        mdl.Minimize(k * (sum((int(tmin[i]) + 1) * u[i] for i in range(n)) + total) + sum((n - i) * u[i] for i in range(n)))
+        mdl.Minimize(
+            k * (sum((int(tmin[i]) + 1) * u[i] for i in range(n)) + total) + sum((n - i) * u[i] for i in range(n))
+        )
 
     hint = _greedy(t, g, m, fits, mem_cap, gpu_cap)
     for (i, j), v in x.items():
@@ -240,9 +251,17 @@ def solve_round(
         assign, fallback = hint.copy(), True
     gap = (obj - bound) / max(1.0, abs(obj)) if not fallback else float("nan")
     rep = SolveReport(
-        batch=batch, round=rnd, n_tasks=n, n_assigned=int((assign >= 0).sum()), status=name,
-        objective=obj, bound=bound, gap=gap,
-        round_makespan_s=float(_round_makespan(assign, t, cfg.finish, committed)), wall_s=wall, fallback=fallback,
+        batch=batch,
+        round=rnd,
+        n_tasks=n,
+        n_assigned=int((assign >= 0).sum()),
+        status=name,
+        objective=obj,
+        bound=bound,
+        gap=gap,
+        round_makespan_s=float(_round_makespan(assign, t, cfg.finish, committed)),
+        wall_s=wall,
+        fallback=fallback,
     )
     return assign, rep
 
@@ -304,21 +323,43 @@ def ilp_schedule(
             remaining = left
             rnd += 1
     runtime = time.perf_counter() - t_start
-    return Plan(name, tuple(out_tasks), tuple(dev), tuple(range(len(out_tasks))), tuple(bidx), tuple(ridx),
-                tuple(reports), runtime)
+    return Plan(
+        name,
+        tuple(out_tasks),
+        tuple(dev),
+        tuple(range(len(out_tasks))),
+        tuple(bidx),
+        tuple(ridx),
+        tuple(reports),
+        runtime,
+    )
 
 
 def membatch_schedule(
-    tasks: Sequence[Task], cluster: Cluster, cfg: SolverConfig | None = None, split_threshold_gb: float | None = None,
+    tasks: Sequence[Task],
+    cluster: Cluster,
+    cfg: SolverConfig | None = None,
+    split_threshold_gb: float | None = None,
     split: bool = True,
 ) -> Plan:
     """MemBatch ILP: memory-aware batching, splitting, per-batch makespan ILP rounds."""
-    return ilp_schedule(tasks, cluster, objective="makespan", cfg=cfg, batching=True, split=split,
-                        split_threshold_gb=split_threshold_gb, name="membatch")
+    return ilp_schedule(
+        tasks,
+        cluster,
+        objective="makespan",
+        cfg=cfg,
+        batching=True,
+        split=split,
+        split_threshold_gb=split_threshold_gb,
+        name="membatch",
+    )
 
 
 def baseline_ilp_schedule(
-    tasks: Sequence[Task], cluster: Cluster, cfg: SolverConfig | None = None, split_threshold_gb: float | None = None,
+    tasks: Sequence[Task],
+    cluster: Cluster,
+    cfg: SolverConfig | None = None,
+    split_threshold_gb: float | None = None,
     split: bool = True,
 ) -> Plan:
     """Baseline ILP: splitting, then rounds minimising total computation time over the whole list.
@@ -327,5 +368,13 @@ def baseline_ilp_schedule(
     formulation); ``cfg.gpu_share="ignore"`` drops the GPU-share sum (the project's earlier
     reading), so a round may stack more than a device's GPU on it.
     """
-    return ilp_schedule(tasks, cluster, objective="total", cfg=cfg, batching=False, split=split,
-                        split_threshold_gb=split_threshold_gb, name="baseline_ilp")
+    return ilp_schedule(
+        tasks,
+        cluster,
+        objective="total",
+        cfg=cfg,
+        batching=False,
+        split=split,
+        split_threshold_gb=split_threshold_gb,
+        name="baseline_ilp",
+    )

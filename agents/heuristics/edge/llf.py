@@ -71,8 +71,15 @@ def top_k(n_devices: int, fraction: float = TOP_K_FRACTION, minimum: int = TOP_K
     return max(1, min(n_devices, max(int(fraction * n_devices), int(minimum))))
 
 
-def llf_pick(util: np.ndarray, local: np.ndarray, fits: np.ndarray, k: int, rng: np.random.Generator,
-             spread_threshold: float = 0.0, ties: str = "index") -> int:
+def llf_pick(
+    util: np.ndarray,
+    local: np.ndarray,
+    fits: np.ndarray,
+    k: int,
+    rng: np.random.Generator,
+    spread_threshold: float = 0.0,
+    ties: str = "index",
+) -> int:
     """Pick a device: locality first, then low utilisation (float32), then ``ties``; random in top k.
 
     A utilisation below ``spread_threshold`` ranks as 0. With ``ties="random"`` one uniform
@@ -121,5 +128,6 @@ def fcfs_llf_schedule(
         util[j] += utilisation_increment(cfg, t[i, j], g[i, j])
         seen[j].add(task.data_key)
     n = len(work)
-    return Plan("fcfs_llf", tuple(work), tuple(dev), tuple(range(n)), (0,) * n, (0,) * n, (),
-                time.perf_counter() - t_start)
+    return Plan(
+        "fcfs_llf", tuple(work), tuple(dev), tuple(range(n)), (0,) * n, (0,) * n, (), time.perf_counter() - t_start
+    )

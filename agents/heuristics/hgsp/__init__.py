@@ -86,8 +86,9 @@ class SAGreedy(Greedy):
 
     name = "sagreedy"
 
-    def __init__(self, iters: int = 100, t0: float = 1000.0, alpha: float = 0.95,
-                 t_min: float = 1.0, decoder: str = "list") -> None:
+    def __init__(
+        self, iters: int = 100, t0: float = 1000.0, alpha: float = 0.95, t_min: float = 1.0, decoder: str = "list"
+    ) -> None:
         self.iters = check_number("sagreedy.iters", iters, lo=0, integer=True)
         self.t0 = check_number("sagreedy.t0", t0, lo=0, lo_open=True)
         self.alpha = check_number("sagreedy.alpha", alpha, lo=0, hi=1, lo_open=True, hi_open=True)

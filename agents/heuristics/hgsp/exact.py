@@ -42,8 +42,15 @@ class ExactResult:
         return 100.0 * (self.upper_bound - self.lower_bound) / self.upper_bound
 
 
-def solve_exact(tasks: TaskSet, cluster: Cluster, time_limit_s: float = 10.0, scale: int = 1000,
-                weight_scale: int = 100, workers: int = 2, seed: int = 0) -> ExactResult:
+def solve_exact(
+    tasks: TaskSet,
+    cluster: Cluster,
+    time_limit_s: float = 10.0,
+    scale: int = 1000,
+    weight_scale: int = 100,
+    workers: int = 2,
+    seed: int = 0,
+) -> ExactResult:
     """Minimise total weighted tardiness with CP-SAT; see the module docstring for bounds."""
     from ortools.sat.python import cp_model
 
@@ -78,8 +85,11 @@ def solve_exact(tasks: TaskSet, cluster: Cluster, time_limit_s: float = 10.0, sc
     solver.parameters.random_seed = int(seed)
     code = solver.solve(model)
     status = solver.status_name(code)
-    lb = max(0.0, solver.best_objective_bound) / (scale * weight_scale) if code in (
-        cp_model.OPTIMAL, cp_model.FEASIBLE) else 0.0
+    lb = (
+        max(0.0, solver.best_objective_bound) / (scale * weight_scale)
+        if code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+        else 0.0
+    )
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return ExactResult(status, lb, float("inf"), False, solver.wall_time, None)
     # re-time the solver's assignment and per-GPU order with the exact data

@@ -76,8 +76,15 @@ def greedy_append(
 
 
 def solve_poll(
-    jobs: Sequence[Job], caps: Sequence[int], t: int, release: Mapping[int, int],
-    executed: Plan, hint: Plan, time_limit: float = 10.0, workers: int = 1, seed: int = 0,
+    jobs: Sequence[Job],
+    caps: Sequence[int],
+    t: int,
+    release: Mapping[int, int],
+    executed: Plan,
+    hint: Plan,
+    time_limit: float = 10.0,
+    workers: int = 1,
+    seed: int = 0,
 ) -> SolveResult:
     """Optimal plan from ``t`` for the units of ``jobs`` not in ``executed`` (see module doc)."""
     caps = check_capacities(caps)
@@ -162,8 +169,12 @@ def solve_poll(
 
 
 def run_exact(
-    jobs: Sequence[Job], capacities: Sequence[int] = DEFAULT_CAPACITIES, poll_interval: int = 1,
-    time_limit: float = 10.0, workers: int = 1, seed: int = 0,
+    jobs: Sequence[Job],
+    capacities: Sequence[int] = DEFAULT_CAPACITIES,
+    poll_interval: int = 1,
+    time_limit: float = 10.0,
+    workers: int = 1,
+    seed: int = 0,
 ) -> RunResult:
     """The online loop with a CP-SAT re-plan at every poll that takes new jobs.
 

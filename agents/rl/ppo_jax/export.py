@@ -28,14 +28,21 @@ MASKED_LOGIT = -1e9  # as gpu_sched_agents.rl.ppo_jax.network.MASKED_LOGIT (not 
 def actor_arrays(params: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """The actor's weights of a flax ``ActorCritic`` parameter tree, as ``{"pi_0/kernel": array, ...}``."""
     tree = params.get("params", params)
-    return {f"{layer}/{name}": np.asarray(w, np.float32) for layer, ws in tree.items() if layer.startswith("pi_") for name, w in ws.items()}
+    return {
+        f"{layer}/{name}": np.asarray(w, np.float32)
+        for layer, ws in tree.items()
+        if layer.startswith("pi_")
+        for name, w in ws.items()
+    }
 
 
 def save_policy(path: str | Path, params: Mapping[str, Any], obs_dim: int, n_actions: int) -> Path:
     """Write the actor of ``params`` to ``path`` (``.npz``, atomically: a temporary file renamed)."""
     path = Path(path)
     arrays = actor_arrays(params)
-    arrays.update({"meta/obs_dim": np.int64(obs_dim), "meta/n_actions": np.int64(n_actions), "meta/activation": np.array("tanh")})
+    arrays.update(
+        {"meta/obs_dim": np.int64(obs_dim), "meta/n_actions": np.int64(n_actions), "meta/activation": np.array("tanh")}
+    )
     tmp = path.with_name(path.name + ".tmp.npz")
     np.savez(tmp, **arrays)
     tmp.replace(path)
@@ -62,9 +69,13 @@ class NumpyPolicy:
 
     name = "ppo_jax"
 
-    def __init__(self, weights: Mapping[str, np.ndarray], flatten: Callable[[Any], np.ndarray] | None = None, seed: int = 0) -> None:
+    def __init__(
+        self, weights: Mapping[str, np.ndarray], flatten: Callable[[Any], np.ndarray] | None = None, seed: int = 0
+    ) -> None:
         n_hidden = sum(1 for k in weights if k.endswith("/kernel") and k != "pi_out/kernel")
-        self.layers = [(np.asarray(weights[f"pi_{i}/kernel"]), np.asarray(weights[f"pi_{i}/bias"])) for i in range(n_hidden)]
+        self.layers = [
+            (np.asarray(weights[f"pi_{i}/kernel"]), np.asarray(weights[f"pi_{i}/bias"])) for i in range(n_hidden)
+        ]
         self.out = (np.asarray(weights["pi_out/kernel"]), np.asarray(weights["pi_out/bias"]))
         self.obs_dim = int(self.layers[0][0].shape[0] if self.layers else self.out[0].shape[0])
         self.n_actions = int(self.out[0].shape[1])
@@ -79,7 +90,9 @@ class NumpyPolicy:
             raise ConfigError(f"ppo_jax policy file {str(path)!r} does not exist")
         with np.load(path) as z:
             if "pi_out/kernel" not in z.files or str(z.get("meta/activation", "")) != "tanh":
-                raise ConfigError(f"{path} is not an exported ppo_jax policy (no pi_out/kernel or meta/activation = tanh)")
+                raise ConfigError(
+                    f"{path} is not an exported ppo_jax policy (no pi_out/kernel or meta/activation = tanh)"
+                )
             return cls({k: z[k] for k in z.files if not k.startswith("meta/")}, **kwargs)
 
     def bind(self, env: Any) -> None:
@@ -87,7 +100,10 @@ class NumpyPolicy:
         space = env.unwrapped.observation_space
         width = sum(int(np.prod(s.shape)) for k, s in space.spaces.items() if k != MASK_KEY)
         if width != self.obs_dim:
-            raise ConfigError(f"ppo_jax policy expects {self.obs_dim} observation features, the env gives {width}: it was trained on another design")
+            raise ConfigError(
+                f"ppo_jax policy expects {self.obs_dim} observation features, the env gives {width}: it was trained on "
+                "another design"
+            )
         self.flatten = lambda obs: flatten_without_mask(space, obs)
 
     def logits(self, x: np.ndarray) -> np.ndarray:
@@ -107,11 +123,20 @@ class NumpyPolicy:
         flat = p.reshape(-1, p.shape[-1])
         return np.array([self._rng.choice(p.shape[-1], p=row) for row in flat]).reshape(p.shape[:-1])
 
-    def predict(self, obs: Any, state: Any = None, episode_start: Any = None, deterministic: bool = True, action_masks: np.ndarray | None = None) -> tuple[Any, Any]:
+    def predict(
+        self,
+        obs: Any,
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = True,
+        action_masks: np.ndarray | None = None,
+    ) -> tuple[Any, Any]:
         """SB3's ``predict``: the action for one CGRSP-v0 observation (dict) or a flat vector."""
         if isinstance(obs, Mapping):
             if self.flatten is None:
-                raise ConfigError("NumpyPolicy.predict got a dict observation but has no flatten: bind(env) first or pass flatten=")
+                raise ConfigError(
+                    "NumpyPolicy.predict got a dict observation but has no flatten: bind(env) first or pass flatten="
+                )
             mask = obs[MASK_KEY] if action_masks is None else action_masks
             x = self.flatten(obs)
         else:

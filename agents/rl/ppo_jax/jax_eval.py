@@ -72,12 +72,31 @@ def paired_table(days: pd.DataFrame, label: str, rules: Sequence[str]) -> pd.Dat
         for m in ("mean_wait_min", "miss_pct"):
             a, b = mine[m].to_numpy(), other.loc[mine.index, m].to_numpy()
             ci, pc = mean_ci(a - b), paired_compare(a, b)
-            rows.append({"vs": rule, "metric": m, "n": len(a), "learned": a.mean(), "rule": b.mean(), "diff": ci.mean,
-                         "ci_low": ci.mean - ci.half_width, "ci_high": ci.mean + ci.half_width, "t_p": pc.t_p, "wilcoxon_p": pc.w_p})
+            rows.append(
+                {
+                    "vs": rule,
+                    "metric": m,
+                    "n": len(a),
+                    "learned": a.mean(),
+                    "rule": b.mean(),
+                    "diff": ci.mean,
+                    "ci_low": ci.mean - ci.half_width,
+                    "ci_high": ci.mean + ci.half_width,
+                    "t_p": pc.t_p,
+                    "wilcoxon_p": pc.w_p,
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def final_jax_evaluation(env: Any, policy: NumpyPolicy, n: int, out_dir: Path, stem: str = "final_eval_jax", rules: Sequence[str] | None = None) -> pd.DataFrame:
+def final_jax_evaluation(
+    env: Any,
+    policy: NumpyPolicy,
+    n: int,
+    out_dir: Path,
+    stem: str = "final_eval_jax",
+    rules: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """Learned vs the JAX rules on ``n`` native test days; writes ``<stem>.{csv,md}`` and ``<stem>_per_seed.csv``."""
     from gpu_sched_env.cgrsp.jax.rules import RULES
 

@@ -114,7 +114,9 @@ class Trainer(NamedTuple):
     train: Any  # key -> (Runner, metrics): init + every update of the budget
 
 
-def _update_stats(s: RewardStats, reward: jnp.ndarray, done: jnp.ndarray, gamma: float) -> tuple[RewardStats, jnp.ndarray]:
+def _update_stats(
+    s: RewardStats, reward: jnp.ndarray, done: jnp.ndarray, gamma: float
+) -> tuple[RewardStats, jnp.ndarray]:
     """VecNormalize's reward step: update the return statistics, return the scaled reward."""
     ret = s.ret * gamma + reward
     b_mean, b_var, b_n = ret.mean(), ret.var(), ret.shape[0]
@@ -173,7 +175,9 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
         log_prob = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=1)[:, 0]
         obs, state, reward, done, info = v_step(jax.random.split(k_env, hp.n_envs), r.env_state, action, env_params)
         ended = done.astype(bool)  # the day ended: continue on this update's fresh day (module docstring)
-        state = jax.tree_util.tree_map(lambda f, x: jnp.where(ended.reshape((-1,) + (1,) * (x.ndim - 1)), f, x), fresh_state, state)
+        state = jax.tree_util.tree_map(
+            lambda f, x: jnp.where(ended.reshape((-1,) + (1,) * (x.ndim - 1)), f, x), fresh_state, state
+        )
         obs = jnp.where(ended[:, None], fresh_obs, obs)
         replayed = (ended & used).sum()
         used = used | ended
@@ -185,7 +189,12 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
             rstats, learn_r = r.rstats, reward
         ep_ret = r.ep_return + reward
         t = Transition(r.obs, mask, action, log_prob, value, learn_r, done)
-        episode = (done, ep_ret, {k: info[k].astype(jnp.float32) for k in episode_keys}, replayed)  # finished days, for logging
+        episode = (
+            done,
+            ep_ret,
+            {k: info[k].astype(jnp.float32) for k in episode_keys},
+            replayed,
+        )  # finished days, for logging
         r = r._replace(env_state=state, obs=obs, key=key, rstats=rstats, ep_return=jnp.where(done > 0, 0.0, ep_ret))
         return (r, fresh_obs, fresh_state, used), (t, episode)
 
@@ -201,7 +210,13 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
         total = pg + hp.vf_coef * vf - hp.ent_coef * entropy
         approx_kl = ((ratio - 1) - (logp - t.log_prob)).mean()
         clip_frac = (jnp.abs(ratio - 1) > hp.clip_range).mean()
-        return total, {"policy_loss": pg, "value_loss": vf, "entropy": entropy, "approx_kl": approx_kl, "clip_fraction": clip_frac}
+        return total, {
+            "policy_loss": pg,
+            "value_loss": vf,
+            "entropy": entropy,
+            "approx_kl": approx_kl,
+            "clip_fraction": clip_frac,
+        }
 
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
 
@@ -218,7 +233,9 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
             ts, key = carry
             key, k_perm = jax.random.split(key)
             perm = jax.random.permutation(k_perm, hp.steps_per_update)
-            batches = jax.tree_util.tree_map(lambda x: x[perm].reshape((hp.n_minibatches, hp.batch_size, *x.shape[1:])), flat)
+            batches = jax.tree_util.tree_map(
+                lambda x: x[perm].reshape((hp.n_minibatches, hp.batch_size, *x.shape[1:])), flat
+            )
 
             def minibatch(ts, b):
                 (_, aux), grads = grad_fn(ts.params, *b)

@@ -46,10 +46,21 @@ def hyper(cfg: DictConfig) -> Any:
 
     a, t = cfg.algo, cfg.train
     return PPOHyper(
-        n_envs=int(t.n_envs), n_steps=int(a.n_steps), total_timesteps=int(t.total_timesteps), batch_size=int(a.batch_size),
-        n_epochs=int(a.n_epochs), learning_rate=float(a.learning_rate), lr_final_frac=float(a.lr_final_frac), gamma=float(a.gamma),
-        gae_lambda=float(a.gae_lambda), clip_range=float(a.clip_range), ent_coef=float(a.ent_coef), vf_coef=float(a.vf_coef),
-        max_grad_norm=float(a.max_grad_norm), net_arch=tuple(int(w) for w in a.net_arch), normalize_reward=bool(t.normalize_reward),
+        n_envs=int(t.n_envs),
+        n_steps=int(a.n_steps),
+        total_timesteps=int(t.total_timesteps),
+        batch_size=int(a.batch_size),
+        n_epochs=int(a.n_epochs),
+        learning_rate=float(a.learning_rate),
+        lr_final_frac=float(a.lr_final_frac),
+        gamma=float(a.gamma),
+        gae_lambda=float(a.gae_lambda),
+        clip_range=float(a.clip_range),
+        ent_coef=float(a.ent_coef),
+        vf_coef=float(a.vf_coef),
+        max_grad_norm=float(a.max_grad_norm),
+        net_arch=tuple(int(w) for w in a.net_arch),
+        normalize_reward=bool(t.normalize_reward),
     )
 
 
@@ -61,7 +72,10 @@ def jax_device(name: str) -> Any:
     try:
         return jax.devices(name)[0]
     except RuntimeError as e:
-        raise ConfigError(f"train.device = {name!r}: JAX finds no {name} backend here ({e}); use train.device=cpu, or install jax with its CUDA plugin") from e
+        raise ConfigError(
+            f"train.device = {name!r}: JAX finds no {name} backend here ({e}); use train.device=cpu, or install jax "
+            "with its CUDA plugin"
+        ) from e
 
 
 def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
@@ -78,11 +92,20 @@ def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
     check_number("algo.jax_eval_seeds", a.jax_eval_seeds, lo=0, hi=10_000, integer=True)
     rollout = int(t.n_envs) * int(a.n_steps)
     if rollout % int(a.batch_size):
-        raise ConfigError(f"algo.batch_size = {a.batch_size}: must divide one rollout, train.n_envs × algo.n_steps = {t.n_envs} × {a.n_steps} = {rollout}")
+        raise ConfigError(
+            f"algo.batch_size = {a.batch_size}: must divide one rollout, train.n_envs × algo.n_steps = {t.n_envs} × "
+            f"{a.n_steps} = {rollout}"
+        )
     if int(t.total_timesteps) < rollout:
-        raise ConfigError(f"train.total_timesteps = {t.total_timesteps}: less than one update (train.n_envs × algo.n_steps = {rollout} steps)")
+        raise ConfigError(
+            f"train.total_timesteps = {t.total_timesteps}: less than one update (train.n_envs × algo.n_steps = "
+            f"{rollout} steps)"
+        )
     if t.vec_env != "dummy":
-        raise ConfigError(f"train.vec_env = {t.vec_env!r}: algo=ppo_jax steps its envs vmapped in one process; use train.vec_env=dummy")
+        raise ConfigError(
+            f"train.vec_env = {t.vec_env!r}: algo=ppo_jax steps its envs vmapped in one process; use "
+            "train.vec_env=dummy"
+        )
     if cfg.day.name == "mixed":
         raise ConfigError("day = 'mixed': algo=ppo_jax trains on one day type; allowed: quiet, normal, hectic, surge")
     jax_device(str(t.device))
@@ -119,14 +142,23 @@ def load_runner(path: Path, like: Any) -> Any:
         saved = [z[f"leaf_{i}"] for i in range(len(z.files))]
     shapes = [np.shape(x) for x in leaves]
     if [s.shape for s in saved] != shapes:
-        raise ConfigError(f"resume: {path} holds a runner of another shape (network, n_envs or env) than this config builds")
+        raise ConfigError(
+            f"resume: {path} holds a runner of another shape (network, n_envs or env) than this config builds"
+        )
     return jax.tree_util.tree_unflatten(treedef, [jax.numpy.asarray(s, dtype=x.dtype) for s, x in zip(saved, leaves)])
 
 
 class Evaluator:
     """Held-out evaluation during training on CGRSP-v0 (``eval/*``, best model, learning curve)."""
 
-    def __init__(self, config: CGRSPEnvConfig, seeds: list[int], run_dir: Path, heuristics: dict[str, dict[str, float]], writer: Any) -> None:
+    def __init__(
+        self,
+        config: CGRSPEnvConfig,
+        seeds: list[int],
+        run_dir: Path,
+        heuristics: dict[str, dict[str, float]],
+        writer: Any,
+    ) -> None:
         import json
 
         self.config, self.seeds, self.run_dir, self.heuristics, self.writer = config, seeds, run_dir, heuristics, writer
@@ -153,8 +185,15 @@ class Evaluator:
 
 
 # SB3's tags for the same quantities (train/*), so TensorBoard charts line up with algo=ppo's
-_TAGS = {"policy_loss": "train/policy_gradient_loss", "value_loss": "train/value_loss", "approx_kl": "train/approx_kl",
-         "clip_fraction": "train/clip_fraction", "explained_variance": "train/explained_variance", "episode_return": "rollout/ep_rew_mean", "replayed_days": "rollout/replayed_days"}
+_TAGS = {
+    "policy_loss": "train/policy_gradient_loss",
+    "value_loss": "train/value_loss",
+    "approx_kl": "train/approx_kl",
+    "clip_fraction": "train/clip_fraction",
+    "explained_variance": "train/explained_variance",
+    "episode_return": "rollout/ep_rew_mean",
+    "replayed_days": "rollout/replayed_days",
+}
 
 
 def _log_update(writer: Any, metrics: dict[str, Any], steps: int, fps: float) -> None:
@@ -220,22 +259,42 @@ def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: 
                 save_runner(run_dir / "checkpoints" / f"model_{steps}_steps.npz", runner)
             if steps // eval_freq > before // eval_freq or steps >= total:
                 means = evaluate(params, steps, env.obs_dim, env.n_actions)
-                log.info(f"{steps} steps: eval mean wait {means['mean_wait_min']:.2f} min, miss {means['miss_pct']:.2f} %")
+                log.info(
+                    f"{steps} steps: eval mean wait {means['mean_wait_min']:.2f} min, miss {means['miss_pct']:.2f} %"
+                )
         train_s = time.perf_counter() - t0
         params = jax.device_get(runner.train_state.params)
         save_policy(run_dir / "final_model.npz", params, env.obs_dim, env.n_actions)
-        if not (run_dir / "best_model.npz").exists():  # resumed at the end of the budget: the final policy is the only one
+        if not (
+            run_dir / "best_model.npz"
+        ).exists():  # resumed at the end of the budget: the final policy is the only one
             evaluate(params, steps, env.obs_dim, env.n_actions)
         writer.close()
-        log.info(f"trained {steps - steps0} steps in {train_s:.0f} s ({(steps - steps0) / max(train_s, 1e-9):.0f} steps/s)")
+        log.info(
+            f"trained {steps - steps0} steps in {train_s:.0f} s ({(steps - steps0) / max(train_s, 1e-9):.0f} steps/s)"
+        )
         # the in-JAX evaluation (XLA, GIL released) runs in a thread beside CGRSP-v0's (Python, one core)
         with ThreadPoolExecutor(1) as pool:
             n_jax = int(cfg.algo.jax_eval_seeds) if int(cfg.train.final_eval_seeds) else 0
             t1 = time.perf_counter()
-            in_jax = pool.submit(final_jax_evaluation, env, load_policy(run_dir / "best_model.npz"), n_jax, run_dir, rules=list(cfg.algo.jax_eval_rules)) if n_jax else None
+            in_jax = (
+                pool.submit(
+                    final_jax_evaluation,
+                    env,
+                    load_policy(run_dir / "best_model.npz"),
+                    n_jax,
+                    run_dir,
+                    rules=list(cfg.algo.jax_eval_rules),
+                )
+                if n_jax
+                else None
+            )
             out = final_evaluation(cfg, get_algo("ppo_jax"), config, run_dir, train_s)
             if in_jax is not None:
-                log.info(f"in-JAX evaluation on {n_jax} days ({time.perf_counter() - t1:.0f} s):\n{in_jax.result().to_string(index=False)}")
+                log.info(
+                    f"in-JAX evaluation on {n_jax} days ({time.perf_counter() - t1:.0f} "
+                    f"s):\n{in_jax.result().to_string(index=False)}"
+                )
     return out
 
 

@@ -22,14 +22,18 @@ from gpu_sched_env.mig.generator import generate, generate_bulk, load_config, ne
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status."""
-    ap = argparse.ArgumentParser(prog="gpu-sched generate-jobs", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="gpu-sched generate-jobs", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("config", type=Path, help="config file (.json as written by the Java tool, or .yaml)")
     ap.add_argument("-o", "--out", type=Path, help="output file (one set) or folder (bulk)")
     ap.add_argument("--seed", type=int, help="override the config's seed (one set)")
     ap.add_argument("--jobs", type=int, help="override numberOfJobs")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--seeds", type=int, nargs="+", help="bulk: these seeds")
-    g.add_argument("--seed-range", type=int, nargs=2, metavar=("FIRST", "LAST"), help="bulk: seeds FIRST..LAST inclusive")
+    g.add_argument(
+        "--seed-range", type=int, nargs=2, metavar=("FIRST", "LAST"), help="bulk: seeds FIRST..LAST inclusive"
+    )
     g.add_argument("--primes", type=int, metavar="N", help="bulk: the next N primes >= --first-prime")
     ap.add_argument("--first-prime", type=int, default=2)
     ap.add_argument("--check", action="store_true", help="only validate the config and print it")
@@ -69,4 +73,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0
-

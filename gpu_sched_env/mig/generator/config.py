@@ -113,9 +113,7 @@ class GeneratorConfig:
 
 def _section(cfg: Mapping[str, Any], name: str) -> tuple[Mapping[str, Any], str]:
     if name not in cfg:
-        raise ConfigError(
-            f"missing section {name}; required sections: {', '.join(REQUIRED)}"
-        )
+        raise ConfigError(f"missing section {name}; required sections: {', '.join(REQUIRED)}")
     sec = check_mapping(name, cfg[name])
     types, extra = SECTIONS[name]
     check_keys(sec, COMMON_KEYS + extra, section=f"keys in {name}")
@@ -124,8 +122,7 @@ def _section(cfg: Mapping[str, Any], name: str) -> tuple[Mapping[str, Any], str]
     t = norm_name(sec["type"])
     if t not in types:
         raise ConfigError(
-            f"{name}.type = {sec['type']!r} is not known; allowed (case-insensitive): "
-            + ", ".join(types.values())
+            f"{name}.type = {sec['type']!r} is not known; allowed (case-insensitive): " + ", ".join(types.values())
         )
     return sec, t
 
@@ -152,9 +149,7 @@ def _int_attr(cfg, name, fixed_keys, lo=None, allowed=ALL_DISTS) -> AttrSpec:
         return AttrSpec("fixed", check_number(key, v, lo=lo, integer=True, section=name))
     dist = _dist(sec, name, allowed)
     if lo is not None and isinstance(dist, Uniform) and dist.lo < lo:
-        raise ConfigError(
-            f"{name}.distributionParams.lowerBound = {dist.lo:g} is out of range; allowed: >= {lo}"
-        )
+        raise ConfigError(f"{name}.distributionParams.lowerBound = {dist.lo:g} is out of range; allowed: >= {lo}")
     return AttrSpec("random", dist=dist)
 
 
@@ -204,7 +199,9 @@ def _arrival(cfg) -> ArrivalSpec:
     if t == "fixed":
         v = _need(sec, name, "interval", "a Fixed arrival needs interval [min] > 0")
         return ArrivalSpec("fixed", interval=float(check_number("interval", v, lo=0.0, lo_open=True, section=name)))
-    dt = _need(sec, name, "distributionType", "allowed: Uniform, Poisson, Exponential, LogNormal, Empirical, PiecewisePoisson")
+    dt = _need(
+        sec, name, "distributionType", "allowed: Uniform, Poisson, Exponential, LogNormal, Empirical, PiecewisePoisson"
+    )
     key = norm_name(dt)
     where = f"{name}.distributionParams"
     params = check_mapping(where, _need(sec, name, "distributionParams", "an object"))
@@ -220,7 +217,9 @@ def _arrival(cfg) -> ArrivalSpec:
         rr = tuple(float(check_number(f"hourlyRates[{i}]", r, lo=0.0, section=where)) for i, r in enumerate(rates))
         if sum(rr) <= 0:
             raise ConfigError(f"{where}.hourlyRates = {rates!r}: allowed: at least one rate > 0")
-        sh = float(check_number("startHour", params.get("startHour", 0), lo=0.0, hi=len(rr), hi_open=True, section=where))
+        sh = float(
+            check_number("startHour", params.get("startHour", 0), lo=0.0, hi=len(rr), hi_open=True, section=where)
+        )
         return ArrivalSpec("piecewise", hourly_rates=rr, start_hour=sh)
     dist = parse_distribution(name, dt, params, ARRIVAL_DISTS[:1] + ARRIVAL_DISTS[2:5], integer=False)
     if isinstance(dist, Uniform) and dist.lo < 0:

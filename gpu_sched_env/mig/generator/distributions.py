@@ -181,12 +181,13 @@ def parse_distribution(
     missing = [r for r in req if r not in params]
     if missing:
         raise ConfigError(
-            f"{where} is missing {', '.join(missing)}; a {DIST_PARAMS[key][0]} distribution needs "
-            + ", ".join(req)
+            f"{where} is missing {', '.join(missing)}; a {DIST_PARAMS[key][0]} distribution needs " + ", ".join(req)
         )
 
     def num(f: str, **kw: Any) -> float:
-        return float(check_number(f, params[f], section=where, integer=integer and f in ("lowerBound", "upperBound"), **kw))
+        return float(
+            check_number(f, params[f], section=where, integer=integer and f in ("lowerBound", "upperBound"), **kw)
+        )
 
     if key == "uniform":
         lo, hi = num("lowerBound"), num("upperBound")
@@ -213,9 +214,7 @@ def parse_distribution(
     if any(float(b2) <= float(b1) for b1, b2 in zip(bins, bins[1:], strict=False)):
         raise ConfigError(f"{where}.bins = {bins!r}: allowed: strictly increasing edges")
     if not isinstance(weights, (list, tuple)) or len(weights) != len(bins) - 1:
-        raise ConfigError(
-            f"{where}.weights = {weights!r}: allowed: a list of {len(bins) - 1} weights (one per bin)"
-        )
+        raise ConfigError(f"{where}.weights = {weights!r}: allowed: a list of {len(bins) - 1} weights (one per bin)")
     for i, w in enumerate(weights):
         check_number(f"weights[{i}]", w, section=where, lo=0.0)
     if sum(float(w) for w in weights) <= 0:
@@ -231,11 +230,8 @@ def to_int(x: np.ndarray, rounding: str, floor: int | None) -> np.ndarray:
     return y.astype(np.int64)
 
 
-def draw_int(
-    dist: Distribution, rng: np.random.Generator, n: int, rounding: str, floor: int | None
-) -> np.ndarray:
+def draw_int(dist: Distribution, rng: np.random.Generator, n: int, rounding: str, floor: int | None) -> np.ndarray:
     """``n`` integer draws; uniform integers are drawn exactly, others converted by ``rounding``."""
     if isinstance(dist, Uniform):
         return dist.sample(rng, n, integer=True).astype(np.int64)
     return to_int(dist.sample(rng, n), rounding, floor)
-

@@ -58,8 +58,12 @@ class JobSet:
         mem = self.memory.tolist()
         off = self.offsets.tolist()
         cols = zip(
-            self.arrival.tolist(), self.cores.tolist(), self.deadline.tolist(),
-            self.stoppable.tolist(), self.priority.tolist(), strict=True,
+            self.arrival.tolist(),
+            self.cores.tolist(),
+            self.deadline.tolist(),
+            self.stoppable.tolist(),
+            self.priority.tolist(),
+            strict=True,
         )
         recs = [
             dict(zip(JOB_KEYS, (a, c, d, s, p, mem[off[i] : off[i + 1]]), strict=True))
@@ -239,8 +243,9 @@ def generate_bulk(
         text = generate(cfg, seed).dumps()
         name = pattern.format(seed=seed)
         atomic_write_text(out_dir / name, text)
-        files.append({"seed": seed, "file": name, "n_jobs": cfg.n_jobs,
-                      "sha256": hashlib.sha256(text.encode()).hexdigest()})
+        files.append(
+            {"seed": seed, "file": name, "n_jobs": cfg.n_jobs, "sha256": hashlib.sha256(text.encode()).hexdigest()}
+        )
     manifest = {
         "generator": "gpu_sched_env.mig.generator",
         "generator_version": GENERATOR_VERSION,

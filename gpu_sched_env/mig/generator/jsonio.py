@@ -101,7 +101,10 @@ def validate_records(data: Any, source: str = "<jobs>") -> list[dict[str, Any]]:
             raise ConfigError(f"{source}: job {i} is missing {', '.join(missing)}")
         unknown = keys - set(JOB_KEYS) - {"isMigrable"}
         if unknown:
-            raise ConfigError(f"{source}: job {i} has unknown key(s) {', '.join(sorted(unknown))}; allowed: {', '.join(JOB_KEYS)}, isMigrable")
+            raise ConfigError(
+                f"{source}: job {i} has unknown key(s) {', '.join(sorted(unknown))}; allowed: {', '.join(JOB_KEYS)}, "
+                "isMigrable"
+            )
         a = r["arrivalTime"]
         if isinstance(a, bool) or not isinstance(a, (int, float)) or not math.isfinite(a) or a < 0:
             raise _bad(i, "arrivalTime", a, "a finite number >= 0 [min]")
@@ -116,8 +119,10 @@ def validate_records(data: Any, source: str = "<jobs>") -> list[dict[str, Any]]:
             if k in r and not isinstance(r[k], bool):
                 raise _bad(i, k, r[k], "true or false")
         ts = r["timeslices"]
-        if not isinstance(ts, list) or not ts or any(
-            isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in ts
+        if (
+            not isinstance(ts, list)
+            or not ts
+            or any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in ts)
         ):
             raise _bad(i, "timeslices", ts, "a non-empty list of integers >= 0 [MB per minute]")
         out.append(r)
