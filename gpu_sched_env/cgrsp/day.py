@@ -105,7 +105,9 @@ def materialise(params: CGRSPParams, seed: int, horizon_s: float | None = None) 
         # the fresh stream is read T draws per decision point; 2N points bound any day
         fresh_u = stream(seed, "cgrsp/stock").random(2 * n * t).reshape(2 * n, t)
         times, us = np.zeros((t, 0)), np.zeros((t, 0))
-    return MaterialisedDay(seed, wl.submit, wl.complexity, wl.tight, wl.deadline, wl.runtime, prov_q, fresh_u, times, us)
+    return MaterialisedDay(
+        seed, wl.submit, wl.complexity, wl.tight, wl.deadline, wl.runtime, prov_q, fresh_u, times, us
+    )
 
 
 __all__ = ["MaterialisedDay", "day_horizon", "materialise"]

@@ -20,12 +20,22 @@ try:
     import jax  # noqa: F401
 except ImportError as e:  # pragma: no cover - exercised in a subprocess test
     raise ImportError(
-        "gpu_sched_env.cgrsp.jax needs JAX and flax, which are not installed: "
-        "pip install 'gpu_sched_env[jax]'"
+        "gpu_sched_env.cgrsp.jax needs JAX and flax, which are not installed: pip install 'gpu_sched_env[jax]'"
     ) from e
 
 from gpu_sched_env.cgrsp.jax.env import JaxCGRSP, day_arrays  # noqa: E402
 from gpu_sched_env.cgrsp.jax.rules import RULES, Rule, evaluate, rollout, stack_days  # noqa: E402
 from gpu_sched_env.cgrsp.jax.types import Day, EnvParams, EnvState  # noqa: E402
 
-__all__ = ["RULES", "Day", "EnvParams", "EnvState", "JaxCGRSP", "Rule", "day_arrays", "evaluate", "rollout", "stack_days"]
+__all__ = [
+    "RULES",
+    "Day",
+    "EnvParams",
+    "EnvState",
+    "JaxCGRSP",
+    "Rule",
+    "day_arrays",
+    "evaluate",
+    "rollout",
+    "stack_days",
+]

@@ -24,8 +24,19 @@ from gpu_sched_env.core.errors import check_number
 
 def joint_heads_config(day: str = "hectic", **params) -> CGRSPEnvConfig:
     """``experiment=joint_heads`` (conf/experiment/joint_heads.yaml as Hydra resolves it)."""
-    return CGRSPEnvConfig(day=day, window=3, order="spt", window_by="class", action_mode="joint", reward="capacity",
-                          reward_weights={"miss": 57600.0}, shaping_gamma=0.9, slot_rows=10, features="model", params=params)
+    return CGRSPEnvConfig(
+        day=day,
+        window=3,
+        order="spt",
+        window_by="class",
+        action_mode="joint",
+        reward="capacity",
+        reward_weights={"miss": 57600.0},
+        shaping_gamma=0.9,
+        slot_rows=10,
+        features="model",
+        params=params,
+    )
 
 
 def jax_steps_per_s(env: JaxCGRSP, n_envs: int, n_steps: int, seed: int = 0, autoreset: bool = True) -> float:
@@ -48,7 +59,9 @@ def jax_steps_per_s(env: JaxCGRSP, n_envs: int, n_steps: int, seed: int = 0, aut
     @jax.jit
     def run(obs, st, key):
         keys = jax.random.split(key, n_steps * n_envs).reshape(n_steps, n_envs, -1)
-        (obs, st), r = jax.lax.scan(lambda c, k: jax.vmap(lambda o, s, kk: one((o, s), kk))(c[0], c[1], k), (obs, st), keys)
+        (obs, st), r = jax.lax.scan(
+            lambda c, k: jax.vmap(lambda o, s, kk: one((o, s), kk))(c[0], c[1], k), (obs, st), keys
+        )
         return obs, st, r.sum()
 
     obs, st = jax.jit(jax.vmap(env._reset, in_axes=(0, None)))(jax.random.split(jax.random.PRNGKey(seed), n_envs), p)

@@ -5,9 +5,10 @@ a Python loop; here one ``lax.while_loop`` iteration handles one event: the comp
 by then (the C slots' end times, a masked scatter) and at most one arrival (the next in submit
 order; arrivals tied in time take one iteration each before the decision test), until a slot
 is idle while a job waits, or nothing is left to happen. Each subqueue's arrived count grows
-with its arrivals, so no step searches the day's submit times. Every update of an N-sized array is a scatter at one index (or C indices), so
-a step costs O(C + log N) whatever the queue, also under ``vmap`` (no ``lax.cond`` there:
-a branch taken by one env would make every env pay for both).
+with its arrivals, so no step searches the day's submit times. Every update of an N-sized array
+is a scatter at one index (or C indices), so a step costs O(C + log N) whatever the queue, also
+under ``vmap`` (no ``lax.cond`` there: a branch taken by one env would make every env pay for
+both).
 
 The reward parts are booked as :class:`~gpu_sched_env.cgrsp.rewards.RewardLedger` books them.
 Misses are counted without scanning the queue: a job whose deadline passes during an advance
@@ -40,8 +41,13 @@ class Spec(NamedTuple):
     n_iter: int  # binary-search iterations (⌈log2(N + 1)⌉ + 1)
 
 
-def seg_search(vals: jnp.ndarray, lo: jnp.ndarray, hi: jnp.ndarray, v: jnp.ndarray, strict: bool, n_iter: int) -> jnp.ndarray:
-    """First index in ``[lo, hi)`` whose value is ``>= v`` (``strict``) or ``> v`` (vectorised; ``vals`` sorted there)."""
+def seg_search(
+    vals: jnp.ndarray, lo: jnp.ndarray, hi: jnp.ndarray, v: jnp.ndarray, strict: bool, n_iter: int
+) -> jnp.ndarray:
+    """First index in ``[lo, hi)`` whose value is ``>= v`` (``strict``) or ``> v``.
+
+    Vectorised; ``vals`` is sorted on that range.
+    """
     last = vals.shape[0] - 1
 
     def body(_, c):
@@ -107,7 +113,10 @@ def markov_init(spec: Spec, params: EnvParams, s: EnvState, dtype) -> tuple:
 
 
 def markov_sync(spec: Spec, params: EnvParams, day: Day, s: EnvState, t: jnp.ndarray) -> EnvState:
-    """Advance every type's redraw events up to time ``t`` (the status holds the last quantile drawn at or before ``t``)."""
+    """Advance every type's redraw events up to time ``t``.
+
+    The status holds the last quantile drawn at or before ``t``.
+    """
     mat = day.markov_times.shape[1] > 0
     width = day.markov_times.shape[1]
     g = jnp.arange(spec.t)
@@ -182,8 +191,12 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
         sub = 2 * day.cx[j] + day.tight[j].astype(jnp.int32)  # the arriving job's subqueue
         na = st.n_arrived + arr.astype(jnp.int32)
         st = st.replace(
-            t=jnp.where(live, tn, st.t), completion=comp, n_arrived=na, n_completed=st.n_completed + jnp.sum(fin, dtype=jnp.int32),
-            slot_job=jnp.where(fin, -1, st.slot_job), slot_end=jnp.where(fin, INF, st.slot_end),
+            t=jnp.where(live, tn, st.t),
+            completion=comp,
+            n_arrived=na,
+            n_completed=st.n_completed + jnp.sum(fin, dtype=jnp.int32),
+            slot_job=jnp.where(fin, -1, st.slot_job),
+            slot_end=jnp.where(fin, INF, st.slot_end),
             end=st.end + ((jnp.arange(N_SUB) == sub) & arr).astype(jnp.int32),
         )
         tie = (na < n) & (day.submit[jnp.minimum(na, n - 1)] <= tn)  # another arrival at this same time
@@ -209,7 +222,9 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
     dl_vals, dl_base = flat(day.seg_deadline)
     lo = day.sub_off[:-1] + s.ptr + dl_base
     hi = day.sub_off[:-1] + s.end + dl_base
-    both = seg_search(dl_vals, jnp.tile(lo, 2), jnp.tile(hi, 2), jnp.repeat(jnp.stack([t1, t0]), N_SUB), False, spec.n_iter)
+    both = seg_search(
+        dl_vals, jnp.tile(lo, 2), jnp.tile(hi, 2), jnp.repeat(jnp.stack([t1, t0]), N_SUB), False, spec.n_iter
+    )
     waiting_miss = both[:N_SUB] - both[N_SUB:]  # one search loop for both ends
     j = jnp.maximum(job0, 0)
     dj = day.deadline[j]
@@ -220,8 +235,13 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
     return s, raw, tight_miss
 
 
-def dispatch(spec: Spec, params: EnvParams, s: EnvState, sub: jnp.ndarray, slot: jnp.ndarray, do: jnp.ndarray) -> tuple[EnvState, jnp.ndarray, jnp.ndarray]:
-    """Dispatch the head of subqueue ``sub`` to idle ``slot`` now, when ``do``; returns ``(state, raw parts, job or −1)``."""
+def dispatch(
+    spec: Spec, params: EnvParams, s: EnvState, sub: jnp.ndarray, slot: jnp.ndarray, do: jnp.ndarray
+) -> tuple[EnvState, jnp.ndarray, jnp.ndarray]:
+    """Dispatch the head of subqueue ``sub`` to idle ``slot`` now, when ``do``.
+
+    Returns ``(state, raw parts, job or −1)``.
+    """
     day = day_of(s, params)
     n = spec.n
     sub = jnp.clip(sub, 0, N_SUB - 1)
@@ -237,13 +257,19 @@ def dispatch(spec: Spec, params: EnvParams, s: EnvState, sub: jnp.ndarray, slot:
     sel = jnp.arange(spec.c) == slot
     put = sel & do
     if s.dispatch.shape[0]:  # per-job records kept (records=True)
-        s = s.replace(dispatch=s.dispatch.at[ji].set(t, mode="drop"), start=s.start.at[ji].set(start, mode="drop"),
-                      job_slot=s.job_slot.at[ji].set(slot, mode="drop"))
+        s = s.replace(
+            dispatch=s.dispatch.at[ji].set(t, mode="drop"),
+            start=s.start.at[ji].set(start, mode="drop"),
+            job_slot=s.job_slot.at[ji].set(slot, mode="drop"),
+        )
     s = s.replace(
         ptr=s.ptr + ((jnp.arange(N_SUB) == sub) & do).astype(jnp.int32),
-        slot_job=jnp.where(put, j, s.slot_job), slot_end=jnp.where(put, start + run, s.slot_end),
-        slot_start=jnp.where(put, start, s.slot_start), slot_disp=jnp.where(put, t, s.slot_disp),
-        slot_level=jnp.where(put, lvl, s.slot_level), dp_count=s.dp_count + do.astype(jnp.int32),
+        slot_job=jnp.where(put, j, s.slot_job),
+        slot_end=jnp.where(put, start + run, s.slot_end),
+        slot_start=jnp.where(put, start, s.slot_start),
+        slot_disp=jnp.where(put, t, s.slot_disp),
+        slot_level=jnp.where(put, lvl, s.slot_level),
+        dp_count=s.dp_count + do.astype(jnp.int32),
     )
     delay = start - t
     rate = q_before / spec.c
@@ -251,9 +277,23 @@ def dispatch(spec: Spec, params: EnvParams, s: EnvState, sub: jnp.ndarray, slot:
     raw = jnp.stack([delay, z, run * params.price_per_s[g], delay * rate, run * rate, delay])
     raw = jnp.where(do, raw, 0.0)
     s = s.replace(
-        sum_wait=s.sum_wait + jnp.where(do, start - day.submit[j], 0.0), sum_delay=s.sum_delay + raw[5], cost=s.cost + raw[2],
+        sum_wait=s.sum_wait + jnp.where(do, start - day.submit[j], 0.0),
+        sum_delay=s.sum_delay + raw[5],
+        cost=s.cost + raw[2],
     )
     return s, raw, jnp.where(do, j, -1)
 
 
-__all__ = ["INF", "Spec", "advance", "band_of", "dispatch", "draw_stock", "levels_of", "markov_init", "n_idle", "n_waiting", "seg_search"]
+__all__ = [
+    "INF",
+    "Spec",
+    "advance",
+    "band_of",
+    "dispatch",
+    "draw_stock",
+    "levels_of",
+    "markov_init",
+    "n_idle",
+    "n_waiting",
+    "seg_search",
+]

@@ -34,9 +34,20 @@ from gpu_sched_env.core.errors import ConfigError, check_number
 
 # what the JAX env implements: setting -> allowed values (None: any value CGRSPEnvConfig accepts)
 SUPPORTED: dict[str, tuple | None] = {
-    "action_mode": ("joint",), "window_by": ("class",), "order": ("spt",), "window": (3,), "hold": ("event",),
-    "shaping": ("none",), "reward": None, "reward_weights": None, "reward_scale": None, "shaping_gamma": None,
-    "features": None, "slot_rows": None, "day": None, "params": None,
+    "action_mode": ("joint",),
+    "window_by": ("class",),
+    "order": ("spt",),
+    "window": (3,),
+    "hold": ("event",),
+    "shaping": ("none",),
+    "reward": None,
+    "reward_weights": None,
+    "reward_scale": None,
+    "shaping_gamma": None,
+    "features": None,
+    "slot_rows": None,
+    "day": None,
+    "params": None,
 }
 
 
@@ -45,12 +56,16 @@ def check_supported(cfg: CGRSPEnvConfig) -> None:
     for name, allowed in SUPPORTED.items():
         if allowed is not None and getattr(cfg, name) not in allowed:
             table = "; ".join(f"{k} in {v}" for k, v in SUPPORTED.items() if v is not None)
-            raise ConfigError(f"{name} = {getattr(cfg, name)!r} is not supported by the JAX env (gpu_sched_env.cgrsp.jax); "
-                              f"supported: {table}, and any reward preset, weights, features, slot_rows, day and simulator parameters")
+            raise ConfigError(
+                f"{name} = {getattr(cfg, name)!r} is not supported by the JAX env (gpu_sched_env.cgrsp.jax); "
+                f"supported: {table}, and any reward preset, weights, features, slot_rows, day and simulator parameters"
+            )
     p = cfg.sim_params()
     est = [row[Fleet.from_params(p).nominal_type] for row in Fleet.from_params(p).wbar]
     if len(set(est)) < 3:
-        raise ConfigError(f"gpu_types: the nominal estimates per class {est} tie; the JAX env needs SPT's order of the classes strict")
+        raise ConfigError(
+            f"gpu_types: the nominal estimates per class {est} tie; the JAX env needs SPT's order of the classes strict"
+        )
 
 
 class JaxCGRSP:
@@ -86,7 +101,13 @@ class JaxCGRSP:
             raise ConfigError(f"dtype = {dtype!r} is not allowed; allowed: float32, float64")
         fl = Fleet.from_params(p)
         n = int(p.n_jobs)
-        self.spec = core.Spec(n=n, c=p.c_max, t=fl.n_types, markov=p.stock_process == "markov", n_iter=int(math.ceil(math.log2(n + 1))) + 1)
+        self.spec = core.Spec(
+            n=n,
+            c=p.c_max,
+            t=fl.n_types,
+            markov=p.stock_process == "markov",
+            n_iter=int(math.ceil(math.log2(n + 1))) + 1,
+        )
         est = [row[fl.nominal_type] for row in fl.wbar]
         self.class_order = tuple(int(c) for c in np.argsort(est, kind="stable"))  # window order of the class heads
         self.K = cfg.window
@@ -105,8 +126,13 @@ class JaxCGRSP:
         self.action_mask = jax.jit(self._action_mask)
 
     @classmethod
-    def from_config(cls, cfg: CGRSPEnvConfig | Mapping[str, Any] | None = None, dtype: Any = None, records: bool = True,
-                    **kwargs: Any) -> JaxCGRSP:
+    def from_config(
+        cls,
+        cfg: CGRSPEnvConfig | Mapping[str, Any] | None = None,
+        dtype: Any = None,
+        records: bool = True,
+        **kwargs: Any,
+    ) -> JaxCGRSP:
         """The env for an env config (or ``gym.make``-style keywords); ConfigError if not supported.
 
         ``dtype``: float64 (default when ``jax_enable_x64`` is on: the equivalence path) or
@@ -135,7 +161,9 @@ class JaxCGRSP:
         size = int(check_number("size", size, lo=1, integer=True))
         pool = jax.jit(jax.vmap(lambda k: sample_day(k, params, self.spec.n, self.spec.t)))(jax.random.split(key, size))
         params = params.replace(pool=pool, pool_start=None)
-        starts = jax.jit(jax.vmap(lambda i: self._start_state(self._empty_day(params), i, params)))(jnp.arange(size, dtype=jnp.int32))
+        starts = jax.jit(jax.vmap(lambda i: self._start_state(self._empty_day(params), i, params)))(
+            jnp.arange(size, dtype=jnp.int32)
+        )
         return params.replace(pool_start=starts)
 
     def _reset(self, key: jax.Array, params: EnvParams) -> tuple[jnp.ndarray, EnvState]:
@@ -144,14 +172,18 @@ class JaxCGRSP:
 
     def _reset_state(self, key: jax.Array, params: EnvParams) -> EnvState:
         if params.pool is None:
-            return self._start_state(sample_day(key, params, self.spec.n, self.spec.t), jnp.zeros((), jnp.int32), params)
+            return self._start_state(
+                sample_day(key, params, self.spec.n, self.spec.t), jnp.zeros((), jnp.int32), params
+            )
         idx = jax.random.randint(key, (), 0, params.pool.submit.shape[0], jnp.int32)
         if params.pool_start is not None:  # precomputed by with_pool: a reset is a gather of small fields
             return jax.tree_util.tree_map(lambda a: a[idx], params.pool_start)
         return self._start_state(self._empty_day(params), idx, params)
 
     def _empty_day(self, params: EnvParams) -> Day:
-        return jax.tree_util.tree_map(lambda a: jnp.zeros((0,) + a.shape[2:], a.dtype), params.pool).replace(key=params.pool.key[0])
+        return jax.tree_util.tree_map(lambda a: jnp.zeros((0,) + a.shape[2:], a.dtype), params.pool).replace(
+            key=params.pool.key[0]
+        )
 
     def _reset_to_day(self, day: Day, params: EnvParams | None = None) -> tuple[jnp.ndarray, EnvState]:
         params = self.default_params if params is None else params
@@ -166,12 +198,37 @@ class JaxCGRSP:
         nr = n if self.records else 0
         inf_n = jnp.full(nr, core.INF, dt)
         s = EnvState(
-            day=day, day_idx=idx, t=f0, n_arrived=i0, n_completed=i0, ptr=jnp.zeros(N_SUB, jnp.int32), end=jnp.zeros(N_SUB, jnp.int32),
-            slot_job=jnp.full(c, -1, jnp.int32), slot_end=jnp.full(c, core.INF, dt), slot_start=jnp.full(c, core.INF, dt),
-            slot_disp=jnp.zeros(c, dt), slot_level=jnp.zeros(c, jnp.int32), stock=jnp.zeros(sp.t, jnp.int32), n_dec=i0, dp_count=i0,
-            mk_k=i0, mk_u=f0, mk_next=f0, mk_lam=f0, dispatch=inf_n, start=inf_n, completion=inf_n,
-            job_slot=jnp.full(nr, -1, jnp.int32), ep_raw=jnp.zeros(len(REWARD_PARTS), dt), sum_wait=f0, sum_delay=f0, cost=f0,
-            n_miss=i0, n_tight_miss=i0, done=jnp.zeros((), bool), n_steps=i0,
+            day=day,
+            day_idx=idx,
+            t=f0,
+            n_arrived=i0,
+            n_completed=i0,
+            ptr=jnp.zeros(N_SUB, jnp.int32),
+            end=jnp.zeros(N_SUB, jnp.int32),
+            slot_job=jnp.full(c, -1, jnp.int32),
+            slot_end=jnp.full(c, core.INF, dt),
+            slot_start=jnp.full(c, core.INF, dt),
+            slot_disp=jnp.zeros(c, dt),
+            slot_level=jnp.zeros(c, jnp.int32),
+            stock=jnp.zeros(sp.t, jnp.int32),
+            n_dec=i0,
+            dp_count=i0,
+            mk_k=i0,
+            mk_u=f0,
+            mk_next=f0,
+            mk_lam=f0,
+            dispatch=inf_n,
+            start=inf_n,
+            completion=inf_n,
+            job_slot=jnp.full(nr, -1, jnp.int32),
+            ep_raw=jnp.zeros(len(REWARD_PARTS), dt),
+            sum_wait=f0,
+            sum_delay=f0,
+            cost=f0,
+            n_miss=i0,
+            n_tight_miss=i0,
+            done=jnp.zeros((), bool),
+            n_steps=i0,
         )
         mk = core.markov_init(sp, params, s, dt)
         s = s.replace(mk_k=mk[0], mk_u=mk[1], mk_next=mk[2], mk_lam=mk[3])
@@ -199,7 +256,10 @@ class JaxCGRSP:
         return self._transition(s, params, jnp.where(wait, -1, sub), a % c, ~wait)
 
     def _step_subqueue(self, key: jax.Array, s: EnvState, action: jnp.ndarray, params: EnvParams) -> tuple:
-        """A lower-level action: ``a = q·C + s`` dispatches the head of subqueue ``q`` (class 2q//2, tight q%2) to slot ``s``; ``6·C`` waits."""
+        """A lower-level action: ``a = q·C + s`` dispatches the head of subqueue ``q`` to slot ``s``.
+
+        Subqueue ``q`` holds class ``q // 2``, tight when ``q % 2``; ``a = 6·C`` waits.
+        """
         c = self.spec.c
         a = jnp.asarray(action, jnp.int32)
         wait = a >= N_SUB * c
@@ -218,13 +278,26 @@ class JaxCGRSP:
         s, raw_a, tight_miss = core.advance(sp, params, s, go & ~s.done)
         raw = raw_d + raw_a
         reward = -params.reward_scale * jnp.sum(params.weights * raw)
-        s = s.replace(ep_raw=s.ep_raw + raw, n_miss=s.n_miss + raw[1].astype(jnp.int32), n_tight_miss=s.n_tight_miss + tight_miss,
-                      n_steps=s.n_steps + 1)
+        s = s.replace(
+            ep_raw=s.ep_raw + raw,
+            n_miss=s.n_miss + raw[1].astype(jnp.int32),
+            n_tight_miss=s.n_tight_miss + tight_miss,
+            n_steps=s.n_steps + 1,
+        )
         n = sp.n
         info = {
-            "job": job, "slot": jnp.where(do, slot, -1), "t": s.t, "dt": s.t - t0, "reward_raw": raw,
-            "mean_wait_min": s.sum_wait / n / 60.0, "miss": s.n_miss, "miss_pct": 100.0 * s.n_miss / n,
-            "tight_miss": s.n_tight_miss, "cost_usd": s.cost, "provisioning_delay_h": s.sum_delay / 3600.0, "completed": s.n_completed,
+            "job": job,
+            "slot": jnp.where(do, slot, -1),
+            "t": s.t,
+            "dt": s.t - t0,
+            "reward_raw": raw,
+            "mean_wait_min": s.sum_wait / n / 60.0,
+            "miss": s.n_miss,
+            "miss_pct": 100.0 * s.n_miss / n,
+            "tight_miss": s.n_tight_miss,
+            "cost_usd": s.cost,
+            "provisioning_delay_h": s.sum_delay / 3600.0,
+            "completed": s.n_completed,
         }
         return s, reward, info
 
@@ -251,7 +324,10 @@ class JaxCGRSP:
         keys = ["beyond", "globals", "jobs"] + (["model"] if self.model else []) + ["offer", "slots", "stock"]
         missing = [k for k in keys if k not in obs]
         if missing:
-            raise ConfigError(f"observation lacks {missing}: not a CGRSP-v0 observation of this design (features={self.cfg.features!r})")
+            raise ConfigError(
+                f"observation lacks {missing}: not a CGRSP-v0 observation of this design "
+                f"(features={self.cfg.features!r})"
+            )
         return np.concatenate([np.asarray(obs[k], np.float32).reshape(-1) for k in keys])
 
 

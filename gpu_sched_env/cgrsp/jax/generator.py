@@ -31,10 +31,21 @@ def build_day(key, submit, cx, tight, runtime, prov_q, params: EnvParams, fresh_
     zero = jnp.zeros(1, submit.dtype)
     seg_submit = submit[order]
     return Day(
-        key=key, submit=submit, cx=cx, tight=tight, deadline=deadline, runtime=runtime, prov_q=prov_q,
-        order_sub=order, sub_off=off, seg_submit=seg_submit,
-        seg_deadline=deadline[order], seg_x=(deadline - params.e_k[cx])[order],
-        seg_cum_submit=jnp.concatenate([zero, jnp.cumsum(seg_submit)]), fresh_u=fresh_u, markov_times=markov_times,
+        key=key,
+        submit=submit,
+        cx=cx,
+        tight=tight,
+        deadline=deadline,
+        runtime=runtime,
+        prov_q=prov_q,
+        order_sub=order,
+        sub_off=off,
+        seg_submit=seg_submit,
+        seg_deadline=deadline[order],
+        seg_x=(deadline - params.e_k[cx])[order],
+        seg_cum_submit=jnp.concatenate([zero, jnp.cumsum(seg_submit)]),
+        fresh_u=fresh_u,
+        markov_times=markov_times,
         markov_us=markov_us,
     )
 
@@ -59,8 +70,16 @@ def day_arrays(day: MaterialisedDay, params: EnvParams) -> Day:
     dt = params.wbar.dtype
     f = lambda x: jnp.asarray(np.asarray(x, np.float64), dt)  # noqa: E731
     return build_day(
-        jax.random.PRNGKey(day.seed), f(day.submit), jnp.asarray(day.complexity, jnp.int32), jnp.asarray(day.tight),
-        f(day.runtime), f(day.prov_q), params, f(day.fresh_u), f(day.markov_times), f(day.markov_us),
+        jax.random.PRNGKey(day.seed),
+        f(day.submit),
+        jnp.asarray(day.complexity, jnp.int32),
+        jnp.asarray(day.tight),
+        f(day.runtime),
+        f(day.prov_q),
+        params,
+        f(day.fresh_u),
+        f(day.markov_times),
+        f(day.markov_us),
     )
 
 

@@ -29,7 +29,9 @@ def _one_hot(i: jnp.ndarray, k: int, dt) -> jnp.ndarray:
     return (i[..., None] == jnp.arange(k)).astype(dt)
 
 
-def heads(s: EnvState, params: EnvParams, class_order: tuple[int, ...], n: int) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+def heads(
+    s: EnvState, params: EnvParams, class_order: tuple[int, ...], n: int
+) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
     """Per class (in ``class_order``): ``(present, job id, subqueue)`` of its head."""
     day = day_of(s, params)
     cls = jnp.asarray(class_order)
@@ -43,7 +45,9 @@ def heads(s: EnvState, params: EnvParams, class_order: tuple[int, ...], n: int) 
     return has.any(axis=1), j[rows, pick], subs[rows, pick]
 
 
-def window(s: EnvState, params: EnvParams, class_order: tuple[int, ...], k: int, n: int) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+def window(
+    s: EnvState, params: EnvParams, class_order: tuple[int, ...], k: int, n: int
+) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
     """The window: ``(job id or −1, subqueue or −1)`` per position, and the number filled."""
     present, j, sub = heads(s, params, class_order, n)
     pos = jnp.cumsum(present) - 1
@@ -92,8 +96,17 @@ def defer_cost(params: EnvParams, band: jnp.ndarray, gap: jnp.ndarray, markov: b
     return best
 
 
-def observe(spec: Spec, params: EnvParams, s: EnvState, win_j: jnp.ndarray, win_s: jnp.ndarray, k_fill: jnp.ndarray,
-            k: int, rows: int, model: bool) -> jnp.ndarray:
+def observe(
+    spec: Spec,
+    params: EnvParams,
+    s: EnvState,
+    win_j: jnp.ndarray,
+    win_s: jnp.ndarray,
+    k_fill: jnp.ndarray,
+    k: int,
+    rows: int,
+    model: bool,
+) -> jnp.ndarray:
     """The flat observation (see the module docstring); float32."""
     day = day_of(s, params)
     t = s.t
@@ -108,8 +121,18 @@ def observe(spec: Spec, params: EnvParams, s: EnvState, win_j: jnp.ndarray, win_
     cr = jnp.clip(-1.0 / (e * CR_CLIP) * t + d / (e * CR_CLIP), 0.0, 1.0)
     wait = jnp.clip(1.0 / HOUR * t + (-sub / HOUR), 0.0, WAIT_CLIP)
     lax_ = jnp.clip(-1.0 / HOUR * t + (d[:, None] - params.wbar[cx]) / HOUR, -params.lax_h, params.lax_h)
-    cols = jnp.concatenate([jnp.ones((k, 1), dt), day.tight[j][:, None].astype(dt), _one_hot(cx, 3, dt),
-                            cr[:, None], wait[:, None], lax_, params.wbar_rel[cx]], axis=1)
+    cols = jnp.concatenate(
+        [
+            jnp.ones((k, 1), dt),
+            day.tight[j][:, None].astype(dt),
+            _one_hot(cx, 3, dt),
+            cr[:, None],
+            wait[:, None],
+            lax_,
+            params.wbar_rel[cx],
+        ],
+        axis=1,
+    )
     jobs = jnp.where(present[:, None], cols, 0.0).astype(f32)
     # --- beyond: each subqueue's waiting run, less the window's heads
     in_win = jnp.zeros(N_SUB, jnp.int32).at[jnp.where(present, win_s, N_SUB)].add(1, mode="drop")
@@ -120,44 +143,73 @@ def observe(spec: Spec, params: EnvParams, s: EnvState, win_j: jnp.ndarray, win_
     edges = jnp.asarray(LAX_BINS, dt) * HOUR + t
     x_vals, x_base = flat(day.seg_x)
     lo_b = jnp.repeat(lo + x_base, 5)
-    lt = seg_search(x_vals, lo_b, jnp.repeat(jnp.maximum(hi, lo) + x_base, 5), jnp.tile(edges, N_SUB), True, spec.n_iter)
+    lt = seg_search(
+        x_vals, lo_b, jnp.repeat(jnp.maximum(hi, lo) + x_base, 5), jnp.tile(edges, N_SUB), True, spec.n_iter
+    )
     lt = (lt - lo_b).reshape(N_SUB, 5).sum(axis=0)
     bins = jnp.concatenate([lt[:1], jnp.diff(lt), (nb - lt[-1])[None]]).astype(dt)
     sum_sub = jnp.sum(day.seg_cum_submit[jnp.maximum(hi, lo)] - day.seg_cum_submit[lo])
     cls_cnt = cnt.reshape(3, 2).sum(axis=1).astype(dt)
     nbf = jnp.maximum(nb, 1).astype(dt)
     log_n = math.log1p(spec.n)
-    bey = jnp.concatenate([
-        jnp.atleast_1d(jnp.log1p(nb.astype(dt)) / log_n), jnp.atleast_1d(jnp.sum(cnt[1::2]).astype(dt) / nbf), cls_cnt / nbf,
-        bins / nbf, jnp.atleast_1d(jnp.minimum(WAIT_CLIP, (t - sum_sub / nbf) / HOUR)),
-    ])
+    bey = jnp.concatenate(
+        [
+            jnp.atleast_1d(jnp.log1p(nb.astype(dt)) / log_n),
+            jnp.atleast_1d(jnp.sum(cnt[1::2]).astype(dt) / nbf),
+            cls_cnt / nbf,
+            bins / nbf,
+            jnp.atleast_1d(jnp.minimum(WAIT_CLIP, (t - sum_sub / nbf) / HOUR)),
+        ]
+    )
     bey = jnp.where(nb > 0, bey, 0.0).astype(f32)
     # --- slots and stock
     busy = s.slot_job >= 0
     stock1 = _one_hot(s.stock, 3, dt)  # (T, 3)
     ef = expected_free(params, s, busy)
-    slot_tab = jnp.concatenate([
-        _one_hot(params.slot_type, T, dt), busy[:, None].astype(dt), (busy & (s.slot_start > t))[:, None].astype(dt),
-        jnp.where(busy, jnp.minimum(params.ttf_h, (ef - t) / HOUR), 0.0)[:, None], params.slot_price_rel[:, None],
-        stock1[params.slot_type], jnp.zeros((C, 1), dt),
-    ], axis=1).astype(f32)
+    slot_tab = jnp.concatenate(
+        [
+            _one_hot(params.slot_type, T, dt),
+            busy[:, None].astype(dt),
+            (busy & (s.slot_start > t))[:, None].astype(dt),
+            jnp.where(busy, jnp.minimum(params.ttf_h, (ef - t) / HOUR), 0.0)[:, None],
+            params.slot_price_rel[:, None],
+            stock1[params.slot_type],
+            jnp.zeros((C, 1), dt),
+        ],
+        axis=1,
+    ).astype(f32)
     slots = jnp.zeros((rows, T + 8), f32).at[:C].set(slot_tab)
     # --- globals
     hour = jnp.mod(params.start_hour + t / HOUR, 24.0)
     q = n_waiting(s)
     backlog = jnp.sum((s.end - s.ptr).reshape(3, 2).sum(axis=1) * params.e_k)
-    glob = jnp.stack([
-        jnp.sin(2 * math.pi * hour / 24.0), jnp.cos(2 * math.pi * hour / 24.0), jnp.log1p(q.astype(dt)) / log_n,
-        s.n_arrived / spec.n, s.n_completed / spec.n, n_idle(s) / C, params.rho_feat, jnp.minimum(WAIT_CLIP, backlog / (C * HOUR)),
-    ]).astype(f32)
+    glob = jnp.stack(
+        [
+            jnp.sin(2 * math.pi * hour / 24.0),
+            jnp.cos(2 * math.pi * hour / 24.0),
+            jnp.log1p(q.astype(dt)) / log_n,
+            s.n_arrived / spec.n,
+            s.n_completed / spec.n,
+            n_idle(s) / C,
+            params.rho_feat,
+            jnp.minimum(WAIT_CLIP, backlog / (C * HOUR)),
+        ]
+    ).astype(f32)
     parts = [bey, glob, jobs.reshape(-1)]
     if model:
         band = band_of(params, t)
         gap = next_event_gap(spec, params, s, busy)
-        m = jnp.stack([
-            params.delay_mean[s.stock], defer_cost(params, band, gap, spec.markov), params.expected_delay[band],
-            params.level_probs[band, :, 0], params.level_probs[band, :, 1], jnp.broadcast_to(gap, (T,)),
-        ], axis=1)
+        m = jnp.stack(
+            [
+                params.delay_mean[s.stock],
+                defer_cost(params, band, gap, spec.markov),
+                params.expected_delay[band],
+                params.level_probs[band, :, 0],
+                params.level_probs[band, :, 1],
+                jnp.broadcast_to(gap, (T,)),
+            ],
+            axis=1,
+        )
         scaled = jnp.minimum(jnp.log1p(m / 60.0) / math.log1p(MODEL_CLIP_MIN), 1.0)
         m = jnp.where(jnp.asarray([True, True, True, False, False, True]), scaled, m)
         parts.append(m.astype(f32).reshape(-1))

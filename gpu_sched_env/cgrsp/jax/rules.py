@@ -44,7 +44,10 @@ DEFER_GAPS = ("plan", "busy")
 
 
 class Rule(NamedTuple):
-    """A pure policy: ``act(env, state, params) -> action`` in the joint space, or the subqueue space when ``subqueue``."""
+    """A pure policy: ``act(env, state, params) -> action``.
+
+    The action is in the joint space, or in the subqueue space when ``subqueue``.
+    """
 
     name: str
     act: Callable
@@ -90,8 +93,15 @@ def fifo(env, s: EnvState, params: EnvParams) -> jnp.ndarray:
     return jnp.where(has.any() & idle.any(), q * env.spec.c + slot, N_SUB * env.spec.c).astype(jnp.int32)
 
 
-def deferred(env, params: EnvParams, s: EnvState, idle: jnp.ndarray, busy: jnp.ndarray, defer_gap: str = DEFER_GAP,
-             scale: float = DEFER_SCALE) -> jnp.ndarray:
+def deferred(
+    env,
+    params: EnvParams,
+    s: EnvState,
+    idle: jnp.ndarray,
+    busy: jnp.ndarray,
+    defer_gap: str = DEFER_GAP,
+    scale: float = DEFER_SCALE,
+) -> jnp.ndarray:
     """Idle slots the ``expected`` deferral leaves idle at the decision point (``extensions.deferred_slots``).
 
     ``defer_gap`` is the reference's knob (static): ``"plan"`` (:func:`_deferred_plan`) or
@@ -107,7 +117,9 @@ def deferred(env, params: EnvParams, s: EnvState, idle: jnp.ndarray, busy: jnp.n
     return idle & event & (lvl != 0) & (params.delay_mean[lvl] > cost[g])
 
 
-def _deferred_plan(env, params: EnvParams, s: EnvState, idle: jnp.ndarray, busy: jnp.ndarray, scale: float) -> jnp.ndarray:
+def _deferred_plan(
+    env, params: EnvParams, s: EnvState, idle: jnp.ndarray, busy: jnp.ndarray, scale: float
+) -> jnp.ndarray:
     """``extensions._expected_plan``: the idle slots best status first, the gap shrinking with each slot the plan fills.
 
     A sequential scan over the C slots (unrolled: C is static and small), since each filled
@@ -136,7 +148,10 @@ def _deferred_plan(env, params: EnvParams, s: EnvState, idle: jnp.ndarray, busy:
 
 
 def slot_delay(params: EnvParams, s: EnvState, cx: jnp.ndarray, idle: jnp.ndarray) -> jnp.ndarray:
-    """``base.slot_delay``: the least status mean delay + W̄ [s] over ``idle`` (ties: the cheaper type, then the lowest slot)."""
+    """``base.slot_delay``: the least status mean delay + W̄ [s] over ``idle``.
+
+    Ties: the cheaper type, then the lowest slot.
+    """
     g = params.slot_type
     v = jnp.where(idle, params.delay_mean[s.stock[g]] + params.wbar[cx, g], INF)
     best = idle & (v == jnp.min(v))
@@ -147,8 +162,9 @@ def slot_delay(params: EnvParams, s: EnvState, cx: jnp.ndarray, idle: jnp.ndarra
 SLOT_RULES: dict[str, Callable] = {"delay": slot_delay, "rule": slot_spt}  # slot_score knob -> slot rule
 
 
-def rescue_plan(env, params: EnvParams, s: EnvState, ptr: jnp.ndarray, offered: jnp.ndarray,
-                slot_score: str = "rule") -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+def rescue_plan(
+    env, params: EnvParams, s: EnvState, ptr: jnp.ndarray, offered: jnp.ndarray, slot_score: str = "rule"
+) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
     """SPT+Rescue's plan on the offered slots: ``(jobs [C], slots [C], length)`` (``deadline.SPTRescue.decide``).
 
     ``slot_score`` (static) names the slot rule (:data:`SLOT_RULES`): ``"rule"`` SPT+Rescue's own
@@ -166,8 +182,13 @@ def rescue_plan(env, params: EnvParams, s: EnvState, ptr: jnp.ndarray, offered: 
     d, sub, cx = day.deadline[j], day.submit[j], day.cx[j]
     urgent = (d - t) - m[cx] < THETA_S
     jf = j.astype(d.dtype)
-    keys = (jf, jnp.where(urgent, jf, sub), jnp.where(urgent, sub, d), jnp.where(urgent, d, params.est[cx]),
-            jnp.where(valid, jnp.where(urgent, 0, 1), 2))
+    keys = (
+        jf,
+        jnp.where(urgent, jf, sub),
+        jnp.where(urgent, sub, d),
+        jnp.where(urgent, d, params.est[cx]),
+        jnp.where(valid, jnp.where(urgent, 0, 1), 2),
+    )
     order = jnp.lexsort(keys)[:c]
     jobs = j[order]
     length = jnp.minimum(k, jnp.sum(valid, dtype=jnp.int32))
@@ -180,8 +201,9 @@ def rescue_plan(env, params: EnvParams, s: EnvState, ptr: jnp.ndarray, offered: 
     return jobs, jnp.stack(slots), length
 
 
-def spt_rescue_defer_exp(env, s: EnvState, params: EnvParams, defer_gap: str = DEFER_GAP,
-                         slot_score: str = SLOT_SCORE) -> jnp.ndarray:
+def spt_rescue_defer_exp(
+    env, s: EnvState, params: EnvParams, defer_gap: str = DEFER_GAP, slot_score: str = SLOT_SCORE
+) -> jnp.ndarray:
     """``spt_rescue_defer_exp``: entry ``dp_count`` of the plan made at this decision point (knobs static)."""
     day = day_of(s, params)
     busy_now = s.slot_job >= 0
@@ -198,7 +220,9 @@ def spt_rescue_defer_exp(env, s: EnvState, params: EnvParams, defer_gap: str = D
 
 
 def defer_exp_rule(defer_gap: str = DEFER_GAP, slot_score: str = SLOT_SCORE) -> Rule:
-    """``spt_rescue_defer_exp`` with the reference's ``defer_gap`` / ``slot_score`` knobs (the defaults: the corrected rule).
+    """``spt_rescue_defer_exp`` with the reference's ``defer_gap`` / ``slot_score`` knobs.
+
+    The defaults give the corrected rule.
 
     Raises:
         ConfigError: a knob value the reference does not allow.
@@ -244,8 +268,14 @@ def evaluate(env, rule: Rule | Callable, days_or_keys, params: EnvParams | None 
         _, s = env._reset_to_day(x, params) if isinstance(x, Day) else env._reset(x, params)
         s = rollout(env, rule, s, params)
         n = env.spec.n
-        return {"mean_wait_min": s.sum_wait / n / 60.0, "miss": s.n_miss, "miss_pct": 100.0 * s.n_miss / n,
-                "tight_miss": s.n_tight_miss, "cost_usd": s.cost, "completed": s.n_completed}
+        return {
+            "mean_wait_min": s.sum_wait / n / 60.0,
+            "miss": s.n_miss,
+            "miss_pct": 100.0 * s.n_miss / n,
+            "tight_miss": s.n_tight_miss,
+            "cost_usd": s.cost,
+            "completed": s.n_completed,
+        }
 
     return jax.jit(jax.vmap(one))(days_or_keys)
 
@@ -253,11 +283,35 @@ def evaluate(env, rule: Rule | Callable, days_or_keys, params: EnvParams | None 
 def stack_days(days: list) -> object:
     """Stack :class:`Day` pytrees for :func:`evaluate` (Markov paths padded with ``inf`` to a common length)."""
     width = max(d.markov_times.shape[1] for d in days)
-    pad = [d.replace(markov_times=jnp.pad(d.markov_times, ((0, 0), (0, width - d.markov_times.shape[1])), constant_values=INF),
-                     markov_us=jnp.pad(d.markov_us, ((0, 0), (0, width - d.markov_us.shape[1])))) for d in days]
+    pad = [
+        d.replace(
+            markov_times=jnp.pad(d.markov_times, ((0, 0), (0, width - d.markov_times.shape[1])), constant_values=INF),
+            markov_us=jnp.pad(d.markov_us, ((0, 0), (0, width - d.markov_us.shape[1]))),
+        )
+        for d in days
+    ]
     return jax.tree_util.tree_map(lambda *x: jnp.stack(x), *pad)
 
 
-__all__ = ["DEFER_GAP", "DEFER_GAPS", "DEFER_SCALE", "RULES", "SLOT_RULES", "SLOT_SCORE", "SPT_WEIGHTS", "STOCK_PENALTY", "THETA_S",
-           "Rule", "defer_exp_rule", "deferred", "evaluate", "fifo", "rescue_plan", "rollout", "slot_delay", "spt",
-           "spt_rescue_defer_exp", "stack_days"]
+__all__ = [
+    "DEFER_GAP",
+    "DEFER_GAPS",
+    "DEFER_SCALE",
+    "RULES",
+    "SLOT_RULES",
+    "SLOT_SCORE",
+    "SPT_WEIGHTS",
+    "STOCK_PENALTY",
+    "THETA_S",
+    "Rule",
+    "defer_exp_rule",
+    "deferred",
+    "evaluate",
+    "fifo",
+    "rescue_plan",
+    "rollout",
+    "slot_delay",
+    "spt",
+    "spt_rescue_defer_exp",
+    "stack_days",
+]

@@ -13,13 +13,34 @@ MARKOV = {"stock_process": "markov", "stock_dwell_s": 900.0}
 
 def joint_heads(day: str = "hectic", stock: str = "fresh", **kw) -> CGRSPEnvConfig:
     """experiment=joint_heads as Hydra resolves it (tests/cgrsp/jax/test_api.py checks that against Hydra)."""
-    return CGRSPEnvConfig(day=day, window=3, order="spt", window_by="class", action_mode="joint", reward="capacity",
-                          reward_weights={"miss": 57600.0}, shaping="none", shaping_gamma=0.9, slot_rows=10, features="model",
-                          params=MARKOV if stock == "markov" else {}, **kw)
+    return CGRSPEnvConfig(
+        day=day,
+        window=3,
+        order="spt",
+        window_by="class",
+        action_mode="joint",
+        reward="capacity",
+        reward_weights={"miss": 57600.0},
+        shaping="none",
+        shaping_gamma=0.9,
+        slot_rows=10,
+        features="model",
+        params=MARKOV if stock == "markov" else {},
+        **kw,
+    )
 
 
-def side_by_side(env, cfg: CGRSPEnvConfig, seed: int, max_steps: int | None = None, horizon_s: float | None = None,
-                 obs_atol: float = 2e-6, rew_rtol: float = 1e-6, rew_atol: float = 1e-9, raw_atol: float = 1e-6) -> tuple:
+def side_by_side(
+    env,
+    cfg: CGRSPEnvConfig,
+    seed: int,
+    max_steps: int | None = None,
+    horizon_s: float | None = None,
+    obs_atol: float = 2e-6,
+    rew_rtol: float = 1e-6,
+    rew_atol: float = 1e-9,
+    raw_atol: float = 1e-6,
+) -> tuple:
     """Random masked actions (seeded) on both envs; asserts equal obs, masks, rewards, done at every step.
 
     Returns ``(reference env, JAX state, JAX info of the last step, steps)``.
@@ -34,9 +55,13 @@ def side_by_side(env, cfg: CGRSPEnvConfig, seed: int, max_steps: int | None = No
     info = None
     steps = 0
     while True:
-        np.testing.assert_allclose(np.asarray(obs), env.flatten_obs(o), rtol=1e-5, atol=obs_atol, err_msg=f"obs at step {steps}")
+        np.testing.assert_allclose(
+            np.asarray(obs), env.flatten_obs(o), rtol=1e-5, atol=obs_atol, err_msg=f"obs at step {steps}"
+        )
         m = ref.action_masks()
-        np.testing.assert_array_equal(np.asarray(env.action_mask(st, env.default_params)), m, err_msg=f"mask at step {steps}")
+        np.testing.assert_array_equal(
+            np.asarray(env.action_mask(st, env.default_params)), m, err_msg=f"mask at step {steps}"
+        )
         if max_steps is not None and steps >= max_steps:
             break
         a = int(rng.choice(np.flatnonzero(m)))
@@ -45,7 +70,9 @@ def side_by_side(env, cfg: CGRSPEnvConfig, seed: int, max_steps: int | None = No
         steps += 1
         np.testing.assert_allclose(float(jr), r, rtol=rew_rtol, atol=rew_atol, err_msg=f"reward at step {steps}")
         raw = np.array([ref_info["reward_raw"][k] for k in ("wait", "miss", "cost", "waste", "run", "delay")])
-        np.testing.assert_allclose(np.asarray(info["reward_raw"]), raw, rtol=rew_rtol, atol=raw_atol, err_msg=f"raw parts at step {steps}")
+        np.testing.assert_allclose(
+            np.asarray(info["reward_raw"]), raw, rtol=rew_rtol, atol=raw_atol, err_msg=f"raw parts at step {steps}"
+        )
         assert bool(jd) == term
         np.testing.assert_allclose(float(info["t"]), ref.sim.t, rtol=rew_rtol * 1e-3, err_msg=f"clock at step {steps}")
         if term:
@@ -56,8 +83,14 @@ def side_by_side(env, cfg: CGRSPEnvConfig, seed: int, max_steps: int | None = No
 def assert_same_records(sim_or_result, st, rtol: float = 1e-9) -> None:
     """Per-job dispatch, start, completion and slot equal (inf where a job has not got there)."""
     for name in ("dispatch", "start", "completion"):
-        want = np.asarray(getattr(sim_or_result, name), float) if name != "start" else np.asarray(
-            sim_or_result.realised_starts() if hasattr(sim_or_result, "realised_starts") else sim_or_result.start, float)
+        want = (
+            np.asarray(getattr(sim_or_result, name), float)
+            if name != "start"
+            else np.asarray(
+                sim_or_result.realised_starts() if hasattr(sim_or_result, "realised_starts") else sim_or_result.start,
+                float,
+            )
+        )
         got = np.asarray(getattr(st, name))
         assert np.array_equal(np.isfinite(want), np.isfinite(got)), name
         f = np.isfinite(want)

@@ -41,12 +41,20 @@ def test_joint_heads_helper_is_hydras_config():
     assert composed_env("hectic", "experiment=joint_heads") == joint_heads("hectic")
 
 
-@pytest.mark.parametrize(("change", "name"), [
-    ({"action_mode": "slot"}, "action_mode"), ({"window": 16}, "window"), ({"order": "deadline"}, "order"),
-    ({"window_by": "order"}, "window_by"), ({"shaping": "queue"}, "shaping"),
-])
+@pytest.mark.parametrize(
+    ("change", "name"),
+    [
+        ({"action_mode": "slot"}, "action_mode"),
+        ({"window": 16}, "window"),
+        ({"order": "deadline"}, "order"),
+        ({"window_by": "order"}, "window_by"),
+        ({"shaping": "queue"}, "shaping"),
+    ],
+)
 def test_unsupported_designs_raise(change, name):
-    with pytest.raises(ConfigError, match=rf"{name} = .* is not supported by the JAX env.*supported: action_mode in \('joint',\)"):
+    with pytest.raises(
+        ConfigError, match=rf"{name} = .* is not supported by the JAX env.*supported: action_mode in \('joint',\)"
+    ):
         JaxCGRSP.from_config(joint_heads().replace(**change))
 
 
@@ -65,7 +73,7 @@ def test_flat_obs_is_gymnasium_flatten_without_the_mask():
     o, _ = ref.reset(seed=4)
     flat = spaces.flatten(ref.observation_space, o)
     assert list(ref.observation_space.spaces)[0] == "action_mask"
-    np.testing.assert_array_equal(env.flatten_obs(o), flat[env.n_actions:])
+    np.testing.assert_array_equal(env.flatten_obs(o), flat[env.n_actions :])
     assert env.obs_dim == flat.size - env.n_actions == 233
     obs, _ = env.reset_to_day(env.materialise(4))
     assert obs.shape == (env.obs_dim,) and obs.dtype == jnp.float32
@@ -89,7 +97,9 @@ def test_vmapped_autoreset_keeps_shapes_and_starts_new_days():
     @jax.jit
     def run(obs, st, key):
         ks = jax.random.split(key, 8 * 60).reshape(60, 8, 2)
-        return jax.lax.scan(lambda c, k: jax.vmap(lambda o, s, kk: one((o, s), kk), in_axes=(0, 0, 0))(c[0], c[1], k), (obs, st), ks)
+        return jax.lax.scan(
+            lambda c, k: jax.vmap(lambda o, s, kk: one((o, s), kk), in_axes=(0, 0, 0))(c[0], c[1], k), (obs, st), ks
+        )
 
     (obs, st), (done, rew, job) = run(obs, st, jax.random.PRNGKey(2))
     assert obs.shape == (8, env.obs_dim) and done.shape == (60, 8)

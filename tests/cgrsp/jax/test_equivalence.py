@@ -33,9 +33,15 @@ def test_truncated_days_step_for_step(day, stock):
         assert_same_records(ref.sim, st)
 
 
-@pytest.mark.parametrize(("day", "stock"), [("hectic", "fresh"), ("surge", "fresh"),
-                                            pytest.param("hectic", "markov", marks=pytest.mark.slow),
-                                            pytest.param("surge", "markov", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    ("day", "stock"),
+    [
+        ("hectic", "fresh"),
+        ("surge", "fresh"),
+        pytest.param("hectic", "markov", marks=pytest.mark.slow),
+        pytest.param("surge", "markov", marks=pytest.mark.slow),
+    ],
+)
 def test_whole_day_and_summary(day, stock):
     env = env_for(day, stock)
     ref, st, info, _ = side_by_side(env, joint_heads(day, stock), 7, horizon_s=20 * 86400.0)
@@ -48,8 +54,11 @@ def test_whole_day_and_summary(day, stock):
     np.testing.assert_allclose(float(info["provisioning_delay_h"]), summ["provisioning_delay_h"], rtol=1e-9)
     assert int(info["completed"]) == summ["completed"] == summ["n_jobs"]
     assert int(info["tight_miss"]) == round(summ["tight_miss_pct"] / 100 * ref.sim.workload.tight.sum())
-    np.testing.assert_allclose(np.asarray(st.ep_raw), [ref.ledger.episode_raw[k] for k in ("wait", "miss", "cost", "waste", "run", "delay")],
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(st.ep_raw),
+        [ref.ledger.episode_raw[k] for k in ("wait", "miss", "cost", "waste", "run", "delay")],
+        rtol=1e-6,
+    )
 
 
 @pytest.mark.slow
@@ -71,6 +80,7 @@ def test_float32_tracks_the_reference():
     flip where two events fall within the rounding; on this seed it does not.
     """
     env = env_for("hectic", "fresh", jnp.float32)
-    ref, st, _, _ = side_by_side(env, joint_heads("hectic", "fresh"), 3, max_steps=500, obs_atol=1e-4, rew_rtol=2e-3, rew_atol=1e-3,
-                                 raw_atol=2.0)
+    ref, st, _, _ = side_by_side(
+        env, joint_heads("hectic", "fresh"), 3, max_steps=500, obs_atol=1e-4, rew_rtol=2e-3, rew_atol=1e-3, raw_atol=2.0
+    )
     assert_same_records(ref.sim, st, rtol=1e-5)

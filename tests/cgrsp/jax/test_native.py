@@ -18,7 +18,9 @@ B = 64
 @pytest.fixture(scope="module")
 def hectic():
     env = JaxCGRSP.from_config(joint_heads("hectic"))
-    _, st = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))(jax.random.split(jax.random.PRNGKey(7), B), env.default_params)
+    _, st = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))(
+        jax.random.split(jax.random.PRNGKey(7), B), env.default_params
+    )
     return env, st
 
 
@@ -109,6 +111,9 @@ def test_rule_on_native_days_matches_the_reference_days(stock):
     """spt_rescue_defer_exp: mean wait and misses over 128 native days vs 30 reference days (Welch t)."""
     env = JaxCGRSP.from_config(joint_heads("surge", stock))
     out = evaluate(env, RULES["spt_rescue_defer_exp"], jax.random.split(jax.random.PRNGKey(11), 128))
-    ref = [simulate("spt_rescue_defer_exp", "surge", seed=s, **(MARKOV if stock == "markov" else {})).summary() for s in range(30)]
+    ref = [
+        simulate("spt_rescue_defer_exp", "surge", seed=s, **(MARKOV if stock == "markov" else {})).summary()
+        for s in range(30)
+    ]
     for key in ("mean_wait_min", "cost_usd"):
         assert stats.ttest_ind(np.asarray(out[key]), [r[key] for r in ref], equal_var=False).pvalue > P_MIN, key

@@ -35,8 +35,14 @@ def _check(day, stock, name, seeds, **knobs):
 FAST = {("spt_rescue_defer_exp", c) for c in COMBOS} | {("fifo", ("hectic", "fresh")), ("spt", ("surge", "markov"))}
 
 
-@pytest.mark.parametrize(("name", "day", "stock"), [
-    pytest.param(n, d, s, marks=() if (n, (d, s)) in FAST else pytest.mark.slow) for n in sorted(RULES) for d, s in COMBOS])
+@pytest.mark.parametrize(
+    ("name", "day", "stock"),
+    [
+        pytest.param(n, d, s, marks=() if (n, (d, s)) in FAST else pytest.mark.slow)
+        for n in sorted(RULES)
+        for d, s in COMBOS
+    ],
+)
 def test_rule_replays_simulate(day, stock, name):
     _check(day, stock, name, [30])
 
@@ -49,9 +55,15 @@ def test_rule_replays_simulate_many_seeds(day, stock, name):
 
 
 # the rule before issue #29 and each correction alone: the reference keeps them reachable by its knobs
-@pytest.mark.parametrize(("defer_gap", "slot_score", "day", "stock"), [
-    ("busy", "rule", "hectic", "fresh"), ("busy", "rule", "surge", "markov"),
-    ("plan", "rule", "surge", "fresh"), ("busy", "delay", "hectic", "markov")])
+@pytest.mark.parametrize(
+    ("defer_gap", "slot_score", "day", "stock"),
+    [
+        ("busy", "rule", "hectic", "fresh"),
+        ("busy", "rule", "surge", "markov"),
+        ("plan", "rule", "surge", "fresh"),
+        ("busy", "delay", "hectic", "markov"),
+    ],
+)
 def test_defer_knobs_replay_simulate(defer_gap, slot_score, day, stock):
     _check(day, stock, "spt_rescue_defer_exp", [30, 31], defer_gap=defer_gap, slot_score=slot_score)
 
@@ -81,7 +93,9 @@ def test_evaluate_batches_days_and_keys():
     np.testing.assert_allclose(np.asarray(out["cost_usd"]), [w["cost_usd"] for w in want], rtol=1e-9)
     np.testing.assert_allclose(np.asarray(out["miss_pct"]), [w["miss_pct"] for w in want], rtol=1e-12)
     nat = evaluate(env, RULES["fifo"], jax.random.split(jax.random.PRNGKey(0), 3))
-    assert np.all(np.asarray(nat["completed"]) == env.spec.n) and len(set(np.asarray(nat["mean_wait_min"]).tolist())) == 3
+    assert (
+        np.all(np.asarray(nat["completed"]) == env.spec.n) and len(set(np.asarray(nat["mean_wait_min"]).tolist())) == 3
+    )
 
 
 def test_knob_defaults_are_the_reference_rules():
@@ -89,7 +103,11 @@ def test_knob_defaults_are_the_reference_rules():
 
     cfg = REF["spt_rescue_defer_exp"].Config.build("spt_rescue_defer_exp")
     assert cfg.theta == jrules.THETA_S and tuple(cfg.spt_weights) == jrules.SPT_WEIGHTS
-    assert tuple(cfg.stock_penalty) == jrules.STOCK_PENALTY and cfg.defer_scale == jrules.DEFER_SCALE and cfg.defer == "expected"
+    assert (
+        tuple(cfg.stock_penalty) == jrules.STOCK_PENALTY
+        and cfg.defer_scale == jrules.DEFER_SCALE
+        and cfg.defer == "expected"
+    )
     assert cfg.defer_gap == jrules.DEFER_GAP and cfg.slot_score == jrules.SLOT_SCORE  # issue #29's knobs
     from gpu_sched_agents.heuristics.cgrsp.config import DEFER_GAPS, SLOT_SCORES
 
