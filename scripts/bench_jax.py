@@ -1,8 +1,8 @@
-"""Thin shim of `gpu-sched bench jax` (code in studies/bench/jax.py; `--help` for the options)."""
+"""Benchmark: the JAX env and ppo_jax (shim of `python -m studies bench jax`; `--help`)."""
 
 import sys
 
-from gpu_sched_env.cli import main
+from _studies import run_studies
 
 if __name__ == "__main__":
-    sys.exit(main(["bench", "jax", *sys.argv[1:]]))
+    sys.exit(run_studies("bench", "jax"))

@@ -1,7 +1,4 @@
-"""Benchmark: the MIG generator and CP-SAT vs Best-Fit.
-
-Shim of `python -m studies bench mig`; `--help` for the options.
-"""
+"""Benchmark: the MIG generator and CP-SAT vs Best-Fit (shim of `python -m studies bench mig`)."""
 
 import sys
 

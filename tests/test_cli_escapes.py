@@ -63,9 +63,9 @@ def test_trace_refuses_a_parameter_that_is_not_a_workload_parameter(capsys, tmp_
     assert main(["trace", "--day", "hectic", "--param", "n_jobs=12", "--out", str(tmp_path / "t.csv")]) == 0
 
 
-def test_diagnose_with_an_unknown_name_fails_with_the_list(capsys):
-    assert main(["diagnose", "nope"]) == 2
-    err = capsys.readouterr().err
+def test_diagnose_with_an_unknown_name_fails_with_the_list(capfd):
+    assert main(["diagnose", "nope"]) == 2  # gpu-sched runs `python -m studies` in a child process
+    err = capfd.readouterr().err
     assert "unknown diagnostic 'nope'" in err and "versus-rule" in err
 
 

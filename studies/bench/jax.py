@@ -1,6 +1,6 @@
 """The JAX fast path against the reference, in one run on the machine at hand.
 
-    gpu-sched bench jax [--day hectic] [--batch 1024] [--json]
+    python -m studies bench jax [--day hectic] [--batch 1024] [--json]
 
 Four figures, all on experiment=joint_heads' design (the one the JAX env implements):
 
@@ -128,7 +128,7 @@ def sb3_ppo_fps(cfg, steps: int) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure and print the four figures; returns the exit status."""
     ap = argparse.ArgumentParser(
-        prog="gpu-sched bench jax",
+        prog="python -m studies bench jax",
         description="JAX env and ppo_jax vs CGRSP-v0 and MaskablePPO (one run, this machine)",
     )
     ap.add_argument("--day", default="hectic", choices=["quiet", "normal", "hectic", "surge"])
