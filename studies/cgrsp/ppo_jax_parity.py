@@ -73,15 +73,29 @@ def regime_config(
     return cfg
 
 
-def train_seeds(cfg: Any, seeds: Sequence[int], out: Path) -> tuple[dict[int, Path], float]:
+def train_seeds(
+    cfg: Any, seeds: Sequence[int], out: Path, select_every: int = 0, select_days: int = 100
+) -> tuple[dict[int, Path], float]:
     """Train ``seeds`` of one regime with one compiled program, seed after seed; export each actor.
 
-    Returns paths and seconds.
+    With ``select_every`` > 0 the actor is evaluated every ``select_every`` steps (rounded to whole
+    updates) on ``select_days`` native *selection* days (keys 10 000 …) and the one with the lowest
+    :func:`~gpu_sched_agents.rl.ppo_jax.jax_eval.selection_objective` is exported, as ``train.py``
+    keeps ``best_model`` on its selection seeds; 0 exports the final network. Each seed's
+    ``seed<k>_select.csv`` lists the evaluations. Returns paths and seconds.
     """
     import jax
 
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.export import save_policy
+    from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy, actor_arrays, save_policy
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import (
+        SELECT_SEED0,
+        learned_rule,
+        per_day,
+        selection_objective,
+        test_keys,
+        train_in_chunks,
+    )
     from gpu_sched_agents.rl.ppo_jax.ppo import make_train
     from gpu_sched_agents.rl.ppo_jax.run import hyper, validate_ppo_jax
     from gpu_sched_env.cgrsp.jax import JaxCGRSP
@@ -93,18 +107,40 @@ def train_seeds(cfg: Any, seeds: Sequence[int], out: Path) -> tuple[dict[int, Pa
     if not todo:
         return paths, 0.0
     env = JaxCGRSP.from_config(config, records=False)
-    trainer = make_train(hyper(cfg), env, env.default_params)
-    # One compiled program, the seeds one after another: jax.vmap(trainer.train) over the seeds'
-    # keys hangs on JaxCGRSP today (CPU, 2026-11-27: no progress, every thread waiting), while
-    # the toy env of the tests vmaps fine; the GPU is still filled by the envs of one seed.
-    train = jax.jit(trainer.train)
+    hp = hyper(cfg)
+    trainer = make_train(hp, env, env.default_params)
+    every = max(1, select_every // hp.steps_per_update) if select_every > 0 else hp.n_updates
+    keys = test_keys(select_days, SELECT_SEED0)
+    # The seeds one after another: jax.vmap(trainer.train) over the seeds' keys hangs on JaxCGRSP
+    # today (CPU, 2026-11-27: no progress, every thread waiting), while the toy env of the tests
+    # vmaps fine; the GPU is still filled by the envs of one seed.
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     for s in todo:
-        runner, metrics = train(jax.random.PRNGKey(s))
-        params, curve = jax.device_get((runner.train_state.params, metrics))
-        atomic_write_table(out / f"seed{s}_curve.csv", pd.DataFrame({k: np.asarray(v) for k, v in curve.items()}))
-        save_policy(paths[s], params, env.obs_dim, env.n_actions)  # last: its presence marks the seed done
+        best, best_params, chunks, evals = float("inf"), None, [], []
+        for updates, runner, metrics in train_in_chunks(trainer, hp.n_updates, jax.random.PRNGKey(s), every):
+            params = jax.device_get(runner.train_state.params)
+            chunks.append(jax.device_get(metrics))
+            if select_every <= 0:
+                best_params = params
+                continue
+            days = per_day(env, {"ppo_jax": learned_rule(env, NumpyPolicy(actor_arrays(params)))}, keys)
+            score = selection_objective(days)
+            evals.append(
+                {
+                    "steps": updates * hp.steps_per_update,
+                    "mean_wait_min": days.mean_wait_min.mean(),
+                    "miss_pct": days.miss_pct.mean(),
+                    "objective": score,
+                }
+            )
+            if score < best:
+                best, best_params = score, params
+        curve = {k: np.concatenate([np.asarray(c[k]) for c in chunks]) for k in chunks[0]}
+        atomic_write_table(out / f"seed{s}_curve.csv", pd.DataFrame(curve))
+        if evals:
+            atomic_write_table(out / f"seed{s}_select.csv", pd.DataFrame(evals))
+        save_policy(paths[s], best_params, env.obs_dim, env.n_actions)  # last: its presence marks the seed done
     return paths, time.perf_counter() - t0
 
 
@@ -237,8 +273,32 @@ def table_text(rows: pd.DataFrame) -> str:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Train, judge and tabulate (resumable); returns the exit status."""
+SETTINGS = ("n_envs", "n_steps", "override", "select_every", "select_days")  # what trains a seed, beside the budget
+
+
+def check_settings(out: Path, args: argparse.Namespace) -> None:
+    """Refuse to resume ``out`` under other training settings (its networks and rows would be reused as theirs)."""
+    import json
+
+    from gpu_sched_env.core.errors import ConfigError
+    from gpu_sched_env.core.io import atomic_write_json
+
+    path = out / "settings.json"
+    mine = {k: getattr(args, k) for k in SETTINGS}
+    if path.exists():
+        saved = json.loads(path.read_text())
+        diff = {k: (saved.get(k), mine[k]) for k in SETTINGS if saved.get(k) != mine[k]}
+        if diff:
+            said = ", ".join(f"{k}: {a!r} there, {b!r} now" for k, (a, b) in diff.items())
+            raise ConfigError(
+                f"--out {out}: trained under other settings ({said}); use another --out, or the same settings to resume"
+            )
+    else:
+        atomic_write_json(path, mine)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The study's command line, checked (argparse exits with a message naming the option)."""
     ap = argparse.ArgumentParser(prog="python -m studies.cgrsp.ppo_jax_parity", description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=int, required=True, help="training steps per seed")
     ap.add_argument("--out", type=Path, required=True, help="output folder (rows.csv, table.md, exported networks)")
@@ -252,16 +312,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--workers", type=int, default=1, help="processes for the CGRSP-v0 days")
     ap.add_argument(
+        "--select-every",
+        type=int,
+        default=0,
+        help="steps between selection evaluations (native days 10 000 …); the best actor is judged. 0: the final one",
+    )
+    ap.add_argument("--select-days", type=int, default=100, help="native selection days per selection evaluation")
+    ap.add_argument(
         "--override",
         nargs="*",
         default=[],
         help="extra Hydra overrides of the algo=ppo_jax config (tuned on selection seeds)",
     )
     args = ap.parse_args(argv)
-    for name in ("budget", "jax_days", "confirm_days", "workers"):
+    if args.select_every < 0:
+        ap.error(f"--select-every = {args.select_every}: must be ≥ 0 (0: no selection, the final network)")
+    for name in ("budget", "jax_days", "confirm_days", "workers", "select_days"):
         if getattr(args, name) < (2 if name.endswith("days") else 1):
             ap.error(f"--{name.replace('_', '-')} = {getattr(args, name)}: too small (days ≥ 2 for a CI, others ≥ 1)")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Train, judge and tabulate (resumable); returns the exit status."""
+    args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    check_settings(args.out, args)
     rows_path = args.out / "rows.csv"
     done = pd.read_csv(rows_path) if rows_path.exists() else pd.DataFrame(columns=["regime", "seed", "budget"])
     for regime in args.regimes:
@@ -274,7 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         cfg = regime_config(regime, args.budget, args.n_envs, args.n_steps, args.override)
         folder = args.out / f"{regime}_b{args.budget}"
-        paths, seconds = train_seeds(cfg, seeds, folder)
+        paths, seconds = train_seeds(cfg, seeds, folder, args.select_every, args.select_days)
         print(f"{regime}: {len(seeds)} seed(s) × {args.budget} steps trained in {seconds:.0f} s", flush=True)
         rows = evaluate_regime(
             regime, cfg, {s: paths[s] for s in seeds}, args.jax_days, args.confirm_days, args.workers, folder

@@ -95,6 +95,31 @@ def test_training_is_reproducible_and_vmaps_over_seeds():
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
 
 
+def test_chunked_training_equals_one_run_and_yields_every_chunk():
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import train_in_chunks
+
+    env = ToyEnv()
+    hp = PPOHyper(n_envs=4, n_steps=8, total_timesteps=4 * 8 * 5, batch_size=16, n_epochs=2, net_arch=(8,))
+    trainer = make_train(hp, env, env.default_params)
+    chunks = list(train_in_chunks(trainer, hp.n_updates, jax.random.PRNGKey(2), 2))
+    assert [u for u, _, _ in chunks] == [2, 4, 5]  # the last chunk is the remainder
+    assert [len(m["entropy"]) for _, _, m in chunks] == [2, 2, 1]
+    whole, _ = jax.jit(trainer.train)(jax.random.PRNGKey(2))
+    for a, b in zip(jax.tree_util.tree_leaves(chunks[-1][1]), jax.tree_util.tree_leaves(whole)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+
+
+def test_selection_objective_prices_a_miss_as_a_job_hour():
+    import pandas as pd
+
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import selection_objective
+
+    days = pd.DataFrame({"mean_wait_min": [40.0, 42.0], "miss_pct": [0.0, 1.0]})
+    # mean wait 41 min + 0.5 % of the jobs missed × 60 min each = 41.3
+    assert selection_objective(days) == pytest.approx(41.3)
+    assert selection_objective(days.assign(miss_pct=0.0)) < selection_objective(days)
+
+
 def test_numpy_forward_equals_the_jax_forward(tmp_path):
     net = ActorCritic(n_actions=16, net_arch=(64, 32))
     params = net.init(jax.random.PRNGKey(3), jnp.zeros((1, 249)))

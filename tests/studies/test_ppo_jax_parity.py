@@ -25,6 +25,21 @@ def test_paired_uses_common_days_and_a_t_interval():
     assert p["wait_ci_high"] - p["wait_ci_low"] < 0.1  # paired: the day-to-day spread (3 min) cancels
 
 
+def test_an_out_folder_refuses_other_training_settings(tmp_path):
+    from gpu_sched_env.core.errors import ConfigError
+
+    base = ["--budget", "64", "--out", str(tmp_path), "--regimes", "hectic_fresh"]
+    args = study.parse_args([*base, "--override", "algo.gamma=0.95"])
+    study.check_settings(tmp_path, args)  # first use: recorded
+    study.check_settings(tmp_path, study.parse_args([*base, "--override", "algo.gamma=0.95", "--budget", "128"]))
+    with pytest.raises(ConfigError, match=r"override: \['algo.gamma=0.95'\] there, \['algo.gamma=0.9'\] now"):
+        study.check_settings(tmp_path, study.parse_args([*base, "--override", "algo.gamma=0.9"]))
+    with pytest.raises(ConfigError, match="select_every: 0 there, 1000 now"):
+        study.check_settings(
+            tmp_path, study.parse_args([*base, "--override", "algo.gamma=0.95", "--select-every", "1000"])
+        )
+
+
 @pytest.mark.slow
 def test_tiny_study_writes_rows_and_resumes(tmp_path, capsys):
     argv = [
@@ -45,11 +60,16 @@ def test_tiny_study_writes_rows_and_resumes(tmp_path, capsys):
         "4",
         "--n-steps",
         "16",
+        "--select-every",
+        "32",
+        "--select-days",
+        "2",
     ]
     assert study.main(argv) == 0
     rows = pd.read_csv(tmp_path / "rows.csv")
     assert rows.seed.tolist() == [0, 1] and (rows.jax_n == 3).all() and (rows.v0_n == 2).all()
     assert (tmp_path / "table.md").read_text().count("hectic_fresh") >= 2
     assert (tmp_path / "hectic_fresh_b64" / "seed1.npz").exists()
+    assert (tmp_path / "hectic_fresh_b64" / "seed0_select.csv").exists()  # the selection evaluations
     assert study.main(argv) == 0  # resumed: nothing left to do, the rows stay
     assert len(pd.read_csv(tmp_path / "rows.csv")) == 2

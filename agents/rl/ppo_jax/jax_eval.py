@@ -11,7 +11,7 @@ with its 95 % CI (t interval) and the paired t and Wilcoxon p values.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +22,14 @@ import pandas as pd
 
 from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy
 from gpu_sched_agents.rl.ppo_jax.network import factored_mode, masked_logits
+from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
 EPISODE_KEYS = ("mean_wait_min", "miss_pct", "cost_usd")  # the JAX env's end-of-day info, logged as episode/*
 METRICS = ("mean_wait_min", "miss_pct", "cost_usd")
 TEST_SEED0 = 20_000  # as gpu_sched_agents.rl.envs.TEST_SEED0
+SELECT_SEED0 = 10_000  # selection days (model selection, tuning): keys PRNGKey(10 000 + i), never the test keys
+MISS_AS_WAIT_MIN = MISS_AS_WAIT_S / 60.0  # the `deadline` objective's price of a miss [min of one job's wait]
 
 
 def learned_rule(env: Any, policy: NumpyPolicy) -> Any:
@@ -46,6 +49,23 @@ def learned_rule(env: Any, policy: NumpyPolicy) -> Any:
 def test_keys(n: int, seed0: int = TEST_SEED0) -> jnp.ndarray:
     """``PRNGKey(seed0 + i)`` for i < n (native JAX days of the test seed numbers)."""
     return jax.vmap(jax.random.PRNGKey)(jnp.arange(seed0, seed0 + n))
+
+
+def train_in_chunks(trainer: Any, n_updates: int, key: jnp.ndarray, every: int) -> Iterator[tuple[int, Any, Any]]:
+    """Train ``n_updates`` PPO updates from ``key``, yielding ``(updates done, runner, metrics)`` every ``every``.
+
+    One jitted ``trainer.run`` per chunk (the last chunk may be shorter: a second compile).
+    """
+    runner = jax.jit(trainer.init)(key)
+    run = jax.jit(trainer.run, static_argnums=1)
+    while int(runner.update) < n_updates:
+        runner, metrics = run(runner, min(every, n_updates - int(runner.update)))
+        yield int(runner.update), runner, metrics
+
+
+def selection_objective(days: pd.DataFrame) -> float:
+    """Lower is better: mean wait + a miss priced as one job-hour (the ``deadline`` objective per job) [min]."""
+    return float(days.mean_wait_min.mean() + MISS_AS_WAIT_MIN * days.miss_pct.mean() / 100.0)
 
 
 def per_day(env: Any, policies: dict[str, Any], keys: jnp.ndarray, chunk: int = 4096) -> pd.DataFrame:
@@ -114,4 +134,14 @@ def final_jax_evaluation(
     return table
 
 
-__all__ = ["EPISODE_KEYS", "final_jax_evaluation", "learned_rule", "paired_table", "per_day", "test_keys"]
+__all__ = [
+    "EPISODE_KEYS",
+    "SELECT_SEED0",
+    "final_jax_evaluation",
+    "learned_rule",
+    "paired_table",
+    "per_day",
+    "selection_objective",
+    "test_keys",
+    "train_in_chunks",
+]

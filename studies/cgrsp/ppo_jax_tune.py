@@ -1,0 +1,122 @@
+r"""Tune ``algo=ppo_jax`` on the selection days only: learning curves judged in JAX against the rule.
+
+    python -m studies.cgrsp.ppo_jax_tune --out runs/ppo_jax_tune --name base \
+        --budget 1500000 --every 250000 --days 200 -- algo.learning_rate=3e-4 train.n_envs=64
+
+Trains one ``algo=ppo_jax`` config (the Hydra overrides after ``--``) and every ``--every`` steps
+plays the current actor (the exported NumPy weights, as ``final_eval`` plays them, two-level
+mode) and the JAX rule ``spt_rescue_defer_exp`` on the same ``--days`` native JAX days drawn from
+the *selection* keys ``PRNGKey(10 000 + i)`` (never the test keys 20 000 …), and appends one row
+per evaluation to ``<out>/curves.csv``: steps, training seconds, learned and rule mean wait and
+miss %, the paired difference with its 95 % CI. ``<name>`` labels the setting; rows already in
+the file for the same name are kept and that name is skipped (resumable by setting).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpu_sched_env.core.io import atomic_write_table
+
+RULE = "spt_rescue_defer_exp"
+
+
+def curve(overrides: Sequence[str], budget: int, every: int, days: int, seed: int = 0) -> list[dict[str, float]]:
+    """Train ``overrides`` for ``budget`` steps; the paired selection-day comparison every ``every`` steps."""
+    import jax
+
+    from gpu_sched_agents.rl.envs import env_config
+    from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy, actor_arrays
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import (
+        SELECT_SEED0,
+        learned_rule,
+        per_day,
+        selection_objective,
+        test_keys,
+        train_in_chunks,
+    )
+    from gpu_sched_agents.rl.ppo_jax.ppo import make_train
+    from gpu_sched_agents.rl.ppo_jax.run import hyper, validate_ppo_jax
+    from gpu_sched_env.cgrsp.jax import RULES, JaxCGRSP
+    from gpu_sched_env.core.stats import mean_ci
+    from studies.conf import compose_config
+
+    cfg = compose_config(
+        "algo=ppo_jax", "run_dir=/tmp/unused", f"train.total_timesteps={budget}", f"seed={seed}", *overrides
+    )
+    config = env_config(cfg)
+    validate_ppo_jax(cfg, config)
+    hp = hyper(cfg)
+    env = JaxCGRSP.from_config(config, records=False)
+    trainer = make_train(hp, env, env.default_params)
+    keys = test_keys(days, SELECT_SEED0)
+    rule_days = per_day(env, {RULE: RULES[RULE]}, keys).set_index("day_index").sort_index()
+    n_chunk = max(1, every // hp.steps_per_update)
+    rows, train_s, t0 = [], 0.0, time.perf_counter()
+    for updates, runner, metrics in train_in_chunks(trainer, hp.n_updates, jax.random.PRNGKey(seed), n_chunk):
+        jax.block_until_ready(runner)
+        train_s += time.perf_counter() - t0
+        policy = NumpyPolicy(actor_arrays(jax.device_get(runner.train_state.params)))
+        mine = per_day(env, {"ppo_jax": learned_rule(env, policy)}, keys).set_index("day_index").sort_index()
+        diff = mean_ci(mine.mean_wait_min.to_numpy() - rule_days.mean_wait_min.to_numpy())
+        ent = float(np.asarray(metrics["entropy"])[-1])
+        rows.append(
+            {
+                "steps": updates * hp.steps_per_update,
+                "train_s": round(train_s, 1),
+                "learned_wait": mine.mean_wait_min.mean(),
+                "rule_wait": rule_days.mean_wait_min.mean(),
+                "learned_miss": mine.miss_pct.mean(),
+                "rule_miss": rule_days.miss_pct.mean(),
+                "diff": diff.mean,
+                "half_width": diff.half_width,
+                "entropy": ent,
+                "objective": selection_objective(mine),
+            }
+        )
+        r = rows[-1]
+        print(
+            f"{r['steps']:>9} steps {r['train_s']:>6.0f} s: learned {r['learned_wait']:.2f} min "
+            f"({r['learned_miss']:.2f} %) rule {r['rule_wait']:.2f} ({r['rule_miss']:.2f} %) "
+            f"diff {r['diff']:+.2f} ± {r['half_width']:.2f}  entropy {ent:.3f}",
+            flush=True,
+        )
+        t0 = time.perf_counter()
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one setting and append its curve (skipped when its name is in ``curves.csv``); the exit status."""
+    p = argparse.ArgumentParser(prog="python -m studies.cgrsp.ppo_jax_tune", description=__doc__.split("\n")[0])
+    p.add_argument("--out", type=Path, required=True, help="folder of curves.csv")
+    p.add_argument("--name", required=True, help="label of this setting in curves.csv")
+    p.add_argument("--budget", type=int, default=1_500_000, help="training steps")
+    p.add_argument("--every", type=int, default=250_000, help="steps between evaluations")
+    p.add_argument("--days", type=int, default=200, help="native selection days per evaluation")
+    p.add_argument("--seed", type=int, default=0, help="training seed")
+    p.add_argument("overrides", nargs="*", help="Hydra overrides of the algo=ppo_jax config (after --)")
+    a = p.parse_args(argv)
+    for name, v in (("--budget", a.budget), ("--every", a.every), ("--days", a.days)):
+        if v < 1:
+            p.error(f"{name} = {v}: must be ≥ 1")
+    path = a.out / "curves.csv"
+    old = pd.read_csv(path) if path.exists() else pd.DataFrame()
+    if len(old) and (old.name == a.name).any():
+        print(f"{a.name}: already in {path}, skipped")
+        return 0
+    rows = curve(a.overrides, a.budget, a.every, a.days, a.seed)
+    new = pd.DataFrame(rows).assign(name=a.name, seed=a.seed, overrides=" ".join(a.overrides))
+    a.out.mkdir(parents=True, exist_ok=True)
+    old = pd.read_csv(path) if path.exists() else pd.DataFrame()  # again: settings may run side by side
+    atomic_write_table(path, pd.concat([old, new], ignore_index=True))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
