@@ -65,6 +65,64 @@ def seg_search(
     return lax.fori_loop(0, n_iter, body, lo)
 
 
+_ROT = ((13, 15, 26, 6), (17, 29, 16, 24))  # threefry2x32's rotations, alternating per block of 4 rounds
+
+
+def _threefry2x32(k1: jnp.ndarray, k2: jnp.ndarray, x1: jnp.ndarray, x2: jnp.ndarray) -> tuple:
+    """JAX's threefry2x32 hash (the default PRNG's), written out: the same bits as ``jax.random``'s.
+
+    Why: on the CPU JAX lowers each hash to a ``while`` loop of 5 iterations; the env hashes a
+    few times per step (the stock draws), and under ``vmap`` those loops cost ~7 % of a step
+    (2026-11-27 profile, 1 024 envs). Written out, XLA fuses the 20 rounds into one loop over
+    the batch. ``tests/cgrsp/jax/test_prng.py`` checks the bits against ``jax.random``.
+    """
+    ks = (k1, k2, k1 ^ k2 ^ jnp.uint32(0x1BD11BDA))
+    x1, x2 = x1 + ks[0], x2 + ks[1]
+    for i in range(5):
+        for r in _ROT[i % 2]:
+            x1 = x1 + x2
+            x2 = (x2 << jnp.uint32(r)) | (x2 >> jnp.uint32(32 - r))
+            x2 = x1 ^ x2
+        x1 = x1 + ks[(i + 1) % 3]
+        x2 = x2 + ks[(i + 2) % 3] + jnp.uint32(i + 1)
+    return x1, x2
+
+
+def fold_in(key: jnp.ndarray, data) -> jnp.ndarray:
+    """``jax.random.fold_in(key, data)`` for a raw ``uint32[2]`` key (same bits)."""
+    y1, y2 = _threefry2x32(key[0], key[1], jnp.uint32(0), jnp.asarray(data).astype(jnp.uint32))
+    return jnp.stack([y1, y2])
+
+
+def uniform(key: jnp.ndarray, n: int | None, dtype) -> jnp.ndarray:
+    """``jax.random.uniform(key, shape, dtype)`` in [0, 1), shape ``(n,)`` or ``()`` for ``n=None`` (same bits)."""
+    cnt = jnp.arange(1 if n is None else n, dtype=jnp.uint32)
+    b1, b2 = _threefry2x32(key[0], key[1], jnp.zeros_like(cnt), cnt)
+    if jnp.dtype(dtype) == jnp.float64:
+        bits = (b1.astype(jnp.uint64) << jnp.uint64(32)) | b2.astype(jnp.uint64)
+        one, nbits, nmant = jnp.uint64(0x3FF0000000000000), 64, 52
+    else:
+        bits, one, nbits, nmant = b1 ^ b2, jnp.uint32(0x3F800000), 32, 23
+    x = lax.bitcast_convert_type((bits >> (nbits - nmant)).astype(bits.dtype) | one, dtype) - 1.0
+    x = jnp.maximum(0.0, x).astype(dtype)
+    return x[0] if n is None else x
+
+
+def exponential(key: jnp.ndarray, dtype) -> jnp.ndarray:
+    """``jax.random.exponential(key, (), dtype)`` (same bits)."""
+    return -jnp.log1p(-uniform(key, None, dtype))
+
+
+def pool_row(key: jnp.ndarray, size: int) -> jnp.ndarray:
+    """A uniform row index in ``[0, size)`` from ``key``: one hash (:func:`uniform`).
+
+    ``jax.random.randint`` takes three hashes (a split and two draws, each a 5-step loop on the
+    CPU): 12 % of an auto-reset step of 1 024 envs (2026-11-27 profile). A float32 uniform
+    resolves 2⁻²⁴, so for pools of thousands of days the rows are uniform to ~1e-4 relative.
+    """
+    return jnp.minimum((uniform(key, None, jnp.float32) * size).astype(jnp.int32), size - 1)
+
+
 def band_of(params: EnvParams, t: jnp.ndarray) -> jnp.ndarray:
     """Time-of-day band index at sim time ``t`` (as ``Fleet.band``)."""
     clock = jnp.fmod(params.start_offset + t, DAY_S)
@@ -94,7 +152,7 @@ def _lam_inv(params: EnvParams, lam: jnp.ndarray) -> jnp.ndarray:
 
 
 def _markov_key(day: Day, g: jnp.ndarray, k: jnp.ndarray) -> jnp.ndarray:
-    return jax.random.fold_in(jax.random.fold_in(jax.random.fold_in(day.key, 1), g), k)
+    return fold_in(fold_in(fold_in(day.key, 1), g), k)
 
 
 def markov_init(spec: Spec, params: EnvParams, s: EnvState, dtype) -> tuple:
@@ -109,8 +167,8 @@ def markov_init(spec: Spec, params: EnvParams, s: EnvState, dtype) -> tuple:
         return k, day.markov_us[:, 0], nxt, z
     g = jnp.arange(spec.t)
     keys = jax.vmap(lambda gg: _markov_key(day, gg, 0))(g)
-    u = jax.vmap(lambda kk: jax.random.uniform(jax.random.fold_in(kk, 0), (), dtype))(keys)
-    e = jax.vmap(lambda kk: jax.random.exponential(jax.random.fold_in(kk, 1), (), dtype))(keys)
+    u = jax.vmap(lambda kk: uniform(fold_in(kk, 0), None, dtype))(keys)
+    e = jax.vmap(lambda kk: exponential(fold_in(kk, 1), dtype))(keys)
     lam = _lam(params, params.start_offset) + e
     return k, u, _lam_inv(params, lam) - params.start_offset, lam
 
@@ -134,8 +192,8 @@ def markov_sync(spec: Spec, params: EnvParams, day: Day, s: EnvState, t: jnp.nda
             lam2 = lam
         else:
             keys = jax.vmap(lambda gg, kk: _markov_key(day, gg, kk))(g, k2)
-            u2 = jax.vmap(lambda kk: jax.random.uniform(jax.random.fold_in(kk, 0), (), u.dtype))(keys)
-            lam2 = lam + jax.vmap(lambda kk: jax.random.exponential(jax.random.fold_in(kk, 1), (), u.dtype))(keys)
+            u2 = jax.vmap(lambda kk: uniform(fold_in(kk, 0), None, u.dtype))(keys)
+            lam2 = lam + jax.vmap(lambda kk: exponential(fold_in(kk, 1), u.dtype))(keys)
             n2 = _lam_inv(params, lam2) - params.start_offset
         return (k2, jnp.where(adv, u2, u), jnp.where(adv, n2, nxt), jnp.where(adv, lam2, lam))
 
@@ -152,7 +210,7 @@ def draw_stock(spec: Spec, params: EnvParams, s: EnvState) -> EnvState:
     elif day.fresh_u.shape[0]:
         u = day.fresh_u[jnp.minimum(s.n_dec, day.fresh_u.shape[0] - 1)]
     else:
-        u = jax.random.uniform(jax.random.fold_in(jax.random.fold_in(day.key, 0), s.n_dec), (spec.t,), s.t.dtype)
+        u = uniform(fold_in(fold_in(day.key, 0), s.n_dec), spec.t, s.t.dtype)
     return s.replace(stock=levels_of(params, s.t, u), n_dec=s.n_dec + 1)
 
 
@@ -292,9 +350,13 @@ __all__ = [
     "band_of",
     "dispatch",
     "draw_stock",
+    "exponential",
+    "fold_in",
     "levels_of",
     "markov_init",
     "n_idle",
     "n_waiting",
+    "pool_row",
     "seg_search",
+    "uniform",
 ]
