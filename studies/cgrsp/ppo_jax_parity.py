@@ -4,8 +4,9 @@
 
 Four regimes (hectic / surge × fresh stock / Markov stock with D = 900 s), training seeds 0-3
 from scratch (no teacher). Per regime one jitted program (``make_train(...).train``: every
-update of the budget) trains each seed in turn, the shipped ``algo=ppo_jax`` settings with
-``--budget`` steps per seed; the final network of each seed is exported
+update of the budget, ``jax.vmap``-ped over the seeds' keys, or the seeds in turn with
+``--in-turn``) trains the seeds, the shipped ``algo=ppo_jax`` settings with ``--budget`` steps
+per seed; the final network of each seed is exported
 (``<out>/<regime>/seed<k>.npz``) and judged two ways:
 
 * in JAX, paired on ``--jax-days`` native days (keys 20 000 …): learned − rule, 95 % CI of the
@@ -73,10 +74,13 @@ def regime_config(
     return cfg
 
 
-def train_seeds(cfg: Any, seeds: Sequence[int], out: Path) -> tuple[dict[int, Path], float]:
-    """Train ``seeds`` of one regime with one compiled program, seed after seed; export each actor.
+def train_seeds(cfg: Any, seeds: Sequence[int], out: Path, together: bool = True) -> tuple[dict[int, Path], float]:
+    """Train ``seeds`` of one regime in one compiled program; export each actor. Returns paths and seconds.
 
-    Returns paths and seconds.
+    ``together``: the seeds train side by side (``jax.vmap`` of the whole training over their
+    keys: one program, one pass of rollouts and updates for all of them); otherwise one seed
+    after another through the same compiled program. Either way each seed's network is the one
+    it would get alone (to float rounding; ``tests/rl/test_ppo_jax_vmap.py``).
     """
     import jax
 
@@ -94,17 +98,24 @@ def train_seeds(cfg: Any, seeds: Sequence[int], out: Path) -> tuple[dict[int, Pa
         return paths, 0.0
     env = JaxCGRSP.from_config(config, records=False)
     trainer = make_train(hyper(cfg), env, env.default_params)
-    # One compiled program, the seeds one after another: jax.vmap(trainer.train) over the seeds'
-    # keys hangs on JaxCGRSP today (CPU, 2026-11-27: no progress, every thread waiting), while
-    # the toy env of the tests vmaps fine; the GPU is still filled by the envs of one seed.
-    train = jax.jit(trainer.train)
     out.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    for s in todo:
-        runner, metrics = train(jax.random.PRNGKey(s))
-        params, curve = jax.device_get((runner.train_state.params, metrics))
+
+    def save(s: int, params: Any, curve: dict) -> None:
         atomic_write_table(out / f"seed{s}_curve.csv", pd.DataFrame({k: np.asarray(v) for k, v in curve.items()}))
         save_policy(paths[s], params, env.obs_dim, env.n_actions)  # last: its presence marks the seed done
+
+    t0 = time.perf_counter()
+    if together:
+        keys = jax.numpy.stack([jax.random.PRNGKey(s) for s in todo])
+        runners, metrics = jax.jit(jax.vmap(trainer.train))(keys)
+        params, curves = jax.device_get((runners.train_state.params, metrics))
+        for i, s in enumerate(todo):
+            save(s, jax.tree_util.tree_map(lambda x, i=i: x[i], params), {k: v[i] for k, v in curves.items()})
+    else:
+        train = jax.jit(trainer.train)
+        for s in todo:
+            runner, metrics = train(jax.random.PRNGKey(s))
+            save(s, *jax.device_get((runner.train_state.params, metrics)))
     return paths, time.perf_counter() - t0
 
 
@@ -252,6 +263,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--workers", type=int, default=1, help="processes for the CGRSP-v0 days")
     ap.add_argument(
+        "--in-turn",
+        action="store_true",
+        help="train a regime's seeds one after another (default: side by side, jax.vmap over the seeds' keys)",
+    )
+    ap.add_argument(
         "--override",
         nargs="*",
         default=[],
@@ -274,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         cfg = regime_config(regime, args.budget, args.n_envs, args.n_steps, args.override)
         folder = args.out / f"{regime}_b{args.budget}"
-        paths, seconds = train_seeds(cfg, seeds, folder)
+        paths, seconds = train_seeds(cfg, seeds, folder, together=not args.in_turn)
         print(f"{regime}: {len(seeds)} seed(s) × {args.budget} steps trained in {seconds:.0f} s", flush=True)
         rows = evaluate_regime(
             regime, cfg, {s: paths[s] for s in seeds}, args.jax_days, args.confirm_days, args.workers, folder
