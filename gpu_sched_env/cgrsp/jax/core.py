@@ -88,14 +88,23 @@ def _threefry2x32(k1: jnp.ndarray, k2: jnp.ndarray, x1: jnp.ndarray, x2: jnp.nda
     return x1, x2
 
 
+def _typed(key: jnp.ndarray) -> bool:
+    """A new-style key (``jax.random.key``): its implementation may not be threefry, so ``jax.random`` draws."""
+    return jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
+
+
 def fold_in(key: jnp.ndarray, data) -> jnp.ndarray:
-    """``jax.random.fold_in(key, data)`` for a raw ``uint32[2]`` key (same bits)."""
+    """``jax.random.fold_in(key, data)`` (same bits; written out for raw ``uint32[2]`` keys)."""
+    if _typed(key):
+        return jax.random.fold_in(key, data)
     y1, y2 = _threefry2x32(key[0], key[1], jnp.uint32(0), jnp.asarray(data).astype(jnp.uint32))
     return jnp.stack([y1, y2])
 
 
 def uniform(key: jnp.ndarray, n: int | None, dtype) -> jnp.ndarray:
     """``jax.random.uniform(key, shape, dtype)`` in [0, 1), shape ``(n,)`` or ``()`` for ``n=None`` (same bits)."""
+    if _typed(key):
+        return jax.random.uniform(key, () if n is None else (n,), dtype)
     cnt = jnp.arange(1 if n is None else n, dtype=jnp.uint32)
     b1, b2 = _threefry2x32(key[0], key[1], jnp.zeros_like(cnt), cnt)
     if jnp.dtype(dtype) == jnp.float64:

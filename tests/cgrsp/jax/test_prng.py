@@ -29,3 +29,14 @@ def test_draws_equal_jax_random_bit_for_bit(dtype):
     got = jax.jit(jax.vmap(lambda k: core.uniform(core.fold_in(k, 5), 4, dtype)))(keys)
     want = jax.vmap(lambda k: jax.random.uniform(jax.random.fold_in(k, 5), (4,), dtype))(keys)
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_new_style_keys_draw_through_jax_random():
+    key = jax.random.key(4)
+    np.testing.assert_array_equal(
+        jax.random.key_data(core.fold_in(key, 3)), jax.random.key_data(jax.random.fold_in(key, 3))
+    )
+    np.testing.assert_array_equal(
+        np.asarray(core.uniform(key, 4, jnp.float32)), jax.random.uniform(key, (4,), jnp.float32)
+    )
+    assert 0 <= int(core.pool_row(key, 7)) < 7
