@@ -2,8 +2,8 @@
 
 It used to hang on the CPU (a batched QR in the orthogonal initialiser deadlocked XLA's intra-op
 thread pool; :func:`gpu_sched_agents.rl.ppo_jax.ppo.network_init`), so the check runs in a child
-process with a time limit: a regression fails here instead of hanging the suite. The layers are
-128 wide, as shipped: the hang needed QRs big enough to be split over the pool.
+process with a time limit: a regression fails here instead of hanging the suite. Two layers of
+128, as shipped: one 128-wide layer did not hang (fewer, smaller QRs at once).
 """
 
 import subprocess
@@ -20,7 +20,7 @@ CHILD = textwrap.dedent(
     from gpu_sched_env.cgrsp.jax.bench import joint_heads_config
 
     env = JaxCGRSP.from_config(joint_heads_config("quiet"), records=False)
-    hp = PPOHyper(n_envs=4, n_steps=16, total_timesteps=4 * 16 * 2, batch_size=32, n_epochs=2, net_arch=(128,))
+    hp = PPOHyper(n_envs=4, n_steps=16, total_timesteps=4 * 16 * 2, batch_size=32, n_epochs=2, net_arch=(128, 128))
     trainer = make_train(hp, env, env.default_params, episode_keys=("mean_wait_min",))
     keys = jax.random.split(jax.random.PRNGKey(7), 2)
     runners, metrics = jax.device_get(jax.jit(jax.vmap(trainer.train))(keys))
