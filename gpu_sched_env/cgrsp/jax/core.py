@@ -50,8 +50,9 @@ def seg_search(
     (static). Branchless, with one carry: the position moves by halving powers of two while the
     value before it is below ``v``, ``max_len.bit_length()`` gathers per query. One carry
     instead of the pair ``(lo, hi)`` of the textbook search costs half the selects and writes
-    per iteration (the step ran ~15 % faster, 2026-11-27); the loop is not unrolled, because
-    XLA then fuses the chain of gathers and recomputes it (slower).
+    per iteration (one A/B under load measured the step ~15 % faster, 2026-11-27; a second A/B
+    could not resolve it); the loop is not unrolled: XLA then fused the chain of gathers into
+    fusions that recompute it (slower in the same A/B).
     """
     last = vals.shape[0] - 1
     n_iter = max(int(max_len), 1).bit_length()  # 2**n_iter − 1 ≥ max_len
