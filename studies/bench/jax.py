@@ -32,7 +32,8 @@ import numpy as np
 def jax_env_steps_per_s(env, batch: int, steps: int, seed: int = 0) -> float:
     """Steps/s of ``batch`` vmapped JAX days under random legal actions (jitted scan, compile excluded)."""
     import jax
-    import jax.numpy as jnp
+
+    from gpu_sched_env.cgrsp.jax.bench import random_legal
 
     params = env.default_params
     v_reset = jax.vmap(env.reset, in_axes=(0, None))
@@ -42,8 +43,7 @@ def jax_env_steps_per_s(env, batch: int, steps: int, seed: int = 0) -> float:
     def body(carry, _):
         state, key = carry
         key, k_act, k_env = jax.random.split(key, 3)
-        mask = v_mask(state, params)
-        action = jax.random.categorical(k_act, jnp.where(mask, 0.0, -jnp.inf))  # uniform over the legal actions
+        action = random_legal(v_mask(state, params), jax.random.uniform(k_act, (batch,)))
         _, state, reward, _, _ = v_step(jax.random.split(k_env, batch), state, action, params)
         return (state, key), reward.sum()
 

@@ -4,8 +4,9 @@
 
 Four regimes (hectic / surge × fresh stock / Markov stock with D = 900 s), training seeds 0-3
 from scratch (no teacher). Per regime one jitted program (``make_train(...).train``: every
-update of the budget) trains each seed in turn, the shipped ``algo=ppo_jax`` settings with
-``--budget`` steps per seed; the final network of each seed is exported
+update of the budget, ``jax.vmap``-ped over the seeds' keys, or the seeds in turn with
+``--in-turn``) trains the seeds, the shipped ``algo=ppo_jax`` settings with ``--budget`` steps
+per seed; the final network of each seed is exported
 (``<out>/<regime>/seed<k>.npz``) and judged two ways:
 
 * in JAX, paired on ``--jax-days`` native days (keys 20 000 …): learned − rule, 95 % CI of the
@@ -74,15 +75,20 @@ def regime_config(
 
 
 def train_seeds(
-    cfg: Any, seeds: Sequence[int], out: Path, select_every: int = 0, select_days: int = 100
+    cfg: Any, seeds: Sequence[int], out: Path, together: bool = True, select_every: int = 0, select_days: int = 100
 ) -> tuple[dict[int, Path], float]:
-    """Train ``seeds`` of one regime with one compiled program, seed after seed; export each actor.
+    """Train ``seeds`` of one regime in one compiled program; export each actor. Returns paths and seconds.
 
-    With ``select_every`` > 0 the actor is evaluated every ``select_every`` steps (rounded to whole
-    updates) on ``select_days`` native *selection* days (keys 10 000 …) and the one with the lowest
-    :func:`~gpu_sched_agents.rl.ppo_jax.jax_eval.selection_objective` is exported, as ``train.py``
-    keeps ``best_model`` on its selection seeds; 0 exports the final network. Each seed's
-    ``seed<k>_select.csv`` lists the evaluations. Returns paths and seconds.
+    ``together``: the seeds train side by side (``jax.vmap`` of the training over their keys: one
+    program, one pass of rollouts and updates for all of them); otherwise one seed after another
+    (batches of one). Either way each seed's network is the one it would get
+    alone (to float rounding; ``tests/rl/test_ppo_jax_vmap.py``).
+
+    With ``select_every`` > 0 every seed's actor is evaluated every ``select_every`` steps
+    (rounded to whole updates) on ``select_days`` native *selection* days (keys 10 000 …) and the
+    one with the lowest :func:`~gpu_sched_agents.rl.ppo_jax.jax_eval.selection_objective` is
+    exported, as ``train.py`` keeps ``best_model`` on its selection seeds (``seed<k>_select.csv``
+    lists the evaluations); 0 exports the final network.
     """
     import jax
 
@@ -110,37 +116,40 @@ def train_seeds(
     hp = hyper(cfg)
     trainer = make_train(hp, env, env.default_params)
     every = max(1, select_every // hp.steps_per_update) if select_every > 0 else hp.n_updates
-    keys = test_keys(select_days, SELECT_SEED0)
-    # The seeds one after another: jax.vmap(trainer.train) over the seeds' keys hangs on JaxCGRSP
-    # today (CPU, 2026-11-27: no progress, every thread waiting), while the toy env of the tests
-    # vmaps fine; the GPU is still filled by the envs of one seed.
+    sel_keys = test_keys(select_days, SELECT_SEED0)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    for s in todo:
-        best, best_params, chunks, evals = float("inf"), None, [], []
-        for updates, runner, metrics in train_in_chunks(trainer, hp.n_updates, jax.random.PRNGKey(s), every):
+    for group in [todo] if together else [[s] for s in todo]:
+        keys = jax.numpy.stack([jax.random.PRNGKey(s) for s in group])
+        best = {s: (float("inf"), None) for s in group}
+        chunks: list[Any] = []
+        evals: dict[int, list[dict[str, float]]] = {s: [] for s in group}
+        for updates, runner, metrics in train_in_chunks(trainer, hp.n_updates, keys, every):
             params = jax.device_get(runner.train_state.params)
             chunks.append(jax.device_get(metrics))
-            if select_every <= 0:
-                best_params = params
-                continue
-            days = per_day(env, {"ppo_jax": learned_rule(env, NumpyPolicy(actor_arrays(params)))}, keys)
-            score = selection_objective(days)
-            evals.append(
-                {
-                    "steps": updates * hp.steps_per_update,
-                    "mean_wait_min": days.mean_wait_min.mean(),
-                    "miss_pct": days.miss_pct.mean(),
-                    "objective": score,
-                }
-            )
-            if score < best:
-                best, best_params = score, params
-        curve = {k: np.concatenate([np.asarray(c[k]) for c in chunks]) for k in chunks[0]}
-        atomic_write_table(out / f"seed{s}_curve.csv", pd.DataFrame(curve))
-        if evals:
-            atomic_write_table(out / f"seed{s}_select.csv", pd.DataFrame(evals))
-        save_policy(paths[s], best_params, env.obs_dim, env.n_actions)  # last: its presence marks the seed done
+            for i, s in enumerate(group):
+                mine = jax.tree_util.tree_map(lambda x, i=i: x[i], params)
+                if select_every <= 0:
+                    best[s] = (0.0, mine)
+                    continue
+                days = per_day(env, {"ppo_jax": learned_rule(env, NumpyPolicy(actor_arrays(mine)))}, sel_keys)
+                score = selection_objective(days)
+                evals[s].append(
+                    {
+                        "steps": updates * hp.steps_per_update,
+                        "mean_wait_min": days.mean_wait_min.mean(),
+                        "miss_pct": days.miss_pct.mean(),
+                        "objective": score,
+                    }
+                )
+                if score < best[s][0]:
+                    best[s] = (score, mine)
+        for i, s in enumerate(group):
+            curve = {k: np.concatenate([np.asarray(c[k][i]) for c in chunks]) for k in chunks[0]}
+            atomic_write_table(out / f"seed{s}_curve.csv", pd.DataFrame(curve))
+            if evals[s]:
+                atomic_write_table(out / f"seed{s}_select.csv", pd.DataFrame(evals[s]))
+            save_policy(paths[s], best[s][1], env.obs_dim, env.n_actions)  # last: its presence marks the seed done
     return paths, time.perf_counter() - t0
 
 
@@ -312,6 +321,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     ap.add_argument("--workers", type=int, default=1, help="processes for the CGRSP-v0 days")
     ap.add_argument(
+        "--in-turn",
+        action="store_true",
+        help="train a regime's seeds one after another (default: side by side, jax.vmap over the seeds' keys)",
+    )
+    ap.add_argument(
         "--select-every",
         type=int,
         default=0,
@@ -350,7 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         cfg = regime_config(regime, args.budget, args.n_envs, args.n_steps, args.override)
         folder = args.out / f"{regime}_b{args.budget}"
-        paths, seconds = train_seeds(cfg, seeds, folder, args.select_every, args.select_days)
+        paths, seconds = train_seeds(cfg, seeds, folder, not args.in_turn, args.select_every, args.select_days)
         print(f"{regime}: {len(seeds)} seed(s) × {args.budget} steps trained in {seconds:.0f} s", flush=True)
         rows = evaluate_regime(
             regime, cfg, {s: paths[s] for s in seeds}, args.jax_days, args.confirm_days, args.workers, folder

@@ -59,13 +59,14 @@ def curve(overrides: Sequence[str], budget: int, every: int, days: int, seed: in
     rule_days = per_day(env, {RULE: RULES[RULE]}, keys).set_index("day_index").sort_index()
     n_chunk = max(1, every // hp.steps_per_update)
     rows, train_s, t0 = [], 0.0, time.perf_counter()
-    for updates, runner, metrics in train_in_chunks(trainer, hp.n_updates, jax.random.PRNGKey(seed), n_chunk):
+    for updates, runner, metrics in train_in_chunks(trainer, hp.n_updates, jax.random.PRNGKey(seed)[None], n_chunk):
         jax.block_until_ready(runner)
         train_s += time.perf_counter() - t0
-        policy = NumpyPolicy(actor_arrays(jax.device_get(runner.train_state.params)))
+        params = jax.tree_util.tree_map(lambda x: x[0], jax.device_get(runner.train_state.params))
+        policy = NumpyPolicy(actor_arrays(params))
         mine = per_day(env, {"ppo_jax": learned_rule(env, policy)}, keys).set_index("day_index").sort_index()
         diff = mean_ci(mine.mean_wait_min.to_numpy() - rule_days.mean_wait_min.to_numpy())
-        ent = float(np.asarray(metrics["entropy"])[-1])
+        ent = float(np.asarray(metrics["entropy"])[0, -1])
         rows.append(
             {
                 "steps": updates * hp.steps_per_update,

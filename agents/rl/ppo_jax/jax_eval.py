@@ -51,16 +51,23 @@ def test_keys(n: int, seed0: int = TEST_SEED0) -> jnp.ndarray:
     return jax.vmap(jax.random.PRNGKey)(jnp.arange(seed0, seed0 + n))
 
 
-def train_in_chunks(trainer: Any, n_updates: int, key: jnp.ndarray, every: int) -> Iterator[tuple[int, Any, Any]]:
-    """Train ``n_updates`` PPO updates from ``key``, yielding ``(updates done, runner, metrics)`` every ``every``.
+def train_in_chunks(trainer: Any, n_updates: int, keys: jnp.ndarray, every: int) -> Iterator[tuple[int, Any, Any]]:
+    """Train ``n_updates`` PPO updates from each of ``keys`` (a batch of PRNG keys), side by side.
 
-    One jitted ``trainer.run`` per chunk (the last chunk may be shorter: a second compile).
+    Yields ``(updates done, runners, metrics)`` every ``every`` updates, the runners and metrics
+    batched over the keys (``jax.vmap`` of ``trainer.init`` and ``trainer.run``); one jitted
+    program per chunk length (the last chunk may be shorter: a second compile).
     """
-    runner = jax.jit(trainer.init)(key)
-    run = jax.jit(trainer.run, static_argnums=1)
-    while int(runner.update) < n_updates:
-        runner, metrics = run(runner, min(every, n_updates - int(runner.update)))
-        yield int(runner.update), runner, metrics
+    runner = jax.jit(jax.vmap(trainer.init))(keys)
+    runs: dict[int, Any] = {}
+    done = 0
+    while done < n_updates:
+        n = min(every, n_updates - done)
+        if n not in runs:
+            runs[n] = jax.jit(jax.vmap(lambda r, n=n: trainer.run(r, n)))
+        runner, metrics = runs[n](runner)
+        done += n
+        yield done, runner, metrics
 
 
 def selection_objective(days: pd.DataFrame) -> float:

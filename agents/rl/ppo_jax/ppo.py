@@ -141,6 +141,32 @@ def gae(traj: Transition, last_value: jnp.ndarray, gamma: float, lam: float) -> 
     return adv, adv + traj.value
 
 
+def network_init(net: ActorCritic, obs_dim: int) -> Any:
+    """``key -> net.init(key, zero observation)``; under ``vmap`` the keys are taken one after another.
+
+    Why: the orthogonal initialiser runs a QR decomposition (LAPACK on the CPU). A *batched* QR
+    splits its batch over XLA's intra-op thread pool from inside a task of that same pool; once
+    every pool thread (2 on a 2-core machine) is inside such a QR, each waits for tasks that no
+    thread is left to run. ``jax.vmap(trainer.train)(keys)`` hung there (2026-11-27, jax
+    0.10.2, CPU, 128-wide layers; gdb: both ``tf_XLAEigen`` threads in ``lapack_sorgqr_ffi`` ->
+    ``ParallelBatchMap`` -> ``BlockingCounter::Wait``, no CPU used). Under ``vmap`` this
+    initialiser runs ``lax.map`` (a loop: each QR unbatched, the weights a lone seed's).
+    """
+
+    def one(key: jnp.ndarray) -> Any:
+        return net.init(key, jnp.zeros((1, obs_dim), jnp.float32))
+
+    init = jax.custom_batching.custom_vmap(one)
+
+    @init.def_vmap
+    def _(axis_size: int, in_batched: list, key: jnp.ndarray) -> tuple:
+        keys = key if in_batched[0] else jnp.broadcast_to(key, (axis_size, *key.shape))
+        out = jax.lax.map(one, keys)
+        return out, jax.tree_util.tree_map(lambda _: True, out)
+
+    return init
+
+
 def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str, ...] = ()) -> Trainer:
     """The jit-able functions of PPO on ``env`` under ``hp`` (see the module docstring).
 
@@ -149,6 +175,7 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
     ``episode/<key>`` (NaN when none ended).
     """
     net = ActorCritic(int(env.n_actions), tuple(int(w) for w in hp.net_arch))
+    init_params = network_init(net, int(env.obs_dim))
     n_sgd = max(1, hp.n_updates) * hp.n_epochs * hp.n_minibatches
     lr = optax.linear_schedule(hp.learning_rate, hp.learning_rate * hp.lr_final_frac, n_sgd)
     tx = optax.chain(optax.clip_by_global_norm(hp.max_grad_norm), optax.adam(lr, eps=1e-5))
@@ -158,7 +185,7 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
 
     def init(key: jnp.ndarray) -> Runner:
         key, k_net, k_env = jax.random.split(key, 3)
-        params = net.init(k_net, jnp.zeros((1, int(env.obs_dim)), jnp.float32))
+        params = init_params(k_net)
         obs, state = v_reset(jax.random.split(k_env, hp.n_envs), env_params)
         zeros = jnp.zeros(hp.n_envs, jnp.float32)
         rstats = RewardStats(jnp.float32(0.0), jnp.float32(1.0), jnp.float32(1e-4), zeros)
@@ -270,4 +297,4 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
     return Trainer(net, init, update, run, train)
 
 
-__all__ = ["PPOHyper", "RewardStats", "Runner", "Trainer", "Transition", "gae", "make_train"]
+__all__ = ["PPOHyper", "RewardStats", "Runner", "Trainer", "Transition", "gae", "make_train", "network_init"]

@@ -38,28 +38,99 @@ class Spec(NamedTuple):
     c: int  # slots
     t: int  # GPU types
     markov: bool  # stock process
-    n_iter: int  # binary-search iterations (⌈log2(N + 1)⌉ + 1)
+    n_iter: int  # unused since seg_search sizes its loop from the longest range (N); kept for env.py
 
 
 def seg_search(
-    vals: jnp.ndarray, lo: jnp.ndarray, hi: jnp.ndarray, v: jnp.ndarray, strict: bool, n_iter: int
+    vals: jnp.ndarray, lo: jnp.ndarray, hi: jnp.ndarray, v: jnp.ndarray, strict: bool, max_len: int
 ) -> jnp.ndarray:
-    """First index in ``[lo, hi)`` whose value is ``>= v`` (``strict``) or ``> v``.
+    """First index in ``[lo, hi)`` whose value is ``>= v`` (``strict``) or ``> v``; ``hi`` if none.
 
-    Vectorised; ``vals`` is sorted on that range.
+    Vectorised; ``vals`` is sorted on every range, and no range is longer than ``max_len``
+    (static). Branchless, with one carry: the position moves by halving powers of two while the
+    value before it is below ``v``, ``max_len.bit_length()`` gathers per query. One carry
+    instead of the pair ``(lo, hi)`` of the textbook search costs half the selects and writes
+    per iteration (one A/B under load measured the step ~15 % faster, 2026-11-27; a second A/B
+    could not resolve it); the loop is not unrolled: XLA then fused the chain of gathers into
+    fusions that recompute it (slower in the same A/B).
     """
     last = vals.shape[0] - 1
+    n_iter = max(int(max_len), 1).bit_length()  # 2**n_iter − 1 ≥ max_len
 
-    def body(_, c):
-        a, b = c
-        active = a < b
-        mid = (a + b) // 2
-        x = vals[jnp.clip(mid, 0, last)]
-        right = (x < v) if strict else (x <= v)
-        return jnp.where(active & right, mid + 1, a), jnp.where(active & ~right, mid, b)
+    def body(k, pos):
+        cand = pos + jnp.left_shift(1, n_iter - 1 - k)
+        x = vals[jnp.minimum(cand - 1, last)]  # cand ≥ lo + 1 ≥ 1: never below 0
+        below = (x < v) if strict else (x <= v)
+        return jnp.where((cand <= hi) & below, cand, pos)
 
-    out, _ = lax.fori_loop(0, n_iter, body, (lo, hi))
-    return out
+    return lax.fori_loop(0, n_iter, body, lo)
+
+
+_ROT = ((13, 15, 26, 6), (17, 29, 16, 24))  # threefry2x32's rotations, alternating per block of 4 rounds
+
+
+def _threefry2x32(k1: jnp.ndarray, k2: jnp.ndarray, x1: jnp.ndarray, x2: jnp.ndarray) -> tuple:
+    """JAX's threefry2x32 hash (the default PRNG's), written out: the same bits as ``jax.random``'s.
+
+    Why: on the CPU JAX lowers each hash to a ``while`` loop of 5 iterations; the env hashes a
+    few times per step (the stock draws), and under ``vmap`` those loops cost ~7 % of a step
+    (2026-11-27 profile, 1 024 envs). Written out, XLA fuses the 20 rounds into one loop over
+    the batch. ``tests/cgrsp/jax/test_prng.py`` checks the bits against ``jax.random``.
+    """
+    ks = (k1, k2, k1 ^ k2 ^ jnp.uint32(0x1BD11BDA))
+    x1, x2 = x1 + ks[0], x2 + ks[1]
+    for i in range(5):
+        for r in _ROT[i % 2]:
+            x1 = x1 + x2
+            x2 = (x2 << jnp.uint32(r)) | (x2 >> jnp.uint32(32 - r))
+            x2 = x1 ^ x2
+        x1 = x1 + ks[(i + 1) % 3]
+        x2 = x2 + ks[(i + 2) % 3] + jnp.uint32(i + 1)
+    return x1, x2
+
+
+def _typed(key: jnp.ndarray) -> bool:
+    """A new-style key (``jax.random.key``): its implementation may not be threefry, so ``jax.random`` draws."""
+    return jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
+
+
+def fold_in(key: jnp.ndarray, data) -> jnp.ndarray:
+    """``jax.random.fold_in(key, data)`` (same bits; written out for raw ``uint32[2]`` keys)."""
+    if _typed(key):
+        return jax.random.fold_in(key, data)
+    y1, y2 = _threefry2x32(key[0], key[1], jnp.uint32(0), jnp.asarray(data).astype(jnp.uint32))
+    return jnp.stack([y1, y2])
+
+
+def uniform(key: jnp.ndarray, n: int | None, dtype) -> jnp.ndarray:
+    """``jax.random.uniform(key, shape, dtype)`` in [0, 1), shape ``(n,)`` or ``()`` for ``n=None`` (same bits)."""
+    if _typed(key):
+        return jax.random.uniform(key, () if n is None else (n,), dtype)
+    cnt = jnp.arange(1 if n is None else n, dtype=jnp.uint32)
+    b1, b2 = _threefry2x32(key[0], key[1], jnp.zeros_like(cnt), cnt)
+    if jnp.dtype(dtype) == jnp.float64:
+        bits = (b1.astype(jnp.uint64) << jnp.uint64(32)) | b2.astype(jnp.uint64)
+        one, nbits, nmant = jnp.uint64(0x3FF0000000000000), 64, 52
+    else:
+        bits, one, nbits, nmant = b1 ^ b2, jnp.uint32(0x3F800000), 32, 23
+    x = lax.bitcast_convert_type((bits >> (nbits - nmant)).astype(bits.dtype) | one, dtype) - 1.0
+    x = jnp.maximum(0.0, x).astype(dtype)
+    return x[0] if n is None else x
+
+
+def exponential(key: jnp.ndarray, dtype) -> jnp.ndarray:
+    """``jax.random.exponential(key, (), dtype)`` (same bits)."""
+    return -jnp.log1p(-uniform(key, None, dtype))
+
+
+def pool_row(key: jnp.ndarray, size: int) -> jnp.ndarray:
+    """A uniform row index in ``[0, size)`` from ``key``: one hash (:func:`uniform`).
+
+    ``jax.random.randint`` takes three hashes (a split and two draws, each a 5-step loop on the
+    CPU): 12 % of an auto-reset step of 1 024 envs (2026-11-27 profile). A float32 uniform
+    resolves 2⁻²⁴, so for pools of thousands of days the rows are uniform to ~1e-4 relative.
+    """
+    return jnp.minimum((uniform(key, None, jnp.float32) * size).astype(jnp.int32), size - 1)
 
 
 def band_of(params: EnvParams, t: jnp.ndarray) -> jnp.ndarray:
@@ -91,7 +162,7 @@ def _lam_inv(params: EnvParams, lam: jnp.ndarray) -> jnp.ndarray:
 
 
 def _markov_key(day: Day, g: jnp.ndarray, k: jnp.ndarray) -> jnp.ndarray:
-    return jax.random.fold_in(jax.random.fold_in(jax.random.fold_in(day.key, 1), g), k)
+    return fold_in(fold_in(fold_in(day.key, 1), g), k)
 
 
 def markov_init(spec: Spec, params: EnvParams, s: EnvState, dtype) -> tuple:
@@ -106,8 +177,8 @@ def markov_init(spec: Spec, params: EnvParams, s: EnvState, dtype) -> tuple:
         return k, day.markov_us[:, 0], nxt, z
     g = jnp.arange(spec.t)
     keys = jax.vmap(lambda gg: _markov_key(day, gg, 0))(g)
-    u = jax.vmap(lambda kk: jax.random.uniform(jax.random.fold_in(kk, 0), (), dtype))(keys)
-    e = jax.vmap(lambda kk: jax.random.exponential(jax.random.fold_in(kk, 1), (), dtype))(keys)
+    u = jax.vmap(lambda kk: uniform(fold_in(kk, 0), None, dtype))(keys)
+    e = jax.vmap(lambda kk: exponential(fold_in(kk, 1), dtype))(keys)
     lam = _lam(params, params.start_offset) + e
     return k, u, _lam_inv(params, lam) - params.start_offset, lam
 
@@ -131,8 +202,8 @@ def markov_sync(spec: Spec, params: EnvParams, day: Day, s: EnvState, t: jnp.nda
             lam2 = lam
         else:
             keys = jax.vmap(lambda gg, kk: _markov_key(day, gg, kk))(g, k2)
-            u2 = jax.vmap(lambda kk: jax.random.uniform(jax.random.fold_in(kk, 0), (), u.dtype))(keys)
-            lam2 = lam + jax.vmap(lambda kk: jax.random.exponential(jax.random.fold_in(kk, 1), (), u.dtype))(keys)
+            u2 = jax.vmap(lambda kk: uniform(fold_in(kk, 0), None, u.dtype))(keys)
+            lam2 = lam + jax.vmap(lambda kk: exponential(fold_in(kk, 1), u.dtype))(keys)
             n2 = _lam_inv(params, lam2) - params.start_offset
         return (k2, jnp.where(adv, u2, u), jnp.where(adv, n2, nxt), jnp.where(adv, lam2, lam))
 
@@ -149,7 +220,7 @@ def draw_stock(spec: Spec, params: EnvParams, s: EnvState) -> EnvState:
     elif day.fresh_u.shape[0]:
         u = day.fresh_u[jnp.minimum(s.n_dec, day.fresh_u.shape[0] - 1)]
     else:
-        u = jax.random.uniform(jax.random.fold_in(jax.random.fold_in(day.key, 0), s.n_dec), (spec.t,), s.t.dtype)
+        u = uniform(fold_in(fold_in(day.key, 0), s.n_dec), spec.t, s.t.dtype)
     return s.replace(stock=levels_of(params, s.t, u), n_dec=s.n_dec + 1)
 
 
@@ -222,9 +293,7 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
     dl_vals, dl_base = flat(day.seg_deadline)
     lo = day.sub_off[:-1] + s.ptr + dl_base
     hi = day.sub_off[:-1] + s.end + dl_base
-    both = seg_search(
-        dl_vals, jnp.tile(lo, 2), jnp.tile(hi, 2), jnp.repeat(jnp.stack([t1, t0]), N_SUB), False, spec.n_iter
-    )
+    both = seg_search(dl_vals, jnp.tile(lo, 2), jnp.tile(hi, 2), jnp.repeat(jnp.stack([t1, t0]), N_SUB), False, spec.n)
     waiting_miss = both[:N_SUB] - both[N_SUB:]  # one search loop for both ends
     j = jnp.maximum(job0, 0)
     dj = day.deadline[j]
@@ -291,9 +360,13 @@ __all__ = [
     "band_of",
     "dispatch",
     "draw_stock",
+    "exponential",
+    "fold_in",
     "levels_of",
     "markov_init",
     "n_idle",
     "n_waiting",
+    "pool_row",
     "seg_search",
+    "uniform",
 ]

@@ -175,7 +175,7 @@ class JaxCGRSP:
             return self._start_state(
                 sample_day(key, params, self.spec.n, self.spec.t), jnp.zeros((), jnp.int32), params
             )
-        idx = jax.random.randint(key, (), 0, params.pool.submit.shape[0], jnp.int32)
+        idx = core.pool_row(key, params.pool.submit.shape[0])
         if params.pool_start is not None:  # precomputed by with_pool: a reset is a gather of small fields
             return jax.tree_util.tree_map(lambda a: a[idx], params.pool_start)
         return self._start_state(self._empty_day(params), idx, params)

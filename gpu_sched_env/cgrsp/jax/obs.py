@@ -143,9 +143,7 @@ def observe(
     edges = jnp.asarray(LAX_BINS, dt) * HOUR + t
     x_vals, x_base = flat(day.seg_x)
     lo_b = jnp.repeat(lo + x_base, 5)
-    lt = seg_search(
-        x_vals, lo_b, jnp.repeat(jnp.maximum(hi, lo) + x_base, 5), jnp.tile(edges, N_SUB), True, spec.n_iter
-    )
+    lt = seg_search(x_vals, lo_b, jnp.repeat(jnp.maximum(hi, lo) + x_base, 5), jnp.tile(edges, N_SUB), True, spec.n)
     lt = (lt - lo_b).reshape(N_SUB, 5).sum(axis=0)
     bins = jnp.concatenate([lt[:1], jnp.diff(lt), (nb - lt[-1])[None]]).astype(dt)
     sum_sub = jnp.sum(day.seg_cum_submit[jnp.maximum(hi, lo)] - day.seg_cum_submit[lo])
