@@ -21,8 +21,9 @@ reaches it when both the JAX test and the CGRSP-v0 confirmation say so. Rows are
 networks are reused); ``<out>/table.md`` is rewritten after each regime. Tuning belongs on the
 selection seeds (10 000 …), never on these test seeds.
 
-Not here yet: the generalist (the day mix × D ∈ {fresh, 300, 900, 3600}) needs the JAX env to
-take the day type and the stock model as data, not as static shapes; see docs/training.md.
+The generalist (the day mix × D ∈ {fresh, 300, 900, 3600}, one mixed batch) is judged by the
+sibling study :mod:`studies.cgrsp.ppo_jax_generalist` (``python -m studies generalist``), which
+reuses this module's training and per-regime judging.
 """
 
 from __future__ import annotations
@@ -83,8 +84,7 @@ def train_seeds(cfg: Any, seeds: Sequence[int], out: Path) -> tuple[dict[int, Pa
     from gpu_sched_agents.rl.envs import env_config
     from gpu_sched_agents.rl.ppo_jax.export import save_policy
     from gpu_sched_agents.rl.ppo_jax.ppo import make_train
-    from gpu_sched_agents.rl.ppo_jax.run import hyper, validate_ppo_jax
-    from gpu_sched_env.cgrsp.jax import JaxCGRSP
+    from gpu_sched_agents.rl.ppo_jax.run import hyper, training_env, validate_ppo_jax
 
     config = env_config(cfg)
     validate_ppo_jax(cfg, config)
@@ -92,7 +92,7 @@ def train_seeds(cfg: Any, seeds: Sequence[int], out: Path) -> tuple[dict[int, Pa
     todo = [s for s in seeds if not paths[s].exists()]
     if not todo:
         return paths, 0.0
-    env = JaxCGRSP.from_config(config, records=False)
+    env = training_env(cfg, config, records=False)  # day=mixed (the generalist): a mixed env
     trainer = make_train(hyper(cfg), env, env.default_params)
     # One compiled program, the seeds one after another: jax.vmap(trainer.train) over the seeds'
     # keys hangs on JaxCGRSP today (CPU, 2026-11-27: no progress, every thread waiting), while
