@@ -235,6 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--n-steps", type=int, default=None, help="steps per env per update (default: algo.n_steps)")
     ap.add_argument("--workers", type=int, default=1, help="processes for the CGRSP-v0 days")
     ap.add_argument("--override", nargs="*", default=[], help="extra Hydra overrides (tuned on selection seeds)")
+    ap.add_argument("--train-only", action="store_true", help="train and export, judge later (the same command)")
     args = ap.parse_args(argv)
     for name in ("budget", "jax_days", "confirm_days", "reps", "workers"):
         lo = 2 if name.endswith("days") or name == "reps" else 1
@@ -254,6 +255,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     folder = args.out / f"generalist_b{args.budget}"
     paths, seconds = parity.train_seeds(cfg, args.seeds, folder)
     print(f"generalist: {len(args.seeds)} seed(s) × {args.budget} steps ({seconds:.0f} s of training)", flush=True)
+    if args.train_only:
+        return 0
     todo = {s: p for s, p in paths.items() if not ((done.seed == s) & (done.budget == args.budget)).any()}
     if todo:
         new = pd.DataFrame(judge_regimes(todo, args.budget, args.jax_days, args.confirm_days, args.workers, args.out))
