@@ -10,7 +10,8 @@ Supported (anything else raises ConfigError when the env is built): ``action_mod
 ``window_by="class"``, ``order="spt"``, ``window=3``, ``hold="event"``, ``shaping="none"``,
 every reward preset and weight, ``reward_scale``, ``features`` basic or model, any
 ``slot_rows``; every simulator parameter with both stock processes, except traces and class
-estimates that tie (SPT's order of the classes must be strict).
+estimates that tie (SPT's order of the classes must be strict). :meth:`JaxCGRSP.mixed` makes
+the day type and the stock model per-env data (:mod:`.mix`).
 """
 
 from __future__ import annotations
