@@ -82,6 +82,12 @@ def _generalise() -> Main:
     return main
 
 
+def _generalist() -> Main:
+    from studies.cgrsp.ppo_jax_generalist import main
+
+    return main
+
+
 def _hgsp_report() -> Main:
     from studies.hgsp.cli import main
 
@@ -125,6 +131,7 @@ COMMANDS: dict[str, Command] = {
     "strong-rules": Command(_strong_rules, "CGRSP: the strong-rule table (docs/strong_rules.md)"),
     "persistence": Command(_persistence, "CGRSP: the stock-persistence sweep"),
     "generalise": Command(_generalise, "CGRSP: the generalisation table of a trained run"),
+    "generalist": Command(_generalist, "CGRSP: the ppo_jax generalist per regime and on the month (resumable)"),
     "hgsp-report": Command(
         _hgsp_report, "HGSP: every policy x task set x cluster, orderings, CP-SAT gaps (docs/hgsp.md)"
     ),

@@ -97,9 +97,16 @@ class DQNConfig:
 
 @dataclass
 class DayConfig:
-    """The day type trained and evaluated on."""
+    """The day type trained and evaluated on.
+
+    ``stock_mix`` (``day=mixed`` with ``algo=ppo_jax`` only): the stock models the mixed training
+    days are drawn under, uniformly, each ``fresh`` or a Markov mean dwell D in seconds
+    (``day.stock_mix=[fresh,300,900,3600]``: issue #28's generalist, ``experiment=generalist``);
+    null: the env's own stock model.
+    """
 
     name: str = "hectic"
+    stock_mix: list[str] | None = None
 
 
 @dataclass

@@ -98,6 +98,13 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
     check_number("train.checkpoint_freq", cfg.train.checkpoint_freq, lo=1, integer=True)
     check_number("train.final_eval_seeds", cfg.train.final_eval_seeds, lo=0, hi=len(TEST_SEEDS), integer=True)
     check_choice("train.vec_env", cfg.train.vec_env, VEC_ENVS)
+    stock_mix = cfg.day.get("stock_mix")
+    if stock_mix is not None and (cfg.day.name != MIXED or cfg.algo.name != "ppo_jax"):
+        raise ConfigError(
+            f"day.stock_mix = {list(stock_mix)!r} with day={cfg.day.name}, algo={cfg.algo.name}: a stock mix is "
+            "implemented for day=mixed with algo=ppo_jax only (the JAX env draws the stock model per day); allowed "
+            "otherwise: day.stock_mix=null (the env's stock model, env.stock_process / env.stock_dwell_s)"
+        )
     spec = get_algo(cfg.algo.name)
     if spec.trainer is None:  # torch (SB3) learners; an algorithm with its own trainer checks its device in validate
         check_device(cfg.train.device)

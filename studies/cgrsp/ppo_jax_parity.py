@@ -22,8 +22,9 @@ reaches it when both the JAX test and the CGRSP-v0 confirmation say so. Rows are
 networks are reused); ``<out>/table.md`` is rewritten after each regime. Tuning belongs on the
 selection seeds (10 000 …), never on these test seeds.
 
-Not here yet: the generalist (the day mix × D ∈ {fresh, 300, 900, 3600}) needs the JAX env to
-take the day type and the stock model as data, not as static shapes; see docs/training.md.
+The generalist (the day mix × D ∈ {fresh, 300, 900, 3600}, one mixed batch) is judged by the
+sibling study :mod:`studies.cgrsp.ppo_jax_generalist` (``python -m studies generalist``), which
+reuses this module's training and per-regime judging.
 """
 
 from __future__ import annotations
@@ -103,8 +104,8 @@ def train_seeds(
         train_in_chunks,
     )
     from gpu_sched_agents.rl.ppo_jax.ppo import make_train
-    from gpu_sched_agents.rl.ppo_jax.run import hyper, validate_ppo_jax
-    from gpu_sched_env.cgrsp.jax import JaxCGRSP
+    from gpu_sched_agents.rl.ppo_jax.run import hyper, training_env, validate_ppo_jax
+    from gpu_sched_env.core.errors import ConfigError
 
     config = env_config(cfg)
     validate_ppo_jax(cfg, config)
@@ -112,7 +113,12 @@ def train_seeds(
     todo = [s for s in seeds if not paths[s].exists()]
     if not todo:
         return paths, 0.0
-    env = JaxCGRSP.from_config(config, records=False)
+    if select_every > 0 and cfg.day.name == "mixed":
+        raise ConfigError(
+            f"select_every = {select_every}: selection plays native days of one regime; day = 'mixed' (the "
+            "generalist) trains without it (0)"
+        )
+    env = training_env(cfg, config, records=False)  # day=mixed (the generalist): a mixed env
     hp = hyper(cfg)
     trainer = make_train(hp, env, env.default_params)
     every = max(1, select_every // hp.steps_per_update) if select_every > 0 else hp.n_updates

@@ -68,7 +68,6 @@ def scalar_tags(path):
         ),
         ("train.vec_env=subproc", r"train.vec_env = 'subproc': algo=ppo_jax steps its envs vmapped"),
         ("train.device=tpu", r"train.device = 'tpu' is not known; allowed: cpu, gpu"),
-        ("day=mixed", r"day = 'mixed'"),
         ("env.window=4", r"window"),  # the JAX env implements joint_heads' design only
     ],
 )
@@ -77,6 +76,66 @@ def test_bad_config_is_refused_before_anything_is_written(tmp_path, override, ma
     with pytest.raises(ConfigError, match=match):
         tr.train(cfg_for(run, override))
     assert not run.exists()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "match"),
+    [
+        (
+            ["day=mixed", "day.stock_mix=[fresh,stale]"],
+            r"day.stock_mix entry 'stale' is not a stock model; allowed: 'fresh'",
+        ),
+        (["day=mixed", "day.stock_mix=[fresh,-300]"], r"day.stock_mix entry '-300'"),
+        (["day=mixed", "day.stock_mix=[]"], r"day.stock_mix = \[\]: give a non-empty list"),
+        (["day=mixed", "day.stock_mix=[900,'900']"], r"repeats a stock model"),
+        (["day=hectic", "day.stock_mix=[fresh]"], r"implemented for day=mixed with algo=ppo_jax only"),
+    ],
+)
+def test_bad_stock_mix_is_refused_before_anything_is_written(tmp_path, overrides, match):
+    run = tmp_path / "runs" / "r"
+    with pytest.raises(ConfigError, match=match):
+        tr.train(cfg_for(run, *overrides))
+    assert not run.exists()
+
+
+def test_stock_mix_with_sb3_is_refused(tmp_path):
+    run = tmp_path / "r"
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        cfg = compose(
+            config_name="config", overrides=["algo=ppo", "day=mixed", "day.stock_mix=[fresh]", f"run_dir={run}"]
+        )
+    with pytest.raises(
+        ConfigError, match=r"day=mixed, algo=ppo: a stock mix is implemented for day=mixed with algo=ppo_jax"
+    ):
+        tr.train(cfg)
+    assert not run.exists()
+
+
+def test_generalist_experiment_composes():
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["experiment=generalist"])
+    assert cfg.algo.name == "ppo_jax" and cfg.day.name == "mixed"
+    assert list(cfg.day.stock_mix) == ["fresh", "300", "900", "3600"]
+
+
+def test_tiny_mixed_run_trains_on_the_mix_and_is_selected_on_hectic(tmp_path):
+    """day=mixed with a stock mix: trains (one vmapped batch of mixed days), selects on hectic, exports."""
+    import jax
+
+    from gpu_sched_agents.rl.ppo_jax.run import training_env
+
+    run = tmp_path / "mixed"
+    cfg = cfg_for(run, "day=mixed", "day.stock_mix=[fresh,900]", "train.final_eval_seeds=0")
+    config = tr.validate(cfg)
+    assert config.day == "hectic"  # the selection env, as experiment=month's
+    env = training_env(cfg, config)
+    assert [r.name for r in env.regimes][:2] == ["hectic_fresh", "hectic_D900"] and len(env.regimes) == 8
+    _, st = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(jax.random.PRNGKey(0), 64), env.default_params)
+    assert len(set(np.asarray(st.day.regime).tolist())) > 3  # one batch, many regimes
+    tr.train(cfg)
+    pol = NumpyPolicy.load(run / "final_model.npz")
+    assert pol.obs_dim == env.obs_dim and (run / "best.json").exists()
+    assert "train/value_loss" in scalar_tags(run / "tb" / "learned_1")
 
 
 def test_gpu_asked_without_one_is_a_clear_error(tmp_path):

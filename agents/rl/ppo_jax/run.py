@@ -106,15 +106,38 @@ def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
             f"train.vec_env = {t.vec_env!r}: algo=ppo_jax steps its envs vmapped in one process; use "
             "train.vec_env=dummy"
         )
-    if cfg.day.name == "mixed":
-        raise ConfigError("day = 'mixed': algo=ppo_jax trains on one day type; allowed: quiet, normal, hectic, surge")
     jax_device(str(t.device))
-    from gpu_sched_env.cgrsp.jax import RULES, JaxCGRSP
+    from gpu_sched_env.cgrsp.jax import RULES
 
     for rule in a.jax_eval_rules:
         check_choice("algo.jax_eval_rules[]", rule, RULES)
 
-    JaxCGRSP.from_config(config)  # ConfigError listing what the JAX env implements
+    training_env(cfg, config)  # ConfigError listing what the JAX env implements, or naming a bad stock mix entry
+
+
+def stock_mix(cfg: DictConfig, config: CGRSPEnvConfig) -> list[str]:
+    """``day.stock_mix``, or the env's own stock model as the one entry (``fresh`` or its dwell D [s])."""
+    given = cfg.day.get("stock_mix")
+    if given is not None:
+        return [str(x) for x in given]
+    p = config.sim_params()
+    return ["fresh" if p.stock_process == "fresh" else f"{p.stock_dwell_s:g}"]
+
+
+def training_env(cfg: DictConfig, config: CGRSPEnvConfig, **kwargs: Any) -> Any:
+    """The JAX env trained on: ``config``'s, or for ``day=mixed`` a mixed env (the month's day mix × the stock mix).
+
+    ``config`` is the evaluation env's (for ``day=mixed`` the hectic day, :func:`~gpu_sched_agents.rl.envs.env_config`);
+    the mixed env shares every other setting with it.
+    """
+    from gpu_sched_env.cgrsp.jax import JaxCGRSP
+
+    if cfg.day.name == "mixed":
+        from gpu_sched_env.cgrsp.jax.mix import regimes_of
+
+        regimes_of(stock_mix(cfg, config), field="day.stock_mix")  # the error names the Hydra field
+        return JaxCGRSP.mixed(config, stocks=stock_mix(cfg, config), **kwargs)
+    return JaxCGRSP.from_config(config, **kwargs)
 
 
 def load_policy(path: str | Path) -> NumpyPolicy:
@@ -223,7 +246,8 @@ def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: 
     from gpu_sched_env.cgrsp.jax import JaxCGRSP
 
     hp = hyper(cfg)
-    env = JaxCGRSP.from_config(config, records=False)  # training reads no per-job records
+    env = training_env(cfg, config, records=False)  # training reads no per-job records
+    eval_env = JaxCGRSP.from_config(config, records=False) if env.is_mixed else env  # the JAX rules' single regime
     device = jax_device(str(cfg.train.device))
     (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
     with jax.default_device(device):
@@ -280,7 +304,7 @@ def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: 
             in_jax = (
                 pool.submit(
                     final_jax_evaluation,
-                    env,
+                    eval_env,
                     load_policy(run_dir / "best_model.npz"),
                     n_jax,
                     run_dir,
@@ -298,4 +322,14 @@ def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: 
     return out
 
 
-__all__ = ["hyper", "jax_device", "load_policy", "load_runner", "save_runner", "train_ppo_jax", "validate_ppo_jax"]
+__all__ = [
+    "hyper",
+    "jax_device",
+    "load_policy",
+    "load_runner",
+    "save_runner",
+    "stock_mix",
+    "train_ppo_jax",
+    "training_env",
+    "validate_ppo_jax",
+]

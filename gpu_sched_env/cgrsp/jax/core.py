@@ -34,10 +34,10 @@ INF = float("inf")
 class Spec(NamedTuple):
     """Static sizes and switches (closed over by jit)."""
 
-    n: int  # jobs per day
+    n: int  # jobs per day (a mixed env: the largest day's; smaller days are padded)
     c: int  # slots
     t: int  # GPU types
-    markov: bool  # stock process
+    markov: bool | None  # stock process; None: per env, params.markov (a mixed env)
     n_iter: int  # unused since seg_search sizes its loop from the longest range (N); kept for env.py
 
 
@@ -170,7 +170,7 @@ def markov_init(spec: Spec, params: EnvParams, s: EnvState, dtype) -> tuple:
     day = day_of(s, params)
     z = jnp.zeros(spec.t, dtype)
     k = jnp.zeros(spec.t, jnp.int32)
-    if not spec.markov:
+    if spec.markov is False:
         return k, z, jnp.full(spec.t, INF, dtype), z
     if day.markov_times.shape[1]:  # materialised paths
         nxt = day.markov_times[:, 1] if day.markov_times.shape[1] > 1 else jnp.full(spec.t, INF, dtype)
@@ -180,7 +180,11 @@ def markov_init(spec: Spec, params: EnvParams, s: EnvState, dtype) -> tuple:
     u = jax.vmap(lambda kk: uniform(fold_in(kk, 0), None, dtype))(keys)
     e = jax.vmap(lambda kk: exponential(fold_in(kk, 1), dtype))(keys)
     lam = _lam(params, params.start_offset) + e
-    return k, u, _lam_inv(params, lam) - params.start_offset, lam
+    nxt = _lam_inv(params, lam) - params.start_offset
+    if spec.markov is None:  # mixed env: the fresh start where this env's stock is fresh (no redraw ever due)
+        m = params.markov
+        return k, jnp.where(m, u, z), jnp.where(m, nxt, INF), jnp.where(m, lam, z)
+    return k, u, nxt, lam
 
 
 def markov_sync(spec: Spec, params: EnvParams, day: Day, s: EnvState, t: jnp.ndarray) -> EnvState:
@@ -214,7 +218,11 @@ def markov_sync(spec: Spec, params: EnvParams, day: Day, s: EnvState, t: jnp.nda
 def draw_stock(spec: Spec, params: EnvParams, s: EnvState) -> EnvState:
     """The status of every type at this decision point (the reference's ``stock.levels(t)``)."""
     day = day_of(s, params)
-    if spec.markov:
+    if spec.markov is None:  # mixed env (native days): a fresh env's redraws are never due, its sync is a no-op
+        s = markov_sync(spec, params, day, s, s.t)
+        fresh = jax.random.uniform(jax.random.fold_in(jax.random.fold_in(day.key, 0), s.n_dec), (spec.t,), s.t.dtype)
+        u = jnp.where(params.markov, s.mk_u, fresh)
+    elif spec.markov:
         s = markov_sync(spec, params, day, s, s.t)
         u = s.mk_u
     elif day.fresh_u.shape[0]:

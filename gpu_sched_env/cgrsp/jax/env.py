@@ -10,7 +10,8 @@ Supported (anything else raises ConfigError when the env is built): ``action_mod
 ``window_by="class"``, ``order="spt"``, ``window=3``, ``hold="event"``, ``shaping="none"``,
 every reward preset and weight, ``reward_scale``, ``features`` basic or model, any
 ``slot_rows``; every simulator parameter with both stock processes, except traces and class
-estimates that tie (SPT's order of the classes must be strict).
+estimates that tie (SPT's order of the classes must be strict). :meth:`JaxCGRSP.mixed` makes
+the day type and the stock model per-env data (:mod:`.mix`).
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from gpu_sched_env.cgrsp.day import MaterialisedDay, materialise
 from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.jax import core
 from gpu_sched_env.cgrsp.jax.generator import day_arrays, sample_day
+from gpu_sched_env.cgrsp.jax.mix import GENERALIST_STOCKS, Regime, draw_regime, mix_params, regimes_of, resolve, row_of
 from gpu_sched_env.cgrsp.jax.obs import action_mask, observe, window
-from gpu_sched_env.cgrsp.jax.types import N_SUB, REWARD_PARTS, Day, EnvParams, EnvState, make_params
+from gpu_sched_env.cgrsp.jax.types import N_SUB, REWARD_PARTS, Day, EnvParams, EnvState, make_params, times_inv_n
 from gpu_sched_env.core.errors import ConfigError, check_number
 
 # what the JAX env implements: setting -> allowed values (None: any value CGRSPEnvConfig accepts)
@@ -87,7 +89,13 @@ class JaxCGRSP:
     functions to compose into larger jitted programs). An illegal action is not checked.
     """
 
-    def __init__(self, cfg: CGRSPEnvConfig, dtype: Any = None, records: bool = True) -> None:
+    def __init__(
+        self,
+        cfg: CGRSPEnvConfig,
+        dtype: Any = None,
+        records: bool = True,
+        mix: tuple[list[Regime], np.ndarray] | None = None,
+    ) -> None:
         check_supported(cfg)
         self.records = bool(records)
         self.cfg = cfg
@@ -101,11 +109,17 @@ class JaxCGRSP:
             raise ConfigError(f"dtype = {dtype!r} is not allowed; allowed: float32, float64")
         fl = Fleet.from_params(p)
         n = int(p.n_jobs)
+        self.regimes: list[Regime] | None = None
+        if mix is not None:  # a mixed env: the regimes' params as data, the days padded to the largest
+            for r in mix[0]:
+                check_supported(r.config(cfg))
+            self.regimes = list(mix[0])
+            mixed_params, n = mix_params(cfg, mix[0], mix[1], self.dtype)
         self.spec = core.Spec(
             n=n,
             c=p.c_max,
             t=fl.n_types,
-            markov=p.stock_process == "markov",
+            markov=None if mix is not None else p.stock_process == "markov",
             n_iter=int(math.ceil(math.log2(n + 1))) + 1,
         )
         est = [row[fl.nominal_type] for row in fl.wbar]
@@ -113,7 +127,7 @@ class JaxCGRSP:
         self.K = cfg.window
         self.rows = cfg.slot_rows or p.c_max
         self.model = cfg.features == "model"
-        self.default_params: EnvParams = make_params(p, cfg, self.dtype)
+        self.default_params: EnvParams = mixed_params if mix is not None else make_params(p, cfg, self.dtype)
         self.n_actions = self.K * p.c_max + 1
         self.wait_action = self.n_actions - 1
         t = fl.n_types
@@ -143,6 +157,29 @@ class JaxCGRSP:
         cfg = as_env_config(cfg)
         return cls(cfg.replace(**kwargs) if kwargs else cfg, dtype, records)
 
+    @classmethod
+    def mixed(
+        cls,
+        cfg: CGRSPEnvConfig | Mapping[str, Any] | None = None,
+        stocks: tuple | list = GENERALIST_STOCKS,
+        days: Mapping[str, float] | None = None,
+        dtype: Any = None,
+        records: bool = True,
+    ) -> JaxCGRSP:
+        """A mixed env: each native day's day type and stock model drawn per env (:mod:`.mix`).
+
+        ``stocks``: ``"fresh"`` and/or Markov dwells D [s], drawn uniformly; ``days``: day type →
+        weight (default the month's 4 hectic, 3 surge, 18 normal, 5 quiet). Every other setting
+        is ``cfg``'s; ``sim_params`` stays ``cfg``'s day (the one evaluations play). Days are
+        native only (``reset``, ``with_pool``); ``env.regimes[day.regime]`` names a day's regime.
+        """
+        return cls(as_env_config(cfg), dtype, records, mix=regimes_of(stocks, days))
+
+    @property
+    def is_mixed(self) -> bool:
+        """Whether the day type and the stock model are per-env data (:meth:`mixed`)."""
+        return self.regimes is not None
+
     # ------------------------------------------------------------------ days
     def materialise(self, seed: int) -> Day:
         """The reference's draws of run ``seed`` as a :class:`Day` (for :meth:`reset_to_day`)."""
@@ -150,7 +187,20 @@ class JaxCGRSP:
 
     def day_of(self, day: MaterialisedDay) -> Day:
         """A :class:`~gpu_sched_env.cgrsp.day.MaterialisedDay` as a :class:`Day`."""
+        if self.is_mixed:
+            raise ConfigError(
+                "a mixed env plays native days only (reset, with_pool); play a materialised day on the single-regime "
+                "env of its day type and stock model (JaxCGRSP.from_config)"
+            )
         return day_arrays(day, self.default_params)
+
+    def _sample(self, key: jax.Array, params: EnvParams) -> Day:
+        """A native day (a mixed env: its regime drawn from the mix first, the day padded to N)."""
+        if params.mix is None:
+            return sample_day(key, params, self.spec.n, self.spec.t)
+        k_r, k_d = jax.random.split(key)
+        r = draw_regime(k_r, params)
+        return sample_day(k_d, row_of(params, r), self.spec.n, self.spec.t, regime=r)
 
     def with_pool(self, key: jax.Array, params: EnvParams, size: int) -> EnvParams:
         """``params`` with a pool of ``size`` natively sampled days: :meth:`reset` then draws a row of it.
@@ -159,7 +209,7 @@ class JaxCGRSP:
         O(N); redraw the pool (a new ``key``) as often as fresh days are wanted.
         """
         size = int(check_number("size", size, lo=1, integer=True))
-        pool = jax.jit(jax.vmap(lambda k: sample_day(k, params, self.spec.n, self.spec.t)))(jax.random.split(key, size))
+        pool = jax.jit(jax.vmap(lambda k: self._sample(k, params)))(jax.random.split(key, size))
         params = params.replace(pool=pool, pool_start=None)
         starts = jax.jit(jax.vmap(lambda i: self._start_state(self._empty_day(params), i, params)))(
             jnp.arange(size, dtype=jnp.int32)
@@ -172,9 +222,7 @@ class JaxCGRSP:
 
     def _reset_state(self, key: jax.Array, params: EnvParams) -> EnvState:
         if params.pool is None:
-            return self._start_state(
-                sample_day(key, params, self.spec.n, self.spec.t), jnp.zeros((), jnp.int32), params
-            )
+            return self._start_state(self._sample(key, params), jnp.zeros((), jnp.int32), params)
         idx = core.pool_row(key, params.pool.submit.shape[0])
         if params.pool_start is not None:  # precomputed by with_pool: a reset is a gather of small fields
             return jax.tree_util.tree_map(lambda a: a[idx], params.pool_start)
@@ -230,6 +278,7 @@ class JaxCGRSP:
             done=jnp.zeros((), bool),
             n_steps=i0,
         )
+        params = resolve(s, params)
         mk = core.markov_init(sp, params, s, dt)
         s = s.replace(mk_k=mk[0], mk_u=mk[1], mk_next=mk[2], mk_lam=mk[3])
         s, _, _ = core.advance(sp, params, s, jnp.ones((), bool))  # to the first arrival: nothing booked counts
@@ -239,15 +288,18 @@ class JaxCGRSP:
         return window(s, params, self.class_order, self.K, self.spec.n)
 
     def _obs(self, s: EnvState, params: EnvParams) -> jnp.ndarray:
+        params = resolve(s, params)
         wj, ws, k = self._window(s, params)
         return observe(self.spec, params, s, wj, ws, k, self.K, self.rows, self.model)
 
     def _action_mask(self, s: EnvState, params: EnvParams | None = None) -> jnp.ndarray:
-        _, _, k = self._window(s, self.default_params if params is None else params)
-        return action_mask(self.spec, s, self.K, k)
+        params = resolve(s, self.default_params if params is None else params)
+        _, _, k = self._window(s, params)
+        return action_mask(self.spec, s, self.K, k, params if self.is_mixed else None)
 
     def _step(self, key: jax.Array, s: EnvState, action: jnp.ndarray, params: EnvParams) -> tuple:
         """One joint action (no auto-reset). An illegal action is the caller's fault: it is not checked here."""
+        params = resolve(s, params)
         c = self.spec.c
         a = jnp.asarray(action, jnp.int32)
         wait = a >= self.K * c
@@ -260,6 +312,7 @@ class JaxCGRSP:
 
         Subqueue ``q`` holds class ``q // 2``, tight when ``q % 2``; ``a = 6·C`` waits.
         """
+        params = resolve(s, params)
         c = self.spec.c
         a = jnp.asarray(action, jnp.int32)
         wait = a >= N_SUB * c
@@ -285,15 +338,20 @@ class JaxCGRSP:
             n_steps=s.n_steps + 1,
         )
         n = sp.n
+        if params.n_jobs is None:
+            mean_wait, miss_pct = s.sum_wait / n / 60.0, 100.0 * s.n_miss / n
+        else:  # a mixed env: the regime's count is data (times_inv_n: the same bits as the constant's)
+            mean_wait = times_inv_n(s.sum_wait, params, den=60.0)
+            miss_pct = times_inv_n(s.n_miss.astype(s.sum_wait.dtype), params, num=100.0)
         info = {
             "job": job,
             "slot": jnp.where(do, slot, -1),
             "t": s.t,
             "dt": s.t - t0,
             "reward_raw": raw,
-            "mean_wait_min": s.sum_wait / n / 60.0,
+            "mean_wait_min": mean_wait,
             "miss": s.n_miss,
-            "miss_pct": 100.0 * s.n_miss / n,
+            "miss_pct": miss_pct,
             "tight_miss": s.n_tight_miss,
             "cost_usd": s.cost,
             "provisioning_delay_h": s.sum_delay / 3600.0,
@@ -308,11 +366,12 @@ class JaxCGRSP:
         with a pool (:meth:`with_pool`) and ``records=False``: the reset then copies no
         N-sized array; without a pool every step samples a day (O(N) per env and step).
         """
+        p_s = resolve(s, params)  # the finished day's regime; the new day may be another's
         c = self.spec.c
         a = jnp.asarray(action, jnp.int32)
         wait = a >= self.K * c
-        _, ws, _ = self._window(s, params)
-        s, reward, info = self._move(s, params, jnp.where(wait, -1, ws[jnp.clip(a // c, 0, self.K - 1)]), a % c, ~wait)
+        _, ws, _ = self._window(s, p_s)
+        s, reward, info = self._move(s, p_s, jnp.where(wait, -1, ws[jnp.clip(a // c, 0, self.K - 1)]), a % c, ~wait)
         done = s.done
         s_r = self._reset_state(key, params)
         s = jax.tree_util.tree_map(lambda x, y: jnp.where(done, x, y), s_r, s)

@@ -19,14 +19,22 @@ from gpu_sched_env.cgrsp.day import MaterialisedDay
 from gpu_sched_env.cgrsp.jax.types import N_SUB, Day, EnvParams
 
 
-def build_day(key, submit, cx, tight, runtime, prov_q, params: EnvParams, fresh_u, markov_times, markov_us) -> Day:
-    """A :class:`Day` from the job draws (deadlines and the subqueue orders derived here)."""
+def build_day(
+    key, submit, cx, tight, runtime, prov_q, params: EnvParams, fresh_u, markov_times, markov_us, regime=None
+) -> Day:
+    """A :class:`Day` from the job draws (deadlines and the subqueue orders derived here).
+
+    ``regime`` (a mixed env's days): padded jobs (submit +inf) sort after every subqueue, so
+    ``sub_off[-1]`` is the real job count and the segments hold real jobs only.
+    """
     cx = cx.astype(jnp.int32)
     tight = tight.astype(bool)
     deadline = submit + jnp.where(tight, params.windows[1], params.windows[0])
     sub = 2 * cx + tight.astype(jnp.int32)
+    if regime is not None:
+        sub = jnp.where(jnp.isinf(submit), N_SUB, sub)  # a seventh, never-read segment at the end
     order = jnp.argsort(sub, stable=True).astype(jnp.int32)  # ids are in submit order: stable keeps it per subqueue
-    counts = jnp.bincount(sub, length=N_SUB)
+    counts = jnp.bincount(sub, length=N_SUB + 1)[:N_SUB] if regime is not None else jnp.bincount(sub, length=N_SUB)
     off = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(counts).astype(jnp.int32)])
     zero = jnp.zeros(1, submit.dtype)
     seg_submit = submit[order]
@@ -47,14 +55,22 @@ def build_day(key, submit, cx, tight, runtime, prov_q, params: EnvParams, fresh_
         fresh_u=fresh_u,
         markov_times=markov_times,
         markov_us=markov_us,
+        regime=regime,
     )
 
 
-def sample_day(key: jax.Array, params: EnvParams, n: int, n_types: int) -> Day:
-    """A day of ``n`` jobs drawn natively (stock statuses are drawn lazily from the day's key)."""
+def sample_day(key: jax.Array, params: EnvParams, n: int, n_types: int, regime=None) -> Day:
+    """A day of ``n`` jobs drawn natively (stock statuses are drawn lazily from the day's key).
+
+    ``regime`` (a mixed env: ``params`` are that regime's, :func:`~gpu_sched_env.cgrsp.jax.mix.resolve`):
+    only the first ``params.n_jobs`` jobs are real, the rest of the ``n`` rows are padding that never
+    arrives (submit +inf). The real jobs follow the same laws as an unpadded day's (not the same draws).
+    """
     dt = params.wbar.dtype
     k_arr, k_cx, k_tight, k_rt, k_prov, k_day = jax.random.split(key, 6)
     submit = jnp.cumsum(jax.random.exponential(k_arr, (n,), dt) / params.arrival_rate)
+    if regime is not None:
+        submit = jnp.where(jnp.arange(n) < params.n_jobs, submit, jnp.inf)
     cx = jax.random.choice(k_cx, 3, (n,), p=params.complexity_probs)
     tight = jax.random.uniform(k_tight, (n,), dt) < params.tight_fraction
     sigma = params.runtime_sigma
@@ -62,7 +78,7 @@ def sample_day(key: jax.Array, params: EnvParams, n: int, n_types: int) -> Day:
     runtime = jnp.exp(mu + sigma * jax.random.normal(k_rt, (n, n_types), dt))
     prov_q = jax.random.uniform(k_prov, (n,), dt)
     empty = jnp.zeros((0, n_types), dt)
-    return build_day(k_day, submit, cx, tight, runtime, prov_q, params, empty, empty.T, empty.T)
+    return build_day(k_day, submit, cx, tight, runtime, prov_q, params, empty, empty.T, empty.T, regime)
 
 
 def day_arrays(day: MaterialisedDay, params: EnvParams) -> Day:

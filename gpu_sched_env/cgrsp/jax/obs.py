@@ -19,7 +19,7 @@ import math
 import jax.numpy as jnp
 
 from gpu_sched_env.cgrsp.jax.core import INF, Spec, band_of, n_idle, n_waiting, seg_search
-from gpu_sched_env.cgrsp.jax.types import N_SUB, EnvParams, EnvState, day_of, flat
+from gpu_sched_env.cgrsp.jax.types import N_SUB, EnvParams, EnvState, day_of, flat, n_jobs_of, per_job
 from gpu_sched_env.cgrsp.obs import CR_CLIP, HOUR, LAX_BINS, MODEL_CLIP_MIN, WAIT_CLIP
 from gpu_sched_env.cgrsp.stock import MIN_GAP_S
 
@@ -57,12 +57,15 @@ def window(
     return win_j, win_s, jnp.minimum(jnp.sum(present), k)
 
 
-def action_mask(spec: Spec, s: EnvState, k: int, n_win: jnp.ndarray) -> jnp.ndarray:
-    """CGRSP-v0's joint mask: window position × idle slot, then *wait* while a future event exists."""
+def action_mask(spec: Spec, s: EnvState, k: int, n_win: jnp.ndarray, params: EnvParams | None = None) -> jnp.ndarray:
+    """CGRSP-v0's joint mask: window position × idle slot, then *wait* while a future event exists.
+
+    ``params`` is needed for a mixed env only (the day's job count is data there).
+    """
     idle = s.slot_job < 0
     ok = (n_win > 0) & (n_idle(s) > 0)
     pairs = (jnp.arange(k)[:, None] < n_win) & idle[None, :]
-    future = (s.n_arrived < spec.n) | jnp.any(~idle)
+    future = (s.n_arrived < (spec.n if params is None else n_jobs_of(spec.n, params))) | jnp.any(~idle)
     return jnp.concatenate([(pairs & ok).reshape(-1), jnp.atleast_1d(future & ok)])
 
 
@@ -79,7 +82,7 @@ def expected_free(params: EnvParams, s: EnvState, busy: jnp.ndarray) -> jnp.ndar
 def next_event_gap(spec: Spec, params: EnvParams, s: EnvState, busy: jnp.ndarray) -> jnp.ndarray:
     """:func:`gpu_sched_env.cgrsp.stock.next_event_gap` with ``busy`` as the busy slots."""
     gap = jnp.min(jnp.where(busy, expected_free(params, s, busy) - s.t, INF))
-    gap = jnp.where(s.n_arrived < spec.n, jnp.minimum(gap, 1.0 / params.arrival_rate), gap)
+    gap = jnp.where(s.n_arrived < n_jobs_of(spec.n, params), jnp.minimum(gap, 1.0 / params.arrival_rate), gap)
     return jnp.maximum(gap, MIN_GAP_S)
 
 
@@ -149,7 +152,7 @@ def observe(
     sum_sub = jnp.sum(day.seg_cum_submit[jnp.maximum(hi, lo)] - day.seg_cum_submit[lo])
     cls_cnt = cnt.reshape(3, 2).sum(axis=1).astype(dt)
     nbf = jnp.maximum(nb, 1).astype(dt)
-    log_n = math.log1p(spec.n)
+    log_n = math.log1p(spec.n) if params.log_n is None else params.log_n
     bey = jnp.concatenate(
         [
             jnp.atleast_1d(jnp.log1p(nb.astype(dt)) / log_n),
@@ -186,8 +189,8 @@ def observe(
             jnp.sin(2 * math.pi * hour / 24.0),
             jnp.cos(2 * math.pi * hour / 24.0),
             jnp.log1p(q.astype(dt)) / log_n,
-            s.n_arrived / spec.n,
-            s.n_completed / spec.n,
+            per_job(s.n_arrived, spec.n, params),  # a mixed env: the regime's count (data)
+            per_job(s.n_completed, spec.n, params),
             n_idle(s) / C,
             params.rho_feat,
             jnp.minimum(WAIT_CLIP, backlog / (C * HOUR)),
@@ -200,7 +203,7 @@ def observe(
         m = jnp.stack(
             [
                 params.delay_mean[s.stock],
-                defer_cost(params, band, gap, spec.markov),
+                defer_cost(params, band, gap, spec.markov is not False),  # mixed: redraw_wait is 0 under fresh stock
                 params.expected_delay[band],
                 params.level_probs[band, :, 0],
                 params.level_probs[band, :, 1],

@@ -48,6 +48,7 @@ class Day:
     fresh_u: jnp.ndarray  # f[M, T]
     markov_times: jnp.ndarray  # f[T, P]
     markov_us: jnp.ndarray  # f[T, P]
+    regime: jnp.ndarray | None = None  # i32 row of params.mix.table (mixed envs only; None otherwise)
 
 
 @struct.dataclass
@@ -129,6 +130,19 @@ class EnvParams:
     ttf_h: jnp.ndarray  # f time-to-free bound [h]
     pool: Day | None = None  # days with a leading pool axis (JaxCGRSP.with_pool), or None
     pool_start: EnvState | None = None  # each pool day's state at its first decision point (a reset is a gather)
+    # mixed envs (gpu_sched_env.cgrsp.jax.mix): the per-regime quantities a static Spec holds otherwise
+    n_jobs: jnp.ndarray | None = None  # i32 the day's real job count (the rest of the N rows is padding)
+    log_n: jnp.ndarray | None = None  # f log1p(n_jobs), as the reference's observation scales counts
+    markov: jnp.ndarray | None = None  # bool Markov stock (else fresh)
+    mix: Mix | None = None  # the regimes' table (unresolved params of a mixed env), or None
+
+
+@struct.dataclass
+class Mix:
+    """The regimes of a mixed env: one :class:`EnvParams` row per (day type, stock model) and its probability."""
+
+    table: EnvParams  # every field with a leading regime axis R
+    probs: jnp.ndarray  # f[R], sums to 1
 
 
 class _Row:
@@ -155,7 +169,9 @@ class PoolDay:
 
     def __getattr__(self, name: str):
         a = getattr(self._pool, name)
-        return a[self._idx] if name == "key" else _Row(a, self._idx)
+        if a is None:  # an optional field the pool does not carry (regime of a single-regime pool)
+            return None
+        return a[self._idx] if name in ("key", "regime") else _Row(a, self._idx)
 
 
 def day_of(s: EnvState, params: EnvParams) -> Day | PoolDay:
@@ -163,6 +179,29 @@ def day_of(s: EnvState, params: EnvParams) -> Day | PoolDay:
     if s.day.submit.shape[0] == 0 and params.pool is not None:
         return PoolDay(params.pool, s.day_idx)
     return s.day
+
+
+def n_jobs_of(n: int, params: EnvParams):
+    """The day's job count: the static ``n`` of a single-regime env, the regime's (data) in a mixed env."""
+    return n if params.n_jobs is None else params.n_jobs
+
+
+def per_job(x: jnp.ndarray, n: int, params: EnvParams) -> jnp.ndarray:
+    """``x / n_jobs``: by the static ``n``, or (a mixed env) by the regime's count, to the same bits."""
+    return x / n if params.n_jobs is None else times_inv_n(x, params)
+
+
+def times_inv_n(x: jnp.ndarray, params: EnvParams, num: float = 1.0, den: float = 1.0) -> jnp.ndarray:
+    """``x · num / (n_jobs · den)`` of a mixed env, as XLA computes ``x · num / n / den`` for a constant ``n``.
+
+    XLA folds a division by constants into a product with one rounded constant
+    (``x / 950 / 60`` becomes ``x · (1/57000)``); a mixed env's count is data, so it forms that
+    constant itself, rounded in the quotient's dtype (float32 for an int32 ``x``, as ``jnp``
+    divides it): the same bits (tests/cgrsp/jax/test_mixed.py checks every step of whole days).
+    """
+    x = jnp.asarray(x)
+    dt = jnp.float32 if jnp.issubdtype(x.dtype, jnp.integer) else x.dtype
+    return x * (jnp.asarray(num, dt) / (params.n_jobs.astype(dt) * jnp.asarray(den, dt)))
 
 
 def flat(x) -> tuple[jnp.ndarray, jnp.ndarray | int]:
@@ -225,4 +264,18 @@ def make_params(p: CGRSPParams, cfg, dtype) -> EnvParams:
     )
 
 
-__all__ = ["N_SUB", "REWARD_PARTS", "Day", "EnvParams", "EnvState", "PoolDay", "day_of", "flat", "make_params"]
+__all__ = [
+    "N_SUB",
+    "REWARD_PARTS",
+    "Day",
+    "EnvParams",
+    "EnvState",
+    "Mix",
+    "PoolDay",
+    "day_of",
+    "flat",
+    "make_params",
+    "n_jobs_of",
+    "per_job",
+    "times_inv_n",
+]

@@ -1,0 +1,293 @@
+"""The generalist (issue #28, item 5): one ``algo=ppo_jax`` policy for the day mix × the stock models.
+
+    python -m studies generalist --budget 2000000 --out runs/ppo_jax_generalist
+
+Each training seed (default 0-3, from scratch, no teacher) trains one policy on
+``experiment=generalist``: every training day's type drawn from the month's mix (4 hectic,
+3 surge, 18 normal, 5 quiet of 30) and its stock model from ``--stock-mix`` (default fresh and
+Markov D = 300, 900, 3600 s), in one vmapped batch (:mod:`gpu_sched_env.cgrsp.jax.mix`); model
+selection is not used: the final network is exported (``<out>/generalist_b<budget>/seed<k>.npz``,
+a NumPy policy) and judged
+
+* per regime (hectic / surge × fresh / D = 900 s), exactly as
+  :mod:`studies.cgrsp.ppo_jax_parity` judges its per-regime learners: in JAX on ``--jax-days``
+  native days paired with the JAX rule, and through CGRSP-v0 on ``--confirm-days`` test seeds
+  against the deferring rule re-chosen per regime on those seeds;
+* on the month protocol (:mod:`gpu_sched_agents.rl.month`, as ``evaluate.py RUN --month``):
+  ``--reps`` replications × 30 days of the mix through CGRSP-v0, under each ``--month-stocks``
+  stock model, against every deferring rule on the same days; the best rule is the one with the
+  lowest monthly miss, then wait; paired over replications.
+
+The generalist criterion (the issue's): within 2 % of the best rule in every regime and on the
+month, read here as the upper 95 % bound of the paired (learned − rule) mean wait ≤ 2 % of the
+rule's wait with the learned miss % not above the rule's, in every regime (both judges) and
+every month stock. Rows are appended to ``<out>/rows.csv`` (regimes) and ``<out>/month.csv``
+(months) and skipped when present (resumable; trained networks and the rules' days are
+reused); ``<out>/table.md`` is rewritten after each step. Test seeds only judge: nothing is tuned
+on them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
+from studies.cgrsp import ppo_jax_parity as parity
+
+WITHIN = 0.02  # the generalist's margin: 2 % of the best rule's mean wait
+FLOOR_MIN = 0.05  # ... and never below the parity criterion's 0.05 min (surge's rule waits ~0.3 min)
+MONTH_STOCKS = ("fresh", "900")
+LABEL = "ppo_jax"
+
+
+def generalist_config(
+    budget: int, stock_mix: Sequence[str], n_envs: int | None, n_steps: int | None, extra: Sequence[str] = ()
+) -> Any:
+    """The composed ``experiment=generalist`` config with ``budget`` steps per seed and the stock mix."""
+    from studies.conf import compose_config
+
+    over = [f"train.n_envs={n_envs}"] if n_envs else []
+    over += [f"algo.n_steps={n_steps}"] if n_steps else []
+    mix = ",".join(f"'{s}'" for s in stock_mix)
+    cfg = compose_config(
+        "experiment=generalist",
+        f"day.stock_mix=[{mix}]",
+        "run_dir=/tmp/unused",
+        f"train.total_timesteps={budget}",
+        *over,
+        *extra,
+    )
+    if n_envs or n_steps:  # as the parity study: four minibatches per epoch (or one when 4 does not divide it)
+        rollout = int(cfg.train.n_envs) * int(cfg.algo.n_steps)
+        cfg.algo.batch_size = rollout // 4 if rollout % 4 == 0 else rollout
+    return cfg
+
+
+def within(wait_ci_high: float, rule_wait: float, miss_diff: float, frac: float = WITHIN) -> bool:
+    """The generalist criterion on one paired comparison (learned − rule).
+
+    The upper 95 % bound of the wait difference ≤ max(``frac`` of the rule's wait,
+    :data:`FLOOR_MIN`), and the miss not higher.
+    """
+    return bool(wait_ci_high <= max(frac * rule_wait, FLOOR_MIN) and miss_diff <= 0)
+
+
+def with_verdicts(regimes: pd.DataFrame, months: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The criterion's columns, computed from the stored numbers (so every table applies the current criterion)."""
+    regimes, months = regimes.copy(), months.copy()
+    if len(regimes):
+        for j in ("jax", "v0"):
+            regimes[f"{j}_within"] = [
+                within(h, w, m)
+                for h, w, m in zip(regimes[f"{j}_wait_ci_high"], regimes[f"{j}_rule_wait"], regimes[f"{j}_miss_diff"])
+            ]
+        regimes["v0_ratio"] = regimes.v0_learned_wait / regimes.v0_rule_wait
+        regimes["within"] = regimes.jax_within & regimes.v0_within
+    if len(months):
+        months["ratio"] = months.learned_wait / months.rule_wait
+        months["within"] = [within(h, w, m) for h, w, m in zip(months.wait_ci_high, months.rule_wait, months.miss_diff)]
+    return regimes, months
+
+
+def month_rules(config: Any, reps: int, out: Path, workers: int) -> pd.DataFrame:
+    """The deferring rules' month days under ``config``'s stock model (cached in ``out``)."""
+    from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
+    from gpu_sched_agents.rl.month import month_days
+    from gpu_sched_env.cgrsp.batch import run_grid
+
+    path = out / f"month_rules_{reps}reps.csv"
+    if path.exists():
+        return pd.read_csv(path)
+    plan = month_days(range(reps))
+    parts = []
+    for day, g in plan.groupby("day", sort=False):
+        heur = run_grid(
+            list(EXTENSIONS),
+            g.seed.tolist(),
+            day=day,
+            params=dict(config.params),
+            executor="process" if workers > 1 else "serial",
+            workers=workers,
+            progress=False,
+        )
+        parts.append(heur.join(g.set_index("seed")[["rep", "day_index"]], on="seed"))
+    runs = pd.concat(parts, ignore_index=True)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_table(path, runs)
+    return runs
+
+
+def month_row(policy: Path, config: Any, rules: pd.DataFrame, reps: int) -> dict[str, Any]:
+    """The learned policy's months against the best deferring rule (lowest monthly miss, then wait)."""
+    from gpu_sched_agents.rl.month import month_days, month_totals
+    from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy
+    from gpu_sched_env.cgrsp.evaluation import evaluate
+    from gpu_sched_env.core.stats import mean_ci
+
+    pol = NumpyPolicy.load(policy)
+    plan = month_days(range(reps))
+    own = []
+    for day, g in plan.groupby("day", sort=False):
+        seeds = g.seed.tolist()
+        df = evaluate(pol, config.replace(day=day), seeds).assign(seed=seeds, policy=LABEL)
+        own.append(df.join(g.set_index("seed")[["rep", "day_index"]], on="seed"))
+    tot = month_totals(pd.concat([*own, rules], ignore_index=True))
+    means = tot.groupby("policy")[["miss_pct", "mean_wait_min"]].mean()
+    rule_names = [p for p in means.index if p != LABEL]
+    best = min(rule_names, key=lambda r: (round(means.loc[r, "miss_pct"], 9), means.loc[r, "mean_wait_min"]))
+    wide = tot.pivot(index="rep", columns="policy", values="mean_wait_min").sort_index()
+    miss = tot.pivot(index="rep", columns="policy", values="miss_pct").sort_index()
+    ci = mean_ci((wide[LABEL] - wide[best]).to_numpy())
+    row = {
+        "reps": reps,
+        "learned_wait": wide[LABEL].mean(),
+        "rule": best,
+        "rule_wait": wide[best].mean(),
+        "wait_diff": ci.mean,
+        "wait_ci_high": ci.mean + ci.half_width,
+        "miss_diff": miss[LABEL].mean() - miss[best].mean(),
+    }
+    return row
+
+
+def judge_regimes(
+    paths: dict[int, Path], budget: int, jax_days: int, confirm_days: int, workers: int, out: Path
+) -> list[dict[str, Any]]:
+    """Per seed and regime: the parity study's judgement of the generalist, with the 2 % criterion."""
+    rows = []
+    for regime in parity.REGIMES:
+        cfg = parity.regime_config(regime, budget)
+        folder = out / "judge" / regime  # the rules' days: shared by every seed and budget
+        folder.mkdir(parents=True, exist_ok=True)
+        rows += parity.evaluate_regime(regime, cfg, paths, jax_days, confirm_days, workers, folder)
+    return rows
+
+
+def table_text(regimes: pd.DataFrame, months: pd.DataFrame) -> str:
+    """Markdown: per seed and regime, per seed and month stock, and whether each seed meets the criterion."""
+    regimes, months = with_verdicts(regimes, months)
+    parts = ["# The ppo_jax generalist vs the best rule, per regime and on the month\n"]
+    parts.append(
+        "Wait in minutes; diff = learned − rule (paired); ci_high = its upper 95 % bound; within = ci_high ≤ "
+        "max(2 % of the rule's wait, 0.05 min) and miss not higher (in both judges for a regime).\n"
+    )
+    if len(regimes):
+        cols = [
+            "seed",
+            "budget",
+            "regime",
+            "jax_learned_wait",
+            "jax_rule_wait",
+            "jax_wait_ci_high",
+            "jax_miss_diff",
+            "v0_rule",
+            "v0_learned_wait",
+            "v0_rule_wait",
+            "v0_ratio",
+            "v0_wait_ci_high",
+            "v0_miss_diff",
+            "within",
+        ]
+        parts.append("## Per regime\n\n```\n" + regimes[cols].to_string(index=False, float_format=_f) + "\n```\n")
+    if len(months):
+        cols = ["seed", "budget", "stock", "reps", "learned_wait", "rule", "rule_wait", "ratio", "wait_ci_high"]
+        cols += ["miss_diff", "within"]
+        parts.append("## Month protocol\n\n```\n" + months[cols].to_string(index=False, float_format=_f) + "\n```\n")
+    lines = []
+    for (seed, budget), g in regimes.groupby(["seed", "budget"]) if len(regimes) else []:
+        m = months[(months.seed == seed) & (months.budget == budget)] if len(months) else months
+        ok = bool(g.within.all()) and len(m) > 0 and bool(m.within.all())
+        worst = max([*g.v0_ratio.tolist(), *(m.ratio.tolist() if len(m) else [])])
+        lines.append(
+            f"- seed {seed}, {budget} steps: within 2 % in {int(g.within.sum())} of {len(g)} regimes and "
+            f"{int(m.within.sum()) if len(m) else 0} of {len(m)} months; worst learned/rule wait ratio "
+            f"{worst:.3f} (point estimates): generalist criterion {'met' if ok else 'NOT met'}"
+        )
+    return "\n".join(parts) + "\n" + "\n".join(lines) + "\n"
+
+
+def _f(x: float) -> str:
+    return f"{x:.3f}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Train, judge and tabulate (resumable); returns the exit status."""
+    from gpu_sched_agents.rl.envs import env_config
+    from gpu_sched_env.cgrsp.jax.mix import GENERALIST_STOCKS, parse_stock, regimes_of
+    from gpu_sched_env.cgrsp.jax.rules import RULES  # noqa: F401  (JAX present: fail before training)
+    from gpu_sched_env.core.errors import ConfigError
+
+    ap = argparse.ArgumentParser(prog="python -m studies generalist", description=__doc__.splitlines()[0])
+    ap.add_argument("--budget", type=int, required=True, help="training steps per seed")
+    ap.add_argument("--out", type=Path, required=True, help="output folder (rows.csv, month.csv, table.md, networks)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
+    ap.add_argument("--stock-mix", nargs="+", default=list(GENERALIST_STOCKS), help="fresh and/or Markov dwells D [s]")
+    ap.add_argument("--jax-days", type=int, default=1000, help="native JAX test days per regime")
+    ap.add_argument("--confirm-days", type=int, default=100, help="CGRSP-v0 test seeds per regime")
+    ap.add_argument("--reps", type=int, default=10, help="month replications (30 days each)")
+    ap.add_argument("--month-stocks", nargs="+", default=list(MONTH_STOCKS), help="stock models of the month runs")
+    ap.add_argument("--n-envs", type=int, default=None, help="envs per seed (default: the shipped train.n_envs)")
+    ap.add_argument("--n-steps", type=int, default=None, help="steps per env per update (default: algo.n_steps)")
+    ap.add_argument("--workers", type=int, default=1, help="processes for the CGRSP-v0 days")
+    ap.add_argument("--override", nargs="*", default=[], help="extra Hydra overrides (tuned on selection seeds)")
+    ap.add_argument("--train-only", action="store_true", help="train and export, judge later (the same command)")
+    args = ap.parse_args(argv)
+    for name in ("budget", "jax_days", "confirm_days", "reps", "workers"):
+        lo = 2 if name.endswith("days") or name == "reps" else 1
+        if getattr(args, name) < lo:
+            ap.error(f"--{name.replace('_', '-')} = {getattr(args, name)}: too small (days and reps ≥ 2, others ≥ 1)")
+    try:
+        regimes_of(args.stock_mix, field="--stock-mix")
+        for s in args.month_stocks:
+            parse_stock(s, "--month-stocks")
+    except ConfigError as e:
+        ap.error(str(e))
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows_path, month_path = args.out / "rows.csv", args.out / "month.csv"
+    done = pd.read_csv(rows_path) if rows_path.exists() else pd.DataFrame(columns=["seed", "budget"])
+    months = pd.read_csv(month_path) if month_path.exists() else pd.DataFrame(columns=["seed", "budget", "stock"])
+    cfg = generalist_config(args.budget, args.stock_mix, args.n_envs, args.n_steps, args.override)
+    folder = args.out / f"generalist_b{args.budget}"
+    paths, seconds = parity.train_seeds(cfg, args.seeds, folder)
+    print(f"generalist: {len(args.seeds)} seed(s) × {args.budget} steps ({seconds:.0f} s of training)", flush=True)
+    if args.train_only:
+        return 0
+    todo = {s: p for s, p in paths.items() if not ((done.seed == s) & (done.budget == args.budget)).any()}
+    if todo:
+        new = pd.DataFrame(judge_regimes(todo, args.budget, args.jax_days, args.confirm_days, args.workers, args.out))
+        new = new.assign(budget=args.budget, stock_mix=" ".join(args.stock_mix), train_s=seconds)
+        done = pd.concat([done, new], ignore_index=True) if len(done) else new
+        atomic_write_table(rows_path, done)
+        atomic_write_text(args.out / "table.md", table_text(done, months))
+    eval_config = env_config(cfg)  # the hectic day; each month day is played with config.replace(day=...)
+    for stock in args.month_stocks:
+        d = parse_stock(stock)
+        config = eval_config.replace(
+            stock_process="fresh" if d is None else "markov", **({} if d is None else {"stock_dwell_s": d})
+        )
+        rules = None
+        for s, path in paths.items():
+            have = (months.seed == s) & (months.budget == args.budget) & (months.stock.astype(str) == stock)
+            have &= months.reps == args.reps if "reps" in months else False
+            if len(months) and have.any():
+                continue
+            if rules is None:
+                rules = month_rules(config, args.reps, args.out / "judge" / f"month_{stock}", args.workers)
+            row = {"seed": s, "budget": args.budget, "stock": stock, **month_row(path, config, rules, args.reps)}
+            months = pd.concat([months, pd.DataFrame([row])], ignore_index=True) if len(months) else pd.DataFrame([row])
+            atomic_write_table(month_path, months)
+            atomic_write_text(args.out / "table.md", table_text(done, months))
+    text = table_text(done, months)
+    atomic_write_text(args.out / "table.md", text)
+    print(text)
+    print(f"written {rows_path}, {month_path} and {args.out / 'table.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,144 @@
+"""Mixed batches: a day inside a mixed pool plays as on its own single-regime env; the mix's proportions."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import stats
+
+from gpu_sched_env.cgrsp.jax import JaxCGRSP
+from gpu_sched_env.cgrsp.jax.generator import build_day
+from gpu_sched_env.cgrsp.jax.mix import Regime, parse_stock, regimes_of
+from gpu_sched_env.cgrsp.params import DAY_TYPES
+from gpu_sched_env.cgrsp.workload import DEFAULT_MONTH_MIX
+from gpu_sched_env.core.errors import ConfigError
+from tests.cgrsp.jax.helpers import joint_heads
+
+P_MIN = 1e-3
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    env = JaxCGRSP.mixed(joint_heads("hectic"))  # the generalist's mix: month days × fresh, D = 300, 900, 3600 s
+    return env, env.with_pool(jax.random.PRNGKey(5), env.default_params, 96)
+
+
+def _unpadded(pool, i, n, params):
+    """Row ``i`` of the pool as the single-regime env's own day (its first ``n`` jobs, the same key)."""
+    row = jax.tree_util.tree_map(lambda a: a[i], pool)
+    assert np.isinf(np.asarray(row.submit[n:])).all() and np.isfinite(np.asarray(row.submit[:n])).all()
+    empty = jnp.zeros((0, row.runtime.shape[1]), row.submit.dtype)
+    return build_day(
+        row.key,
+        row.submit[:n],
+        row.cx[:n],
+        row.tight[:n],
+        row.runtime[:n],
+        row.prov_q[:n],
+        params,
+        empty,
+        empty.T,
+        empty.T,
+    )
+
+
+WHOLE = None  # play the whole day
+
+
+@pytest.mark.parametrize(
+    "regime, max_steps",
+    [
+        ("hectic_fresh", WHOLE),
+        ("surge_D900", WHOLE),
+        ("hectic_D900", 300),
+        ("surge_fresh", 300),
+        ("normal_D300", WHOLE),
+        pytest.param("hectic_D900", WHOLE, marks=pytest.mark.slow),
+        pytest.param("surge_fresh", WHOLE, marks=pytest.mark.slow),
+        pytest.param("quiet_D3600", WHOLE, marks=pytest.mark.slow),
+    ],
+)
+def test_day_in_a_mixed_pool_plays_bit_for_bit_as_its_own_env(mixed, regime, max_steps):
+    """Same obs, masks, rewards, raw parts, info and per-job records, bit for bit (whole days or a prefix)."""
+    env, params = mixed
+    names = [r.name for r in env.regimes]
+    regs = np.asarray(params.pool.regime)
+    i = int(np.flatnonzero(regs == names.index(regime))[0])
+    reg = env.regimes[names.index(regime)]
+    single = JaxCGRSP.from_config(reg.config(env.cfg))
+    n = single.spec.n
+    assert (reg.day == "hectic") == (n == env.spec.n)  # hectic is the largest day: every other one is padded
+    s_m = jax.tree_util.tree_map(lambda a: a[i], params.pool_start)
+    o_m = jax.jit(env._obs)(s_m, params)
+    o_s, s_s = single.reset_to_day(_unpadded(params.pool, i, n, single.default_params))
+    rng = np.random.default_rng(7)
+    key = jax.random.PRNGKey(0)
+    steps = 0
+    while True:
+        assert np.array_equal(np.asarray(o_m), np.asarray(o_s)), f"obs at step {steps}"
+        m_m, m_s = np.asarray(env.action_mask(s_m, params)), np.asarray(single.action_mask(s_s))
+        assert np.array_equal(m_m, m_s), f"mask at step {steps}"
+        if bool(s_s.done) or steps == max_steps:
+            break
+        a = int(rng.choice(np.flatnonzero(m_s)))
+        o_m, s_m, r_m, d_m, i_m = env.step(key, s_m, a, params)
+        o_s, s_s, r_s, d_s, i_s = single.step(key, s_s, a, single.default_params)
+        assert float(r_m) == float(r_s) and bool(d_m) == bool(d_s), f"reward/done at step {steps}"
+        for k in i_s:  # mean_wait_min and miss_pct too: per_job's reciprocal is XLA's x / n
+            assert np.array_equal(np.asarray(i_m[k]), np.asarray(i_s[k])), f"info[{k}] at step {steps}"
+        steps += 1
+    assert max_steps is not None or (bool(s_m.done) and int(s_s.n_completed) == n)
+    for f in ("dispatch", "start", "completion", "job_slot"):
+        a_m, a_s = np.asarray(getattr(s_m, f)), np.asarray(getattr(s_s, f))
+        assert np.array_equal(a_m[:n], a_s), f
+        assert (a_m[n:] == (-1 if f == "job_slot" else np.inf)).all(), f  # padding never dispatched
+    for f in ("t", "sum_wait", "cost", "n_miss", "ep_raw", "mk_k", "mk_u", "stock"):
+        assert np.array_equal(np.asarray(getattr(s_m, f)), np.asarray(getattr(s_s, f))), f
+    assert steps > n if max_steps is None else steps == max_steps  # a whole day: one decision per job at least
+
+
+def test_native_sampler_draws_the_mix():
+    """Regimes drawn in the product of the month's day mix and a uniform stock mix (chi-square); padding is exact."""
+    env = JaxCGRSP.mixed(joint_heads("hectic"), records=False)
+    p = env.default_params
+    probs = np.asarray(p.mix.probs)
+    sample = jax.jit(jax.vmap(env._sample, in_axes=(0, None)))
+    regs, real = [], []
+    for c in range(4):
+        day = sample(jax.random.split(jax.random.PRNGKey(100 + c), 1500), p)
+        regs.append(np.asarray(day.regime))
+        real.append(np.isfinite(np.asarray(day.submit)).sum(axis=1))
+    regs, real = np.concatenate(regs), np.concatenate(real)
+    counts = np.bincount(regs, minlength=len(env.regimes))
+    assert stats.chisquare(counts, probs * counts.sum()).pvalue > P_MIN
+    days = np.array([r.day for r in env.regimes])[regs]
+    for d, k in DEFAULT_MONTH_MIX.items():  # the marginals: the month's 4/3/18/5 of 30, each stock 1/4
+        assert stats.binomtest(int((days == d).sum()), len(days), k / 30).pvalue > P_MIN, d
+    assert np.array_equal(real, [DAY_TYPES[r.day]["n_jobs"] for r in np.asarray(env.regimes)[regs]])
+
+
+def test_native_days_follow_their_regimes_arrival_rate():
+    env = JaxCGRSP.mixed(joint_heads("hectic"), stocks=["fresh"], days={"surge": 1, "hectic": 1})
+    p = env.default_params
+    day = jax.jit(jax.vmap(env._sample, in_axes=(0, None)))(jax.random.split(jax.random.PRNGKey(9), 64), p)
+    for r, reg in enumerate(env.regimes):
+        sub = np.asarray(day.submit)[np.asarray(day.regime) == r][:, : DAY_TYPES[reg.day]["n_jobs"]]
+        gaps = np.diff(np.concatenate([np.zeros((len(sub), 1)), sub], axis=1), axis=1).ravel()
+        assert stats.kstest(gaps, "expon", args=(0, 1 / DAY_TYPES[reg.day]["arrival_rate"])).pvalue > P_MIN, reg
+
+
+def test_bad_mixes_are_refused_naming_the_value():
+    with pytest.raises(ConfigError, match=r"stock_mix entry 'stale'.*allowed: 'fresh'"):
+        parse_stock("stale")
+    with pytest.raises(ConfigError, match=r"stock_mix entry -5"):
+        regimes_of([-5])
+    with pytest.raises(ConfigError, match="repeats"):
+        regimes_of(["fresh", "FRESH"])
+    with pytest.raises(ConfigError, match="non-empty"):
+        regimes_of([])
+    with pytest.raises(ConfigError, match="'busy' is not a day type"):
+        regimes_of(["fresh"], {"busy": 1})
+    assert regimes_of(["fresh", "900"], {"surge": 1})[0] == [Regime("surge", None), Regime("surge", 900.0)]
+    env = JaxCGRSP.mixed(joint_heads("hectic"), stocks=["fresh"], days={"surge": 1})
+    with pytest.raises(ConfigError, match="native days only"):
+        env.materialise(0)

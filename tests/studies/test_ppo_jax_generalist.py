@@ -1,0 +1,77 @@
+"""The ppo_jax generalist study: its criterion, its table, bad arguments and a tiny resumable run."""
+
+import pandas as pd
+import pytest
+
+from studies.cgrsp import ppo_jax_generalist as study
+
+
+def test_within_is_two_percent_of_the_rule_with_the_parity_floor():
+    assert study.within(0.88, 44.0, 0.0) and not study.within(0.89, 44.0, 0.0)  # 2 % of 44 min = 0.88
+    assert study.within(0.05, 0.3, 0.0) and not study.within(0.06, 0.3, 0.0)  # surge: the 0.05 min floor
+    assert not study.within(0.0, 44.0, 0.01)  # misses more
+
+
+def test_table_applies_the_criterion_to_stored_numbers():
+    regimes = pd.DataFrame(
+        {
+            "seed": [0, 0],
+            "budget": [10, 10],
+            "regime": ["hectic_fresh", "surge_fresh"],
+            "jax_learned_wait": [45.0, 0.3],
+            "jax_rule_wait": [44.0, 0.3],
+            "jax_wait_ci_high": [0.5, 0.01],
+            "jax_miss_diff": [0.0, 0.0],
+            "v0_rule": ["a", "b"],
+            "v0_learned_wait": [45.0, 0.3],
+            "v0_rule_wait": [44.0, 0.3],
+            "v0_wait_ci_high": [0.5, 0.2],
+            "v0_miss_diff": [0.0, 0.0],
+        }
+    )
+    months = pd.DataFrame(
+        {
+            "seed": [0],
+            "budget": [10],
+            "stock": ["fresh"],
+            "reps": [3],
+            "learned_wait": [22.0],
+            "rule": ["a"],
+            "rule_wait": [21.7],
+            "wait_ci_high": [0.4],
+            "miss_diff": [0.0],
+        }
+    )
+    text = study.table_text(regimes, months)
+    assert "within 2 % in 1 of 2 regimes and 1 of 1 months" in text and "criterion NOT met" in text
+    r, m = study.with_verdicts(regimes, months)
+    assert r.within.tolist() == [True, False] and m.within.tolist() == [True]
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["--stock-mix", "fresh", "stale"], "--stock-mix entry 'stale'"),
+        (["--month-stocks", "0"], "--month-stocks entry '0'"),
+        (["--reps", "1"], "--reps = 1: too small"),
+    ],
+)
+def test_bad_arguments_are_refused_before_training(tmp_path, capsys, args, match):
+    with pytest.raises(SystemExit):
+        study.main(["--budget", "64", "--out", str(tmp_path / "o"), *args])
+    assert match in capsys.readouterr().err and not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_tiny_study_writes_rows_months_and_resumes(tmp_path):
+    argv = ["--budget", "64", "--out", str(tmp_path), "--seeds", "0", "--jax-days", "2", "--confirm-days", "2"]
+    argv += ["--reps", "2", "--month-stocks", "fresh", "--n-envs", "4", "--n-steps", "16"]
+    assert study.main(argv) == 0
+    rows, months = pd.read_csv(tmp_path / "rows.csv"), pd.read_csv(tmp_path / "month.csv")
+    assert sorted(rows.regime) == sorted(["hectic_fresh", "hectic_D900", "surge_fresh", "surge_D900"])
+    assert months.stock.astype(str).tolist() == ["fresh"] and (months.reps == 2).all()
+    assert (tmp_path / "generalist_b64" / "seed0.npz").exists() and "Month protocol" in (
+        tmp_path / "table.md"
+    ).read_text()
+    assert study.main(argv) == 0  # resumed: nothing left to do
+    assert len(pd.read_csv(tmp_path / "rows.csv")) == 4 and len(pd.read_csv(tmp_path / "month.csv")) == 1
