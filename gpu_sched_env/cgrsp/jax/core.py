@@ -38,7 +38,6 @@ class Spec(NamedTuple):
     c: int  # slots
     t: int  # GPU types
     markov: bool | None  # stock process; None: per env, params.markov (a mixed env)
-    n_iter: int  # unused since seg_search sizes its loop from the longest range (N); kept for env.py
 
 
 def seg_search(

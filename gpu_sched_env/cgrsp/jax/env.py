@@ -16,7 +16,6 @@ the day type and the stock model per-env data (:mod:`.mix`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -120,7 +119,6 @@ class JaxCGRSP:
             c=p.c_max,
             t=fl.n_types,
             markov=None if mix is not None else p.stock_process == "markov",
-            n_iter=int(math.ceil(math.log2(n + 1))) + 1,
         )
         est = [row[fl.nominal_type] for row in fl.wbar]
         self.class_order = tuple(int(c) for c in np.argsort(est, kind="stable"))  # window order of the class heads
