@@ -94,11 +94,10 @@ def train_seeds(
     import jax
 
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy, actor_arrays, save_policy
+    from gpu_sched_agents.rl.ppo_jax.export import save_policy
     from gpu_sched_agents.rl.ppo_jax.jax_eval import (
         SELECT_SEED0,
-        learned_rule,
-        per_day,
+        play_params,
         selection_objective,
         test_keys,
         train_in_chunks,
@@ -138,7 +137,7 @@ def train_seeds(
                 if select_every <= 0:
                     best[s] = (0.0, mine)
                     continue
-                days = per_day(env, {"ppo_jax": learned_rule(env, NumpyPolicy(actor_arrays(mine)))}, sel_keys)
+                days = play_params(env, mine, sel_keys)
                 score = selection_objective(days)
                 evals[s].append(
                     {

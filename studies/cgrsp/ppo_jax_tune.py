@@ -32,11 +32,10 @@ def curve(overrides: Sequence[str], budget: int, every: int, days: int, seed: in
     import jax
 
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy, actor_arrays
     from gpu_sched_agents.rl.ppo_jax.jax_eval import (
         SELECT_SEED0,
-        learned_rule,
         per_day,
+        play_params,
         selection_objective,
         test_keys,
         train_in_chunks,
@@ -63,8 +62,7 @@ def curve(overrides: Sequence[str], budget: int, every: int, days: int, seed: in
         jax.block_until_ready(runner)
         train_s += time.perf_counter() - t0
         params = jax.tree_util.tree_map(lambda x: x[0], jax.device_get(runner.train_state.params))
-        policy = NumpyPolicy(actor_arrays(params))
-        mine = per_day(env, {"ppo_jax": learned_rule(env, policy)}, keys).set_index("day_index").sort_index()
+        mine = play_params(env, params, keys).set_index("day_index").sort_index()
         diff = mean_ci(mine.mean_wait_min.to_numpy() - rule_days.mean_wait_min.to_numpy())
         ent = float(np.asarray(metrics["entropy"])[0, -1])
         rows.append(

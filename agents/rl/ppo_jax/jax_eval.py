@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy
+from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy, actor_arrays
 from gpu_sched_agents.rl.ppo_jax.network import factored_mode, masked_logits
 from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
@@ -68,6 +68,11 @@ def train_in_chunks(trainer: Any, n_updates: int, keys: jnp.ndarray, every: int)
         runner, metrics = runs[n](runner)
         done += n
         yield done, runner, metrics
+
+
+def play_params(env: Any, params: Any, keys: jnp.ndarray) -> pd.DataFrame:
+    """Per-day :data:`METRICS` of the actor with flax ``params`` (as exported: NumPy weights, two-level mode)."""
+    return per_day(env, {"ppo_jax": learned_rule(env, NumpyPolicy(actor_arrays(params)))}, keys)
 
 
 def selection_objective(days: pd.DataFrame) -> float:
@@ -148,6 +153,7 @@ __all__ = [
     "learned_rule",
     "paired_table",
     "per_day",
+    "play_params",
     "selection_objective",
     "test_keys",
     "train_in_chunks",
