@@ -2,7 +2,7 @@
 
     python scripts/ppo_jax_seeds_fps.py [--budget 32768] [--seeds 4]
 
-The shipped ``algo=ppo_jax`` settings on hectic fresh stock (``studies.cgrsp.ppo_jax_parity``'s
+The shipped ``algo=ppo_jax`` settings on hectic fresh stock (``studies.cgrsp.learning.parity``'s
 ``regime_config``), ``--budget`` steps per seed; both programs are compiled first (compile
 seconds printed), then timed twice, alternately. One JSON object per timing round.
 """
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     from gpu_sched_agents.rl.ppo_jax.ppo import make_train
     from gpu_sched_agents.rl.ppo_jax.run import hyper
     from gpu_sched_env.cgrsp.jax import JaxCGRSP
-    from studies.cgrsp.ppo_jax_parity import regime_config
+    from studies.cgrsp.learning.parity import regime_config
 
     cfg = regime_config("hectic_fresh", a.budget)
     hp = hyper(cfg)

@@ -83,7 +83,19 @@ def _generalise() -> Main:
 
 
 def _generalist() -> Main:
-    from studies.cgrsp.ppo_jax_generalist import main
+    from studies.cgrsp.learning.generalist import main
+
+    return main
+
+
+def _parity() -> Main:
+    from studies.cgrsp.learning.parity import main
+
+    return main
+
+
+def _tune() -> Main:
+    from studies.cgrsp.learning.tune import main
 
     return main
 
@@ -132,6 +144,8 @@ COMMANDS: dict[str, Command] = {
     "persistence": Command(_persistence, "CGRSP: the stock-persistence sweep"),
     "generalise": Command(_generalise, "CGRSP: the generalisation table of a trained run"),
     "generalist": Command(_generalist, "CGRSP: the ppo_jax generalist per regime and on the month (resumable)"),
+    "parity": Command(_parity, "CGRSP: ppo_jax per regime from scratch against the best deferring rule (resumable)"),
+    "tune": Command(_tune, "CGRSP: ppo_jax learning curves on the selection days"),
     "hgsp-report": Command(
         _hgsp_report, "HGSP: every policy x task set x cluster, orderings, CP-SAT gaps (docs/hgsp.md)"
     ),

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from studies.cgrsp import ppo_jax_generalist as study
+from studies.cgrsp.learning import generalist as study
 
 
 def test_within_is_two_percent_of_the_rule_with_the_parity_floor():

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from studies.cgrsp import ppo_jax_parity as study
+from studies.cgrsp.learning import parity as study
 
 
 def test_tolerance_and_parity_follow_the_issue():

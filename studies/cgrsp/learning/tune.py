@@ -1,6 +1,6 @@
 r"""Tune ``algo=ppo_jax`` on the selection days only: learning curves judged in JAX against the rule.
 
-    python -m studies.cgrsp.ppo_jax_tune --out runs/ppo_jax_tune --name base \
+    python -m studies tune --out runs/ppo_jax_tune --name base \
         --budget 1500000 --every 250000 --days 200 -- algo.learning_rate=3e-4 train.n_envs=64
 
 Trains one ``algo=ppo_jax`` config (the Hydra overrides after ``--``) and every ``--every`` steps
@@ -92,7 +92,7 @@ def curve(overrides: Sequence[str], budget: int, every: int, days: int, seed: in
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one setting and append its curve (skipped when its name is in ``curves.csv``); the exit status."""
-    p = argparse.ArgumentParser(prog="python -m studies.cgrsp.ppo_jax_tune", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m studies tune", description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, required=True, help="folder of curves.csv")
     p.add_argument("--name", required=True, help="label of this setting in curves.csv")
     p.add_argument("--budget", type=int, default=1_500_000, help="training steps")

@@ -10,7 +10,7 @@ selection is not used: the final network is exported (``<out>/generalist_b<budge
 a NumPy policy) and judged
 
 * per regime (hectic / surge × fresh / D = 900 s), exactly as
-  :mod:`studies.cgrsp.ppo_jax_parity` judges its per-regime learners: in JAX on ``--jax-days``
+  :mod:`studies.cgrsp.learning.parity` judges its per-regime learners: in JAX on ``--jax-days``
   native days paired with the JAX rule, and through CGRSP-v0 on ``--confirm-days`` test seeds
   against the deferring rule re-chosen per regime on those seeds;
 * on the month protocol (:mod:`gpu_sched_agents.rl.month`, as ``evaluate.py RUN --month``):
@@ -37,7 +37,7 @@ from typing import Any
 import pandas as pd
 
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
-from studies.cgrsp import ppo_jax_parity as parity
+from studies.cgrsp.learning import parity as parity
 
 WITHIN = 0.02  # the generalist's margin: 2 % of the best rule's mean wait
 FLOOR_MIN = 0.05  # ... and never below the parity criterion's 0.05 min (surge's rule waits ~0.3 min)

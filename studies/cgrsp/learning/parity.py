@@ -1,6 +1,6 @@
 """Learners at parity, with power (issue #28, item 5): ``algo=ppo_jax`` per regime against the strongest rule.
 
-    python -m studies.cgrsp.ppo_jax_parity --budget 2000000 --out runs/ppo_jax_parity
+    python -m studies parity --budget 2000000 --out runs/ppo_jax_parity
 
 Four regimes (hectic / surge × fresh stock / Markov stock with D = 900 s), training seeds 0-3
 from scratch (no teacher). Per regime one jitted program (``make_train(...).train``: every
@@ -23,7 +23,7 @@ networks are reused); ``<out>/table.md`` is rewritten after each regime. Tuning 
 selection seeds (10 000 …), never on these test seeds.
 
 The generalist (the day mix × D ∈ {fresh, 300, 900, 3600}, one mixed batch) is judged by the
-sibling study :mod:`studies.cgrsp.ppo_jax_generalist` (``python -m studies generalist``), which
+sibling study :mod:`studies.cgrsp.learning.generalist` (``python -m studies generalist``), which
 reuses this module's training and per-regime judging.
 """
 
@@ -313,7 +313,7 @@ def check_settings(out: Path, args: argparse.Namespace) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The study's command line, checked (argparse exits with a message naming the option)."""
-    ap = argparse.ArgumentParser(prog="python -m studies.cgrsp.ppo_jax_parity", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m studies parity", description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=int, required=True, help="training steps per seed")
     ap.add_argument("--out", type=Path, required=True, help="output folder (rows.csv, table.md, exported networks)")
     ap.add_argument("--regimes", nargs="+", default=list(REGIMES), choices=list(REGIMES))
