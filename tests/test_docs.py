@@ -1,13 +1,18 @@
 """The README stays a short overview, every relative link in it and in docs/ resolves, the
-generated import graph in docs/architecture.md is current, and every public module has an
-API page."""
+generated import graph and the layout block in docs/architecture.md are current, every page is
+in the site's nav, reference pages carry no dates (the journal does), and every public module
+has an API page."""
 
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from studies import docs_graph as ig
 
@@ -35,9 +40,12 @@ def test_readme_quickstart_has_exactly_the_two_commands() -> None:
     assert [line for line in blocks[0].splitlines() if line.strip()] == QUICKSTART
 
 
+README_LIMIT = 120
+
+
 def test_readme_is_short() -> None:
     n = len(README.read_text(encoding="utf-8").splitlines())
-    assert n < 160, f"README.md has {n} lines; move detail into docs/ (limit 160)"
+    assert n <= README_LIMIT, f"README.md has {n} lines; move detail into docs/ (limit {README_LIMIT})"
 
 
 def _links(path: Path) -> list[str]:
@@ -128,3 +136,137 @@ def test_pages_name_no_machine_paths(page: Path) -> None:
     """Files are named relative to the repository (``../shared/spec/cgrsp.md``), never by one machine's path."""
     found = [m.group(0) for m in MACHINE_PATH.finditer(page.read_text(encoding="utf-8"))]
     assert not found, f"{page.name}: {found}"
+
+
+# --- The site's nav ------------------------------------------------------------------------
+
+
+class _Loader(yaml.SafeLoader):
+    """mkdocs.yml's !!python tags (slugify, fence formats) read as nothing: only the nav is wanted."""
+
+
+_Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+
+
+def _nav_pages(node) -> list[str]:
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, list):
+        return [p for item in node for p in _nav_pages(item)]
+    if isinstance(node, dict):
+        return [p for value in node.values() for p in _nav_pages(value)]
+    return []
+
+
+def test_every_page_is_in_the_nav() -> None:
+    nav = _nav_pages(yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)["nav"])
+    pages = {str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md")}
+    assert not pages - set(nav), f"pages missing from mkdocs.yml's nav: {sorted(pages - set(nav))}"
+    assert not set(nav) - pages, f"nav entries without a page: {sorted(set(nav) - pages)}"
+
+
+@pytest.mark.slow
+def test_mkdocs_build_strict(tmp_path: Path) -> None:
+    """The site builds with warnings as errors (broken links and #anchors included), as .ci/run builds it."""
+    if shutil.which("mkdocs", path=str(Path(sys.executable).parent)) is None:
+        pytest.skip("mkdocs is not installed (extra 'docs')")
+    out = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert out.returncode == 0, out.stderr[-4000:]
+
+
+# --- docs/architecture.md's layout block against the tree ----------------------------------
+
+LAYOUT_BEGIN, LAYOUT_END = "<!-- layout:begin", "<!-- layout:end -->"
+LAYOUT_STRICT = ("gpu_sched_env", "agents", "studies", "conf")  # every folder below these must be named
+SKIP_DIRS = {"__pycache__"}
+
+
+def parse_layout(block: str) -> tuple[set[str], set[str]]:
+    """The (files, folders) a layout block names, as paths from the root.
+
+    One entry a line, two spaces per level, a folder with a trailing ``/``; the name part ends at the first run of
+    two spaces and may list several names (``train.py, evaluate.py``); a line indented deeper than its entry's
+    level allows continues the entry above it.
+    """
+    files: set[str] = set()
+    folders: set[str] = set()
+    stack: list[str] = []  # the folder path of each level
+    for line in block.splitlines():
+        if not line.strip() or line.strip().startswith("```"):
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        if indent % 2 or indent // 2 > len(stack):
+            continue  # a description's continuation
+        level = indent // 2
+        del stack[level:]
+        names = [n.strip() for n in re.split(r"\s{2,}", line.strip(), maxsplit=1)[0].split(",")]
+        for name in names:
+            path = "/".join([*stack, name.rstrip("/")])
+            (folders if name.endswith("/") else files).add(path)
+        if len(names) == 1 and names[0].endswith("/"):
+            stack.append(names[0].rstrip("/"))
+    return files, folders
+
+
+def _layout_block() -> str:
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    assert LAYOUT_BEGIN in text and LAYOUT_END in text, "docs/architecture.md lost its layout:begin/end markers"
+    return text.split(LAYOUT_BEGIN, 1)[1].split("-->", 1)[1].split(LAYOUT_END, 1)[0]
+
+
+def _repo_folders() -> set[str]:
+    """Every folder holding a tracked or untracked-but-not-ignored file (hidden folders left out)."""
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout: the tree's folders are read with git ls-files")
+    folders = set()
+    for f in out.splitlines():
+        parts = f.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            if parts[i - 1].startswith(".") or parts[i - 1] in SKIP_DIRS:
+                break
+            folders.add("/".join(parts[:i]))
+    return {f for f in folders if (ROOT / f).is_dir()}
+
+
+def layout_differences(files: set[str], folders: set[str], tree: set[str], root: Path) -> list[str]:
+    """What a layout block gets wrong against a tree: names that do not exist, folders it leaves out."""
+    wrong = [f"named but missing: {p}/" for p in sorted(folders) if p not in tree]
+    wrong += [f"named but missing: {p}" for p in sorted(files) if not (root / p).is_file()]
+    must = {f for f in tree if "/" not in f or f.split("/")[0] in LAYOUT_STRICT}
+    wrong += [f"in the tree but not named: {p}/" for p in sorted(must - folders)]
+    return wrong
+
+
+def test_architecture_layout_is_the_tree() -> None:
+    files, folders = parse_layout(_layout_block())
+    wrong = layout_differences(files, folders, _repo_folders(), ROOT)
+    assert not wrong, "docs/architecture.md's layout block differs from the repository:\n  " + "\n  ".join(wrong)
+
+
+def test_layout_check_sees_a_new_and_a_missing_folder(tmp_path: Path) -> None:
+    """On a tiny tree: a folder added under a checked tree, or named but gone, is reported by name."""
+    block = "```\ngpu_sched_env/   the library\n  core/          events,\n"
+    block += "                 RNG streams\n  cli.py\ntests/\n```\n"
+    files, folders = parse_layout(block)
+    assert folders == {"gpu_sched_env", "gpu_sched_env/core", "tests"} and files == {"gpu_sched_env/cli.py"}
+    (tmp_path / "gpu_sched_env" / "core").mkdir(parents=True)
+    (tmp_path / "gpu_sched_env" / "cli.py").write_text("")
+    tree = {"gpu_sched_env", "gpu_sched_env/core", "gpu_sched_env/jax", "tests", "tests/sub"}
+    assert layout_differences(files, folders, tree, tmp_path) == ["in the tree but not named: gpu_sched_env/jax/"]
+    assert layout_differences(files, folders | {"gpu_sched_env/gone"}, tree - {"gpu_sched_env/jax"}, tmp_path) == [
+        "named but missing: gpu_sched_env/gone/"
+    ]
