@@ -457,9 +457,7 @@ NOTES: dict[str, str] = {
         "and lowers the tight miss, though only from ρ_res = 2 (4.80 → 4.84 → 3.76 → 2.44 %). The default "
         "stays the spec's ρ_res = 1: it takes RH out of the pack on the surge day (below it: 0.74× the "
         "contract median, see `daytype`) and barely moves the hectic row that the contract checks. "
-        "Before 2026-11-25 the default `rh_plan=idle` held no slot back: ρ_res only moved tight jobs to "
-        "the front (surge: 133.9 min, 4.46 % miss at every ρ_res ≥ 1). ρ_res must stay below C_max "
-        "(validated)."
+        "ρ_res must stay below C_max (validated)."
     ),
     "rhomarkov": (
         "The `rho` sweep under the persistent Markov stock process (mean dwell 900 s): a held slot keeps its "
@@ -473,9 +471,9 @@ NOTES: dict[str, str] = {
         "(2.4 % with `expected`), but only by re-rolling the stock, and it takes RH out of the pack on every "
         "cell: 0.30× the median contract policy's wait on the hectic day, 0.00× on the surge day (0.46 min "
         "against 128–145), 0.27× and 0.06× at C_max = 7 and 10 (30 seeds), and under a persistent stock "
-        "process it leaves RH waiting for a re-roll that does not come (see `stockrh`). Until 2026-11-24 "
-        "`expected` read a negative expected delay in the bands where p_H + p_M > 1 (7.26 %, 144 min here "
-        "then); the planner now uses the level probabilities the draw realises (`Fleet.expected_delay`)."
+        "process it leaves RH waiting for a re-roll that does not come (see `stockrh`). The planner reads "
+        "the expected delay with the level probabilities the draw realises (`Fleet.expected_delay`; an "
+        "earlier reading is in the journal, docs/journal/rules.md)."
     ),
     "rhplan": (
         "`rh_plan=idle` (default) places each candidate, in RH order, on its best *idle* slot; `timeline` is "
