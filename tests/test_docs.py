@@ -138,6 +138,48 @@ def test_pages_name_no_machine_paths(page: Path) -> None:
     assert not found, f"{page.name}: {found}"
 
 
+# --- Reference pages against the journal ---------------------------------------------------
+
+JOURNAL = DOCS / "journal"
+_MONTH = (
+    r"Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?"
+)
+DATE = re.compile(
+    rf"(?<![\w-])(?:20\d\d-[01]\d-[0-3]\d|(?:{_MONTH})\.?(?: [0-3]?\d(?:st|nd|rd|th)?,?)? 20\d\d)(?![\w-])"
+)
+LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
+
+
+def _reference_pages() -> list[Path]:
+    """README.md and every docs/ page outside docs/journal/ and docs/api/."""
+    return [README] + [
+        p for p in sorted(DOCS.rglob("*.md")) if not p.is_relative_to(JOURNAL) and not p.is_relative_to(DOCS / "api")
+    ]
+
+
+@pytest.mark.parametrize("page", _reference_pages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_reference_pages_carry_no_dates(page: Path) -> None:
+    """Reference pages describe the code as it is, every number beside the command that regenerates it, and carry
+    no date: no ISO date (2026-11-27) and no month with a year (Nov 2026). When a number was measured, what was
+    tried and what a number used to be go to a dated entry of docs/journal/ (the rule: docs/journal/index.md).
+    Link targets are not read, so a reference page may link to a journal entry's anchor."""
+    found = []
+    for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+        for m in DATE.finditer(LINK_TARGET.sub("]()", line)):
+            found.append(f"line {n}: {m.group(0)!r}")
+    assert not found, f"{page.relative_to(ROOT)} holds dates (move the dated text to docs/journal/): {found}"
+
+
+def test_date_check_sees_dates() -> None:
+    """The date pattern is not vacuous: it finds the forms the rule forbids, and not numbers that only look alike."""
+    for text in ("measured 2026-11-27 on", "in Nov 2026 we", "on November 27, 2026", "(Sep 2025)"):
+        assert DATE.search(LINK_TARGET.sub("]()", text)), text
+    for text in ("Markov 2000 s", "[entry](journal/learning.md#2026-11-27-x)", "commit 2026-abc", "20000-20029"):
+        assert not DATE.search(LINK_TARGET.sub("]()", text)), text
+    assert any(DATE.search(p.read_text(encoding="utf-8")) for p in JOURNAL.glob("*.md")), "the journal holds the dates"
+
+
 # --- The site's nav ------------------------------------------------------------------------
 
 
