@@ -1,6 +1,6 @@
 """A/B of the JAX env's speed: an older commit's ``gpu_sched_env.cgrsp.jax`` against the checkout's, in one process.
 
-    python scripts/ab_jax_env.py --old 74da848 [--envs 1024] [--steps 200] [--reps 7]
+    python -m studies bench jax-ab --old 74da848 [--envs 1024] [--steps 200] [--reps 7]
 
 On a shared machine two runs of ``python -m studies bench jax`` spread more than a speed change
 (docs/performance.md); here both versions are imported side by side (the old one extracted with
@@ -15,6 +15,7 @@ best and median steps/s, by wall clock and by this process's CPU time; one JSON 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
 import subprocess
@@ -23,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the checkout (git archive reads its history)
 
 
 def old_package(ref: str, into: Path) -> None:
@@ -36,6 +37,17 @@ def old_package(ref: str, into: Path) -> None:
     (into / "gpu_sched_env/cgrsp/jax").rename(pkg)
     for f in pkg.glob("*.py"):
         f.write_text(f.read_text().replace("gpu_sched_env.cgrsp.jax", "old_cgrsp_jax"))
+
+
+def import_old(pkg: Path):
+    """Import the folder ``pkg`` as the top-level package ``old_cgrsp_jax`` (no ``sys.path`` edit)."""
+    spec = importlib.util.spec_from_file_location(
+        "old_cgrsp_jax", pkg / "__init__.py", submodule_search_locations=[str(pkg)]
+    )
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["old_cgrsp_jax"] = mod  # its own absolute imports (old_cgrsp_jax.types, ...) find it here
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def scan(env_cls, n: int, steps: int, sampler: str):
@@ -68,8 +80,8 @@ def scan(env_cls, n: int, steps: int, sampler: str):
     return run, st, k
 
 
-def main(argv: list[str] | None = None) -> dict:
-    """Time the three variants alternately; print and return the figures."""
+def main(argv: list[str] | None = None) -> int:
+    """Time the three variants alternately; print the figures (one JSON object last)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--old", required=True, help="git commit of the old version")
     ap.add_argument("--envs", type=int, default=1024)
@@ -85,8 +97,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     with tempfile.TemporaryDirectory() as tmp:
         old_package(a.old, Path(tmp))
-        sys.path.insert(0, tmp)
-        from old_cgrsp_jax import JaxCGRSP as OldJaxCGRSP
+        OldJaxCGRSP = import_old(Path(tmp) / "old_cgrsp_jax").JaxCGRSP
 
         variants = {
             "old env, categorical": scan(OldJaxCGRSP, a.envs, a.steps, "categorical"),
@@ -115,8 +126,4 @@ def main(argv: list[str] | None = None) -> dict:
         out[name] = {k: round(v) for k, v in fig.items()}
         print(f"{name:22s} " + "  ".join(f"{k} {v:>9,.0f}" for k, v in fig.items()) + "  steps/s", flush=True)
     print(json.dumps(out))
-    return out
-
-
-if __name__ == "__main__":
-    main()
+    return 0

@@ -1,6 +1,6 @@
 """Frames/s of several ppo_jax seeds trained side by side (``jax.vmap`` over their keys) against the same seeds in turn.
 
-    python scripts/ppo_jax_seeds_fps.py [--budget 32768] [--seeds 4]
+    python -m studies bench ppo-jax-seeds [--budget 32768] [--seeds 4]
 
 The shipped ``algo=ppo_jax`` settings on hectic fresh stock (``studies.cgrsp.learning.parity``'s
 ``regime_config``), ``--budget`` steps per seed; both programs are compiled first (compile
@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/ lives in the checkout
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     """Compile both programs, then time them alternately twice."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=int, default=32768, help="steps per seed")
@@ -57,7 +53,4 @@ def main(argv: list[str] | None = None) -> None:
             jax.block_until_ready(alone(keys[i]))
         out[f"in_turn_fps_{rep}"] = frames / (time.perf_counter() - t0)
         print(json.dumps(out), flush=True)
-
-
-if __name__ == "__main__":
-    main()
+    return 0

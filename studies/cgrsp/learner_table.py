@@ -1,7 +1,7 @@
 """The learned runs against the strongest rule, one row per run (issue: learners that beat the strongest rule).
 
-    python scripts/learner_table.py runs/exp/main_seed*            # prints a Markdown table
-    python scripts/learner_table.py runs/exp/markov_seed* --out docs/figures/learners_markov.csv
+    python -m studies learner-table runs/exp/main_seed*            # prints a Markdown table
+    python -m studies learner-table runs/exp/markov_seed* --out docs/figures/learners_markov.csv
 
 Each run directory needs ``final_eval_per_seed.csv`` and ``final_eval_tests.csv`` written by
 ``train.py`` (or ``--stem`` for an ``evaluate.py`` output). The strongest rule is chosen per run
@@ -20,6 +20,7 @@ from gpu_sched_env.core.tables import markdown_table
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Print (and with ``--out`` write) the table; returns the exit status."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("runs", type=Path, nargs="+", help="training run directories")
     ap.add_argument("--stem", default="final_eval", help="evaluation file stem (default final_eval)")
@@ -37,7 +38,3 @@ def main(argv: list[str] | None = None) -> int:
         "higher)"
     )
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,9 +1,9 @@
 """The headroom map: how far the strongest rule is from what any policy could reach, cell by cell.
 
-``gpu-sched diagnose headroom`` (this module's :func:`main`). Two layers on the one resume
+``python -m studies diagnose headroom`` (this module's :func:`main`). Two layers on the one resume
 store (:class:`studies.store.CellStore`, one row per simulated day):
 
-* **(a)** the rule (``spt_rescue_defer_exp``) against its bounds (:mod:`studies.cgrsp.bounds`:
+* **(a)** the rule (``spt_rescue_defer_exp``) against its bounds (:mod:`studies.cgrsp.headroom.bounds`:
   every status High, no provisioning delay, the clairvoyant SRPT bound) on the grid day ×
   stock × C_max × tight fraction (:data:`GRID`);
 * **(b)** the rollout planner over the rule (:mod:`gpu_sched_agents.heuristics.cgrsp.planner`,
@@ -18,9 +18,9 @@ rerun skips what is stored (resumable), and ``--max-seconds`` stops taking resul
 deadline (in-flight days are dropped, finished ones kept), so a time-limited command returns
 partial results that the next run completes.
 
-    gpu-sched diagnose headroom --layer a --seeds 20 --workers 2
-    gpu-sched diagnose headroom --layer b --seeds 4 --workers 16 --max-seconds 450
-    gpu-sched diagnose headroom --render docs/figures/headroom   # tables (.md, .csv) and figure (.png) from the store
+    python -m studies diagnose headroom --layer a --seeds 20 --workers 2
+    python -m studies diagnose headroom --layer b --seeds 4 --workers 16 --max-seconds 450
+    python -m studies diagnose headroom --render docs/figures/headroom   # tables and figure from the store
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ import pandas as pd
 
 from gpu_sched_env.cgrsp.stock import stock_params
 from gpu_sched_env.core.errors import ConfigError, check_choice
-from studies.cgrsp.bounds import relaxed_params, srpt_wait_bound
-from studies.cgrsp.runner import SIM_SOURCES
+from studies.cgrsp.headroom.bounds import relaxed_params, srpt_wait_bound
+from studies.cgrsp.programme.runner import SIM_SOURCES
 from studies.store import CellStore
 
 RULE = "spt_rescue_defer_exp"
@@ -58,7 +58,7 @@ LAYER_B: tuple[tuple[str, str, str, str], ...] = tuple(
     [(d, s, "5", "0.2") for d in ("surge", "hectic") for s in ("fresh", "300", "900", "3600")]
     + [("hectic", s, c, t) for s in ("fresh", "900") for c, t in (("3", "0.2"), ("5", "0.5"))]
 )
-SOURCES = (*SIM_SOURCES, "gpu_sched_env/cgrsp/fork.py", "studies/cgrsp/bounds.py")
+SOURCES = (*SIM_SOURCES, "gpu_sched_env/cgrsp/fork.py", "studies/cgrsp/headroom/bounds.py")
 COLS = [
     "label",
     "day",
@@ -464,7 +464,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``gpu-sched diagnose headroom`` (see the module doc)."""
+    """``python -m studies diagnose headroom`` (see the module doc)."""
     args = parse(argv)
     try:
         given = {k: getattr(args, k) for k in GRID if getattr(args, k) is not None}

@@ -1,6 +1,6 @@
 """Cost of the rollout planner per decision point, against its base rule, on a few seeds.
 
-    python scripts/planner_cost.py --seeds 2 --knob n_rollouts=4 --knob horizon_s=900.0
+    python -m studies diagnose planner-cost --seeds 2 --knob n_rollouts=4 --knob horizon_s=900.0
 
 Per day × stock model (fresh, Markov D = 900 s) and seed: the planner's and its base rule's
 miss % and mean wait, the decision points where the planner had a choice (``planned``),
@@ -24,6 +24,7 @@ STOCKS = {"fresh": {}, "markov D=900s": {"stock_process": "markov", "stock_dwell
 
 
 def one_day(name: str, day: str, stock: dict, seed: int, **knobs) -> dict:
+    """One day of policy ``name``: its summary, decision counts and planning time."""
     p = make_params(day, **stock)
     sim = Simulator(p, seed)
     pol = make_policy(name, p, **knobs)
@@ -44,6 +45,7 @@ def one_day(name: str, day: str, stock: dict, seed: int, **knobs) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Print the table of the planner and its base rule per day, stock and seed; returns the exit status."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=2, help="seeds from 20000")
     ap.add_argument("--days", nargs="+", default=["hectic", "surge"])
@@ -69,7 +71,3 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rollout knobs: {base}")
     print(df.round(2).to_string(index=False))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

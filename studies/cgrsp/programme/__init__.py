@@ -6,14 +6,14 @@ shared store :mod:`studies.store`, resume, fan-out), :mod:`.tables` (means with 
 ones), :mod:`.report` (Markdown per experiment and ``docs/results.md``), :mod:`.cli`.
 """
 
-from studies.cgrsp.grids import (
+from studies.cgrsp.programme.grids import (
     EXPERIMENT_NAMES,
     EXPERIMENTS,
     Experiment,
     build_cells,
     configure,
 )
-from studies.cgrsp.runner import (
+from studies.cgrsp.programme.runner import (
     RunReport,
     cell_key,
     cell_store,

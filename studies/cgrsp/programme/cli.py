@@ -1,10 +1,10 @@
-"""Command line of the experiment programme (``scripts/experiments.py`` is a thin wrapper).
+"""Command line of the experiment programme: ``python -m studies experiments``.
 
-    python scripts/experiments.py list
-    python scripts/experiments.py validation [--seeds 0-29] [--policies rh cadr spt]
-    python scripts/experiments.py tight --values 0.1 0.5 0.9 --executor ray
-    python scripts/experiments.py all            # everything + timing + docs/results.md
-    python scripts/experiments.py report         # re-render docs/results.md (runs missing cells)
+    python -m studies experiments list
+    python -m studies experiments validation [--seeds 0-29] [--policies rh cadr spt]
+    python -m studies experiments tight --values 0.1 0.5 0.9 --executor ray
+    python -m studies experiments all            # everything + timing + docs/results.md
+    python -m studies experiments report         # re-render docs/results.md (runs missing cells)
 
 Results go to ``--out`` (default ``runs/experiments``): a shared cell store ``cells/``, and
 per experiment ``<name>/results.parquet``, ``config.json``, ``report.md`` and figures.
@@ -26,7 +26,7 @@ from gpu_sched_env.core.cliargs import literal, parse_params
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.fanout import EXECUTORS, default_workers
 from gpu_sched_env.core.io import atomic_write_table
-from studies.cgrsp.grids import (
+from studies.cgrsp.programme.grids import (
     EXPERIMENT_NAMES,
     EXPERIMENTS,
     Experiment,
@@ -34,9 +34,9 @@ from studies.cgrsp.grids import (
     configure,
     parse_seeds,
 )
-from studies.cgrsp.report import write_experiment_report, write_results_page
-from studies.cgrsp.runner import RunReport, cell_store, run_experiment
-from studies.cgrsp.tables import MAIN_METRICS, cell_means
+from studies.cgrsp.programme.report import write_experiment_report, write_results_page
+from studies.cgrsp.programme.runner import RunReport, cell_store, run_experiment
+from studies.cgrsp.programme.tables import MAIN_METRICS, cell_means
 from studies.store import CellStore
 
 

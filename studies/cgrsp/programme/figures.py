@@ -14,7 +14,7 @@ from matplotlib.ticker import NullFormatter
 
 from gpu_sched_env.cgrsp.result import SimResult
 from gpu_sched_env.core.plotting import gantt, save
-from studies.cgrsp.tables import LABELS, cell_means, order_policies
+from studies.cgrsp.programme.tables import LABELS, cell_means, order_policies
 
 DPI = 100
 _PALETTE = plt.get_cmap("tab20").colors

@@ -24,7 +24,7 @@ import pandas as pd
 
 from gpu_sched_env.core.fanout import iter_cells
 from gpu_sched_env.core.io import atomic_write_json, atomic_write_table
-from studies.cgrsp.grids import Experiment, build_cells
+from studies.cgrsp.programme.grids import Experiment, build_cells
 from studies.store import CellStore, code_version, config_key
 
 # Modules whose code decides a simulated day's numbers (not the env, rendering, experiments).
