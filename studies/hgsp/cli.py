@@ -41,8 +41,7 @@ from studies.hgsp.report import (
 )
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the HGSP report; returns the exit status."""
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", nargs="+", default=["tasks1", "tasks2", "tasks3", "tasks4"], choices=sorted(PRESETS))
     ap.add_argument("--clusters", nargs="+", default=list(CLUSTER_PRESETS), choices=list(CLUSTER_PRESETS))
@@ -64,7 +63,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--no-figures", action="store_true")
     ap.add_argument("--out", type=Path, default=Path("runs/hgsp"))
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the HGSP report; returns the exit status."""
+    args = _parser().parse_args(argv)
     if args.seed < 0 or args.sa_iters < 0 or args.exact_n < 1:
         raise ConfigError("--seed and --sa-iters must be >= 0, --exact-n >= 1")
     out: Path = args.out

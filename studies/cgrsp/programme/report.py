@@ -48,31 +48,56 @@ def _extreme(s: pd.Series, unit: str = "", lowest: bool = True, digits: int = 2)
     return f"{p} ({s[p]:.{digits}f}{unit})"
 
 
+def _beside_published(tab: pd.DataFrame, df: pd.DataFrame) -> None:
+    """Add the published hectic-day values (spec §4) and our differences to the policy table ``tab``."""
+    means = T.cell_means(df, ("policy",), T.MAIN_METRICS)
+    for m, lab in (
+        ("mean_wait_min", "pub wait"),
+        ("miss_pct", "pub miss %"),
+        ("mean_tardiness_min", "pub tardiness"),
+        ("cost_usd", "pub cost $"),
+    ):
+        tab[lab] = [PUBLISHED_HECTIC.loc[p, m] if p in PUBLISHED_HECTIC.index else float("nan") for p in tab.index]
+    tab["Δwait %"] = [
+        f"{100 * (means.loc[p, 'mean_wait_min'] / PUBLISHED_HECTIC.loc[p, 'mean_wait_min'] - 1):+.1f}"
+        if p in PUBLISHED_HECTIC.index
+        else "—"
+        for p in tab.index
+    ]
+    tab["Δmiss pp"] = [
+        f"{means.loc[p, 'miss_pct'] - PUBLISHED_HECTIC.loc[p, 'miss_pct']:+.2f}" if p in PUBLISHED_HECTIC.index else "—"
+        for p in tab.index
+    ]
+
+
+def _gantt_lines(exp: Experiment, fig: Figure) -> list[str]:
+    """The ``single`` experiment's Gantt charts (RH and FIFO, or its first policy) with a line of reading each."""
+    from gpu_sched_env.cgrsp.api import simulate
+
+    L: list[str] = []
+    for pol in [p for p in ("rh", "fifo") if p in exp.policies] or [exp.policies[0]]:
+        res = simulate(pol, day=exp.days[0], seed=exp.seeds[0], **exp.params)
+        j = res.jobs
+        prov = (j["start"] - j["dispatch"]) / 60.0
+        low = j["stock_at_dispatch"] == "Low"
+        L += [
+            fig(F.gantt_figure(res, fig.dir / f"{exp.name}_gantt_{pol}.png").name),
+            "",
+            f"Gantt chart of {pol}: execution bars green (on time) or red (missed), tight jobs hatched, "
+            f"provisioning delay grey. {int(low.sum())} dispatches went to Low-stock slots "
+            f"({prov[low].sum() / 60:.1f} slot-hours of provisioning); longest provisioning delay {prov.max():.0f} "
+            "min.",
+            "",
+        ]
+    return L
+
+
 def _policies_section(exp: Experiment, df: pd.DataFrame, fig: Figure) -> list[str]:
     L: list[str] = []
     tab = T.policy_table(df)
     pub = exp.days == ("hectic",) and not exp.params
     if pub:
-        means = T.cell_means(df, ("policy",), T.MAIN_METRICS)
-        for m, lab in (
-            ("mean_wait_min", "pub wait"),
-            ("miss_pct", "pub miss %"),
-            ("mean_tardiness_min", "pub tardiness"),
-            ("cost_usd", "pub cost $"),
-        ):
-            tab[lab] = [PUBLISHED_HECTIC.loc[p, m] if p in PUBLISHED_HECTIC.index else float("nan") for p in tab.index]
-        tab["Δwait %"] = [
-            f"{100 * (means.loc[p, 'mean_wait_min'] / PUBLISHED_HECTIC.loc[p, 'mean_wait_min'] - 1):+.1f}"
-            if p in PUBLISHED_HECTIC.index
-            else "—"
-            for p in tab.index
-        ]
-        tab["Δmiss pp"] = [
-            f"{means.loc[p, 'miss_pct'] - PUBLISHED_HECTIC.loc[p, 'miss_pct']:+.2f}"
-            if p in PUBLISHED_HECTIC.index
-            else "—"
-            for p in tab.index
-        ]
+        _beside_published(tab, df)
     L += [
         "Per policy, mean ± 95 % t-interval half-width over seeds"
         + (" (one seed: no interval)" if len(exp.seeds) == 1 else "")
@@ -91,22 +116,7 @@ def _policies_section(exp: Experiment, df: pd.DataFrame, fig: Figure) -> list[st
         "",
     ]
     if exp.name == "single":
-        from gpu_sched_env.cgrsp.api import simulate
-
-        for pol in [p for p in ("rh", "fifo") if p in exp.policies] or [exp.policies[0]]:
-            res = simulate(pol, day=exp.days[0], seed=exp.seeds[0], **exp.params)
-            j = res.jobs
-            prov = (j["start"] - j["dispatch"]) / 60.0
-            low = j["stock_at_dispatch"] == "Low"
-            L += [
-                fig(F.gantt_figure(res, fig.dir / f"{exp.name}_gantt_{pol}.png").name),
-                "",
-                f"Gantt chart of {pol}: execution bars green (on time) or red (missed), tight jobs hatched, "
-                f"provisioning delay grey. {int(low.sum())} dispatches went to Low-stock slots "
-                f"({prov[low].sum() / 60:.1f} slot-hours of provisioning); longest provisioning delay {prov.max():.0f} "
-                "min.",
-                "",
-            ]
+        L += _gantt_lines(exp, fig)
     L += [fig(F.policy_bars(df, fig.dir / f"{exp.name}_bars.png", PUBLISHED_HECTIC if pub else None).name), ""]
     if len(exp.seeds) > 1:
         L += [
