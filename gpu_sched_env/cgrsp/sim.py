@@ -3,7 +3,7 @@
 A hand-written event loop rather than a DES library: CGRSP has two event kinds
 (arrival, completion), arrivals are known in advance and read from a sorted array with a
 pointer, and completions (at most ``C_max`` pending) live in :class:`EventQueue`. This is
-several times faster than a process-based DES (``python -m studies bench sim`` measures it against
+several times faster than a process-based DES (``scripts/bench_sim.py`` measures it against
 a bare heapq loop).
 
 Control is inverted so the same simulator serves batch runs and the Gymnasium env:

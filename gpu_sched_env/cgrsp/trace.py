@@ -47,7 +47,7 @@ _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
 
 TraceSource = str | os.PathLike | pd.DataFrame
-# 100 jobs of a normal day (``gpu-sched trace --day normal --seed 0``), shipped with the package
+# 100 jobs of a normal day (``scripts/write_trace.py --day normal --seed 0``), shipped with the package
 EXAMPLE_TRACE = Path(__file__).resolve().parent / "data" / "example_trace.csv"
 
 

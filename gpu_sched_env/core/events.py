@@ -2,7 +2,7 @@
 
 A hand-written heap instead of a DES library (SimPy, salabim): our simulators need only
 "schedule at time t" and "pop the next event", and a plain ``heapq`` of tuples is several
-times faster than generator-based processes (see ``python -m studies bench sim``). Ties at the
+times faster than generator-based processes (see ``scripts/bench_sim.py``). Ties at the
 same time are broken by an explicit priority and then by insertion order, so the order of
 same-time events never depends on payload comparison or hash order.
 """

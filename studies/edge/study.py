@@ -202,8 +202,6 @@ def published_table(five: pd.DataFrame, scaling: pd.DataFrame, n: int, causes: M
             (the row then reads ``deviates``) (the caller builds it from :func:`sensitivity` and
             :func:`llf_sensitivity`, so every number in it is measured).
     """
-    # Over 80 lines on purpose: one ``add`` per published figure, in the order of the study's page;
-    # the rows are data, and splitting them across functions would scatter the one table.
     f = five.groupby("scheduler")
     big = scaling[scaling.n_tasks == n]
     last = big.pivot(index="seed", columns="scheduler", values="makespan_h")

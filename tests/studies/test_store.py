@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from studies.store import CellStore, code_version, config_key, source_fingerprint
+from studies.store import MOVED, CellStore, code_version, config_key, source_fingerprint
 
 
 def test_key_depends_on_config_and_version_not_on_order():
@@ -24,6 +24,20 @@ def test_code_version_is_package_version_plus_source_hash(tmp_path):
         source_fingerprint(("no_such_folder/*.py",))
     with pytest.raises(ValueError, match="source globs"):
         CellStore(tmp_path)
+
+
+def test_a_moved_file_hashes_under_its_old_name(monkeypatch):
+    # a move is no change of code: the stores' finished cells stay current (studies by question)
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    assert MOVED and all((root / new).is_file() and not (root / old).exists() for new, old in MOVED.items())
+    new = next(iter(MOVED))
+    moved = source_fingerprint((new,))
+    monkeypatch.setattr("studies.store.MOVED", {})
+    source_fingerprint.cache_clear()
+    assert source_fingerprint((new,)) != moved  # the name is hashed, so the alias is what keeps it
+    source_fingerprint.cache_clear()
 
 
 def test_rows_round_trip_with_multi_row_cells_and_first_chunk_wins(tmp_path):

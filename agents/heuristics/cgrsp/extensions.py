@@ -27,7 +27,7 @@ which brings the next decision point (and, under fresh stock, a new draw).
 Registered names (:data:`RULES`): ``<base>_defer_low``, ``<base>_defer_lm``,
 ``<base>_defer_exp`` for the bases SPT, SPT+Rescue and CADR, and ``edf_defer_low``.
 :data:`STRONG_RULES` names the strongest rule under each stock model (measured by
-``python -m studies strong-rules``, docs/strong_rules.md); :func:`best_rule` picks it for a
+``scripts/strong_rules.py``, docs/strong_rules.md); :func:`best_rule` picks it for a
 parameter set.
 """
 
@@ -189,7 +189,7 @@ RULES: dict[str, type[CGRSPPolicy]] = {
 EDFDeferLow = RULES["edf_defer_low"]
 
 # The strongest rule under each stock model ("fresh": redrawn at every decision point;
-# "markov": persistent), from docs/strong_rules.md (python -m studies strong-rules: hectic and
+# "markov": persistent), from docs/strong_rules.md (scripts/strong_rules.py: hectic and
 # surge days, test seeds 20000-20029, fresh and markov D = 900 s). THE bar for learners.
 STRONG_RULES: dict[str, str] = {"fresh": "spt_rescue_defer_exp", "markov": "spt_rescue_defer_exp"}
 

@@ -6,6 +6,7 @@ gpu-sched generate-jobs CONFIG -o out/ --seed-range 10 20
 gpu-sched generate-jobs CONFIG -o out/ --primes 100 --first-prime 2
 gpu-sched generate-jobs CONFIG --check               # validate only
 
+(``scripts/generate_jobs.py`` is a thin wrapper.)
 """
 
 from __future__ import annotations
