@@ -32,9 +32,9 @@ KEY = "key"  # the column that holds each row's cell key
 # The heuristics' folder is `agents/` in a checkout and `gpu_sched_agents/` where the wheel is
 # installed; both hash under the checkout's name, so the fingerprint is the same in either.
 _INSTALLED_AS = {"agents/": "gpu_sched_agents/"}
-# A file moved without a change to its code hashes under its old name, so a move (studies by
-# question, issue 36) does not make the stores' finished cells stale: new path -> old path.
-MOVED = {"studies/cgrsp/headroom/bounds.py": "studies/cgrsp/bounds.py"}
+# A file moved without a change to its code hashes under its old name (new path -> old path),
+# so a move does not make the stores' finished cells stale; add an entry with the move.
+MOVED: dict[str, str] = {}
 
 
 @lru_cache(maxsize=32)
