@@ -1,116 +1,59 @@
-"""The ``gpu-sched`` command: the installed library's command-line tools.
+"""The ``gpu-sched`` command: what a user of the installed package runs, one spelling per job.
 
     gpu-sched compare [--day surge] [--trace FILE] ...   # CGRSP heuristics over seeds (or on a job log)
     gpu-sched trace --day hectic --seed 3 --out t.csv    # write a simulated day/month as a trace
+    gpu-sched evaluate POLICY ...                        # the standard evaluation protocol (agents layer)
     gpu-sched generate-jobs CONFIG -o jobs.json          # MIG job sets (the Java generator's format)
 
-The research programme (experiments, benchmarks, diagnostics, the scenarios' reports) lives in
-the repository's top-level ``studies/`` package, which the wheel does not install; its command
-line is ``python -m studies COMMAND`` from the checkout root (:mod:`studies.commands`).
-In a checkout (the editable install of ``scripts/setup.sh``) ``gpu-sched experiments|bench|diagnose``
-run that command line in a child process (:func:`_run_studies`); an installed wheel has no
-``studies/``, so there they say where it lives and exit with status 2. Each subcommand takes
-``--help``. The scripts under ``scripts/`` are thin shims of the same functions.
+The table :data:`GPU_SCHED` is data for the one command machinery (:mod:`gpu_sched_env.core.commands`);
+each command's module loads only when it runs. ``evaluate`` lives in the agents layer
+(``gpu_sched_agents.evaluate``), installed from the same wheel: its entry is a plug-in string,
+resolved when run, so this package never imports ``gpu_sched_agents`` (tests/core/test_layers.py
+holds the list of such plug-in targets); where that module is missing the command says so, exit 2.
+
+The research programme (experiments, benchmarks, diagnostics, the scenarios' reports) is the
+other door: ``python -m studies COMMAND`` from the root of a checkout (:mod:`studies.commands`),
+which the wheel does not install. Its names given here get that spelling back, exit status 2.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Sequence
 
-Main = Callable[[list[str]], "int | None"]
+from gpu_sched_env.core.commands import Command, Group, dispatch
 
+STUDIES_DOOR = "python -m studies"
+# commands of the agents layer that gpu-sched names by string (never imported by gpu_sched_env)
+PLUGIN_COMMANDS = {"evaluate": "gpu_sched_agents.evaluate.cli:main"}
+# top-level names of `python -m studies` (the research programme): gpu-sched says where they live
+STUDIES_COMMANDS = ("experiments", "bench", "diagnose", "parity", "tune", "generalist", "strong-rules", "persistence")
 
-@dataclass(frozen=True)
-class Command:
-    """One subcommand: ``load()`` imports its module and returns its ``main(argv)``."""
-
-    load: Callable[[], Main]
-    help: str
-
-
-def _compare() -> Main:
-    from gpu_sched_env.cgrsp.commands import compare_main
-
-    return compare_main
-
-
-def _trace() -> Main:
-    from gpu_sched_env.cgrsp.commands import trace_main
-
-    return trace_main
-
-
-def _generate_jobs() -> Main:
-    from gpu_sched_env.mig.generator.cli import main
-
-    return main
-
-
-# subcommand -> the function behind it (loaded when run); functions take argv, return the exit status
-COMMANDS: dict[str, Command] = {
-    "compare": Command(_compare, "compare CGRSP policies over seeds, or on a trace"),
-    "trace": Command(_trace, "write a simulated CGRSP day or month as a trace"),
-    "generate-jobs": Command(_generate_jobs, "generate MIG job sets from a generator config"),
-}
-
-# commands of the research programme (studies/, checkout only): where they are now
-STUDIES_COMMANDS = ("experiments", "bench", "diagnose")
-
-
-def command(name: str) -> Main:
-    """The function behind subcommand ``name``."""
-    return COMMANDS[name].load()
-
-
-def _usage() -> str:
-    width = max(map(len, COMMANDS))
-    lines = [f"  {n:{width}s}  {c.help}" for n, c in COMMANDS.items()]
-    return (
-        "usage: gpu-sched COMMAND [ARGS...]\n\ncommands:\n"
-        + "\n".join(lines)
-        + "\n\n`gpu-sched COMMAND --help` for a command's options; the research programme "
-        "(experiments, bench, diagnose, ...) is `python -m studies` in a checkout."
-    )
-
-
-def _run_studies(root: Path, argv: list[str]) -> int:
-    """``python -m studies ARGV`` of the checkout at ``root``, from the caller's directory.
-
-    A child process with the checkout on its ``PYTHONPATH`` (no ``sys.path`` edit in this one):
-    relative paths in ``argv`` keep meaning what the caller meant.
-    """
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
-    return subprocess.run([sys.executable, "-m", "studies", *argv], env=env, check=False).returncode
+GPU_SCHED = Group(
+    "the installed library's commands",
+    {
+        "compare": Command(
+            "gpu_sched_env.cgrsp.commands:compare_main", "compare CGRSP policies over seeds, or on a trace"
+        ),
+        "trace": Command("gpu_sched_env.cgrsp.commands:trace_main", "write a simulated CGRSP day or month as a trace"),
+        "evaluate": Command(
+            PLUGIN_COMMANDS["evaluate"], "evaluate a policy under the standard protocol (report.md/json)"
+        ),
+        "generate-jobs": Command(
+            "gpu_sched_env.mig.generator.cli:main", "generate MIG job sets from a generator config"
+        ),
+    },
+    note=(
+        f"The research programme (experiments, bench, diagnose, the studies) is `{STUDIES_DOOR} --help`,\n"
+        "run from the root of a checkout (not installed with the package)."
+    ),
+    aside=dict.fromkeys(STUDIES_COMMANDS, STUDIES_DOOR),
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``gpu-sched``; returns the exit status."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in ("-h", "--help"):
-        print(_usage())
-        return 0 if args else 2
-    name, rest = args[0], args[1:]
-    if name in STUDIES_COMMANDS:
-        root = Path(__file__).resolve().parents[1]  # the checkout, when installed editable
-        if (root / "studies" / "__main__.py").is_file():
-            return _run_studies(root, [name, *rest])
-        print(
-            f"gpu-sched: {name!r} is a command of the research programme (studies/), which is not installed "
-            f"with the package; from the root of a checkout run: python -m studies {name} "
-            f"{' '.join(rest)}".rstrip(),
-            file=sys.stderr,
-        )
-        return 2
-    if name not in COMMANDS:
-        print(f"gpu-sched: unknown command {name!r}; allowed: {', '.join(COMMANDS)}\n\n{_usage()}", file=sys.stderr)
-        return 2
-    return int(command(name)(rest) or 0)
+    return dispatch(GPU_SCHED, sys.argv[1:] if argv is None else argv, "gpu-sched")
 
 
 if __name__ == "__main__":

@@ -1,167 +1,139 @@
 """The research programme's command line: ``python -m studies COMMAND [ARGS...]`` (checkout only).
 
 Run from the repository root: ``python -m`` puts the current folder on ``sys.path`` itself, so
-``studies`` (not installed with the package) is found without any path edit. Every command is a
-module's ``main(argv)`` reached by an ordinary import inside a small loader (the heavy ones,
-PyTorch for ``bench train``, load only when run); ``COMMAND --help`` lists its options. The
-library's own commands (``compare``, ``trace``, ``generate-jobs``) are ``gpu-sched``'s.
+``studies`` (not installed with the package) is found without any path edit. :data:`STUDIES` is
+the one table of every study, benchmark and diagnostic, as data for the command machinery
+(:mod:`gpu_sched_env.core.commands`): each entry names its ``module:main``, imported only when it
+runs (PyTorch for ``bench train``, JAX for ``bench jax``), and ``COMMAND --help`` lists its options.
+The installed library's commands (``compare``, ``trace``, ``evaluate``, ``generate-jobs``) are
+``gpu-sched``'s, the other door.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
-Main = Callable[[list[str]], "int | None"]
+from gpu_sched_env.core.commands import Command, Group, dispatch
 
+PROG = "python -m studies"
 
-@dataclass(frozen=True)
-class Command:
-    """One command: ``load()`` imports its module and returns its ``main(argv)``."""
+BENCH = Group(
+    "benchmarks: sim, env, edge, hgsp, mig, train, jax, jax-ab, ppo-jax-seeds",
+    {
+        "sim": Command(
+            "studies.bench.sim:main",
+            "CGRSP simulator: jobs/s vs a bare heapq loop, the 30-seed grid, scaling to 100 000 jobs",
+        ),
+        "env": Command(
+            "studies.bench.env:main", "CGRSP-v0 env steps/s vs CartPole-v1; rgb_array frame time (--render)"
+        ),
+        "edge": Command("studies.bench.edge:main", "edge schedulers' runtime on 100 tasks vs FCFS-LLF"),
+        "hgsp": Command("studies.bench.hgsp:main", "HGSP FIFO / Greedy tasks/s and SAGreedy's wall time"),
+        "mig": Command("studies.bench.mig:main", "MIG generator throughput and CP-SAT vs Best-Fit solve time"),
+        "train": Command(
+            "studies.bench.train:main", "MaskablePPO training frames/s on CGRSP-v0 vs InvalidActionEnvDiscrete"
+        ),
+        "jax": Command(
+            "studies.bench.jax:main",
+            "JAX env steps/s vs CGRSP-v0's; ppo_jax training frames/s vs MaskablePPO's (--json)",
+        ),
+        "jax-ab": Command(
+            "studies.bench.jax_ab:main", "the JAX env's speed: an older commit's against the checkout's, in one process"
+        ),
+        "ppo-jax-seeds": Command(
+            "studies.bench.ppo_jax_seeds:main",
+            "ppo_jax frames/s: several seeds side by side (vmap) vs the same seeds in turn",
+        ),
+    },
+    what="benchmark",
+)
 
-    load: Callable[[], Main]
-    help: str
+DIAGNOSE = Group(
+    "diagnostics: rewards, learned policies vs rules, action designs, headroom, the planner, HGSP tasks1",
+    {
+        "advantages": Command(
+            "studies.diagnose.advantages:main", "PPO's advantages at dispatch-or-idle, by stock level"
+        ),
+        "policy": Command(
+            "studies.diagnose.policy:main", "why a trained CGRSP policy waits: argmax vs factored vs sampled"
+        ),
+        "reward": Command(
+            "studies.diagnose.reward:main", "step reward of dispatch vs idle by stock (and a Monte-Carlo value)"
+        ),
+        "reward-alignment": Command(
+            "studies.diagnose.reward_alignment:main", "do reward presets rank heuristics as the objective?"
+        ),
+        "rh-reservation": Command("studies.diagnose.rh_reservation:main", "where RH's reservation puts loose jobs"),
+        "design-cost": Command(
+            "studies.diagnose.design_cost:main", "what an env's action design costs a rule against simulate()"
+        ),
+        "versus-rule": Command(
+            "studies.diagnose.versus_rule:main", "does a learner lose to the strongest rule on when or on which job?"
+        ),
+        "headroom": Command(
+            "studies.cgrsp.headroom.study:main",
+            "the headroom map: the rule vs its bounds, and the planner vs the rule (paired, resumable)",
+        ),
+        "rule-fix": Command(
+            "studies.cgrsp.rule_fix:main", "the deferring rule before and after issue #29's two corrections (paired)"
+        ),
+        "planner-calibration": Command(
+            "studies.cgrsp.planner.calibration:main", "the planner's screen horizon against full-day rollouts"
+        ),
+        "planner-cost": Command(
+            "studies.cgrsp.planner.cost:main", "the rollout planner's cost per decision point against its base rule"
+        ),
+        "hgsp-tasks1": Command("studies.hgsp.tasks1:main", "why HGSP tasks1 misfits the study at its published load"),
+    },
+    what="diagnostic",
+)
 
-
-def dispatch(table: Mapping[str, Command], argv: Sequence[str] | None, prog: str, what: str) -> int:
-    """Run ``table[argv[0]]`` with the rest of ``argv``; usage (exit 2) for a missing or unknown name.
-
-    argparse names a program after ``sys.argv[0]``, so it is set to ``"{prog} NAME"`` while the
-    command runs: every usage line reads as the command a user types.
-    """
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] not in table:
-        width = max(map(len, table))
-        lines = "\n".join(f"  {n:{width}s}  {c.help}" for n, c in table.items())
-        asked = bool(args) and args[0] in ("-h", "--help")
-        bad = f"unknown {what} {args[0]!r}; allowed: {', '.join(table)}\n" if args and not asked else ""
-        print(f"{bad}usage: {prog} NAME [ARGS...]\n\n{what}s:\n{lines}", file=sys.stdout if asked else sys.stderr)
-        return 0 if asked else 2
-    argv0 = sys.argv[0] if sys.argv else ""
-    sys.argv[:1] = [f"{prog} {args[0]}"]
-    try:
-        return int(table[args[0]].load()(args[1:]) or 0)
-    finally:
-        sys.argv[:1] = [argv0]
-
-
-def _experiments() -> Main:
-    from studies.cgrsp.cli import main
-
-    return main
-
-
-def _bench() -> Main:
-    from studies.bench import main
-
-    return main
-
-
-def _diagnose() -> Main:
-    from studies.diagnose import main
-
-    return main
-
-
-def _strong_rules() -> Main:
-    from studies.cgrsp.strong_rules import main
-
-    return main
-
-
-def _persistence() -> Main:
-    from studies.cgrsp.persistence import main
-
-    return main
-
-
-def _generalise() -> Main:
-    from studies.cgrsp.generalise import main
-
-    return main
-
-
-def _generalist() -> Main:
-    from studies.cgrsp.learning.generalist import main
-
-    return main
-
-
-def _parity() -> Main:
-    from studies.cgrsp.learning.parity import main
-
-    return main
-
-
-def _tune() -> Main:
-    from studies.cgrsp.learning.tune import main
-
-    return main
-
-
-def _hgsp_report() -> Main:
-    from studies.hgsp.cli import main
-
-    return main
-
-
-def _llm_report() -> Main:
-    from studies.llm.cli import main
-
-    return main
-
-
-def _mig_experiment() -> Main:
-    from studies.mig.experiment import main
-
-    return main
-
-
-def _mig_histograms() -> Main:
-    from studies.mig.histograms import main
-
-    return main
-
-
-def _edge_experiment() -> Main:
-    from studies.edge.experiment import main
-
-    return main
-
-
-def _docs_graph() -> Main:
-    from studies.docs_graph import main
-
-    return main
-
-
-COMMANDS: dict[str, Command] = {
-    "experiments": Command(_experiments, "CGRSP experiment programme and docs/results.md"),
-    "bench": Command(_bench, "benchmarks: sim, env, edge, hgsp, mig, train"),
-    "diagnose": Command(_diagnose, "diagnostics: rewards, learned policies vs rules, action designs, RH, HGSP tasks1"),
-    "strong-rules": Command(_strong_rules, "CGRSP: the strong-rule table (docs/strong_rules.md)"),
-    "persistence": Command(_persistence, "CGRSP: the stock-persistence sweep"),
-    "generalise": Command(_generalise, "CGRSP: the generalisation table of a trained run"),
-    "generalist": Command(_generalist, "CGRSP: the ppo_jax generalist per regime and on the month (resumable)"),
-    "parity": Command(_parity, "CGRSP: ppo_jax per regime from scratch against the best deferring rule (resumable)"),
-    "tune": Command(_tune, "CGRSP: ppo_jax learning curves on the selection days"),
-    "hgsp-report": Command(
-        _hgsp_report, "HGSP: every policy x task set x cluster, orderings, CP-SAT gaps (docs/hgsp.md)"
-    ),
-    "llm-report": Command(_llm_report, "LLM serving: FIFO vs WSRPT, both engines"),
-    "mig-experiment": Command(_mig_experiment, "MIG: Best-Fit vs CP-SAT vs the lower bound (docs/mig.md), resumable"),
-    "mig-histograms": Command(_mig_histograms, "MIG: the generator's histograms against the configured distributions"),
-    "edge-experiment": Command(
-        _edge_experiment, "edge: MemBatch vs baseline ILP vs FCFS-LLF (docs/edge.md), resumable"
-    ),
-    "docs-graph": Command(_docs_graph, "the import graph of docs/architecture.md"),
-}
+STUDIES = Group(
+    "the research programme",
+    {
+        "experiments": Command("studies.cgrsp.programme.cli:main", "CGRSP experiment programme and docs/results.md"),
+        "bench": BENCH,
+        "diagnose": DIAGNOSE,
+        "strong-rules": Command(
+            "studies.cgrsp.strong_rules:main", "CGRSP: the strong-rule table (docs/strong_rules.md)"
+        ),
+        "persistence": Command("studies.cgrsp.persistence:main", "CGRSP: the stock-persistence sweep"),
+        "generalise": Command("studies.cgrsp.generalise:main", "CGRSP: the generalisation table of a trained run"),
+        "learner-table": Command(
+            "studies.cgrsp.learner_table:main", "CGRSP: trained runs against the strongest rule, one row per run"
+        ),
+        "generalist": Command(
+            "studies.cgrsp.learning.generalist:main",
+            "CGRSP: the ppo_jax generalist per regime and on the month (resumable)",
+        ),
+        "parity": Command(
+            "studies.cgrsp.learning.parity:main",
+            "CGRSP: ppo_jax per regime from scratch against the best deferring rule (resumable)",
+        ),
+        "tune": Command("studies.cgrsp.learning.tune:main", "CGRSP: ppo_jax learning curves on the selection days"),
+        "hgsp-report": Command(
+            "studies.hgsp.cli:main", "HGSP: every policy x task set x cluster, orderings, CP-SAT gaps (docs/hgsp.md)"
+        ),
+        "llm-report": Command("studies.llm.cli:main", "LLM serving: FIFO vs WSRPT, both engines"),
+        "mig-experiment": Command(
+            "studies.mig.experiment:main", "MIG: Best-Fit vs CP-SAT vs the lower bound (docs/mig.md), resumable"
+        ),
+        "mig-histograms": Command(
+            "studies.mig.histograms:main", "MIG: the generator's histograms against the configured distributions"
+        ),
+        "edge-experiment": Command(
+            "studies.edge.experiment:main", "edge: MemBatch vs baseline ILP vs FCFS-LLF (docs/edge.md), resumable"
+        ),
+        "docs-graph": Command("studies.docs_graph:main", "the import graph of docs/architecture.md"),
+    },
+    note=("The installed library's commands (compare, trace, evaluate, generate-jobs) are `gpu-sched --help`."),
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m studies``; returns the exit status."""
-    return dispatch(COMMANDS, argv, "python -m studies", "command")
+    return dispatch(STUDIES, sys.argv[1:] if argv is None else argv, PROG)
 
 
-__all__ = ["COMMANDS", "Command", "dispatch", "main"]
+__all__ = ["BENCH", "DIAGNOSE", "PROG", "STUDIES", "main"]

@@ -32,6 +32,9 @@ KEY = "key"  # the column that holds each row's cell key
 # The heuristics' folder is `agents/` in a checkout and `gpu_sched_agents/` where the wheel is
 # installed; both hash under the checkout's name, so the fingerprint is the same in either.
 _INSTALLED_AS = {"agents/": "gpu_sched_agents/"}
+# A file moved without a change to its code hashes under its old name (new path -> old path),
+# so a move does not make the stores' finished cells stale; add an entry with the move.
+MOVED: dict[str, str] = {}
 
 
 @lru_cache(maxsize=32)
@@ -57,7 +60,7 @@ def source_fingerprint(patterns: tuple[str, ...]) -> str:
         if not files:
             raise FileNotFoundError(f"source_fingerprint: no file matches {pattern!r} under {root}")
         for name, f in zip(names, files):
-            h.update(name.encode())
+            h.update(MOVED.get(name, name).encode())
             h.update(f.read_bytes())
     return h.hexdigest()[:12]
 

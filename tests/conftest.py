@@ -1,24 +1,5 @@
 """Shared pytest configuration."""
 
-import importlib.util
 import os
-from pathlib import Path
-
-import pytest
 
 os.environ.setdefault("MPLBACKEND", "Agg")
-
-SCRIPTS = Path(__file__).parents[1] / "scripts"
-
-
-@pytest.fixture
-def load_script():
-    """``load_script("planner_cost")``: the module of ``scripts/planner_cost.py`` (scripts are not a package)."""
-
-    def load(name: str):
-        spec = importlib.util.spec_from_file_location(f"scripts_{name}", SCRIPTS / f"{name}.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-
-    return load

@@ -63,10 +63,13 @@ def test_trace_refuses_a_parameter_that_is_not_a_workload_parameter(capsys, tmp_
     assert main(["trace", "--day", "hectic", "--param", "n_jobs=12", "--out", str(tmp_path / "t.csv")]) == 0
 
 
-def test_diagnose_with_an_unknown_name_fails_with_the_list(capfd):
-    assert main(["diagnose", "nope"]) == 2  # gpu-sched runs `python -m studies` in a child process
+def test_research_commands_and_unknown_names_fail_with_where_to_go(capfd):
+    assert main(["diagnose", "nope"]) == 2  # the research programme is the other door: no child process
     err = capfd.readouterr().err
-    assert "unknown diagnostic 'nope'" in err and "versus-rule" in err
+    assert "'diagnose' is not a command of gpu-sched; run: python -m studies diagnose nope" in err
+    assert main(["nope"]) == 2
+    err = capfd.readouterr().err
+    assert "unknown command 'nope'; allowed: compare, trace, evaluate, generate-jobs" in err and "usage:" in err
 
 
 def test_compare_prints_no_progress_lines_when_not_a_terminal(tmp_path):

@@ -79,7 +79,7 @@ def test_link_checker_sees_links() -> None:
 
 def test_architecture_import_graph_is_current() -> None:
     text = ig.PAGE.read_text(encoding="utf-8")
-    assert ig.render_page(text, ig.graph()) == text, "docs/architecture.md is stale: run python scripts/import_graph.py"
+    assert ig.render_page(text, ig.graph()) == text, "docs/architecture.md is stale: run python -m studies docs-graph"
 
 
 def test_import_graph_reads_imports(tmp_path: Path) -> None:

@@ -26,7 +26,6 @@ replication REP (same day plan and run seeds) back to back: day d's times are sh
 d·86 400 s and its job ids prefixed ``dDD-``. Replayed as one trace, a day's backlog runs on
 into the next day, unlike the ``month`` experiment, which simulates each day on its own.
 
-``scripts/compare.py`` and ``scripts/write_trace.py`` are thin wrappers of these.
 """
 
 from __future__ import annotations

@@ -168,7 +168,7 @@ class GanttRenderer:
     reaches it, so between raises the chrome and every finished bar stay as they are: a
     frame copies the cached image, paints the at most ``C_max`` live bars and the clock line,
     and draws the title. A raise (about ten per day) repaints every bar once.
-    ``scripts/bench_env.py --render`` measures ms/frame against :func:`gantt_figure`.
+    ``python -m studies bench env --render`` measures ms/frame against :func:`gantt_figure`.
     """
 
     H = 0.35  # half the bar height (lane pitch 1)

@@ -27,7 +27,7 @@ that there is one source of truth (``alpha1``, ``alpha2`` in
   (``+env.reward_weights.delay=1``) the ``env=markov`` run reached 0–2 % miss at 70–73 min on
   the selection seeds from 300k to 360k steps, against 0 % at 64.5–69 min without (one seed
   each; docs/training.md). The return ranks policies like the ``deadline`` objective (measured:
-  ``scripts/diagnose_reward_alignment.py``) while each term is the consequence of one
+  ``python -m studies diagnose reward-alignment``) while each term is the consequence of one
   decision (low variance, no delay). ``capacity`` leaves the run time out: it cannot tell a
   short job from a long one, so it does not rank the SPT family above EDF. Judged on
   ``deadline``.

@@ -60,7 +60,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, (med, lo, hi, mk, st) in res.items():
         print(f"{name:<14}{med:>11.4f}{lo:>10.4f}{hi:>10.4f}{med / base:>12.0f}{mk:>12.2f}  {st or '-'}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -173,7 +173,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.gantt is not None:
         save_gantt(args.gantt, "hectic", 42, args.gantt_policy, args.gantt_hours)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -57,7 +57,3 @@ def main(argv: list[str] | None = None) -> int:
             f"per decode {rows[label][0] / k * 1e3:.1f} ms"
         )
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -9,7 +9,7 @@ Four figures, all on experiment=joint_heads' design (the one the JAX env impleme
   actions, ``--batch`` days vmapped, ``--env-steps`` steps scanned in one jitted call (compile
   time excluded, a warm-up call first);
 * ``ref_env_steps_per_s``: CGRSP-v0 under the same random masked actions, one env in a Python
-  loop (as ``gpu-sched bench env`` times it);
+  loop (as ``python -m studies bench env`` times it);
 * ``ppo_fps``: ``algo=ppo_jax`` training frames/s (rollout + update, ``--ppo-updates`` updates of
   ``--ppo-envs`` × n_steps after a compiled warm-up update), the shipped ``algo=ppo_jax`` settings;
 * ``sb3_ppo_fps``: MaskablePPO's training frames/s on CGRSP-v0 (``experiment=joint_heads``'s
@@ -200,7 +200,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         )
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

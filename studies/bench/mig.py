@@ -105,7 +105,3 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"ratio CP-SAT / Best-Fit     : {mc / mb:10.0f} x")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -92,7 +92,7 @@ T100K_TARGET = 5.0  # [s] a 100 000-job day
 
 
 def run_child(policy: str, n: int) -> dict[str, float]:
-    """One scaling run in a fresh process (``python -m studies.bench.sim --child``, from the checkout root)."""
+    """One scaling run in a fresh process (``python -m studies bench sim --child``, from the checkout root)."""
     out = subprocess.run(
         [sys.executable, "-m", "studies.bench.sim", "--child", policy, str(n)],
         cwd=ROOT,

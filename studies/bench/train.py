@@ -74,7 +74,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{ours / ref:.2f} (target ≥ 0.70)"
         )
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

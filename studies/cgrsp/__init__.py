@@ -1,39 +1,10 @@
-"""The CGRSP experiment programme (spec §5): definitions, resumable fan-out, statistics, figures, reports.
+"""CGRSP studies, by question.
 
-Modules: :mod:`.grids` (experiment definitions and their cells), :mod:`.runner` (cells in the
-shared store :mod:`studies.store`, resume, fan-out), :mod:`.tables` (means with CIs, paired tests, re-scoring),
-:mod:`.figures` (PNG figures), :mod:`.diagnostics` (why results depart from the published
-ones), :mod:`.report` (Markdown per experiment and ``docs/results.md``), :mod:`.cli`.
+* :mod:`.programme`: the publication's tables and figures (spec §5): experiment grids, the
+  resumable runner, statistics, figures, ``docs/results.md`` (``python -m studies experiments``).
+* :mod:`.learning`: the learners against the strongest rule (``parity``, ``tune``, ``generalist``).
+* :mod:`.headroom`: how far the strongest rule is from what any policy could reach (``diagnose headroom``).
+* :mod:`.planner`: the rollout planner's screen calibration and cost (``diagnose planner-calibration|planner-cost``).
+* :mod:`.strong_rules`, :mod:`.persistence`, :mod:`.rule_fix`, :mod:`.generalise`,
+  :mod:`.learner_table`: one module per question, each a ``python -m studies`` command.
 """
-
-from studies.cgrsp.grids import (
-    EXPERIMENT_NAMES,
-    EXPERIMENTS,
-    Experiment,
-    build_cells,
-    configure,
-)
-from studies.cgrsp.runner import (
-    RunReport,
-    cell_key,
-    cell_store,
-    load_results,
-    run_cells,
-    run_experiment,
-)
-from studies.store import CellStore
-
-__all__ = [
-    "EXPERIMENTS",
-    "EXPERIMENT_NAMES",
-    "CellStore",
-    "Experiment",
-    "RunReport",
-    "build_cells",
-    "cell_key",
-    "cell_store",
-    "configure",
-    "load_results",
-    "run_cells",
-    "run_experiment",
-]

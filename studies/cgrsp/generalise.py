@@ -7,7 +7,7 @@ plus ``generalisation.md``: per setting the learned policy's miss % and mean wai
 RH, CADR and the best heuristic on miss (miss % / wait min), with Holm-adjusted paired
 t-test p-values (each setting's family: every heuristic × miss and wait).
 
-    python scripts/generalise.py runs/train/ppo_hectic_seed0/<time> --seeds 30
+    python -m studies generalise runs/train/ppo_hectic_seed0/<time> --seeds 30
 
 Other fleet sizes need ``slot`` action mode (its action space does not depend on C_max) and
 a slot table with enough rows (``env.slot_rows`` at training, 10 by default).
@@ -16,7 +16,6 @@ a slot table with enough rows (``env.slot_rows`` at training, 10 by default).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -89,7 +88,3 @@ def main(argv: list[str] | None = None) -> int:
     atomic_write_text(a.run_dir / "generalisation.md", text)
     print(text)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
 """Persistence sweep: the best rule and the rollout planner against the mean stock dwell D.
 
-    python scripts/persistence.py                                   # docs/figures/persistence.{png,csv}
-    python scripts/persistence.py --rule-seeds 3 --planner-seeds 1 --out /tmp/p   # a quick look
+    python -m studies persistence                                   # docs/figures/persistence.{png,csv}
+    python -m studies persistence --rule-seeds 3 --planner-seeds 1 --out /tmp/p   # a quick look
 
 Stock models: ``fresh`` (redrawn at every decision point) and the Markov process with mean
 dwell D ∈ {60, 300, 900, 3600} s; days hectic and surge; test seeds from 20000. Writes a
@@ -234,7 +234,3 @@ def main(argv: list[str] | None = None) -> int:
         print(paired(df, parts[0].label.iloc[0]).round(2).to_string(index=False))
     print(f"written {a.out.with_suffix('.csv')} and {a.out.with_suffix('.png')}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,7 +1,7 @@
 """Strong rule baselines: every deferring rule against its published base, fresh and persistent stock.
 
-    python scripts/strong_rules.py                      # 30 test seeds 20000-20029, writes docs/strong_rules.md
-    python scripts/strong_rules.py --seeds 3 --out /tmp/x.md
+    python -m studies strong-rules                      # 30 test seeds 20000-20029, writes docs/strong_rules.md
+    python -m studies strong-rules --seeds 3 --out /tmp/x.md
 
 Runs the published bases (SPT, SPT+Rescue, CADR, EDF) and every registered deferring rule
 (``agents/heuristics/cgrsp/extensions.py``) on the hectic and surge days under fresh stock and
@@ -84,7 +84,7 @@ def markdown(tab: pd.DataFrame, seeds: list[int], dwell: float, best: dict[str, 
         "delay + W̄ (issue #29; knob `slot_score`). Published rules (first four rows) are unchanged.\n\n"
         "`STRONG_RULES` / `best_rule(params)` in `gpu_sched_agents.heuristics.cgrsp` name THE bar for learners; "
         "`baselines()` of the RL trainer (final_eval, TensorBoard) includes every rule below.\n\n"
-        f"Command: `python scripts/strong_rules.py` (hectic and surge days, fresh stock and Markov stock with "
+        f"Command: `python -m studies strong-rules` (hectic and surge days, fresh stock and Markov stock with "
         f"D = {dwell:g} s). "
         f"Seeds {seeds_txt} ({len(seeds)} per cell), mean ± 95 % CI half-width (t, n−1 df). "
         f"Strongest rule (QoS first: lowest day-averaged miss %, then lowest day-averaged wait): {strongest_txt}.\n\n"
@@ -113,14 +113,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: STRONG_RULES ships {shipped}, this measurement picks {measured}", file=sys.stderr)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(
-        "<!-- written by: python scripts/strong_rules.py "
+        "<!-- written by: python -m studies strong-rules "
         + " ".join(argv if argv is not None else sys.argv[1:])
         + " -->\n"
         + text
     )
     print(f"written {a.out}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -8,15 +8,14 @@ wrong baseline, not a missing signal, kept PPO from learning the deferral: with 
 choice open (window 16) every action at a Low-stock state gets a far more negative advantage
 than average, and the rare *idle* action the larger push downwards.
 
-    python scripts/diagnose_advantages.py --reward deadline --shaping queue --window 16
-    python scripts/diagnose_advantages.py --reward capacity --window 1
+    python -m studies diagnose advantages --reward deadline --shaping queue --window 16
+    python -m studies diagnose advantages --reward capacity --window 1
 """
 
 from __future__ import annotations
 
 import argparse
 
-import numpy as np
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
@@ -85,8 +84,3 @@ def main(argv: list[str] | None = None) -> int:
     )
     model.learn(a.n_steps * 2 * a.rollouts, callback=Inspect(len(CGRSPEnv(**kw).params.gpu_types), a.window))
     return 0
-
-
-if __name__ == "__main__":
-    np.set_printoptions(precision=3)
-    raise SystemExit(main())

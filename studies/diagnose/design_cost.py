@@ -26,7 +26,6 @@ within the design.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -116,7 +115,3 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(df.drop(columns="rule").round(2).to_string(index=False))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

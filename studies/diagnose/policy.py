@@ -13,13 +13,12 @@ A large gap between the no-op share under ``argmax`` and the mean p(no-op) is th
 of a flat categorical: the dispatch probability is spread over many near-equivalent actions,
 so the single no-op wins the argmax although the policy dispatches most of the time.
 
-    python scripts/diagnose_policy.py runs/train/ppo_hectic_seed0/<time> --model final_model.zip --seeds 5
+    python -m studies diagnose policy runs/train/ppo_hectic_seed0/<time> --model final_model.zip --seeds 5
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +124,3 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print(df.groupby("mode", sort=False)[cols].mean().round(3).to_string())
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -6,8 +6,8 @@ the mean step reward of each (action, stock level of the offered slot) under eac
 setting. A usable signal ranks *dispatch on Low* well below *leave idle* and *dispatch on
 High* above it. Reproduces the diagnosis behind ``shaping="queue"`` (docs/training.md).
 
-    python scripts/diagnose_reward.py --seeds 3
-    python scripts/diagnose_reward.py --mc --seeds 3   # Monte-Carlo: dispatch vs idle at Low
+    python -m studies diagnose reward --seeds 3
+    python -m studies diagnose reward --mc --seeds 3   # Monte-Carlo: dispatch vs idle at Low
 
 ``--mc`` checks the *value* of the choice, not the step reward: at every offer of a Low-stock
 slot while another slot is busy it clones the env (pickling), dispatches in one copy and
@@ -116,7 +116,3 @@ def main(argv: list[str] | None = None) -> int:
     print(f"mean step reward [job-hours] on the {a.day} day, {a.seeds} seeds, decisions with another slot busy")
     print(table.join(counts).round(3).to_string())
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

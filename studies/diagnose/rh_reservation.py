@@ -1,6 +1,6 @@
 """Where RH's reservation puts loose jobs: stock status of their dispatches and of the held slots.
 
-python scripts/diagnose_rh_reservation.py --day surge --seeds 10 --rho-res 0 1
+python -m studies diagnose rh-reservation --day surge --seeds 10 --rho-res 0 1
 
 For each ρ_res: the share of loose-job dispatches by the stock status (High/Medium/Low) the
 slot had at dispatch, and the status of the idle slots left idle while jobs waited (held).
@@ -47,7 +47,3 @@ def main(argv: list[str] | None = None) -> int:
             pct = ", ".join(f"{lvl} {100 * c[i] / n:.1f} %" for i, lvl in enumerate(STOCK_LEVELS)) if n else "none"
             print(f"rho_res={r} {name:17s} n={n:5d}: {pct}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

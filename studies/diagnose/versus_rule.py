@@ -27,7 +27,6 @@ the decisions where the two parts disagree. Needs a PPO run.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +172,3 @@ def main(argv: list[str] | None = None) -> int:
     print("\nagainst the rule in the same design (paired over seeds; negative = lower than the rule):")
     print(versus_rule_tests(df).to_string(index=False, float_format=lambda x: f"{x:.3g}"))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

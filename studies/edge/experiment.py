@@ -1,8 +1,8 @@
 """Edge cluster experiments: the five-task example and the 5 -> 100 task scaling study.
 
-    .venv/bin/python scripts/edge_experiment.py                  # everything, into runs/edge
-    .venv/bin/python scripts/edge_experiment.py --update-docs    # ... and the tables into docs/edge.md
-    .venv/bin/python scripts/edge_experiment.py --sizes 5,10 --seeds 1 --out runs/edge_small
+    .venv/bin/python -m studies edge-experiment                  # everything, into runs/edge
+    .venv/bin/python -m studies edge-experiment --update-docs    # ... and the tables into docs/edge.md
+    .venv/bin/python -m studies edge-experiment --sizes 5,10 --seeds 1 --out runs/edge_small
 
 Each repetition s uses workload seed s (scaling), FCFS-LLF stream s and execution-noise
 stream s (lognormal run-time factors, --noise-sigma); tables give means and 95 % CIs over
@@ -425,7 +425,7 @@ def variant_tables(args, cluster, table, out: Path):
 def summarise(five: pd.DataFrame, df: pd.DataFrame, args, out: Path, sens=None, llf=None, given=()) -> str:
     """The Markdown report (report.md, and the doc block with ``--update-docs``)."""
     nmax = max(args.sizes)
-    cmd = "`.venv/bin/python scripts/edge_experiment.py " + " ".join(given) + "`"
+    cmd = "`.venv/bin/python -m studies edge-experiment " + " ".join(given) + "`"
     g = df.groupby(["n_tasks", "scheduler"]).makespan_h.mean().unstack("scheduler").reset_index()
     rt = df.groupby(["n_tasks", "scheduler"]).runtime_s.mean().unstack("scheduler").reset_index()
     big = df[df.n_tasks == nmax]
@@ -511,13 +511,9 @@ def _main(args: argparse.Namespace, given: list[str]) -> int:
     table = default_profiles() if args.profiles is None else load_profiles(args.profiles)
     names = MAIN + (() if args.no_ablation else ABLATION)
     atomic_write_json(out / "config.json", {**run_config(args), "seeds": args.seeds, "sizes": args.sizes})
-    atomic_write_text(out / "command.txt", " ".join(["scripts/edge_experiment.py", *given]) + "\n")
+    atomic_write_text(out / "command.txt", " ".join(["python -m studies edge-experiment", *given]) + "\n")
     five = five_task(args, cluster, table, out, names)
     df = scaling(args, cluster, table, out, names)
     sens, llf = variant_tables(args, cluster, table, out)
     print(summarise(five, df, args, out, sens, llf, given))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

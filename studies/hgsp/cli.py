@@ -1,7 +1,6 @@
 """HGSP report: every policy x task set x cluster, figures per folder, calibration, CP-SAT gaps.
 
 Usage: .venv/bin/python -m studies hgsp-report [--tasks tasks1 ...] [--clusters small ...]
-(``scripts/hgsp_report.py`` is a shim of the same command.)
 Writes under --out (default runs/hgsp): results.csv/.md, calibration.csv, exact.csv,
 orderings.csv (FIFO / Greedy / SAGreedy with both decoders, mean and 95 % CI over
 --orderings-seeds seeds per task set x cluster), published.csv (every published figure or
@@ -11,7 +10,7 @@ writes the published-vs-ours table and the orderings tables into docs/hgsp.md (b
 hgsp-published and hgsp-orderings markers).
 
 Orderings and published-vs-ours only (the tables in docs/hgsp.md, a few minutes on 2 cores):
-    .venv/bin/python scripts/hgsp_report.py --only-orderings --update-docs
+    .venv/bin/python -m studies hgsp-report --only-orderings --update-docs
 """
 
 from __future__ import annotations
@@ -42,8 +41,7 @@ from studies.hgsp.report import (
 )
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the HGSP report; returns the exit status."""
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", nargs="+", default=["tasks1", "tasks2", "tasks3", "tasks4"], choices=sorted(PRESETS))
     ap.add_argument("--clusters", nargs="+", default=list(CLUSTER_PRESETS), choices=list(CLUSTER_PRESETS))
@@ -65,7 +63,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--no-figures", action="store_true")
     ap.add_argument("--out", type=Path, default=Path("runs/hgsp"))
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the HGSP report; returns the exit status."""
+    args = _parser().parse_args(argv)
     if args.seed < 0 or args.sa_iters < 0 or args.exact_n < 1:
         raise ConfigError("--seed and --sa-iters must be >= 0, --exact-n >= 1")
     out: Path = args.out
@@ -133,7 +136,7 @@ def orderings_section(args: argparse.Namespace, out: Path) -> list[str]:
     atomic_write_table(out / "orderings.csv", df)
     pub = orderings.published_vs_ours(df)
     atomic_write_table(out / "published.csv", pub)
-    cmd = "`.venv/bin/python scripts/hgsp_report.py --only-orderings --update-docs`"
+    cmd = "`.venv/bin/python -m studies hgsp-report --only-orderings --update-docs`"
     setup = (
         f"{len(seeds)} seeds, generator seed = policy seed, SAGreedy K = {args.sa_iters}; mean and "
         "95 % Student-t CI over seeds, SciPy; `sagreedy` = the study's list-order decoder (default), "
@@ -168,7 +171,3 @@ def orderings_section(args: argparse.Namespace, out: Path) -> list[str]:
         replace_doc_section(args.update_docs, "hgsp-orderings", text)
     md = ["## Published vs ours", "", pub_text, "", "## Orderings", "", text, ""]
     return md
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

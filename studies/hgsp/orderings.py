@@ -108,7 +108,7 @@ def side_by_side(df: pd.DataFrame, metric: str = "wt", level: float = 0.95) -> p
     return pd.DataFrame(out)
 
 
-# Causes of the deviations, as measured by scripts/hgsp_diagnose_tasks1.py (tasks1) and the
+# Causes of the deviations, as measured by python -m studies diagnose hgsp-tasks1 (tasks1) and the
 # decoder comparison of the orderings table (docs/hgsp.md, "Published vs ours").
 CAUSES = {
     "greedy_vs_fifo": "load, not deadlines: at 86 % busy EFT leaves the A30 idle while tasks queue "
@@ -137,6 +137,8 @@ def published_vs_ours(df: pd.DataFrame) -> pd.DataFrame:
     (inside the stated tolerance or the claim holds; ``(fitted)`` marks a figure a preset was
     fitted to, so it is an input, not a prediction), ``deviates (size; cause)`` or ``missing``.
     """
+    # Over 80 lines on purpose: one ``add`` per published figure, in the order of the study's page;
+    # the rows are data, and splitting them across functions would scatter the one table.
     rows = []
     have = set(zip(df.tasks, df.cluster))
 

@@ -1,7 +1,6 @@
 """LLM-serving report: FIFO vs WSRPT on the discriminating and mixed workloads, both engines.
 
 Usage: .venv/bin/python -m studies llm-report [--workloads discriminating mixed] [--out runs/llm]
-(``scripts/llm_report.py`` is a shim of the same command.)
 Writes results.csv/.md and one folder per workload (Gantt charts, comparison, utilisation).
 """
 
@@ -51,7 +50,3 @@ def main(argv: list[str] | None = None) -> int:
         write_folder({p: res[wl, "discrete", p] for p in sub.policy}, sub, args.out / wl)
     print(f"\nwrote {args.out}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

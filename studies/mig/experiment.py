@@ -9,7 +9,7 @@ summary.md (results beside the bound + the published-vs-ours table) and figures 
 under OUT; ``--doc docs/mig.md`` also writes that block into the doc between its
 ``<!-- mig-results:start -->`` / ``:end`` markers.
 
-    .venv/bin/python scripts/mig_experiment.py --n-sets 100 --time-limit 10 --doc docs/mig.md
+    .venv/bin/python -m studies mig-experiment --n-sets 100 --time-limit 10 --doc docs/mig.md
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     cache_key = {**settings, "methods": [*HEURISTICS, "cpsat"], "columns": list(COLUMNS)}
     seeds = next_primes(a.n_sets, a.first_seed)
     atomic_write_json(
-        a.out / "config.json", {**settings, "seeds": seeds, "argv": ["scripts/mig_experiment.py", *given]}
+        a.out / "config.json", {**settings, "seeds": seeds, "argv": ["python -m studies mig-experiment", *given]}
     )
     store = CellStore(a.out / "cells", MIG_SOURCES)
     keys = {p: store.key({"seed": p, **cache_key}) for p in seeds}
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     atomic_write_table(a.out / "results.csv", df)
     summ = summary(df)
     atomic_write_table(a.out / "summary.csv", summ)
-    command = " ".join(["scripts/mig_experiment.py", *given])
+    command = " ".join(["python -m studies mig-experiment", *given])
     block = doc_block(df, dataset_stats(seeds, a.n_jobs), settings, command, a.published)
     atomic_write_text(a.out / "summary.md", f"# MIG experiment\n\n{block}\n")
     print(block)
@@ -96,7 +96,3 @@ def main(argv: list[str] | None = None) -> int:
             print("figure:", path)
         print("figure:", gantt_figure(seeds[0], a.out / "gantt_first_seed.png", a.time_limit, a.n_jobs))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -6,9 +6,9 @@ config's ``rounding`` and the floor of 1) into its exact probability mass functi
 :func:`histogram_figure` draws the histograms of the Java tool's test config (the study's
 generator settings; beside the published file when present) and of the Part B preset.
 
-Command line (``python -m studies mig histograms`` or ``scripts/mig_histograms.py``)::
+Command line (``python -m studies mig-histograms``)::
 
-    .venv/bin/python scripts/mig_histograms.py --jobs 1000 --sets 100 --out docs/figures/mig_histograms.png
+    .venv/bin/python -m studies mig-histograms --jobs 1000 --sets 100 --out docs/figures/mig_histograms.png
 """
 
 from __future__ import annotations
@@ -193,7 +193,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{pn['config']}: {pn['attribute']}: chi2 p = {pn['p']:.3g}{pub}")
     print("figure:", histogram_figure(panels, a.out))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

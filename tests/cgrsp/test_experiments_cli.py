@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from studies.cgrsp.cli import main
+from studies.cgrsp.programme.cli import main
 
 FAST = ["--param", "n_jobs=25", "--executor", "serial", "--no-progress"]
 
@@ -21,7 +21,7 @@ def test_sweep_command_writes_results_report_and_figure(tmp_path, capsys):
     assert {"experiment", "cell", "c_max", "policy", "seed", "miss_pct", "mean_wait_min", "key"} <= set(df.columns)
     assert sorted(df["c_max"].unique()) == [3, 5]
     md = (d / "report.md").read_text()
-    assert "python scripts/experiments.py cmax" in md and "c_max=3" in md and "cmax_lines.png" in md
+    assert "python -m studies experiments cmax" in md and "c_max=3" in md and "cmax_lines.png" in md
     assert (d / "cmax_lines.png").stat().st_size > 5_000
     assert "12 cells (12 simulated now" in capsys.readouterr().out
     main(["cmax", "--policies", "fifo", "edf", "--seeds", "0-2", "--values", "3", "5", "--out", str(tmp_path), *FAST])

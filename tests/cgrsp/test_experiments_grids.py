@@ -5,7 +5,7 @@ import pytest
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp.workload import month_plan
 from gpu_sched_env.core.errors import ConfigError
-from studies.cgrsp.grids import (
+from studies.cgrsp.programme.grids import (
     EXPERIMENT_NAMES,
     EXPERIMENTS,
     MONTH_SEED_BASE,

@@ -3,9 +3,9 @@
 import pandas as pd
 import pytest
 
-from studies.cgrsp import runner
-from studies.cgrsp.grids import build_cells, configure
-from studies.cgrsp.runner import cell_key, cell_store, run_cells, run_experiment
+from studies.cgrsp.programme import runner
+from studies.cgrsp.programme.grids import build_cells, configure
+from studies.cgrsp.programme.runner import cell_key, cell_store, run_cells, run_experiment
 
 TINY = {"n_jobs": 25}
 DROP = ["cell_wall_s"]  # the only column allowed to differ between runs

@@ -11,7 +11,7 @@ from gpu_sched_env.cgrsp.params import make_params
 from gpu_sched_env.cgrsp.policies import POLICIES as REGISTRY
 from gpu_sched_env.cgrsp.policies import knob_owners, per_policy_kwargs
 from gpu_sched_env.core.errors import ConfigError
-from studies.cgrsp.grids import build_cells, configure
+from studies.cgrsp.programme.grids import build_cells, configure
 
 KNOBS = {
     "stock_penalty",

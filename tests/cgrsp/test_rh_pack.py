@@ -4,7 +4,7 @@ import pytest
 
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp.batch import run_grid
-from studies.cgrsp.tables import RH_PACK_BOUNDS, published_rh_pack, rh_in_pack
+from studies.cgrsp.programme.tables import RH_PACK_BOUNDS, published_rh_pack, rh_in_pack
 
 SEEDS = range(5)
 # the surge day and C_max 3, 7 and 10 on the hectic day: with rh_defer="expected" RH waited

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from gpu_sched_env.core.stats import cohens_d_paired, compare_pairs, holm, mean_ci, paired_compare
-from studies.cgrsp import tables as T
+from studies.cgrsp.programme import tables as T
 
 
 def t2_two_sided_p(t: float) -> float:

@@ -130,7 +130,7 @@ def test_stock_parameters_reach_the_env_hydra_and_the_experiments(tmp_path):
     from gpu_sched_agents.rl.config import register_configs
     from gpu_sched_agents.rl.envs import env_config
     from gpu_sched_env.cgrsp.env import CGRSPEnv
-    from studies.cgrsp.grids import build_cells, configure
+    from studies.cgrsp.programme.grids import build_cells, configure
 
     assert CGRSPEnv(stock_process="markov", stock_dwell_s=60).params.stock_dwell_s == 60
     register_configs()

@@ -327,8 +327,9 @@ def test_persistence_script_on_a_tiny_budget(tmp_path):
         mod.stock_params("often")
 
 
-def test_planner_cost_script_on_a_tiny_budget(capsys, load_script):
-    mod = load_script("planner_cost")
+def test_planner_cost_on_a_tiny_budget(capsys):
+    from studies.cgrsp.planner import cost as mod
+
     assert (
         mod.main(
             [

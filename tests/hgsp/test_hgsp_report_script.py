@@ -1,4 +1,4 @@
-"""studies.hgsp.cli (`python -m studies hgsp-report`, scripts/hgsp_report.py) on the tiny task set.
+"""studies.hgsp.cli (`python -m studies hgsp-report`, python -m studies hgsp-report) on the tiny task set.
 
 Tables written, SAGreedy's objective ≤ FIFO's, docs sections replaced.
 """

@@ -1,4 +1,4 @@
-"""studies.llm.cli (`python -m studies llm-report`, scripts/llm_report.py).
+"""studies.llm.cli (`python -m studies llm-report`, python -m studies llm-report).
 
 FIFO vs WSRPT on the discriminating workload, both engines, written atomically.
 """

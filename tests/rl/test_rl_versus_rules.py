@@ -70,8 +70,9 @@ def test_rules_a_run_was_not_evaluated_against_are_simulated_on_its_seeds(tmp_pa
     assert row["rule wait"] < 5.0 and row["beats"] is False
 
 
-def test_learner_table_script(tmp_path, capsys, load_script):
-    mod = load_script("learner_table")
+def test_learner_table(tmp_path, capsys):
+    from studies.cgrsp import learner_table as mod
+
     runs = []
     for name in ("a", "b"):
         d = _run(tmp_path, learned_wait=45.0, learned_miss=0.0, name=name)

@@ -1,4 +1,4 @@
-"""``gpu-sched bench jax --json``: the four figures in one JSON line (tiny sizes)."""
+"""``python -m studies bench jax --json``: the four figures in one JSON line (tiny sizes)."""
 
 import json
 

@@ -4,9 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from studies.commands import main
+from studies.commands import DIAGNOSE, main
 from studies.conf import composed_env
-from studies.diagnose import DIAGNOSTICS
 
 
 def run(capsys, *args):
@@ -38,7 +37,7 @@ def test_unknown_diagnostic_is_refused(capsys):
     assert "unknown diagnostic 'nope'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", sorted(DIAGNOSTICS))
+@pytest.mark.parametrize("name", sorted(DIAGNOSE.commands))
 def test_every_diagnostic_names_itself_in_its_usage(capsys, name):
     import sys
 

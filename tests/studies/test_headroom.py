@@ -1,4 +1,4 @@
-"""`gpu-sched diagnose headroom`: the rule vs its bounds, the planner vs the rule, on the one resume store."""
+"""`python -m studies diagnose headroom`: the rule vs its bounds, the planner vs the rule, on the one resume store."""
 
 import numpy as np
 import pandas as pd
@@ -9,9 +9,9 @@ from gpu_sched_env.cgrsp.fleet import HIGH
 from gpu_sched_env.cgrsp.params import make_params
 from gpu_sched_env.cgrsp.sim import Simulator, run
 from gpu_sched_env.core.errors import ConfigError
-from studies.cgrsp import headroom
 from studies.cgrsp.bounds import relaxed_params, srpt_flow, srpt_wait_bound
-from studies.diagnose import DIAGNOSTICS
+from studies.cgrsp.headroom import study as headroom
+from studies.commands import DIAGNOSE
 
 SMOKE = ["--param", "n_jobs=40", "--workers", "1", "--no-progress"]
 TINY = "n_rollouts=2,horizon_s=120.0,n_confirm=2,confirm_horizon_s=120.0"
@@ -139,7 +139,7 @@ def test_layers_are_stored_resumed_time_limited_and_rendered(tmp_path, capsys):
 
 
 def test_headroom_is_the_diagnose_command():
-    assert DIAGNOSTICS["headroom"].load() is headroom.main
+    assert DIAGNOSE.commands["headroom"].load() is headroom.main
     assert headroom.parse_budget("n_rollouts=4,portfolio=[cadr_defer_exp]") == {
         "n_rollouts": 4,
         "portfolio": ("cadr_defer_exp",),

@@ -1,8 +1,9 @@
-"""`gpu-sched diagnose rule-fix` and `planner-calibration` on tiny budgets."""
+"""`python -m studies diagnose rule-fix` and `planner-calibration` on tiny budgets."""
 
 import pandas as pd
 
-from studies.cgrsp import calibration, rule_fix
+from studies.cgrsp import rule_fix
+from studies.cgrsp.planner import calibration
 
 
 def test_rule_fix_table_pairs_every_variant_with_the_published_rule():

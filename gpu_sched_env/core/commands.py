@@ -1,0 +1,135 @@
+"""The command machinery of both doors (``gpu-sched`` and ``python -m studies``): commands as data.
+
+A :class:`Command` names its function as a ``"package.module:function"`` string, resolved by
+:func:`pkgutil.resolve_name` only when the command runs, so a table costs no import and a heavy
+command (PyTorch, JAX) loads nothing until it is called. A :class:`Group` is a table of commands
+and of nested groups (``bench``, ``diagnose``); :func:`dispatch` walks it: ``--help`` at every
+level, an unknown name gets the usage with the allowed names (exit status 2), and a command's
+``argparse`` usage line reads as the words a user typed (``sys.argv[0]`` is set to them while it
+runs). Every function behind a command takes ``argv`` and returns its exit status (``None`` = 0).
+
+A string target is also how ``gpu-sched`` reaches a command implemented in the agents layer
+(``evaluate``) without ``gpu_sched_env`` importing ``gpu_sched_agents``: when that module is not
+installed, the command says so (exit status 2) instead of failing on import.
+"""
+
+from __future__ import annotations
+
+import pkgutil
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from gpu_sched_env.core.errors import ConfigError
+
+Main = Callable[[list[str]], "int | None"]
+
+
+class CommandUnavailable(ConfigError):
+    """A command's module is not installed here (e.g. a plug-in of another package)."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command: ``target`` = ``"package.module:function"`` (imported when run), one line of help."""
+
+    target: str
+    help: str
+
+    def __post_init__(self) -> None:
+        mod, sep, func = self.target.partition(":")
+        if not (mod and sep and func):
+            raise ConfigError(f"Command.target = {self.target!r}: must be 'package.module:function'")
+
+    @property
+    def module(self) -> str:
+        """The module that holds the function."""
+        return self.target.partition(":")[0]
+
+    def load(self) -> Main:
+        """Import the module and return the function; :class:`CommandUnavailable` if the module is missing."""
+        try:
+            return pkgutil.resolve_name(self.target)
+        except ModuleNotFoundError as e:
+            # only the target's own package missing means "not installed"; a missing dependency
+            # deeper down is a real error and keeps its traceback
+            if e.name and (self.module == e.name or self.module.startswith(e.name + ".")):
+                raise CommandUnavailable(f"module {self.module} is not installed here ({e})") from e
+            raise
+
+
+@dataclass(frozen=True)
+class Group:
+    """A table of commands and nested groups, with its one-line ``help`` and a ``note`` under its usage."""
+
+    help: str
+    commands: Mapping[str, Command | Group]
+    what: str = "command"  # how the usage names an entry ("benchmark", "diagnostic")
+    note: str = ""
+    aside: Mapping[str, str] = field(default_factory=dict)  # name -> the door that has it ("python -m studies")
+
+    def usage(self, prog: str) -> str:
+        """The usage text: the entries with their help, then the note."""
+        width = max(map(len, self.commands))
+        lines = "\n".join(f"  {n:{width}s}  {c.help}" for n, c in self.commands.items())
+        text = f"usage: {prog} NAME [ARGS...]\n\n{self.what}s:\n{lines}\n\n`{prog} NAME --help` for its options."
+        return f"{text}\n{self.note}" if self.note else text
+
+
+def dispatch(group: Group, argv: Sequence[str] | None, prog: str) -> int:
+    """Run the command ``argv`` names in ``group`` (through nested groups); returns the exit status.
+
+    No name: the usage on stderr, status 2; ``-h``/``--help``: the usage on stdout, status 0; an
+    unknown name: what is allowed and the usage on stderr, status 2 (a name in ``group.aside``
+    gets its spelling at the other door instead).
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(group.usage(prog), file=sys.stdout if args else sys.stderr)
+        return 0 if args else 2
+    name, rest = args[0], args[1:]
+    if name not in group.commands:
+        if name in group.aside:
+            spelling = " ".join([group.aside[name], *args])
+            print(f"{prog}: {name!r} is not a command of {prog}; run: {spelling}\n{group.note}", file=sys.stderr)
+        else:
+            allowed = ", ".join(group.commands)
+            print(f"{prog}: unknown {group.what} {name!r}; allowed: {allowed}\n\n{group.usage(prog)}", file=sys.stderr)
+        return 2
+    entry = group.commands[name]
+    if isinstance(entry, Group):
+        return dispatch(entry, rest, f"{prog} {name}")
+    try:
+        fn = entry.load()
+    except CommandUnavailable as e:
+        print(f"{prog} {name}: not available: {e}", file=sys.stderr)
+        return 2
+    argv0 = sys.argv[0] if sys.argv else ""
+    sys.argv[:1] = [f"{prog} {name}"]  # argparse names the program after sys.argv[0]
+    try:
+        return int(fn(rest) or 0)
+    finally:
+        sys.argv[:1] = [argv0]
+
+
+def walk(group: Group, prog: str) -> Iterator[tuple[str, Command]]:
+    """Every command under ``group`` with its full spelling (``"python -m studies bench sim"``)."""
+    for name, entry in group.commands.items():
+        if isinstance(entry, Group):
+            yield from walk(entry, f"{prog} {name}")
+        else:
+            yield f"{prog} {name}", entry
+
+
+def find(group: Group, words: Sequence[str]) -> tuple[int, Command | Group]:
+    """How many of ``words`` name an entry of ``group`` (through nested groups), and that entry."""
+    entry: Command | Group = group
+    n = 0
+    for w in words:
+        if not isinstance(entry, Group) or w not in entry.commands:
+            break
+        entry, n = entry.commands[w], n + 1
+    return n, entry
+
+
+__all__ = ["Command", "CommandUnavailable", "Group", "Main", "dispatch", "find", "walk"]
