@@ -44,6 +44,7 @@ from gpu_sched_agents.rl.envs import (
     make_vec_env,
 )
 from gpu_sched_agents.rl.registry import get_algo, load_model
+from gpu_sched_agents.rl.rundir import remove_unused_run_dir
 from gpu_sched_agents.rl.smdp import StepDurations
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
@@ -376,23 +377,6 @@ def train(cfg: DictConfig) -> dict[str, float]:
     model.save(run_dir / "final_model")
     venv.close()
     return final_evaluation(cfg, spec, config, run_dir, train_s)
-
-
-# What Hydra writes into a run directory before the job starts (its config copy and log).
-HYDRA_ONLY = {".hydra", "train.log"}
-
-
-def remove_unused_run_dir(run_dir: Path) -> None:
-    """Delete ``run_dir`` if it holds nothing but what Hydra wrote before the job.
-
-    Its parent goes too if that is then empty.
-    """
-    import shutil
-
-    if run_dir.is_dir() and {p.name for p in run_dir.iterdir()} <= HYDRA_ONLY:
-        shutil.rmtree(run_dir)
-        if run_dir.parent.is_dir() and not any(run_dir.parent.iterdir()):
-            run_dir.parent.rmdir()
 
 
 def _bar(items: list, on: bool, desc: str):
