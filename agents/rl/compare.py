@@ -25,18 +25,23 @@ def heuristic_runs(
 
 
 def comparison(
-    learned: pd.DataFrame, heuristics: pd.DataFrame, label: str = "learned"
+    learned: pd.DataFrame,
+    heuristics: pd.DataFrame,
+    label: str = "learned",
+    table_metrics: Sequence[str] = TABLE_METRICS,
+    test_metrics: Sequence[str] = TEST_METRICS,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(table, tests)``.
 
     ``table``: mean and 95 % CI half-width per policy (learned first). ``tests``: per
     heuristic and metric, the paired difference learned − heuristic on matched seeds, the
     paired t-test and Wilcoxon p-values, Cohen's d_z, and Holm-adjusted p-values over the
-    whole family (all heuristics × metrics, t-tests and Wilcoxon separately).
+    whole family (all heuristics × metrics, t-tests and Wilcoxon separately). The metrics are
+    CGRSP's unless given.
     """
     learned = learned.assign(policy=label)
     both = pd.concat([learned, heuristics], ignore_index=True)
-    table = summarise(both, TABLE_METRICS)
+    table = summarise(both, list(table_metrics))
     ref = learned.set_index("seed").sort_index()
     values: dict[str, Any] = {}
     pairs: list[tuple[str, str]] = []
@@ -44,7 +49,7 @@ def comparison(
     for name, g in heuristics.groupby("policy", sort=False):
         g = g.set_index("seed").sort_index()
         common = ref.index.intersection(g.index)
-        for m in TEST_METRICS:  # one family: every heuristic x metric, on its matched seeds
+        for m in test_metrics:  # one family: every heuristic x metric, on its matched seeds
             a, b = f"{label}|{name}|{m}", f"{name}|{m}"
             values[a], values[b] = ref.loc[common, m].to_numpy(), g.loc[common, m].to_numpy()
             pairs.append((a, b))
@@ -74,24 +79,37 @@ def comparison(
     return table, tests
 
 
-def format_table(table: pd.DataFrame) -> str:
+def format_table(table: pd.DataFrame, metrics: Sequence[str] = TABLE_METRICS) -> str:
     """Plain-text table: mean ± CI half-width."""
     out = pd.DataFrame(index=table.index)
-    for m in TABLE_METRICS:
+    for m in metrics:
         out[m] = [f"{a:8.2f} ± {b:5.2f}" for a, b in zip(table[m], table[f"{m}_ci"])]
     return out.to_string()
 
 
-def figure(table: pd.DataFrame, path: str | Path, title: str) -> Path:
-    """Bars with 95 % CIs of miss % and mean wait per policy (PNG)."""
+def figure(
+    table: pd.DataFrame,
+    path: str | Path,
+    title: str,
+    panels: Sequence[tuple[str, str]] = (("miss_pct", "deadline miss [%]"), ("mean_wait_min", "mean wait [min]")),
+    learned: str | None = None,
+) -> Path:
+    """Bars with 95 % CIs of two metrics per policy (PNG): CGRSP's miss % and mean wait unless ``panels``.
+
+    ``learned``: the learned policy's row (orange, every other row a heuristic); None: CGRSP's
+    colours (published heuristics blue, our rules purple, the rest orange).
+    """
     from gpu_sched_env.core.plotting import plt, save
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
-    order = table.sort_values("miss_pct").index
-    for ax, m, lab in zip(axes, ("miss_pct", "mean_wait_min"), ("deadline miss [%]", "mean wait [min]")):
+    order = table.sort_values(panels[0][0]).index
+    for ax, (m, lab) in zip(axes, panels):
         t = table.loc[order]
         colors = [
-            "#1f77b4" if p in POLICY_NAMES else ("#9467bd" if p in EXTENSIONS else "#ff7f0e") for p in t.index
+            ("#ff7f0e" if p == learned else "#1f77b4")
+            if learned is not None
+            else ("#1f77b4" if p in POLICY_NAMES else ("#9467bd" if p in EXTENSIONS else "#ff7f0e"))
+            for p in t.index
         ]  # learned: orange
         ax.bar(range(len(t)), t[m], yerr=t[f"{m}_ci"], color=colors, capsize=3)
         ax.set_xticks(range(len(t)))

@@ -16,6 +16,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from gpu_sched_agents.rl.scenarios import SPECS, CGRSPScenario, scenario_schema
 from gpu_sched_env.cgrsp.config import hydra_schema
 
 
@@ -131,8 +132,10 @@ class Config:
     """Root config: ``python train.py algo=ppo day=hectic``."""
 
     algo: Any = MISSING
-    day: DayConfig = MISSING
-    env: Any = MISSING  # schema: gpu_sched_env.cgrsp.config.hydra_schema() (CGRSPEnvConfig's fields)
+    # which env is trained: cgrsp (the day and env groups) or hgsp | llm | mig | edge (scenario.env)
+    scenario: Any = MISSING
+    day: DayConfig = MISSING  # CGRSP only
+    env: Any = MISSING  # CGRSP only; schema: gpu_sched_env.cgrsp.config.hydra_schema() (CGRSPEnvConfig's fields)
     train: TrainConfig = MISSING
     seed: int = 0
     resume: bool = False  # continue the latest run of this algo/day/seed (or resume_from)
@@ -179,3 +182,6 @@ def register_configs() -> None:
     cs.store(group="day", name="day_schema", node=DayConfig)
     cs.store(group="env", name="env_schema", node=hydra_schema())  # the env's own config object, one home
     cs.store(group="train", name="train_schema", node=TrainConfig)
+    cs.store(group="scenario", name="cgrsp_schema", node=CGRSPScenario)
+    for spec in SPECS.values():  # each scenario's env settings: its own config object's fields and defaults
+        cs.store(group="scenario", name=f"{spec.name}_schema", node=scenario_schema(spec))
