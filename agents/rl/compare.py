@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,10 @@ import pandas as pd
 from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp.batch import run_grid, summarise
+from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 from gpu_sched_env.core.stats import compare_pairs
+
+log = logging.getLogger("gpu_sched_agents.rl.train")  # the training log's name: train.log and the console show it
 
 TABLE_METRICS = ("mean_wait_min", "miss_pct", "mean_tardiness_min", "cost_usd")
 TEST_METRICS = ("miss_pct", "mean_wait_min")
@@ -172,3 +176,45 @@ def versus_rules(run_dir: Path, stem: str = "final_eval", rules: Sequence[str] |
         "Holm p miss": float(m.t_p_holm),
         "beats": bool(w.mean_diff < 0 and w.t_p_holm < 0.05 and m.mean_diff <= 0),
     }
+
+
+def write_comparison(
+    learned: pd.DataFrame,
+    heur: pd.DataFrame,
+    label: str,
+    out_dir: Path,
+    stem: str,
+    heading: str,
+    title: str,
+    note: str = "",
+    table_metrics: tuple[str, ...] = TABLE_METRICS,
+    test_metrics: tuple[str, ...] = TEST_METRICS,
+    panels: tuple[tuple[str, str], ...] | None = None,
+) -> pd.DataFrame:
+    """Write ``<stem>.{csv,md,png}``, ``<stem>_per_seed.csv`` and ``<stem>_tests.csv``; log them; return the table.
+
+    ``learned`` and ``heur`` are per-seed rows on the same seeds (``heur`` with a ``policy`` column).
+    The metrics are CGRSP's unless given; ``panels`` (metric, axis label) switch the figure to
+    learned-orange / heuristics-blue.
+    """
+    table, tests = comparison(learned, heur, label=label, table_metrics=table_metrics, test_metrics=test_metrics)
+    atomic_write_table(
+        out_dir / f"{stem}_per_seed.csv", pd.concat([learned.assign(policy=label), heur], ignore_index=True)
+    )
+    atomic_write_table(out_dir / f"{stem}.csv", table.reset_index())
+    atomic_write_table(out_dir / f"{stem}_tests.csv", tests)
+    text = (
+        f"# {heading}\n\n"
+        + (f"{note}\n\n" if note else "")
+        + f"```\n{format_table(table, table_metrics)}\n```\n\n"
+        + f"Paired tests, {label} − heuristic (negative = learned lower; Holm over the family):\n\n"
+        + f"```\n{tests.to_string(index=False, float_format=lambda x: f'{x:.3g}')}\n```\n"
+    )
+    atomic_write_text(out_dir / f"{stem}.md", text)
+    if panels is None:
+        figure(table, out_dir / f"{stem}.png", title)
+    else:
+        figure(table, out_dir / f"{stem}.png", title, panels, learned=label)
+    log.info(text)
+    log.info(f"Written to {out_dir}/{stem}.*")
+    return table

@@ -28,6 +28,7 @@ from stable_baselines3.common.vec_env import SubprocVecEnv, VecEnv
 
 from gpu_sched_agents.rl import train as tr
 from gpu_sched_agents.rl.callbacks import SELECT_ON, EpisodeMetricsCallback, EvalCallback
+from gpu_sched_agents.rl.compare import write_comparison
 from gpu_sched_agents.rl.envs import VEC_ENVS, TrainingDays
 from gpu_sched_agents.rl.registry import _sb3_kwargs, get_algo
 from gpu_sched_agents.rl.scenarios import (
@@ -191,7 +192,7 @@ def final_evaluation(cfg: DictConfig, spec: ScenarioSpec, config: Any, run_dir: 
     heur = heuristic_runs(spec, config, seeds)
     metrics = (SELECT_ON, *spec.metrics)
     left_out = "".join(f" {k}: {why}." for k, why in spec.left_out.items())
-    table = tr.write_comparison(
+    table = write_comparison(
         learned,
         heur,
         ALGO,

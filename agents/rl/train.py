@@ -31,14 +31,7 @@ from gpu_sched_agents.rl.callbacks import (
     EvalCallback,
     flat_hparams,
 )
-from gpu_sched_agents.rl.compare import (
-    TABLE_METRICS,
-    TEST_METRICS,
-    comparison,
-    figure,
-    format_table,
-    heuristic_runs,
-)
+from gpu_sched_agents.rl.compare import heuristic_runs, write_comparison
 from gpu_sched_agents.rl.config import ALGO_RANGES
 from gpu_sched_agents.rl.envs import (
     MIXED,
@@ -57,7 +50,7 @@ from gpu_sched_agents.rl.smdp import StepDurations
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
-from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
+from gpu_sched_env.core.io import atomic_write_text
 
 log = logging.getLogger(__name__)  # Hydra sends it to the console and the run's train.log
 FINAL_SEED0 = TEST_SEED0  # final evaluation seeds: 20 000 … (disjoint from training and selection days)
@@ -508,45 +501,3 @@ def compare_model(
         note,
     )
     return {m: float(table.loc[label, m]) for m in ("miss_pct", "mean_wait_min", "mean_tardiness_min", "cost_usd")}
-
-
-def write_comparison(
-    learned: pd.DataFrame,
-    heur: pd.DataFrame,
-    label: str,
-    out_dir: Path,
-    stem: str,
-    heading: str,
-    title: str,
-    note: str = "",
-    table_metrics: tuple[str, ...] = TABLE_METRICS,
-    test_metrics: tuple[str, ...] = TEST_METRICS,
-    panels: tuple[tuple[str, str], ...] | None = None,
-) -> pd.DataFrame:
-    """Write ``<stem>.{csv,md,png}``, ``<stem>_per_seed.csv`` and ``<stem>_tests.csv``; log them; return the table.
-
-    ``learned`` and ``heur`` are per-seed rows on the same seeds (``heur`` with a ``policy`` column).
-    The metrics are CGRSP's unless given; ``panels`` (metric, axis label) switch the figure to
-    learned-orange / heuristics-blue.
-    """
-    table, tests = comparison(learned, heur, label=label, table_metrics=table_metrics, test_metrics=test_metrics)
-    atomic_write_table(
-        out_dir / f"{stem}_per_seed.csv", pd.concat([learned.assign(policy=label), heur], ignore_index=True)
-    )
-    atomic_write_table(out_dir / f"{stem}.csv", table.reset_index())
-    atomic_write_table(out_dir / f"{stem}_tests.csv", tests)
-    text = (
-        f"# {heading}\n\n"
-        + (f"{note}\n\n" if note else "")
-        + f"```\n{format_table(table, table_metrics)}\n```\n\n"
-        + f"Paired tests, {label} − heuristic (negative = learned lower; Holm over the family):\n\n"
-        + f"```\n{tests.to_string(index=False, float_format=lambda x: f'{x:.3g}')}\n```\n"
-    )
-    atomic_write_text(out_dir / f"{stem}.md", text)
-    if panels is None:
-        figure(table, out_dir / f"{stem}.png", title)
-    else:
-        figure(table, out_dir / f"{stem}.png", title, panels, learned=label)
-    log.info(text)
-    log.info(f"Written to {out_dir}/{stem}.*")
-    return table
