@@ -39,9 +39,9 @@ class PPOConfig:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     net_arch: list[int] = field(default_factory=lambda: [128, 128])
-    # semi-MDP: discount by simulated time, γ_t = 0.5 ** (dt / time_halflife_s); None = per-step gamma
+    # semi-MDP (CGRSP only): discount by simulated time, γ_t = 0.5 ** (dt / time_halflife_s); None = per-step gamma
     time_halflife_s: float | None = None
-    # behaviour-cloning warm start (MaskablePPO only): heuristic name, or None for none
+    # behaviour-cloning warm start (MaskablePPO on CGRSP only): a CGRSP heuristic's name, or None for none
     bc_teacher: str | None = None
     bc_episodes: int = 10
     bc_epochs: int = 10
@@ -49,7 +49,7 @@ class PPOConfig:
 
 @dataclass
 class PPOJaxConfig:
-    """PPO in JAX (``ppo_jax``, agents/rl/ppo_jax): SB3's PPO fields, one update = n_envs × n_steps.
+    """PPO in JAX (``ppo_jax``, agents/rl/ppo_jax; CGRSP only): SB3's PPO fields, one update = n_envs × n_steps.
 
     ``batch_size`` is the minibatch in transitions and must divide ``train.n_envs × n_steps``;
     ``train.total_timesteps`` is rounded down to whole updates (at least one).
@@ -98,7 +98,7 @@ class DQNConfig:
 
 @dataclass
 class DayConfig:
-    """The day type trained and evaluated on.
+    """The CGRSP day type trained and evaluated on (CGRSP only: ``scenario=hgsp|llm|mig|edge`` refuses it).
 
     ``stock_mix`` (``day=mixed`` with ``algo=ppo_jax`` only): the stock models the mixed training
     days are drawn under, uniformly, each ``fresh`` or a Markov mean dwell D in seconds
@@ -129,7 +129,7 @@ class TrainConfig:
 
 @dataclass
 class Config:
-    """Root config: ``python train.py algo=ppo day=hectic``."""
+    """Root config: ``python train.py algo=ppo day=hectic`` (CGRSP), ``python train.py scenario=hgsp algo=ppo``."""
 
     algo: Any = MISSING
     # which env is trained: cgrsp (the day and env groups) or hgsp | llm | mig | edge (scenario.env)

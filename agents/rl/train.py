@@ -4,7 +4,9 @@ Called by the thin root ``train.py`` (Hydra). Each run directory holds ``config.
 (resolved), ``command.txt``, ``checkpoints/``, ``best_model.zip`` + ``best.json``,
 ``final_model.zip``, ``tb/`` (TensorBoard: ``learned_1`` and ``heuristic_<name>`` runs) and
 ``final_eval.{csv,md,png}``. ``resume=true`` continues the latest run of the same
-algo/day/seed (or ``resume_from=DIR``) from its last checkpoint.
+algo/day/seed (or ``resume_from=DIR``) from its last checkpoint. ``scenario=hgsp|llm|mig|edge``
+trains on another scenario's env with the same folder, files and rules
+(:mod:`gpu_sched_agents.rl.scenario_train`).
 """
 
 from __future__ import annotations
