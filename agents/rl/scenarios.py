@@ -14,7 +14,6 @@ metrics (lower is better), on the same held-out seeds for the learner and each h
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -25,7 +24,10 @@ import numpy as np
 
 from gpu_sched_env.cgrsp.config import _plain  # OmegaConf containers as plain data, no omegaconf import
 from gpu_sched_env.core.errors import ConfigError, check_choice
-from gpu_sched_env.core.scenarios import SCENARIOS
+from gpu_sched_env.edge.config import EdgeBatchEnvConfig
+from gpu_sched_env.hgsp.config import HGSPEnvConfig
+from gpu_sched_env.llm.config import LLMServeEnvConfig
+from gpu_sched_env.mig.config import MIGEnvConfig
 
 CGRSP = "cgrsp"
 _SIMPLE = (int, float, bool, str)
@@ -49,13 +51,56 @@ def _edge_summary(env: Any, info: Mapping[str, Any]) -> dict[str, float]:
     return {"makespan_h": float(info["makespan_s"]) / 3600.0, "total_comp_h": float(info["total_comp_s"]) / 3600.0}
 
 
+def _hgsp(arg: Any, name: str | None = None, seed: int = 0) -> Any:
+    """The env of the config ``arg``; with ``name``: that heuristic as an agent on the env ``arg`` (as below)."""
+    from gpu_sched_env.hgsp.env import HGSPEnv
+
+    if name is None:
+        return HGSPEnv(arg)
+    from gpu_sched_agents.heuristics.hgsp import HeuristicAgent
+
+    return HeuristicAgent(name, arg)
+
+
+def _llm(arg: Any, name: str | None = None, seed: int = 0) -> Any:
+    from gpu_sched_env.llm.env import LLMServeEnv
+
+    if name is None:
+        return LLMServeEnv(arg)
+    from gpu_sched_agents.heuristics.llm import HeuristicAgent
+
+    return HeuristicAgent(name, arg)
+
+
+def _mig(arg: Any, name: str | None = None, seed: int = 0) -> Any:
+    from gpu_sched_env.mig.env import MIGEnv
+
+    if name is None:
+        return MIGEnv(arg)
+    from gpu_sched_agents.heuristics.mig import HeuristicAgent
+
+    return HeuristicAgent(name, arg)
+
+
+def _edge(arg: Any, name: str | None = None, seed: int = 0) -> Any:
+    from gpu_sched_env.edge.env import EdgeBatchEnv
+
+    if name is None:
+        return EdgeBatchEnv(arg)
+    from gpu_sched_agents.heuristics.edge import HeuristicAgent
+
+    return HeuristicAgent(name, arg, seed=seed)  # its random policy draws from the episode's stream
+
+
 @dataclass(frozen=True)
 class ScenarioSpec:
     """How a scenario is trained and judged.
 
     Attributes:
         name: the scenario's row in :data:`~gpu_sched_env.core.scenarios.SCENARIOS`.
-        config: ``"module:Class"`` of its env config object.
+        env_id: its Gymnasium id.
+        config_cls: its env config object.
+        build: ``build(config)`` the env; ``build(env, name, seed)`` heuristic ``name`` as an agent on it.
         metrics: episode metrics logged and tabled (lower is better), besides ``objective``; the
             first is tested and drawn beside the objective (one the objective does not already hold:
             MIG's and the edge's objective is the makespan).
@@ -66,36 +111,22 @@ class ScenarioSpec:
     """
 
     name: str
-    config: str
+    env_id: str
+    config_cls: type
+    build: Callable[..., Any]
     metrics: tuple[str, ...]
     labels: tuple[str, str]
     summary: Callable[[Any, Mapping[str, Any]], dict[str, float]]
     heuristics: tuple[str, ...]
     left_out: Mapping[str, str] = field(default_factory=dict)
 
-    @property
-    def row(self) -> Any:
-        """The scenario table's row (env class and ids)."""
-        return next(s for s in SCENARIOS if s.name == self.name)
-
-    @property
-    def env_id(self) -> str:
-        return next(iter(self.row.env_ids))
-
-    @property
-    def config_cls(self) -> type:
-        return _load(self.config)
-
     def make_env(self, config: Any) -> Any:
         """The scenario's env built from its config object."""
-        return _load(self.row.env)(config)
+        return self.build(config)
 
     def agent(self, name: str, env: Any, seed: int) -> Any:
         """The heuristic ``name`` as an env agent (``predict``) on ``env`` for the episode of ``seed``."""
-        mod = importlib.import_module(f"gpu_sched_agents.heuristics.{self.name}")
-        if self.name == "edge":  # its random policy draws from the episode's stream
-            return mod.HeuristicAgent(name, env, seed=seed)
-        return mod.HeuristicAgent(name, env)
+        return self.build(env, name, seed)
 
 
 SPECS: dict[str, ScenarioSpec] = {
@@ -103,7 +134,9 @@ SPECS: dict[str, ScenarioSpec] = {
     for s in (
         ScenarioSpec(
             "hgsp",
-            "gpu_sched_env.hgsp.config:HGSPEnvConfig",
+            "HGSP-v0",
+            HGSPEnvConfig,
+            _hgsp,
             ("dmr_pct", "wt", "makespan", "act"),
             ("deadline miss [%]", "weighted tardiness"),
             _hgsp_summary,
@@ -112,7 +145,9 @@ SPECS: dict[str, ScenarioSpec] = {
         ),
         ScenarioSpec(
             "llm",
-            "gpu_sched_env.llm.config:LLMServeEnvConfig",
+            "LLMServe-v0",
+            LLMServeEnvConfig,
+            _llm,
             ("avg_wait", "weighted_wait", "makespan"),
             ("mean wait [s]", "weighted wait [s]"),
             _llm_summary,
@@ -120,7 +155,9 @@ SPECS: dict[str, ScenarioSpec] = {
         ),
         ScenarioSpec(
             "mig",
-            "gpu_sched_env.mig.config:MIGEnvConfig",
+            "MIG-v0",
+            MIGEnvConfig,
+            _mig,
             ("mean_flow", "makespan", "deadline_misses"),
             ("mean flow [min]", "makespan [min]"),
             _mig_summary,
@@ -129,7 +166,9 @@ SPECS: dict[str, ScenarioSpec] = {
         ),
         ScenarioSpec(
             "edge",
-            "gpu_sched_env.edge.config:EdgeBatchEnvConfig",
+            "EdgeBatch-v0",
+            EdgeBatchEnvConfig,
+            _edge,
             ("total_comp_h", "makespan_h"),
             ("total compute [h]", "makespan [h]"),
             _edge_summary,
@@ -253,11 +292,6 @@ def heuristic_runs(spec: ScenarioSpec, config: Any, seeds: list[int], names: tup
             rows.append({**play(env, s, lambda o, a=agent: int(a.predict(o)[0]), spec.summary), "policy": name})
         env.close()
     return pd.DataFrame(rows)
-
-
-def _load(path: str) -> Any:
-    mod, _, attr = path.partition(":")
-    return getattr(importlib.import_module(mod), attr)
 
 
 __all__ = [
