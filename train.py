@@ -1,4 +1,4 @@
-"""Train a CGRSP scheduler: ``python train.py algo=ppo day=hectic`` (see conf/ and README)."""
+"""Train a scheduler: ``python train.py algo=ppo day=hectic`` (CGRSP), ``python train.py scenario=hgsp algo=ppo`` (conf/)."""
 
 import hydra
 

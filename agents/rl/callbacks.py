@@ -24,10 +24,18 @@ SUMMARY_METRICS = ("miss_pct", "mean_wait_min", "mean_tardiness_min", "cost_usd"
 EVAL_METRICS = (*SUMMARY_METRICS, "objective")
 log = logging.getLogger(__name__)  # Hydra sends it to the console and the run's train.log
 SELECT_ON = "objective"  # the env's reward objective (its preset's weights), lower is better
+PLOT = (("miss_pct", "miss [%]"), ("mean_wait_min", "mean wait [min]"))  # CGRSP's learning-curve panels
 
 
 class EpisodeMetricsCallback(BaseCallback):
-    """Log each finished training episode's metrics (``episode/``) and reward parts (``reward_parts/``)."""
+    """Log each finished training episode's metrics (``episode/``) and reward parts (``reward_parts/``).
+
+    ``metrics``: the keys of ``info["summary"]`` logged (CGRSP's by default).
+    """
+
+    def __init__(self, metrics: tuple[str, ...] = SUMMARY_METRICS) -> None:
+        super().__init__()
+        self.metrics = tuple(metrics)
 
     def _init_callback(self) -> None:
         n = self.training_env.num_envs
@@ -41,7 +49,7 @@ class EpisodeMetricsCallback(BaseCallback):
             self._illegal += bool(info.get("illegal_action", False))
             if done and "summary" in info:
                 s = info["summary"]
-                for m in SUMMARY_METRICS:
+                for m in self.metrics:
                     self.logger.record_mean(f"episode/{m}", float(s[m]))
                 for k, v in self._parts[i].items():
                     self.logger.record_mean(f"reward_parts/{k}", v)
@@ -57,6 +65,8 @@ class EvalCallback(BaseCallback):
     the weights the agent is trained on) over the selection seeds. Each evaluation is also
     appended to ``learning_curve.csv`` and drawn in ``learning_curve.png`` (miss % and mean
     wait against steps, the heuristics' levels on the same seeds as horizontal lines).
+    ``metrics`` are the columns logged (CGRSP's by default, ``objective`` among them) and ``plot``
+    the two drawn, each with its axis label.
     """
 
     def __init__(
@@ -68,8 +78,12 @@ class EvalCallback(BaseCallback):
         total_timesteps: int,
         hparams: dict[str, Any],
         eval_at_start: bool = False,
+        metrics: tuple[str, ...] = EVAL_METRICS,
+        plot: tuple[tuple[str, str], ...] = PLOT,
     ) -> None:
         super().__init__()
+        self.metrics = tuple(metrics)
+        self.plot = tuple(plot)
         self.eval_at_start = eval_at_start
         self.evaluate_fn = evaluate_fn
         self.eval_freq = int(eval_freq)
@@ -85,7 +99,7 @@ class EvalCallback(BaseCallback):
 
     def _on_training_start(self) -> None:
         self._next = (self.num_timesteps // self.eval_freq + 1) * self.eval_freq
-        metric_dict = {f"eval/{m}": 0.0 for m in ("miss_pct", "mean_wait_min")}
+        metric_dict = {f"eval/{m}": 0.0 for m, _ in self.plot}
         self.logger.record("hparams", HParam(self.hparams, metric_dict), exclude=("stdout", "log", "json", "csv"))
         self._write_heuristics()
         if self.eval_at_start:  # e.g. the behaviour-cloned policy before any RL update
@@ -109,7 +123,7 @@ class EvalCallback(BaseCallback):
 
     def run_eval(self) -> dict[str, float]:
         df = self.evaluate_fn(self.model)
-        means = {m: float(df[m].mean()) for m in EVAL_METRICS}
+        means = {m: float(df[m].mean()) for m in self.metrics}
         for m, v in means.items():
             self.logger.record(f"eval/{m}", v)
         self.logger.dump(self.num_timesteps)
@@ -127,7 +141,7 @@ class EvalCallback(BaseCallback):
             {"timesteps": int(self.num_timesteps), **means}
         ]
         atomic_write_table(self.run_dir / "learning_curve.csv", pd.DataFrame(self.curve))
-        learning_curve_figure(pd.DataFrame(self.curve), self.heuristics, self.run_dir / "learning_curve.png")
+        learning_curve_figure(pd.DataFrame(self.curve), self.heuristics, self.run_dir / "learning_curve.png", self.plot)
         return means
 
 
@@ -149,8 +163,10 @@ def write_heuristic_runs(tb: Path, heuristics: dict[str, dict[str, float]], tota
         w.close()
 
 
-def learning_curve_figure(curve: pd.DataFrame, heuristics: dict[str, dict[str, float]], path: Path) -> Path:
-    """Held-out miss % and mean wait against steps, heuristics as horizontal lines."""
+def learning_curve_figure(
+    curve: pd.DataFrame, heuristics: dict[str, dict[str, float]], path: Path, plot: tuple[tuple[str, str], ...] = PLOT
+) -> Path:
+    """Held-out metrics (``plot``: CGRSP's miss % and mean wait) against steps, heuristics as horizontal lines."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -158,7 +174,7 @@ def learning_curve_figure(curve: pd.DataFrame, heuristics: dict[str, dict[str, f
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     cmap = plt.get_cmap("tab20")
-    for ax, (m, label) in zip(axes, (("miss_pct", "miss [%]"), ("mean_wait_min", "mean wait [min]"))):
+    for ax, (m, label) in zip(axes, plot):
         for i, (name, means) in enumerate(sorted(heuristics.items())):
             ax.axhline(means[m], color=cmap(i % 20), lw=1, ls="--", label=name)
         ax.plot(curve.timesteps, curve[m], "k-o", lw=2, ms=4, label="learned")

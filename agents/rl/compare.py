@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,10 @@ import pandas as pd
 from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp.batch import run_grid, summarise
+from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 from gpu_sched_env.core.stats import compare_pairs
+
+log = logging.getLogger("gpu_sched_agents.rl.train")  # the training log's name: train.log and the console show it
 
 TABLE_METRICS = ("mean_wait_min", "miss_pct", "mean_tardiness_min", "cost_usd")
 TEST_METRICS = ("miss_pct", "mean_wait_min")
@@ -25,18 +29,23 @@ def heuristic_runs(
 
 
 def comparison(
-    learned: pd.DataFrame, heuristics: pd.DataFrame, label: str = "learned"
+    learned: pd.DataFrame,
+    heuristics: pd.DataFrame,
+    label: str = "learned",
+    table_metrics: Sequence[str] = TABLE_METRICS,
+    test_metrics: Sequence[str] = TEST_METRICS,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(table, tests)``.
 
     ``table``: mean and 95 % CI half-width per policy (learned first). ``tests``: per
     heuristic and metric, the paired difference learned − heuristic on matched seeds, the
     paired t-test and Wilcoxon p-values, Cohen's d_z, and Holm-adjusted p-values over the
-    whole family (all heuristics × metrics, t-tests and Wilcoxon separately).
+    whole family (all heuristics × metrics, t-tests and Wilcoxon separately). The metrics are
+    CGRSP's unless given.
     """
     learned = learned.assign(policy=label)
     both = pd.concat([learned, heuristics], ignore_index=True)
-    table = summarise(both, TABLE_METRICS)
+    table = summarise(both, list(table_metrics))
     ref = learned.set_index("seed").sort_index()
     values: dict[str, Any] = {}
     pairs: list[tuple[str, str]] = []
@@ -44,7 +53,7 @@ def comparison(
     for name, g in heuristics.groupby("policy", sort=False):
         g = g.set_index("seed").sort_index()
         common = ref.index.intersection(g.index)
-        for m in TEST_METRICS:  # one family: every heuristic x metric, on its matched seeds
+        for m in test_metrics:  # one family: every heuristic x metric, on its matched seeds
             a, b = f"{label}|{name}|{m}", f"{name}|{m}"
             values[a], values[b] = ref.loc[common, m].to_numpy(), g.loc[common, m].to_numpy()
             pairs.append((a, b))
@@ -74,24 +83,37 @@ def comparison(
     return table, tests
 
 
-def format_table(table: pd.DataFrame) -> str:
+def format_table(table: pd.DataFrame, metrics: Sequence[str] = TABLE_METRICS) -> str:
     """Plain-text table: mean ± CI half-width."""
     out = pd.DataFrame(index=table.index)
-    for m in TABLE_METRICS:
+    for m in metrics:
         out[m] = [f"{a:8.2f} ± {b:5.2f}" for a, b in zip(table[m], table[f"{m}_ci"])]
     return out.to_string()
 
 
-def figure(table: pd.DataFrame, path: str | Path, title: str) -> Path:
-    """Bars with 95 % CIs of miss % and mean wait per policy (PNG)."""
+def figure(
+    table: pd.DataFrame,
+    path: str | Path,
+    title: str,
+    panels: Sequence[tuple[str, str]] = (("miss_pct", "deadline miss [%]"), ("mean_wait_min", "mean wait [min]")),
+    learned: str | None = None,
+) -> Path:
+    """Bars with 95 % CIs of two metrics per policy (PNG): CGRSP's miss % and mean wait unless ``panels``.
+
+    ``learned``: the learned policy's row (orange, every other row a heuristic); None: CGRSP's
+    colours (published heuristics blue, our rules purple, the rest orange).
+    """
     from gpu_sched_env.core.plotting import plt, save
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
-    order = table.sort_values("miss_pct").index
-    for ax, m, lab in zip(axes, ("miss_pct", "mean_wait_min"), ("deadline miss [%]", "mean wait [min]")):
+    order = table.sort_values(panels[0][0]).index
+    for ax, (m, lab) in zip(axes, panels):
         t = table.loc[order]
         colors = [
-            "#1f77b4" if p in POLICY_NAMES else ("#9467bd" if p in EXTENSIONS else "#ff7f0e") for p in t.index
+            ("#ff7f0e" if p == learned else "#1f77b4")
+            if learned is not None
+            else ("#1f77b4" if p in POLICY_NAMES else ("#9467bd" if p in EXTENSIONS else "#ff7f0e"))
+            for p in t.index
         ]  # learned: orange
         ax.bar(range(len(t)), t[m], yerr=t[f"{m}_ci"], color=colors, capsize=3)
         ax.set_xticks(range(len(t)))
@@ -154,3 +176,45 @@ def versus_rules(run_dir: Path, stem: str = "final_eval", rules: Sequence[str] |
         "Holm p miss": float(m.t_p_holm),
         "beats": bool(w.mean_diff < 0 and w.t_p_holm < 0.05 and m.mean_diff <= 0),
     }
+
+
+def write_comparison(
+    learned: pd.DataFrame,
+    heur: pd.DataFrame,
+    label: str,
+    out_dir: Path,
+    stem: str,
+    heading: str,
+    title: str,
+    note: str = "",
+    table_metrics: tuple[str, ...] = TABLE_METRICS,
+    test_metrics: tuple[str, ...] = TEST_METRICS,
+    panels: tuple[tuple[str, str], ...] | None = None,
+) -> pd.DataFrame:
+    """Write ``<stem>.{csv,md,png}``, ``<stem>_per_seed.csv`` and ``<stem>_tests.csv``; log them; return the table.
+
+    ``learned`` and ``heur`` are per-seed rows on the same seeds (``heur`` with a ``policy`` column).
+    The metrics are CGRSP's unless given; ``panels`` (metric, axis label) switch the figure to
+    learned-orange / heuristics-blue.
+    """
+    table, tests = comparison(learned, heur, label=label, table_metrics=table_metrics, test_metrics=test_metrics)
+    atomic_write_table(
+        out_dir / f"{stem}_per_seed.csv", pd.concat([learned.assign(policy=label), heur], ignore_index=True)
+    )
+    atomic_write_table(out_dir / f"{stem}.csv", table.reset_index())
+    atomic_write_table(out_dir / f"{stem}_tests.csv", tests)
+    text = (
+        f"# {heading}\n\n"
+        + (f"{note}\n\n" if note else "")
+        + f"```\n{format_table(table, table_metrics)}\n```\n\n"
+        + f"Paired tests, {label} − heuristic (negative = learned lower; Holm over the family):\n\n"
+        + f"```\n{tests.to_string(index=False, float_format=lambda x: f'{x:.3g}')}\n```\n"
+    )
+    atomic_write_text(out_dir / f"{stem}.md", text)
+    if panels is None:
+        figure(table, out_dir / f"{stem}.png", title)
+    else:
+        figure(table, out_dir / f"{stem}.png", title, panels, learned=label)
+    log.info(text)
+    log.info(f"Written to {out_dir}/{stem}.*")
+    return table

@@ -16,6 +16,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from gpu_sched_agents.rl.scenarios import SPECS, CGRSPScenario, scenario_schema
 from gpu_sched_env.cgrsp.config import hydra_schema
 
 
@@ -38,9 +39,9 @@ class PPOConfig:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     net_arch: list[int] = field(default_factory=lambda: [128, 128])
-    # semi-MDP: discount by simulated time, γ_t = 0.5 ** (dt / time_halflife_s); None = per-step gamma
+    # semi-MDP (CGRSP only): discount by simulated time, γ_t = 0.5 ** (dt / time_halflife_s); None = per-step gamma
     time_halflife_s: float | None = None
-    # behaviour-cloning warm start (MaskablePPO only): heuristic name, or None for none
+    # behaviour-cloning warm start (MaskablePPO on CGRSP only): a CGRSP heuristic's name, or None for none
     bc_teacher: str | None = None
     bc_episodes: int = 10
     bc_epochs: int = 10
@@ -48,7 +49,7 @@ class PPOConfig:
 
 @dataclass
 class PPOJaxConfig:
-    """PPO in JAX (``ppo_jax``, agents/rl/ppo_jax): SB3's PPO fields, one update = n_envs × n_steps.
+    """PPO in JAX (``ppo_jax``, agents/rl/ppo_jax; CGRSP only): SB3's PPO fields, one update = n_envs × n_steps.
 
     ``batch_size`` is the minibatch in transitions and must divide ``train.n_envs × n_steps``;
     ``train.total_timesteps`` is rounded down to whole updates (at least one).
@@ -97,7 +98,7 @@ class DQNConfig:
 
 @dataclass
 class DayConfig:
-    """The day type trained and evaluated on.
+    """The CGRSP day type trained and evaluated on (CGRSP only: ``scenario=hgsp|llm|mig|edge`` refuses it).
 
     ``stock_mix`` (``day=mixed`` with ``algo=ppo_jax`` only): the stock models the mixed training
     days are drawn under, uniformly, each ``fresh`` or a Markov mean dwell D in seconds
@@ -128,11 +129,13 @@ class TrainConfig:
 
 @dataclass
 class Config:
-    """Root config: ``python train.py algo=ppo day=hectic``."""
+    """Root config: ``python train.py algo=ppo day=hectic`` (CGRSP), ``python train.py scenario=hgsp algo=ppo``."""
 
     algo: Any = MISSING
-    day: DayConfig = MISSING
-    env: Any = MISSING  # schema: gpu_sched_env.cgrsp.config.hydra_schema() (CGRSPEnvConfig's fields)
+    # which env is trained: cgrsp (the day and env groups) or hgsp | llm | mig | edge (scenario.env)
+    scenario: Any = MISSING
+    day: DayConfig = MISSING  # CGRSP only
+    env: Any = MISSING  # CGRSP only; schema: gpu_sched_env.cgrsp.config.hydra_schema() (CGRSPEnvConfig's fields)
     train: TrainConfig = MISSING
     seed: int = 0
     resume: bool = False  # continue the latest run of this algo/day/seed (or resume_from)
@@ -179,3 +182,6 @@ def register_configs() -> None:
     cs.store(group="day", name="day_schema", node=DayConfig)
     cs.store(group="env", name="env_schema", node=hydra_schema())  # the env's own config object, one home
     cs.store(group="train", name="train_schema", node=TrainConfig)
+    cs.store(group="scenario", name="cgrsp_schema", node=CGRSPScenario)
+    for spec in SPECS.values():  # each scenario's env settings: its own config object's fields and defaults
+        cs.store(group="scenario", name=f"{spec.name}_schema", node=scenario_schema(spec))

@@ -4,7 +4,9 @@ Called by the thin root ``train.py`` (Hydra). Each run directory holds ``config.
 (resolved), ``command.txt``, ``checkpoints/``, ``best_model.zip`` + ``best.json``,
 ``final_model.zip``, ``tb/`` (TensorBoard: ``learned_1`` and ``heuristic_<name>`` runs) and
 ``final_eval.{csv,md,png}``. ``resume=true`` continues the latest run of the same
-algo/day/seed (or ``resume_from=DIR``) from its last checkpoint.
+algo/day/seed (or ``resume_from=DIR``) from its last checkpoint. ``scenario=hgsp|llm|mig|edge``
+trains on another scenario's env with the same folder, files and rules
+(:mod:`gpu_sched_agents.rl.scenario_train`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from gpu_sched_agents.rl.callbacks import (
     EvalCallback,
     flat_hparams,
 )
-from gpu_sched_agents.rl.compare import comparison, figure, format_table, heuristic_runs
+from gpu_sched_agents.rl.compare import heuristic_runs, write_comparison
 from gpu_sched_agents.rl.config import ALGO_RANGES
 from gpu_sched_agents.rl.envs import (
     MIXED,
@@ -44,11 +46,13 @@ from gpu_sched_agents.rl.envs import (
     make_vec_env,
 )
 from gpu_sched_agents.rl.registry import get_algo, load_model
+from gpu_sched_agents.rl.rundir import remove_unused_run_dir
+from gpu_sched_agents.rl.scenarios import CGRSP, scenario_of
 from gpu_sched_agents.rl.smdp import StepDurations
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
-from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
+from gpu_sched_env.core.io import atomic_write_text
 
 log = logging.getLogger(__name__)  # Hydra sends it to the console and the run's train.log
 FINAL_SEED0 = TEST_SEED0  # final evaluation seeds: 20 000 … (disjoint from training and selection days)
@@ -58,19 +62,15 @@ _CKPT = re.compile(r"model_(\d+)_steps\.(?:zip|npz)$")  # SB3 models; algo=ppo_j
 def validate(cfg: DictConfig) -> CGRSPEnvConfig:
     """Check what the schemas cannot (ranges, names, the env config); return the env config.
 
-    Runs before anything is written, so a bad value leaves no run directory behind.
+    Runs before anything is written, so a bad value leaves no run directory behind. Another
+    scenario's config is checked by :func:`~gpu_sched_agents.rl.scenario_train.validate_scenario`
+    (it returns that scenario's env config).
     """
-    get_algo(cfg.algo.name)  # raises ConfigError for an unknown algorithm
-    check_number("seed", cfg.seed, lo=0, hi=2**32 - 1, integer=True)
-    check_number("algo.gamma", cfg.algo.gamma, lo=0.0, hi=1.0, lo_open=True)
-    check_number("algo.learning_rate", cfg.algo.learning_rate, lo=0.0, lo_open=True)
-    if "lr_final_frac" in cfg.algo:
-        check_number("algo.lr_final_frac", cfg.algo.lr_final_frac, lo=0.0, hi=1.0, lo_open=True)
-    for i, width in enumerate(cfg.algo.net_arch):
-        check_number(f"algo.net_arch[{i}]", width, lo=1, integer=True)
-    for key, rng in ALGO_RANGES.items():  # SB3/torch would fail after the run folder is made, or accept nonsense
-        if key in cfg.algo:
-            check_number(f"algo.{key}", cfg.algo[key], **rng)
+    if scenario_of(cfg) != CGRSP:
+        from gpu_sched_agents.rl.scenario_train import validate_scenario
+
+        return validate_scenario(cfg)[1]
+    check_learner(cfg)
     teacher = cfg.algo.get("bc_teacher")
     if teacher:
         if cfg.algo.name != "ppo":
@@ -87,17 +87,7 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
                 f"algo={cfg.algo.name})"
             )
         check_number("algo.time_halflife_s", halflife, lo=0.0, lo_open=True)
-    check_number("train.total_timesteps", cfg.train.total_timesteps, lo=1, integer=True)
-    check_number("train.n_envs", cfg.train.n_envs, lo=1, integer=True)
-    if "n_steps" in cfg.algo and int(cfg.algo.n_steps) * int(cfg.train.n_envs) < 2:
-        raise ConfigError(
-            f"algo.n_steps = {cfg.algo.n_steps} with train.n_envs = {cfg.train.n_envs}: a rollout must hold at least 2 "
-            "steps (SB3 normalises advantages over it)"
-        )
-    check_number("train.eval_freq", cfg.train.eval_freq, lo=1, integer=True)
-    check_number("train.checkpoint_freq", cfg.train.checkpoint_freq, lo=1, integer=True)
-    check_number("train.final_eval_seeds", cfg.train.final_eval_seeds, lo=0, hi=len(TEST_SEEDS), integer=True)
-    check_choice("train.vec_env", cfg.train.vec_env, VEC_ENVS)
+    check_budget(cfg)
     stock_mix = cfg.day.get("stock_mix")
     if stock_mix is not None and (cfg.day.name != MIXED or cfg.algo.name != "ppo_jax"):
         raise ConfigError(
@@ -106,12 +96,7 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
             "otherwise: day.stock_mix=null (the env's stock model, env.stock_process / env.stock_dwell_s)"
         )
     spec = get_algo(cfg.algo.name)
-    if spec.trainer is None:  # torch (SB3) learners; an algorithm with its own trainer checks its device in validate
-        check_device(cfg.train.device)
-    if not cfg.train.eval_seeds:
-        raise ConfigError("train.eval_seeds = []: give at least one held-out seed")
-    for s in cfg.train.eval_seeds:
-        check_number("train.eval_seeds[]", s, lo=SELECTION_SEEDS.start, hi=SELECTION_SEEDS.stop - 1, integer=True)
+    check_evaluation(cfg, spec)
     if halflife is not None and cfg.env.shaping != "none":
         raise ConfigError(
             f"algo.time_halflife_s = {halflife!r} with env.shaping = {cfg.env.shaping!r}: the shaping term γ·Φ′ − Φ "
@@ -124,6 +109,46 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
     if spec.validate is not None:  # the algorithm's own checks (ppo_jax: batch shapes, device, the JAX env's design)
         spec.validate(cfg, config)
     return config
+
+
+def check_learner(cfg: DictConfig) -> None:
+    """The algorithm's name and numeric settings, and the seed (every scenario)."""
+    get_algo(cfg.algo.name)  # raises ConfigError for an unknown algorithm
+    check_number("seed", cfg.seed, lo=0, hi=2**32 - 1, integer=True)
+    check_number("algo.gamma", cfg.algo.gamma, lo=0.0, hi=1.0, lo_open=True)
+    check_number("algo.learning_rate", cfg.algo.learning_rate, lo=0.0, lo_open=True)
+    if "lr_final_frac" in cfg.algo:
+        check_number("algo.lr_final_frac", cfg.algo.lr_final_frac, lo=0.0, hi=1.0, lo_open=True)
+    for i, width in enumerate(cfg.algo.net_arch):
+        check_number(f"algo.net_arch[{i}]", width, lo=1, integer=True)
+    for key, rng in ALGO_RANGES.items():  # SB3/torch would fail after the run folder is made, or accept nonsense
+        if key in cfg.algo:
+            check_number(f"algo.{key}", cfg.algo[key], **rng)
+
+
+def check_budget(cfg: DictConfig) -> None:
+    """The ``train`` group's budget, rollout, evaluation and checkpoint settings (every scenario)."""
+    check_number("train.total_timesteps", cfg.train.total_timesteps, lo=1, integer=True)
+    check_number("train.n_envs", cfg.train.n_envs, lo=1, integer=True)
+    if "n_steps" in cfg.algo and int(cfg.algo.n_steps) * int(cfg.train.n_envs) < 2:
+        raise ConfigError(
+            f"algo.n_steps = {cfg.algo.n_steps} with train.n_envs = {cfg.train.n_envs}: a rollout must hold at least 2 "
+            "steps (SB3 normalises advantages over it)"
+        )
+    check_number("train.eval_freq", cfg.train.eval_freq, lo=1, integer=True)
+    check_number("train.checkpoint_freq", cfg.train.checkpoint_freq, lo=1, integer=True)
+    check_number("train.final_eval_seeds", cfg.train.final_eval_seeds, lo=0, hi=len(TEST_SEEDS), integer=True)
+    check_choice("train.vec_env", cfg.train.vec_env, VEC_ENVS)
+
+
+def check_evaluation(cfg: DictConfig, spec: Any) -> None:
+    """The torch device of an SB3 learner and the held-out selection seeds (every scenario)."""
+    if spec.trainer is None:  # torch (SB3) learners; an algorithm with its own trainer checks its device in validate
+        check_device(cfg.train.device)
+    if not cfg.train.eval_seeds:
+        raise ConfigError("train.eval_seeds = []: give at least one held-out seed")
+    for s in cfg.train.eval_seeds:
+        check_number("train.eval_seeds[]", s, lo=SELECTION_SEEDS.start, hi=SELECTION_SEEDS.stop - 1, integer=True)
 
 
 def check_device(device: str) -> str:
@@ -211,6 +236,8 @@ RESUMABLE_CHANGES = (
     "train.final_eval_seeds",
     "hparams_search",
 )
+# Keys a later version added, with the value a run written before them was trained under.
+ADDED_KEYS = {"scenario.name": "cgrsp"}
 
 
 def check_same_run(cfg: DictConfig, target: Path) -> None:
@@ -227,11 +254,13 @@ def check_same_run(cfg: DictConfig, target: Path) -> None:
     keys = sorted(
         k for k in set(saved) | set(here) if not any(k == r or k.startswith(r + ".") for r in RESUMABLE_CHANGES)
     )
-    # a key a later schema added with the default None (unset) matches its absence in an older run
+    # a key a later schema added with the default None (unset), or with the value older runs were trained
+    # under (ADDED_KEYS), matches its absence in an older run
     diff = [
         f"{k}: {saved.get(k, '<absent>')!r} in the run, {here.get(k, '<absent>')!r} now"
         for k in keys
-        if saved.get(k, "<absent>") != here.get(k, "<absent>") and not (k not in saved and here.get(k) is None)
+        if saved.get(k, "<absent>") != here.get(k, "<absent>")
+        and not (k not in saved and here.get(k) == ADDED_KEYS.get(k))
     ]
     if diff:
         raise ConfigError(
@@ -271,6 +300,10 @@ def evaluate_model(
 
 def train(cfg: DictConfig) -> dict[str, float]:
     """Train, evaluate and write the run directory; return the final evaluation means."""
+    if scenario_of(cfg) != CGRSP:  # HGSP, LLM serving, MIG, edge: the same folder, files, tags and resume rules
+        from gpu_sched_agents.rl.scenario_train import train_scenario
+
+        return train_scenario(cfg)
     try:
         config = validate(cfg)
         run_dir, ckpt = resolve_run_dir(cfg)  # a refused resume is a rejected config too
@@ -278,14 +311,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
         remove_unused_run_dir(Path(cfg.run_dir))  # a rejected config leaves no run directory behind
         raise
     spec = get_algo(cfg.algo.name)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    if ckpt is not None and run_dir != Path(cfg.run_dir):
-        Path(cfg.run_dir).mkdir(parents=True, exist_ok=True)
-        atomic_write_text(Path(cfg.run_dir) / "resumed_into.txt", f"{run_dir}\n")
-    atomic_write_text(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
-    cmd = "python train.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    prev = (run_dir / "command.txt").read_text() if (run_dir / "command.txt").exists() else ""
-    atomic_write_text(run_dir / "command.txt", prev + cmd + ("  # resumed from " + ckpt.name if ckpt else "") + "\n")
+    write_run_files(cfg, run_dir, ckpt)
     if spec.trainer is not None:  # a training loop of its own (algo=ppo_jax): same folder, files and tags
         return spec.trainer(cfg, config, run_dir, ckpt)
     assert spec.cls is not None
@@ -299,14 +325,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
         masked=spec.masked_env,
         mixed=cfg.day.name == MIXED,
     )
-    if cfg.train.normalize_reward:
-        stats = (
-            ckpt.with_name(ckpt.name.replace("model_", "model_vecnormalize_").replace(".zip", ".pkl")) if ckpt else None
-        )
-        if stats is not None and stats.exists():
-            venv = VecNormalize.load(str(stats), venv)
-        else:
-            venv = VecNormalize(venv, norm_obs=False, norm_reward=True, gamma=float(cfg.algo.gamma))
+    venv = normalized(venv, cfg, ckpt)
     if ckpt is not None:
         model = load_model(cfg.algo.name, ckpt, env=venv, device=cfg.train.device)
         buf = ckpt.with_name(ckpt.name.replace("model_", "model_replay_buffer_").replace(".zip", ".pkl"))
@@ -378,21 +397,29 @@ def train(cfg: DictConfig) -> dict[str, float]:
     return final_evaluation(cfg, spec, config, run_dir, train_s)
 
 
-# What Hydra writes into a run directory before the job starts (its config copy and log).
-HYDRA_ONLY = {".hydra", "train.log"}
+def write_run_files(cfg: DictConfig, run_dir: Path, ckpt: Path | None) -> None:
+    """Make the run folder; write ``config.yaml`` (resolved) and append the command to ``command.txt``.
 
-
-def remove_unused_run_dir(run_dir: Path) -> None:
-    """Delete ``run_dir`` if it holds nothing but what Hydra wrote before the job.
-
-    Its parent goes too if that is then empty.
+    A resumed run writes into the run it continues; the new Hydra folder says where (``resumed_into.txt``).
     """
-    import shutil
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if ckpt is not None and run_dir != Path(cfg.run_dir):
+        Path(cfg.run_dir).mkdir(parents=True, exist_ok=True)
+        atomic_write_text(Path(cfg.run_dir) / "resumed_into.txt", f"{run_dir}\n")
+    atomic_write_text(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+    cmd = "python train.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    prev = (run_dir / "command.txt").read_text() if (run_dir / "command.txt").exists() else ""
+    atomic_write_text(run_dir / "command.txt", prev + cmd + ("  # resumed from " + ckpt.name if ckpt else "") + "\n")
 
-    if run_dir.is_dir() and {p.name for p in run_dir.iterdir()} <= HYDRA_ONLY:
-        shutil.rmtree(run_dir)
-        if run_dir.parent.is_dir() and not any(run_dir.parent.iterdir()):
-            run_dir.parent.rmdir()
+
+def normalized(venv: Any, cfg: DictConfig, ckpt: Path | None) -> Any:
+    """``venv`` behind VecNormalize (rewards only) when ``train.normalize_reward``; a resumed run takes its stats."""
+    if not cfg.train.normalize_reward:
+        return venv
+    stats = ckpt.with_name(ckpt.name.replace("model_", "model_vecnormalize_").replace(".zip", ".pkl")) if ckpt else None
+    if stats is not None and stats.exists():
+        return VecNormalize.load(str(stats), venv)
+    return VecNormalize(venv, norm_obs=False, norm_reward=True, gamma=float(cfg.algo.gamma))
 
 
 def _bar(items: list, on: bool, desc: str):
@@ -465,21 +492,14 @@ def compare_model(
     log.info(f"final evaluation: the learned policy and {len(names)} heuristics on {len(seeds)} held-out seeds")
     learned = evaluate_model(model, config, seeds, spec.masked_env, progress=progress).assign(seed=seeds)
     heur = heuristic_runs(names, seeds, day, config.params, progress=progress)
-    table, tests = comparison(learned, heur, label=label)
-    atomic_write_table(
-        out_dir / f"{stem}_per_seed.csv", pd.concat([learned.assign(policy=label), heur], ignore_index=True)
+    table = write_comparison(
+        learned,
+        heur,
+        label,
+        out_dir,
+        stem,
+        f"{label} on the {day} day: {len(seeds)} held-out seeds ({seeds[0]}…{seeds[-1]})",
+        f"{label} vs heuristics, {day} day, {len(seeds)} seeds (95 % CI)",
+        note,
     )
-    atomic_write_table(out_dir / f"{stem}.csv", table.reset_index())
-    atomic_write_table(out_dir / f"{stem}_tests.csv", tests)
-    text = (
-        f"# {label} on the {day} day: {len(seeds)} held-out seeds ({seeds[0]}…{seeds[-1]})\n\n"
-        + (f"{note}\n\n" if note else "")
-        + f"```\n{format_table(table)}\n```\n\n"
-        + f"Paired tests, {label} − heuristic (negative = learned lower; Holm over the family):\n\n"
-        + f"```\n{tests.to_string(index=False, float_format=lambda x: f'{x:.3g}')}\n```\n"
-    )
-    atomic_write_text(out_dir / f"{stem}.md", text)
-    figure(table, out_dir / f"{stem}.png", f"{label} vs heuristics, {day} day, {len(seeds)} seeds (95 % CI)")
-    log.info(text)
-    log.info(f"Written to {out_dir}/{stem}.*")
     return {m: float(table.loc[label, m]) for m in ("miss_pct", "mean_wait_min", "mean_tardiness_min", "cost_usd")}

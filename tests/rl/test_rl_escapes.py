@@ -11,12 +11,14 @@ import torch as th
 
 import gpu_sched_agents.rl.train as tr
 from gpu_sched_agents.rl.envs import env_config
+from gpu_sched_agents.rl.rundir import record_before
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.io import FILE_MODE, atomic_write_text
 from tests.rl.test_rl_run_safety import TINY, cfg_for
 
 
 def _hydra_leftovers(run: Path) -> None:
+    record_before(run)  # what RunDirRecorder does before Hydra makes the folder
     (run / ".hydra").mkdir(parents=True)  # what Hydra writes before the job starts
     (run / "train.log").write_text("")
 

@@ -10,6 +10,7 @@ from omegaconf import OmegaConf
 import gpu_sched_agents.rl.train as tr
 from gpu_sched_agents.rl.config import PPOConfig, register_configs
 from gpu_sched_agents.rl.envs import env_config
+from gpu_sched_agents.rl.rundir import record_before
 from gpu_sched_env.core.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,6 +59,7 @@ def test_resume_refuses_a_run_trained_under_another_env(tmp_path):
 )
 def test_bad_values_are_config_errors_and_leave_no_run_directory(tmp_path, override, needle):
     run = tmp_path / "fam" / "run"
+    record_before(run)  # what RunDirRecorder does before Hydra makes the folder
     (run / ".hydra").mkdir(parents=True)  # what Hydra writes before the job starts
     (run / "train.log").write_text("")
     with pytest.raises(ConfigError, match=needle):
@@ -123,3 +125,43 @@ def test_the_optuna_space_contains_the_shipped_defaults():
     space = yaml.safe_load((ROOT / "conf/hparams_search/ppo_optuna.yaml").read_text())["hydra"]["sweeper"]["params"]
     gammas = [float(x) for x in space["algo.gamma"].removeprefix("choice(").removesuffix(")").split(",")]
     assert PPOConfig.gamma in gammas and cfg_for("experiment=markov").algo.gamma in gammas
+
+
+def test_a_refused_config_keeps_a_folder_that_existed_before(tmp_path):
+    """``hydra.run.dir=DIR/run`` into the caller's own empty DIR: only ``run`` (made by the run) goes."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    run = mine / "run"
+    record_before(run)
+    (run / ".hydra").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="seed"):
+        tr.train(cfg_for(*TINY, "seed=-1", f"run_dir={run}"))
+    assert mine.is_dir() and not run.exists()
+    # the run folder itself existed before: Hydra's files go, the folder stays
+    record_before(mine)
+    (mine / ".hydra").mkdir()
+    (mine / "train.log").write_text("")
+    with pytest.raises(ConfigError, match="seed"):
+        tr.train(cfg_for(*TINY, "seed=-1", f"run_dir={mine}"))
+    assert mine.is_dir() and not any(mine.iterdir())
+
+
+def test_train_py_with_a_refused_config_keeps_the_callers_empty_folder(tmp_path):
+    """The escape of issue #36 as a user meets it: ``python train.py seed=-1 hydra.run.dir=DIR/run``."""
+    import os
+    import subprocess
+    import sys
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run(
+        [sys.executable, "train.py", "seed=-1", f"hydra.run.dir={mine / 'run'}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode != 0 and "seed = -1" in out.stderr + out.stdout
+    assert mine.is_dir() and not (mine / "run").exists()
