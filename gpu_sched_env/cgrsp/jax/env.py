@@ -179,6 +179,7 @@ class JaxCGRSP:
         days: Mapping[str, float] | None = None,
         dtype: Any = None,
         records: bool = True,
+        checked: bool = False,
     ) -> JaxCGRSP:
         """A mixed env: each native day's day type and stock model drawn per env (:mod:`.mix`).
 
@@ -186,8 +187,9 @@ class JaxCGRSP:
         weight (default the month's 4 hectic, 3 surge, 18 normal, 5 quiet). Every other setting
         is ``cfg``'s; ``sim_params`` stays ``cfg``'s day (the one evaluations play). Days are
         native only (``reset``, ``with_pool``); ``env.regimes[day.regime]`` names a day's regime.
+        ``checked`` as in :meth:`from_config`.
         """
-        return cls(as_env_config(cfg), dtype, records, mix=regimes_of(stocks, days))
+        return cls(as_env_config(cfg), dtype, records, mix=regimes_of(stocks, days), checked=checked)
 
     @property
     def is_mixed(self) -> bool:
