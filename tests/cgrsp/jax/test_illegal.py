@@ -218,3 +218,13 @@ def test_checked_error_is_the_invalid_action_error_class():
             np.full((2, 1), -1),
         )
     raise_illegal(1, "window position", 0, np.array(False), np.ones(3, bool), np.ones(2, bool), np.full(1, -1))
+
+
+@pytest.mark.slow
+def test_illegal_play_command_reports_no_lost_job(capsys):
+    """``python -m gpu_sched_env.cgrsp.jax.illegal`` (the 100-day measurement of docs/cgrsp_env.md), on 3 days."""
+    from gpu_sched_env.cgrsp.jax.illegal import main
+
+    out = main(["--days", "3", "--day", "surge", "--json"])
+    assert out["lost_jobs"] == 0 and out["illegal_actions"] > 0.2 * out["steps"]
+    assert '"lost_jobs": 0' in capsys.readouterr().out
