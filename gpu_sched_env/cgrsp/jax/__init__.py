@@ -24,7 +24,7 @@ except ImportError as e:  # pragma: no cover - exercised in a subprocess test
     ) from e
 
 from gpu_sched_env.cgrsp.jax.env import JaxCGRSP, day_arrays  # noqa: E402
-from gpu_sched_env.cgrsp.jax.rules import RULES, Rule, evaluate, rollout, stack_days  # noqa: E402
+from gpu_sched_env.cgrsp.jax.rules import RULES, Rule, StalledRolloutError, evaluate, rollout, stack_days  # noqa: E402
 from gpu_sched_env.cgrsp.jax.types import Day, EnvParams, EnvState  # noqa: E402
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "EnvState",
     "JaxCGRSP",
     "Rule",
+    "StalledRolloutError",
     "day_arrays",
     "evaluate",
     "rollout",

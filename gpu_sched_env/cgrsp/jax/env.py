@@ -17,6 +17,7 @@ the day type and the stock model per-env data (:mod:`.mix`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import jax
@@ -28,8 +29,9 @@ from gpu_sched_env.cgrsp.day import MaterialisedDay, materialise
 from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.jax import core
 from gpu_sched_env.cgrsp.jax.generator import day_arrays, sample_day
+from gpu_sched_env.cgrsp.jax.legal import legalise, pair_mask, raise_illegal
 from gpu_sched_env.cgrsp.jax.mix import GENERALIST_STOCKS, Regime, draw_regime, mix_params, regimes_of, resolve, row_of
-from gpu_sched_env.cgrsp.jax.obs import action_mask, observe, window
+from gpu_sched_env.cgrsp.jax.obs import observe, window
 from gpu_sched_env.cgrsp.jax.types import N_SUB, REWARD_PARTS, Day, EnvParams, EnvState, make_params, times_inv_n
 from gpu_sched_env.core.errors import ConfigError, check_number
 
@@ -85,7 +87,17 @@ class JaxCGRSP:
     come from :meth:`with_pool`); ``reset_to_day(day)`` plays the reference's own draws
     (:meth:`materialise`). ``reset``, ``reset_to_day``, ``step``, ``step_subqueue``,
     ``step_autoreset`` and ``action_mask`` are jitted (the ``_``-prefixed originals are pure
-    functions to compose into larger jitted programs). An illegal action is not checked.
+    functions to compose into larger jitted programs).
+
+    Every action has a defined effect. An action the mask forbids (an empty window position
+    or subqueue, a busy slot, *wait* with nothing left to come, out of range) is played as
+    its substitute (:func:`~gpu_sched_env.cgrsp.jax.legal.legalise`): *wait* where *wait* is
+    legal, else the lowest legal action; no job is ever lost. The step's
+    ``info["invalid_action"]`` says so, ``state.n_invalid`` and ``info["n_invalid"]`` count
+    such steps. A finished day ignores every action. ``checked=True`` (:meth:`from_config`)
+    raises :class:`~gpu_sched_env.core.errors.InvalidActionError` instead, naming the action
+    and why it is illegal (a ``jax.debug.callback``: inside jit, vmap and scan too, arriving
+    as JAX's runtime error carrying that message; for debugging, it syncs with the host).
     """
 
     def __init__(
@@ -94,9 +106,11 @@ class JaxCGRSP:
         dtype: Any = None,
         records: bool = True,
         mix: tuple[list[Regime], np.ndarray] | None = None,
+        checked: bool = False,
     ) -> None:
         check_supported(cfg)
         self.records = bool(records)
+        self.checked = bool(checked)
         self.cfg = cfg
         self.sim_params = p = cfg.sim_params()
         if dtype is None:
@@ -143,6 +157,7 @@ class JaxCGRSP:
         cfg: CGRSPEnvConfig | Mapping[str, Any] | None = None,
         dtype: Any = None,
         records: bool = True,
+        checked: bool = False,
         **kwargs: Any,
     ) -> JaxCGRSP:
         """The env for an env config (or ``gym.make``-style keywords); ConfigError if not supported.
@@ -151,9 +166,10 @@ class JaxCGRSP:
         float32 (default otherwise: training). ``records=False`` drops the per-job records
         (dispatch, start, completion, slot) from the state: the dynamics never read them, and
         an auto-reset then touches no N-sized array (training; the metrics stay in ``info``).
+        ``checked=True`` raises on an illegal action instead of playing its substitute (debugging).
         """
         cfg = as_env_config(cfg)
-        return cls(cfg.replace(**kwargs) if kwargs else cfg, dtype, records)
+        return cls(cfg.replace(**kwargs) if kwargs else cfg, dtype, records, checked=checked)
 
     @classmethod
     def mixed(
@@ -163,6 +179,7 @@ class JaxCGRSP:
         days: Mapping[str, float] | None = None,
         dtype: Any = None,
         records: bool = True,
+        checked: bool = False,
     ) -> JaxCGRSP:
         """A mixed env: each native day's day type and stock model drawn per env (:mod:`.mix`).
 
@@ -170,8 +187,9 @@ class JaxCGRSP:
         weight (default the month's 4 hectic, 3 surge, 18 normal, 5 quiet). Every other setting
         is ``cfg``'s; ``sim_params`` stays ``cfg``'s day (the one evaluations play). Days are
         native only (``reset``, ``with_pool``); ``env.regimes[day.regime]`` names a day's regime.
+        ``checked`` as in :meth:`from_config`.
         """
-        return cls(as_env_config(cfg), dtype, records, mix=regimes_of(stocks, days))
+        return cls(as_env_config(cfg), dtype, records, mix=regimes_of(stocks, days), checked=checked)
 
     @property
     def is_mixed(self) -> bool:
@@ -275,6 +293,7 @@ class JaxCGRSP:
             n_tight_miss=i0,
             done=jnp.zeros((), bool),
             n_steps=i0,
+            n_invalid=i0,
         )
         params = resolve(s, params)
         mk = core.markov_init(sp, params, s, dt)
@@ -293,34 +312,48 @@ class JaxCGRSP:
     def _action_mask(self, s: EnvState, params: EnvParams | None = None) -> jnp.ndarray:
         params = resolve(s, self.default_params if params is None else params)
         _, _, k = self._window(s, params)
-        return action_mask(self.spec, s, self.K, k, params if self.is_mixed else None)
+        return pair_mask(self.spec, s, jnp.arange(self.K) < k, params if self.is_mixed else None)
+
+    def _legal(self, s: EnvState, params: EnvParams, rows: jnp.ndarray, action, what: str) -> tuple:
+        """``(sub-or-row, slot, dispatch?, invalid)`` of ``action`` in a (row, slot) space, legalised.
+
+        The one legality test of every step function: ``rows`` (bool[R]) says which rows hold a
+        job, :func:`pair_mask` the legal actions, :func:`legalise` the action played.
+        """
+        c = self.spec.c
+        mask = pair_mask(self.spec, s, rows, params if self.is_mixed else None)
+        a, invalid = legalise(mask, action)
+        if self.checked:
+            a_in = jnp.asarray(action, jnp.int32)
+            jax.debug.callback(partial(raise_illegal, c, what), a_in, invalid, mask, rows, s.slot_job)
+        wait = a == mask.shape[0] - 1
+        return a // c, a % c, ~wait, invalid
+
+    def _joint(self, s: EnvState, params: EnvParams, action) -> tuple:
+        """``(subqueue or −1, slot, dispatch?, invalid)`` of a joint action (legalised)."""
+        _, ws, k = self._window(s, params)
+        pos, slot, do, invalid = self._legal(s, params, jnp.arange(self.K) < k, action, "window position")
+        return jnp.where(do, ws[jnp.minimum(pos, self.K - 1)], -1), slot, do, invalid
 
     def _step(self, key: jax.Array, s: EnvState, action: jnp.ndarray, params: EnvParams) -> tuple:
-        """One joint action (no auto-reset). An illegal action is the caller's fault: it is not checked here."""
+        """One joint action (no auto-reset); an illegal one plays its substitute (class docstring)."""
         params = resolve(s, params)
-        c = self.spec.c
-        a = jnp.asarray(action, jnp.int32)
-        wait = a >= self.K * c
-        _, ws, _ = self._window(s, params)
-        sub = ws[jnp.clip(a // c, 0, self.K - 1)]
-        return self._transition(s, params, jnp.where(wait, -1, sub), a % c, ~wait)
+        return self._transition(s, params, *self._joint(s, params, action))
 
     def _step_subqueue(self, key: jax.Array, s: EnvState, action: jnp.ndarray, params: EnvParams) -> tuple:
         """A lower-level action: ``a = q·C + s`` dispatches the head of subqueue ``q`` to slot ``s``.
 
-        Subqueue ``q`` holds class ``q // 2``, tight when ``q % 2``; ``a = 6·C`` waits.
+        Subqueue ``q`` holds class ``q // 2``, tight when ``q % 2``; ``a = 6·C`` waits. The mask
+        is :func:`pair_mask` over the six subqueues; an illegal action plays its substitute.
         """
         params = resolve(s, params)
-        c = self.spec.c
-        a = jnp.asarray(action, jnp.int32)
-        wait = a >= N_SUB * c
-        return self._transition(s, params, a // c, a % c, ~wait)
+        return self._transition(s, params, *self._legal(s, params, s.ptr < s.end, action, "subqueue"))
 
-    def _transition(self, s: EnvState, params: EnvParams, sub, slot, do) -> tuple:
-        s, reward, info = self._move(s, params, sub, slot, do)
+    def _transition(self, s: EnvState, params: EnvParams, sub, slot, do, invalid) -> tuple:
+        s, reward, info = self._move(s, params, sub, slot, do, invalid)
         return self._obs(s, params), s, reward, s.done, info
 
-    def _move(self, s: EnvState, params: EnvParams, sub, slot, do) -> tuple:
+    def _move(self, s: EnvState, params: EnvParams, sub, slot, do, invalid) -> tuple:
         sp = self.spec
         do = do & ~s.done  # a finished day stays finished
         t0 = s.t
@@ -334,6 +367,7 @@ class JaxCGRSP:
             n_miss=s.n_miss + raw[1].astype(jnp.int32),
             n_tight_miss=s.n_tight_miss + tight_miss,
             n_steps=s.n_steps + 1,
+            n_invalid=s.n_invalid + invalid.astype(jnp.int32),
         )
         n = sp.n
         if params.n_jobs is None:
@@ -354,6 +388,8 @@ class JaxCGRSP:
             "cost_usd": s.cost,
             "provisioning_delay_h": s.sum_delay / 3600.0,
             "completed": s.n_completed,
+            "invalid_action": invalid,
+            "n_invalid": s.n_invalid,
         }
         return s, reward, info
 
@@ -365,11 +401,7 @@ class JaxCGRSP:
         N-sized array; without a pool every step samples a day (O(N) per env and step).
         """
         p_s = resolve(s, params)  # the finished day's regime; the new day may be another's
-        c = self.spec.c
-        a = jnp.asarray(action, jnp.int32)
-        wait = a >= self.K * c
-        _, ws, _ = self._window(s, p_s)
-        s, reward, info = self._move(s, p_s, jnp.where(wait, -1, ws[jnp.clip(a // c, 0, self.K - 1)]), a % c, ~wait)
+        s, reward, info = self._move(s, p_s, *self._joint(s, p_s, action))
         done = s.done
         s_r = self._reset_state(key, params)
         s = jax.tree_util.tree_map(lambda x, y: jnp.where(done, x, y), s_r, s)

@@ -19,6 +19,7 @@ import math
 import jax.numpy as jnp
 
 from gpu_sched_env.cgrsp.jax.core import INF, Spec, band_of, n_idle, n_waiting, seg_search
+from gpu_sched_env.cgrsp.jax.legal import pair_mask
 from gpu_sched_env.cgrsp.jax.types import N_SUB, EnvParams, EnvState, day_of, flat, n_jobs_of, per_job
 from gpu_sched_env.cgrsp.obs import CR_CLIP, HOUR, LAX_BINS, MODEL_CLIP_MIN, WAIT_CLIP
 from gpu_sched_env.cgrsp.stock import MIN_GAP_S
@@ -62,11 +63,7 @@ def action_mask(spec: Spec, s: EnvState, k: int, n_win: jnp.ndarray, params: Env
 
     ``params`` is needed for a mixed env only (the day's job count is data there).
     """
-    idle = s.slot_job < 0
-    ok = (n_win > 0) & (n_idle(s) > 0)
-    pairs = (jnp.arange(k)[:, None] < n_win) & idle[None, :]
-    future = (s.n_arrived < (spec.n if params is None else n_jobs_of(spec.n, params))) | jnp.any(~idle)
-    return jnp.concatenate([(pairs & ok).reshape(-1), jnp.atleast_1d(future & ok)])
+    return pair_mask(spec, s, jnp.arange(k) < n_win, params)
 
 
 def expected_free(params: EnvParams, s: EnvState, busy: jnp.ndarray) -> jnp.ndarray:
@@ -218,4 +215,12 @@ def observe(
     return jnp.concatenate(parts)
 
 
-__all__ = ["action_mask", "defer_cost", "expected_free", "heads", "next_event_gap", "observe", "window"]
+__all__ = [
+    "action_mask",
+    "defer_cost",
+    "expected_free",
+    "heads",
+    "next_event_gap",
+    "observe",
+    "window",
+]

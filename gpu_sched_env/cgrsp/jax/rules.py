@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from gpu_sched_env.cgrsp.jax.core import INF, band_of, n_waiting
@@ -242,31 +243,70 @@ RULES: dict[str, Rule] = {
 }
 
 
-def rollout(env, rule: Rule | Callable, s: EnvState, params: EnvParams) -> EnvState:
-    """Play ``rule`` (a :class:`Rule`, or ``f(state, params) -> joint action``) to the end of the day."""
+class StalledRolloutError(RuntimeError):
+    """A rollout did not finish its day within its step cap (:func:`max_steps_of`): policy or dynamics stalled."""
+
+
+def max_steps_of(n: int) -> int:
+    """The step cap of a rollout from any state of a day of ``n`` jobs: ``3·n``.
+
+    Why it is a bound: every step either dispatches a job (at most ``n``) or waits, and a
+    wait is legal only while an event is to come, so it processes at least one of the day's
+    ``n`` arrivals and ``n`` completions (an illegal action plays a legal substitute,
+    :func:`~gpu_sched_env.cgrsp.jax.legal.legalise`). A day not done after ``3·n`` steps has
+    stalled (a bug, never a slow policy).
+    """
+    return 3 * int(n)
+
+
+def rollout(env, rule: Rule | Callable, s: EnvState, params: EnvParams, max_steps: int | None = None) -> EnvState:
+    """Play ``rule`` (a :class:`Rule`, or ``f(state, params) -> joint action``) to the end of the day.
+
+    A bounded loop: at most ``max_steps`` steps (default :func:`max_steps_of` the day's N).
+    ``state.done`` False on return means the rollout stalled; :func:`evaluate` raises
+    :class:`StalledRolloutError` then, a caller of ``rollout`` reads ``done`` (:func:`check_done`).
+    """
     sub = isinstance(rule, Rule) and rule.subqueue
     act = (lambda st, p: rule.act(env, st, p)) if isinstance(rule, Rule) else rule
     step = env._step_subqueue if sub else env._step
     key = jax.random.PRNGKey(0)  # unused by the dynamics (the day holds its draws)
+    cap = max_steps_of(env.spec.n) if max_steps is None else int(max_steps)
 
-    def body(st):
-        return step(key, st, act(st, params), params)[1]
+    def body(c):
+        st, i = c
+        return step(key, st, act(st, params), params)[1], i + 1
 
-    return lax.while_loop(lambda st: ~st.done, body, s)
+    return lax.while_loop(lambda c: ~c[0].done & (c[1] < cap), body, (s, jnp.zeros((), jnp.int32)))[0]
 
 
-def evaluate(env, rule: Rule | Callable, days_or_keys, params: EnvParams | None = None) -> dict[str, jnp.ndarray]:
+def check_done(done, what: str, max_steps: int) -> None:
+    """Raise :class:`StalledRolloutError` naming ``what`` and the unfinished days where any of ``done`` is False."""
+    left = np.flatnonzero(~np.asarray(done, bool).reshape(-1))
+    if left.size:
+        raise StalledRolloutError(
+            f"{what}: {left.size} of {np.size(done)} days not done after max_steps = {max_steps} steps "
+            f"(days {left[:10].tolist()}{' …' if left.size > 10 else ''}); the policy or the dynamics stalled "
+            "(a legal day ends within 3·N steps, rules.max_steps_of)"
+        )
+
+
+def evaluate(
+    env, rule: Rule | Callable, days_or_keys, params: EnvParams | None = None, max_steps: int | None = None
+) -> dict[str, jnp.ndarray]:
     """Per-day metrics of ``rule`` on a batch of days (a stacked :class:`Day`) or PRNG keys (native days), vmapped.
 
     Returns arrays of shape (batch,): ``mean_wait_min``, ``miss`` (count), ``miss_pct``,
-    ``tight_miss``, ``cost_usd``, ``completed``.
+    ``tight_miss``, ``cost_usd``, ``completed``, ``n_invalid`` (illegal actions played as their
+    substitute). Raises :class:`StalledRolloutError` when a day is not done within
+    ``max_steps`` (:func:`rollout`).
     """
     params = env.default_params if params is None else params
+    cap = max_steps_of(env.spec.n) if max_steps is None else int(max_steps)
     from gpu_sched_env.cgrsp.jax.types import Day
 
     def one(x):
         _, s = env._reset_to_day(x, params) if isinstance(x, Day) else env._reset(x, params)
-        s = rollout(env, rule, s, params)
+        s = rollout(env, rule, s, params, cap)
         n = env.spec.n
         return {
             "mean_wait_min": s.sum_wait / n / 60.0,
@@ -275,9 +315,14 @@ def evaluate(env, rule: Rule | Callable, days_or_keys, params: EnvParams | None 
             "tight_miss": s.n_tight_miss,
             "cost_usd": s.cost,
             "completed": s.n_completed,
+            "n_invalid": s.n_invalid,
+            "done": s.done,
         }
 
-    return jax.jit(jax.vmap(one))(days_or_keys)
+    out = jax.jit(jax.vmap(one))(days_or_keys)
+    name = rule.name if isinstance(rule, Rule) else getattr(rule, "__name__", "policy")
+    check_done(out.pop("done"), f"rules.evaluate of {name!r}", cap)
+    return out
 
 
 def stack_days(days: list) -> object:
@@ -304,10 +349,13 @@ __all__ = [
     "STOCK_PENALTY",
     "THETA_S",
     "Rule",
+    "StalledRolloutError",
+    "check_done",
     "defer_exp_rule",
     "deferred",
     "evaluate",
     "fifo",
+    "max_steps_of",
     "rescue_plan",
     "rollout",
     "slot_delay",

@@ -92,6 +92,7 @@ class EnvState:
     n_tight_miss: jnp.ndarray  # i32
     done: jnp.ndarray  # bool
     n_steps: jnp.ndarray  # i32
+    n_invalid: jnp.ndarray  # i32 illegal actions played as their substitute (JaxCGRSP's docstring)
 
 
 @struct.dataclass

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
@@ -9,6 +11,22 @@ from gpu_sched_env.cgrsp.day import materialise
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 
 MARKOV = {"stock_process": "markov", "stock_dwell_s": 900.0}
+COMBOS = [("hectic", "fresh"), ("hectic", "markov"), ("surge", "fresh"), ("surge", "markov")]
+ENVS: dict = {}
+
+
+def env_for(day: str = "hectic", stock: str = "fresh", dtype=None, **kw):
+    """The JAX env of ``joint_heads(day, stock)``, built once per test process and shared by every module.
+
+    One env per design: its jitted functions compile once for all tests (same shapes, same
+    programs); ``dtype`` None is float64 (the modules run under ``jax_enable_x64``).
+    """
+    from gpu_sched_env.cgrsp.jax import JaxCGRSP
+
+    key = (day, stock, str(dtype), tuple(sorted(kw.items())))
+    if key not in ENVS:
+        ENVS[key] = JaxCGRSP.from_config(joint_heads(day, stock), dtype=dtype, **kw)
+    return ENVS[key]
 
 
 def joint_heads(day: str = "hectic", stock: str = "fresh", **kw) -> CGRSPEnvConfig:
@@ -40,9 +58,11 @@ def side_by_side(
     rew_rtol: float = 1e-6,
     rew_atol: float = 1e-9,
     raw_atol: float = 1e-6,
+    until: Callable | None = None,
 ) -> tuple:
     """Random masked actions (seeded) on both envs; asserts equal obs, masks, rewards, done at every step.
 
+    ``until(ref, state, info)``, called after each step, stops the replay when it returns True.
     Returns ``(reference env, JAX state, JAX info of the last step, steps)``.
     """
     import jax
@@ -75,7 +95,7 @@ def side_by_side(
         )
         assert bool(jd) == term
         np.testing.assert_allclose(float(info["t"]), ref.sim.t, rtol=rew_rtol * 1e-3, err_msg=f"clock at step {steps}")
-        if term:
+        if term or (until is not None and until(ref, st, info)):
             break
     return ref, st, info, steps
 

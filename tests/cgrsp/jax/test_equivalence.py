@@ -1,27 +1,24 @@
 """The JAX env equals CGRSP-v0 on the reference's draws: observations, masks, rewards, records.
 
-Random masked action sequences (seeded), 52 seeds over the four combinations of day
-(hectic, surge) and stock (fresh, Markov D = 900 s): truncated days of 60 steps here, whole
-days for a few seeds (Markov ones, and 12 seeds per combination, under ``slow``; the rules'
-tests play whole Markov days job for job).
+Random masked action sequences (seeded) over the four combinations of day (hectic, surge) and
+stock (fresh, Markov D = 900 s), each: 13 truncated days of 60 steps, one replay until a miss
+after a time-of-day band change (hectic: ~80 % of a day), and one whole day (12 more whole
+days per combination under ``slow``; the rules' tests play whole days job for job).
 """
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from gpu_sched_env.cgrsp.jax import JaxCGRSP
-from tests.cgrsp.jax.helpers import assert_same_records, joint_heads, side_by_side
-
-COMBOS = [("hectic", "fresh"), ("hectic", "markov"), ("surge", "fresh"), ("surge", "markov")]
-ENVS: dict = {}
+from gpu_sched_env.cgrsp.fleet import Fleet
+from tests.cgrsp.jax.helpers import COMBOS, assert_same_records, env_for, joint_heads, side_by_side
 
 
-def env_for(day, stock, dtype=jnp.float64):
-    key = (day, stock, str(dtype))
-    if key not in ENVS:
-        ENVS[key] = JaxCGRSP.from_config(joint_heads(day, stock), dtype=dtype)
-    return ENVS[key]
+def miss_after_band_change(env):
+    """``until`` of :func:`side_by_side`: a miss has been booked and the clock is out of the day's first band."""
+    fleet = Fleet.from_params(env.sim_params)
+    first = fleet.band(0.0)
+    return lambda ref, st, info: int(info["miss"]) > 0 and fleet.band(float(info["t"])) != first
 
 
 @pytest.mark.parametrize(("day", "stock"), COMBOS)
@@ -33,19 +30,22 @@ def test_truncated_days_step_for_step(day, stock):
         assert_same_records(ref.sim, st)
 
 
-@pytest.mark.parametrize(
-    ("day", "stock"),
-    [
-        ("hectic", "fresh"),
-        ("surge", "fresh"),
-        pytest.param("hectic", "markov", marks=pytest.mark.slow),
-        pytest.param("surge", "markov", marks=pytest.mark.slow),
-    ],
-)
+@pytest.mark.parametrize(("day", "stock"), COMBOS)
+def test_replay_to_a_miss_and_a_band_change(day, stock):
+    """A prefix long enough to book a miss and cross a band (random play misses late on a hectic day)."""
+    env = env_for(day, stock)
+    reached = miss_after_band_change(env)
+    ref, st, info, steps = side_by_side(env, joint_heads(day, stock), 101, horizon_s=20 * 86400.0, until=reached)
+    assert reached(ref, st, info) and not bool(st.done), f"no miss after a band change in {steps} steps"
+    assert_same_records(ref.sim, st)
+
+
+@pytest.mark.parametrize(("day", "stock"), COMBOS)
 def test_whole_day_and_summary(day, stock):
     env = env_for(day, stock)
     ref, st, info, _ = side_by_side(env, joint_heads(day, stock), 7, horizon_s=20 * 86400.0)
     assert bool(st.done) and ref.sim.t < 20 * 86400.0
+    assert miss_after_band_change(env)(ref, st, info), "the whole day booked no miss or crossed no band"
     assert_same_records(ref.sim, st)
     summ = ref.result().summary()
     np.testing.assert_allclose(float(info["mean_wait_min"]), summ["mean_wait_min"], rtol=1e-9)

@@ -5,18 +5,9 @@ import numpy as np
 import pytest
 
 from gpu_sched_env.cgrsp.api import simulate
-from gpu_sched_env.cgrsp.jax import RULES, JaxCGRSP, evaluate, rollout, stack_days
+from gpu_sched_env.cgrsp.jax import RULES, evaluate, rollout, stack_days
 from gpu_sched_env.cgrsp.jax import rules as jrules
-from tests.cgrsp.jax.helpers import MARKOV, assert_same_records, joint_heads
-
-COMBOS = [("hectic", "fresh"), ("hectic", "markov"), ("surge", "fresh"), ("surge", "markov")]
-ENVS: dict = {}
-
-
-def env_for(day, stock):
-    if (day, stock) not in ENVS:
-        ENVS[day, stock] = JaxCGRSP.from_config(joint_heads(day, stock))
-    return ENVS[day, stock]
+from tests.cgrsp.jax.helpers import COMBOS, MARKOV, assert_same_records, env_for
 
 
 def _check(day, stock, name, seeds, **knobs):
