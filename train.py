@@ -1,4 +1,4 @@
-"""Train a scheduler: ``python train.py algo=ppo day=hectic`` (CGRSP), ``python train.py scenario=hgsp algo=ppo`` (conf/)."""
+"""Train a scheduler: ``python train.py algo=ppo day=hectic`` (CGRSP), ``scenario=hgsp algo=ppo`` (see conf/)."""
 
 import hydra
 
