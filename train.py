@@ -3,8 +3,8 @@
 import hydra
 
 from gpu_sched_agents.rl.config import register_configs
+from gpu_sched_agents.rl.entry import train
 from gpu_sched_agents.rl.sweep import run_dir_of, selection_objective
-from gpu_sched_agents.rl.train import train
 
 register_configs()
 

@@ -59,17 +59,22 @@ FINAL_SEED0 = TEST_SEED0  # final evaluation seeds: 20 000 … (disjoint from tr
 _CKPT = re.compile(r"model_(\d+)_steps\.(?:zip|npz)$")  # SB3 models; algo=ppo_jax's runner state
 
 
+def check_scenario(cfg: DictConfig, what: str) -> None:
+    """ConfigError unless ``cfg`` is a CGRSP config (another scenario goes through :mod:`.entry`)."""
+    if scenario_of(cfg) != CGRSP:
+        raise ConfigError(
+            f"scenario = {scenario_of(cfg)!r}: gpu_sched_agents.rl.train.{what} is CGRSP's; use "
+            f"gpu_sched_agents.rl.entry.{what}, which takes every scenario"
+        )
+
+
 def validate(cfg: DictConfig) -> CGRSPEnvConfig:
     """Check what the schemas cannot (ranges, names, the env config); return the env config.
 
-    Runs before anything is written, so a bad value leaves no run directory behind. Another
-    scenario's config is checked by :func:`~gpu_sched_agents.rl.scenario_train.validate_scenario`
-    (it returns that scenario's env config).
+    Runs before anything is written, so a bad value leaves no run directory behind. CGRSP's
+    config only: :func:`gpu_sched_agents.rl.entry.validate` chooses by ``cfg.scenario``.
     """
-    if scenario_of(cfg) != CGRSP:
-        from gpu_sched_agents.rl.scenario_train import validate_scenario
-
-        return validate_scenario(cfg)[1]
+    check_scenario(cfg, "validate")
     check_learner(cfg)
     teacher = cfg.algo.get("bc_teacher")
     if teacher:
@@ -299,11 +304,11 @@ def evaluate_model(
 
 
 def train(cfg: DictConfig) -> dict[str, float]:
-    """Train, evaluate and write the run directory; return the final evaluation means."""
-    if scenario_of(cfg) != CGRSP:  # HGSP, LLM serving, MIG, edge: the same folder, files, tags and resume rules
-        from gpu_sched_agents.rl.scenario_train import train_scenario
+    """Train on CGRSP, evaluate and write the run directory; return the final evaluation means.
 
-        return train_scenario(cfg)
+    CGRSP's config only: :func:`gpu_sched_agents.rl.entry.train` chooses by ``cfg.scenario``.
+    """
+    check_scenario(cfg, "train")
     try:
         config = validate(cfg)
         run_dir, ckpt = resolve_run_dir(cfg)  # a refused resume is a rejected config too

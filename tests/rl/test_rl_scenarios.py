@@ -10,7 +10,8 @@ import yaml
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
-import gpu_sched_agents.rl.train as tr
+import gpu_sched_agents.rl.entry as tr
+import gpu_sched_agents.rl.train as cgrsp_train
 from gpu_sched_agents.rl.rundir import record_before
 from gpu_sched_agents.rl.scenarios import SPECS, env_config
 from gpu_sched_env.core.errors import ConfigError
@@ -168,6 +169,6 @@ def test_a_cgrsp_run_written_before_scenarios_still_resumes(tmp_path):
     saved = OmegaConf.to_container(c, resolve=True)
     del saved["scenario"]
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(saved))
-    tr.check_same_run(c, Path(tmp_path))
+    cgrsp_train.check_same_run(c, Path(tmp_path))
     with pytest.raises(ConfigError, match="scenario.name"):
-        tr.check_same_run(compose_config("scenario=hgsp", "run_dir=/tmp/x"), Path(tmp_path))
+        cgrsp_train.check_same_run(compose_config("scenario=hgsp", "run_dir=/tmp/x"), Path(tmp_path))
