@@ -35,7 +35,10 @@ def steps_to_first_miss(cfg, seed: int) -> int:
             return k
 
 
-@pytest.mark.parametrize(("day", "stock"), [("surge", "fresh"), ("surge", "markov"), ("hectic", "markov")])
+@pytest.mark.parametrize(
+    ("day", "stock"),
+    [("surge", "fresh"), ("surge", "markov"), pytest.param("hectic", "markov", marks=pytest.mark.slow)],
+)
 def test_prefix_to_a_miss(day, stock):
     cfg = markov_design(day, stock)
     env = JaxCGRSP.from_config(cfg)
