@@ -203,6 +203,7 @@ class CGRSPEnv(gym.Env):
       gives the same episodes). 2026-11-25: one config object (``CGRSPEnvConfig``),
       ``shaping_gamma`` (γ·Φ′ − Φ; the default 1 gives the earlier Φ′ − Φ). 2026-11-26:
       ``features="model"`` (the ``model`` key; the default gives the earlier observations).
+      2026-11-28: ``action_mode="joint_hold"`` (held deferrals; opt-in, the defaults unchanged).
     """
 
     # "human": the text snapshot printed at every reset and step (no window, so no pygame;

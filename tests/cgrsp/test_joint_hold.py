@@ -183,6 +183,9 @@ def rule_through_holds(cfg: CGRSPEnvConfig, seed: int) -> tuple[dict, int]:
 def test_the_rule_expressed_through_holds_is_close_to_simulate(params):
     """Measured gap (2026-11-28, hectic seeds 0-1): fresh +0.59 min (1.3 %), Markov D = 900 s 0.00; no misses.
 
+    Seeds 0-9 (docs/cgrsp_env.md): hectic fresh +0.25 min (+0.6 %), D = 900 s 0.00; surge fresh
+    −0.02 min, D = 900 s 0.00.
+
     A hold lasts until the type's status changes or the laxity trigger fires, while the rule
     re-decides at every decision point: the gap is the design's cost to this rule.
     """
