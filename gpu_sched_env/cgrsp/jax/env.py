@@ -68,7 +68,7 @@ def check_supported(cfg: CGRSPEnvConfig) -> None:
             raise ConfigError(
                 f"{name} = {getattr(cfg, name)!r} is not supported by the JAX env (gpu_sched_env.cgrsp.jax); "
                 f"supported: {table}, and any reward preset, weights, features, slot_rows, day and simulator "
-                f"parameters; action_mode in {MORE_DESIGNS} too (held deferrals, gpu_sched_env.cgrsp.jax.hold)"
+                f"parameters; also the action_mode values {MORE_DESIGNS} (held deferrals, gpu_sched_env.cgrsp.jax.hold)"
             )
     p = cfg.sim_params()
     est = [row[Fleet.from_params(p).nominal_type] for row in Fleet.from_params(p).wbar]
