@@ -15,6 +15,8 @@ class (HighwayEnv's action factory is the model).
 * :class:`SlotOffers` (``slot``): ``Discrete(K + 1)``, the idle slots of a decision point are
   offered one at a time; ``a = i`` puts window position ``i`` on the offered slot, ``K``
   leaves it idle (``hold``: until the next decision point, or until its stock changes).
+* :class:`~gpu_sched_env.cgrsp.held.HeldDeferrals` (``joint_hold``): ``Discrete(K·C + T + 1)``,
+  the joint actions plus *hold GPU type g* (:mod:`gpu_sched_env.cgrsp.held`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,15 @@ class ActionScheme:
         self.n_actions = self.size() + 1
         self.wait_action = self.n_actions - 1
 
+    @classmethod
+    def build(cls, window: int, params: Any, hold: str = "event") -> ActionScheme:
+        """The scheme for a window of ``window`` jobs on the simulator's ``params`` (its fleet)."""
+        return cls(window, params.c_max, hold)
+
+    @staticmethod
+    def check_config(config: Any) -> None:
+        """Raise ConfigError for an env config this scheme cannot express (called when the config is built)."""
+
     def size(self) -> int:  # number of dispatch actions
         raise NotImplementedError
 
@@ -68,6 +79,10 @@ class ActionScheme:
     def mask(self, sim: Simulator, n_window: int) -> np.ndarray:
         """Boolean mask over the actions for a window of ``n_window`` jobs."""
         raise NotImplementedError
+
+    def marked(self, sim: Simulator) -> list[int]:
+        """Slots the observation's ``offered`` column marks besides :attr:`offered` (none by default)."""
+        return []
 
     def pair(self, win: np.ndarray, a: int) -> Pair:
         """``(job, slot)`` of the dispatch action ``a``."""
@@ -261,7 +276,9 @@ def _level(sim: Simulator, slot: int) -> int:
     return sim.stock[sim.fleet.slot_type[slot]]
 
 
-ACTION_SCHEMES: dict[str, type[ActionScheme]] = {cls.mode: cls for cls in (JointActions, SlotOffers)}
+from gpu_sched_env.cgrsp.held import HeldDeferrals  # noqa: E402 (it builds on JointActions)
+
+ACTION_SCHEMES: dict[str, type[ActionScheme]] = {cls.mode: cls for cls in (JointActions, SlotOffers, HeldDeferrals)}
 ACTION_MODES: tuple[str, ...] = tuple(ACTION_SCHEMES)
 
 
@@ -270,4 +287,13 @@ def scheme_of(action_mode: str) -> type[ActionScheme]:
     return ACTION_SCHEMES[action_mode]
 
 
-__all__ = ["ACTION_MODES", "ACTION_SCHEMES", "ActionScheme", "JointActions", "Pair", "SlotOffers", "scheme_of"]
+__all__ = [
+    "ACTION_MODES",
+    "ACTION_SCHEMES",
+    "ActionScheme",
+    "HeldDeferrals",
+    "JointActions",
+    "Pair",
+    "SlotOffers",
+    "scheme_of",
+]

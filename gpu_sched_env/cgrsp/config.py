@@ -27,7 +27,7 @@ from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, che
 Day = Literal["quiet", "normal", "hectic", "surge"]
 Order = Literal["deadline", "submit", "spt", "laxity"]
 WindowBy = Literal["order", "class"]
-ActionMode = Literal["joint", "slot"]
+ActionMode = Literal["joint", "slot", "joint_hold"]
 Hold = Literal["event", "stock"]
 Shaping = Literal["none", "queue", "backlog", "backlog_risk"]
 Features = Literal["basic", "model"]
@@ -46,7 +46,8 @@ class CGRSPEnvConfig:
         order: canonical window order.
         window_by: ``order`` (the first K jobs in that order) or ``class`` (one head per
             complexity class).
-        action_mode: ``joint`` (job–slot pairs) or ``slot`` (one idle slot offered at a time).
+        action_mode: ``joint`` (job–slot pairs), ``slot`` (one idle slot offered at a time) or
+            ``joint_hold`` (job–slot pairs plus "hold GPU type g", :mod:`gpu_sched_env.cgrsp.held`).
         hold: ``slot`` mode only: a slot left idle is offered again at the next ``event`` or
             once its ``stock`` status changes.
         reward: reward preset (:mod:`gpu_sched_env.cgrsp.rewards`).
@@ -106,6 +107,7 @@ class CGRSPEnvConfig:
                 f"the agent leaves it idle; allowed with {self.action_mode}: 'event'"
             )
         c_max = self.sim_params().c_max  # also checks every simulator parameter
+        scheme_of(self.action_mode).check_config(self)  # what the action design can express (window, fleet)
         if self.slot_rows is not None:
             set_(self, "slot_rows", int(check_number("slot_rows", self.slot_rows, lo=c_max, integer=True)))
 

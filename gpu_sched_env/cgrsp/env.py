@@ -66,7 +66,12 @@ class CGRSPEnv(gym.Env):
     env advances to the next decision point. Leaving the last offered slot idle is legal only
     while a future event exists.
 
-    In both modes the last action is the no-op. The space is a :class:`MaskedDiscrete`
+    ``action_mode="joint_hold"``: ``Discrete(K * C_max + T + 1)``: the joint actions, then
+    ``a = K * C_max + g`` *holds GPU type g* (its idle slots are masked until its stock status
+    changes or a waiting job's laxity forces a dispatch; :mod:`gpu_sched_env.cgrsp.held`), then
+    *wait*. Needs ``window_by="class"`` and ``window`` ≤ 3.
+
+    In every mode the last action is the no-op. The space is a :class:`MaskedDiscrete`
     (``sample()`` draws legal actions); the mask is :meth:`action_masks` (sb3-contrib
     ``MaskablePPO``), ``info["action_mask"]`` and ``obs["action_mask"]``. An illegal action
     raises :class:`~gpu_sched_env.core.errors.InvalidActionError`; it is never replaced.
@@ -84,7 +89,7 @@ class CGRSPEnv(gym.Env):
     * ``slots`` (slot_rows, T + 8): GPU type one-hot (T); busy; provisioning (dispatched, not yet started); time until
       the expected free time [h] in [0, (max mean delay + max W̄)/3600] (idle 0; running: start + W̄; provisioning:
       dispatch + mean delay of its stock level + W̄); price/max price; stock one-hot of its type (3); offered {0,1}
-      (``slot`` mode)
+      (``slot`` mode: the offered slot; ``joint_hold``: every idle slot not held)
     * ``offer`` (T + 8,): ``slot`` mode: the offered slot's row of ``slots`` (zeros in ``joint`` mode)
     * ``stock`` (T, 3): stock status one-hot (High, Medium, Low) per GPU type
     * ``globals`` (8,): sin, cos of the UTC hour; queue length log1p(q)/log1p(N); arrived fraction; completed fraction;
@@ -163,7 +168,7 @@ class CGRSPEnv(gym.Env):
       (the first waiting job of each complexity class, at most K, in that order: jobs of one
       class differ only in deadline and tightness, so with ``order=deadline`` the window is
       the earliest-deadline job per class and the action picks a class, or the no-op).
-    * ``action_mode``: ``joint`` (default) or ``slot`` (see *Action space*).
+    * ``action_mode``: ``joint`` (default), ``slot`` or ``joint_hold`` (see *Action space*).
     * ``hold`` (``slot`` mode): ``event`` (default: a slot left idle is offered again at the
       next decision point) or ``stock`` (only once its type's stock status differs from the
       one it was left under; let go when nothing else can happen, so a day never stalls).
@@ -198,6 +203,7 @@ class CGRSPEnv(gym.Env):
       gives the same episodes). 2026-11-25: one config object (``CGRSPEnvConfig``),
       ``shaping_gamma`` (γ·Φ′ − Φ; the default 1 gives the earlier Φ′ − Φ). 2026-11-26:
       ``features="model"`` (the ``model`` key; the default gives the earlier observations).
+      2026-11-28: ``action_mode="joint_hold"`` (held deferrals; opt-in, the defaults unchanged).
     """
 
     # "human": the text snapshot printed at every reset and step (no window, so no pygame;
@@ -221,7 +227,7 @@ class CGRSPEnv(gym.Env):
         self.render_mode = render_mode
         # the reward's weights and what an episode is judged on (rewards.weights_of, one place)
         self.reward_weights, self.objective_weights = weights_of(cfg, self.params)
-        self.actions = ACTION_SCHEMES[cfg.action_mode](cfg.window, self.params.c_max, cfg.hold)
+        self.actions = ACTION_SCHEMES[cfg.action_mode].build(cfg.window, self.params, cfg.hold)
         self.jobs = JobWindow(cfg.window, cfg.order, cfg.window_by)
         self._enc = ObsEncoder(self.params, cfg.window, cfg.slot_rows, cfg.features)
         self.observation_space = self._enc.space(self.actions.n_actions)
@@ -387,7 +393,9 @@ class CGRSPEnv(gym.Env):
 
     def _observe(self) -> dict[str, np.ndarray]:
         self._win, beyond = self.jobs(self.sim)
-        obs = self._enc.encode(self.sim, self._win, beyond, None if self.done else self.actions.offered)
+        live = not self.done
+        offered, marked = (self.actions.offered, self.actions.marked(self.sim)) if live else (None, ())
+        obs = self._enc.encode(self.sim, self._win, beyond, offered, marked)
         self._mask = (
             self.actions.mask(self.sim, self._win.size) if not self.done else np.zeros(self.actions.n_actions, bool)
         )

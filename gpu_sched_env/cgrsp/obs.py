@@ -267,12 +267,13 @@ class ObsEncoder:
 
     # ------------------------------------------------------------------ encoding
     def encode(
-        self, sim: Simulator, win: np.ndarray, beyond: np.ndarray, offered: int | None = None
+        self, sim: Simulator, win: np.ndarray, beyond: np.ndarray, offered: int | None = None, marked=()
     ) -> dict[str, np.ndarray]:
         """Observation dict (without ``action_mask``, which the action scheme adds).
 
         ``win``, ``beyond``: the window's jobs and the other waiting jobs (:class:`JobWindow`);
-        ``offered``: the slot the action scheme offers now (its ``offered``; None: it offers none).
+        ``offered``: the slot the action scheme offers now (its ``offered``; None: it offers none);
+        ``marked``: more slots whose ``offered`` column is 1 (``joint_hold``: the idle slots not held).
         """
         t = sim.t
         k, nb = win.size, beyond.size
@@ -309,6 +310,7 @@ class ObsEncoder:
                 slots[s, self._prov] = 0.0 if sim.started(s) else 1.0
                 slots[s, self._ttf] = min(self.ttf_h, (sim.expected_free(s) - t) / HOUR)
         offer = np.zeros(len(self.slot_cols), np.float32)
+        slots[list(marked), self._offered] = 1.0
         if offered is not None:
             slots[offered, self._offered] = 1.0
             offer[:] = slots[offered]

@@ -44,7 +44,7 @@ def test_the_literal_types_are_the_tables_the_code_uses():
     with pytest.raises(ConfigError, match="reward = 'nope'.*" + ".*".join(REWARD_PRESETS)):
         CGRSPEnvConfig(reward="nope")
     assert set(get_args(Shaping)) == set(SHAPING_TERMS)
-    assert set(ACTION_SCHEMES) == {"joint", "slot"}
+    assert set(ACTION_SCHEMES) == {"joint", "slot", "joint_hold"}
     assert ORDERS == get_args(Order)
 
 

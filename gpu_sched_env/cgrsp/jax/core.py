@@ -348,7 +348,7 @@ def dispatch(
         dp_count=s.dp_count + do.astype(jnp.int32),
     )
     delay = start - t
-    rate = q_before / spec.c
+    rate = q_before.astype(t.dtype) / spec.c  # in the state's float (an int32 quotient is float32 under x64)
     z = 0.0 * t
     raw = jnp.stack([delay, z, run * params.price_per_s[g], delay * rate, run * rate, delay])
     raw = jnp.where(do, raw, 0.0)

@@ -6,9 +6,10 @@ the observation come from per-subqueue pointers (:mod:`.obs`), so ``reset`` and 
 and vmap over thousands of days. Equal to CGRSP-v0 on the reference's own draws
 (:func:`gpu_sched_env.cgrsp.day.materialise`, ``tests/cgrsp/jax``).
 
-Supported (anything else raises ConfigError when the env is built): ``action_mode="joint"``,
-``window_by="class"``, ``order="spt"``, ``window=3``, ``hold="event"``, ``shaping="none"``,
-every reward preset and weight, ``reward_scale``, ``features`` basic or model, any
+Supported (anything else raises ConfigError when the env is built): ``action_mode="joint"``
+or ``"joint_hold"`` (:mod:`.hold`), ``window_by="class"``, ``order="spt"``, ``window=3``,
+``hold="event"``, every ``shaping`` (:mod:`.shaping`) and ``shaping_gamma``, every reward
+preset (``occupancy`` included) and weight, ``reward_scale``, ``features`` basic or model, any
 ``slot_rows``; every simulator parameter with both stock processes, except traces and class
 estimates that tie (SPT's order of the classes must be strict). :meth:`JaxCGRSP.mixed` makes
 the day type and the stock model per-env data (:mod:`.mix`).
@@ -32,6 +33,7 @@ from gpu_sched_env.cgrsp.jax.generator import day_arrays, sample_day
 from gpu_sched_env.cgrsp.jax.legal import legalise, pair_mask, raise_illegal
 from gpu_sched_env.cgrsp.jax.mix import GENERALIST_STOCKS, Regime, draw_regime, mix_params, regimes_of, resolve, row_of
 from gpu_sched_env.cgrsp.jax.obs import observe, window
+from gpu_sched_env.cgrsp.jax.shaping import TERMS, shaping_term
 from gpu_sched_env.cgrsp.jax.types import N_SUB, REWARD_PARTS, Day, EnvParams, EnvState, make_params, times_inv_n
 from gpu_sched_env.core.errors import ConfigError, check_number
 
@@ -42,7 +44,7 @@ SUPPORTED: dict[str, tuple | None] = {
     "order": ("spt",),
     "window": (3,),
     "hold": ("event",),
-    "shaping": ("none",),
+    "shaping": tuple(TERMS),
     "reward": None,
     "reward_weights": None,
     "reward_scale": None,
@@ -54,14 +56,21 @@ SUPPORTED: dict[str, tuple | None] = {
 }
 
 
+# action designs beyond the joint one, each with every setting SUPPORTED allows the joint design (.hold)
+MORE_DESIGNS: tuple[str, ...] = ("joint_hold",)
+
+
 def check_supported(cfg: CGRSPEnvConfig) -> None:
     """Raise ConfigError naming the setting, its value and what the JAX env supports."""
     for name, allowed in SUPPORTED.items():
+        if name == "action_mode" and allowed is not None:
+            allowed = (*allowed, *MORE_DESIGNS)
         if allowed is not None and getattr(cfg, name) not in allowed:
             table = "; ".join(f"{k} in {v}" for k, v in SUPPORTED.items() if v is not None)
             raise ConfigError(
                 f"{name} = {getattr(cfg, name)!r} is not supported by the JAX env (gpu_sched_env.cgrsp.jax); "
-                f"supported: {table}, and any reward preset, weights, features, slot_rows, day and simulator parameters"
+                f"supported: {table}, and any reward preset, weights, features, slot_rows, day and simulator "
+                f"parameters; also the action_mode values {MORE_DESIGNS} (held deferrals, gpu_sched_env.cgrsp.jax.hold)"
             )
     p = cfg.sim_params()
     est = [row[Fleet.from_params(p).nominal_type] for row in Fleet.from_params(p).wbar]
@@ -109,6 +118,11 @@ class JaxCGRSP:
         checked: bool = False,
     ) -> None:
         check_supported(cfg)
+        if design_of(cfg) is not type(self):
+            raise ConfigError(
+                f"action_mode = {cfg.action_mode!r} is played by {design_of(cfg).__name__}, not {type(self).__name__}: "
+                "build the env with JaxCGRSP.from_config (or JaxCGRSP.mixed)"
+            )
         self.records = bool(records)
         self.checked = bool(checked)
         self.cfg = cfg
@@ -169,7 +183,9 @@ class JaxCGRSP:
         ``checked=True`` raises on an illegal action instead of playing its substitute (debugging).
         """
         cfg = as_env_config(cfg)
-        return cls(cfg.replace(**kwargs) if kwargs else cfg, dtype, records, checked=checked)
+        cfg = cfg.replace(**kwargs) if kwargs else cfg
+        check_supported(cfg)
+        return design_of(cfg)(cfg, dtype, records, checked=checked)
 
     @classmethod
     def mixed(
@@ -189,7 +205,9 @@ class JaxCGRSP:
         native only (``reset``, ``with_pool``); ``env.regimes[day.regime]`` names a day's regime.
         ``checked`` as in :meth:`from_config`.
         """
-        return cls(as_env_config(cfg), dtype, records, mix=regimes_of(stocks, days), checked=checked)
+        cfg = as_env_config(cfg)
+        check_supported(cfg)
+        return design_of(cfg)(cfg, dtype, records, mix=regimes_of(stocks, days), checked=checked)
 
     @property
     def is_mixed(self) -> bool:
@@ -349,19 +367,23 @@ class JaxCGRSP:
         params = resolve(s, params)
         return self._transition(s, params, *self._legal(s, params, s.ptr < s.end, action, "subqueue"))
 
-    def _transition(self, s: EnvState, params: EnvParams, sub, slot, do, invalid) -> tuple:
-        s, reward, info = self._move(s, params, sub, slot, do, invalid)
+    def _transition(self, s: EnvState, params: EnvParams, sub, slot, do, invalid, force=None) -> tuple:
+        s, reward, info = self._move(s, params, sub, slot, do, invalid, force)
         return self._obs(s, params), s, reward, s.done, info
 
-    def _move(self, s: EnvState, params: EnvParams, sub, slot, do, invalid) -> tuple:
+    def _move(self, s: EnvState, params: EnvParams, sub, slot, do, invalid, force=None) -> tuple:
+        """Dispatch (when ``do``), then advance to the next decision (at least once when ``force``, default ``~do``).
+
+        ``invalid``: the action was illegal and plays its substitute (flagged in ``info``, counted).
+        """
         sp = self.spec
         do = do & ~s.done  # a finished day stays finished
-        t0 = s.t
+        t0, s0 = s.t, s
         s, raw_d, job = core.dispatch(sp, params, s, sub, slot, do)
-        go = ~do | ~((core.n_idle(s) > 0) & (core.n_waiting(s) > 0))
-        s, raw_a, tight_miss = core.advance(sp, params, s, go & ~s.done)
+        s, raw_a, tight_miss = self._settle(s, params, ~do if force is None else force)
         raw = raw_d + raw_a
         reward = -params.reward_scale * jnp.sum(params.weights * raw)
+        reward = reward + shaping_term(self.cfg.shaping, sp, params, s0, s)  # γ·Φ′ − Φ (.shaping)
         s = s.replace(
             ep_raw=s.ep_raw + raw,
             n_miss=s.n_miss + raw[1].astype(jnp.int32),
@@ -393,6 +415,15 @@ class JaxCGRSP:
         }
         return s, reward, info
 
+    def _settle(self, s: EnvState, params: EnvParams, force) -> tuple:
+        """Advance to the next decision point when ``force`` or when no assignment is possible now.
+
+        Returns ``(state, raw parts [f[6]], tight misses)`` (:func:`.core.advance`); the
+        joint_hold design (:mod:`.hold`) advances until an idle slot is not held.
+        """
+        go = force | ~((core.n_idle(s) > 0) & (core.n_waiting(s) > 0))
+        return core.advance(self.spec, params, s, go & ~s.done)
+
     def _step_autoreset(self, key: jax.Array, s: EnvState, action: jnp.ndarray, params: EnvParams) -> tuple:
         """:meth:`step`, then a new day (drawn with ``key``; from the pool when ``params`` has one) where the day ended.
 
@@ -420,4 +451,12 @@ class JaxCGRSP:
         return np.concatenate([np.asarray(obs[k], np.float32).reshape(-1) for k in keys])
 
 
-__all__ = ["SUPPORTED", "JaxCGRSP", "check_supported", "day_arrays"]
+def design_of(cfg: CGRSPEnvConfig) -> type[JaxCGRSP]:
+    """The JAX env class of ``cfg``'s action design (the CGRSP-v0 scheme's counterpart)."""
+    from gpu_sched_env.cgrsp.actions import HeldDeferrals, JointActions, scheme_of
+    from gpu_sched_env.cgrsp.jax.hold import JaxHold
+
+    return {JointActions: JaxCGRSP, HeldDeferrals: JaxHold}[scheme_of(cfg.action_mode)]
+
+
+__all__ = ["MORE_DESIGNS", "SUPPORTED", "JaxCGRSP", "check_supported", "day_arrays", "design_of"]

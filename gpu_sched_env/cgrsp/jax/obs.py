@@ -106,8 +106,13 @@ def observe(
     k: int,
     rows: int,
     model: bool,
+    offered: jnp.ndarray | None = None,
 ) -> jnp.ndarray:
-    """The flat observation (see the module docstring); float32."""
+    """The flat observation (see the module docstring); float32.
+
+    ``offered`` (bool[C]): the slots whose ``offered`` column is 1 (``joint_hold``: the idle
+    slots not held); None: none (the joint design).
+    """
     day = day_of(s, params)
     t = s.t
     dt = t.dtype
@@ -172,7 +177,7 @@ def observe(
             jnp.where(busy, jnp.minimum(params.ttf_h, (ef - t) / HOUR), 0.0)[:, None],
             params.slot_price_rel[:, None],
             stock1[params.slot_type],
-            jnp.zeros((C, 1), dt),
+            jnp.zeros((C, 1), dt) if offered is None else offered[:, None].astype(dt),
         ],
         axis=1,
     ).astype(f32)

@@ -17,7 +17,7 @@ from flax import struct
 
 from gpu_sched_env.cgrsp.fleet import Fleet
 from gpu_sched_env.cgrsp.params import CGRSPParams
-from gpu_sched_env.cgrsp.rewards import weights_of
+from gpu_sched_env.cgrsp.rewards import PRESETS, weights_of
 
 N_SUB = 6  # subqueues: class c loose = 2c, tight = 2c + 1
 REWARD_PARTS = ("wait", "miss", "cost", "waste", "run", "delay")  # the order of the raw parts (as CGRSP-v0's)
@@ -93,6 +93,8 @@ class EnvState:
     done: jnp.ndarray  # bool
     n_steps: jnp.ndarray  # i32
     n_invalid: jnp.ndarray  # i32 illegal actions played as their substitute (JaxCGRSP's docstring)
+    held: jnp.ndarray | None = None  # bool[T] joint_hold: the GPU types held (.hold); None in the joint design
+    held_level: jnp.ndarray | None = None  # i32[T] joint_hold: the stock status each type was held under
 
 
 @struct.dataclass
@@ -129,6 +131,9 @@ class EnvParams:
     rho_feat: jnp.ndarray  # f ρ/(1 + ρ)
     lax_h: jnp.ndarray  # f laxity bound [h]
     ttf_h: jnp.ndarray  # f time-to-free bound [h]
+    shaping_w: jnp.ndarray  # f[2] price of the shaping potentials: job-seconds of waiting, jobs at risk (.shaping)
+    shaping_gamma: jnp.ndarray  # f γ of the shaping term γ·Φ(s′) − Φ(s)
+    w_mean: jnp.ndarray  # f the fleet's mean W̄ [s] (the backlog and queue potentials)
     pool: Day | None = None  # days with a leading pool axis (JaxCGRSP.with_pool), or None
     pool_start: EnvState | None = None  # each pool day's state at its first decision point (a reset is a gather)
     # mixed envs (gpu_sched_env.cgrsp.jax.mix): the per-regime quantities a static Spec holds otherwise
@@ -262,6 +267,9 @@ def make_params(p: CGRSPParams, cfg, dtype) -> EnvParams:
         rho_feat=f(rho / (1.0 + rho)),
         lax_h=f(max(p.tight_window, p.loose_window) / 3600.0),
         ttf_h=f((delay_mean + wbar.max()) / 3600.0),
+        shaping_w=f([weights[PRESETS[cfg.reward].shaping_part], weights["miss"]]),  # as rewards.ShapingPotential
+        shaping_gamma=f(cfg.shaping_gamma),
+        w_mean=f(fl.mean_wbar),
     )
 
 
