@@ -24,7 +24,7 @@ from gpu_sched_env.core.errors import ConfigError  # noqa: E402
 from tests.cgrsp.jax.helpers import joint_heads  # noqa: E402
 from tests.cgrsp.jax.purejaxrl_ppo import gymnax_step, make_train  # noqa: E402
 
-N_ENVS, PLAY_STEPS = 4, 1600  # a hectic day is ~1 200 steps of random masked play
+N_ENVS, PLAY_STEPS = 16, 2500  # a hectic day: ~1 200 steps of random legal play, ~1 700 with 30 % illegal (wait)
 P_ILLEGAL = 0.3
 
 
