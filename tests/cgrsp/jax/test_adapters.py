@@ -252,3 +252,15 @@ def test_jax_package_does_not_import_the_adapters_libraries():
     code = "import sys, gpu_sched_env.cgrsp.jax\nassert not {'gymnax', 'jumanji'} & set(sys.modules), 'imported'"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-1500:]
+
+
+def test_mixed_env_bounds_cover_every_regime(env):
+    from gpu_sched_env.cgrsp.jax.adapt import vector_bounds
+
+    mixed = CGRSPGymnax(JaxCGRSP.mixed(joint_heads("hectic"), stocks=("fresh", "900"), days={"hectic": 1, "quiet": 1}))
+    assert mixed.name == "CGRSP-jax-mixed" and mixed.num_actions == env.n_actions
+    lo, hi = vector_bounds(mixed.env)
+    for r in mixed.env.regimes:  # each regime's own env: its bounds inside the mixed env's
+        r_lo, r_hi = vector_bounds(JaxCGRSP.from_config(r.config(joint_heads("hectic"))))
+        assert (lo <= r_lo).all() and (hi >= r_hi).all()
+    assert (lo <= hi).all() and lo.shape == (env.obs_dim,)
