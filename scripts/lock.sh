@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Refresh requirements.lock: every dependency of the project and of its extras (dev, ray,
-# sweep, docs, jax) pinned to one version, resolved by `uv pip compile` (uv is on PyPI).
+# sweep, docs, jax, gymnax, jumanji) pinned to one version, resolved by `uv pip compile` (uv is on PyPI).
 # scripts/setup.sh installs from the lock, so a result does not drift with a new release.
 #
 #   bash scripts/lock.sh            # re-resolve from pyproject.toml (newest versions allowed)
@@ -24,7 +24,7 @@ WHEELS=${PIP_FIND_LINKS:-/opt/wheels}
 PY_VERSION=$("${PYTHON:-python3}" -c 'import platform; print(platform.python_version())')
 printf 'torch==2.13.0+cpu\n' > "$TOOLS/torch-cpu.txt"
 "$TOOLS/bin/uv" pip compile pyproject.toml \
-  --extra dev --extra ray --extra sweep --extra docs --extra jax \
+  --extra dev --extra ray --extra sweep --extra docs --extra jax --extra gymnax --extra jumanji \
   --python-version "$PY_VERSION" --python-platform x86_64-manylinux_2_28 \
   --find-links "$WHEELS" --constraint "$TOOLS/torch-cpu.txt" \
   --no-emit-package torch --no-header --quiet \

@@ -3,9 +3,10 @@
 # torch is installed first, pinned to the local CPU build, so that stable-baselines3's
 # unpinned `torch` requirement is already satisfied and no multi-GB CUDA build is fetched.
 # Every other dependency, with the extras dev (tests, lint), ray (parallel experiments), jax
-# (the JAX fast path and algo=ppo_jax), sweep (Optuna sweeper, Ray launcher) and docs (the
-# MkDocs site), comes from requirements.lock at the exact versions pinned there (refresh it
-# with `bash scripts/lock.sh`), then the project itself, editable, without dependencies.
+# (the JAX fast path and algo=ppo_jax), gymnax and jumanji (the JAX env's adapters), sweep
+# (Optuna sweeper, Ray launcher) and docs (the MkDocs site), comes from requirements.lock at
+# the exact versions pinned there (refresh it with `bash scripts/lock.sh`), then the project
+# itself, editable, without dependencies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}

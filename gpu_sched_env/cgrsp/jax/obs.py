@@ -161,7 +161,8 @@ def observe(
             jnp.atleast_1d(jnp.sum(cnt[1::2]).astype(dt) / nbf),
             cls_cnt / nbf,
             bins / nbf,
-            jnp.atleast_1d(jnp.minimum(WAIT_CLIP, (t - sum_sub / nbf) / HOUR)),
+            # t − mean submit ≥ 0 [h]; the prefix-sum difference rounds to −4e-18 when every such job arrived at t
+            jnp.atleast_1d(jnp.clip((t - sum_sub / nbf) / HOUR, 0.0, WAIT_CLIP)),
         ]
     )
     bey = jnp.where(nb > 0, bey, 0.0).astype(f32)
