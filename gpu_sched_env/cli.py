@@ -3,6 +3,12 @@
     gpu-sched compare [--day surge] [--trace FILE] ...   # CGRSP heuristics over seeds (or on a job log)
     gpu-sched trace --day hectic --seed 3 --out t.csv    # write a simulated day/month as a trace
     gpu-sched generate-jobs CONFIG -o jobs.json          # MIG job sets (the Java generator's format)
+    gpu-sched evaluate POLICY [--quick]                  # any CGRSP policy on the standard protocol
+
+``evaluate`` is a plug-in of the agents layer (``gpu_sched_agents.evaluate.cli:main``): this
+module names it as a string and imports it when the command runs (:func:`_plugin`), so
+``gpu_sched_env`` never imports ``gpu_sched_agents``; without the agents package the command
+says so and exits with status 2.
 
 The research programme (experiments, benchmarks, diagnostics, the scenarios' reports) lives in
 the repository's top-level ``studies/`` package, which the wheel does not install; its command
@@ -51,11 +57,35 @@ def _generate_jobs() -> Main:
     return main
 
 
+def _plugin(target: str) -> Callable[[], Main]:
+    """A loader of ``"module:function"``, a command a higher layer provides (resolved when the command runs)."""
+
+    def load() -> Main:
+        import importlib
+
+        module, attr = target.split(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except ImportError as e:
+            why = f"gpu-sched: this command needs the {module.split('.')[0]!r} package ({e}); install gpu_sched_env"
+
+            def missing(argv: list[str]) -> int:
+                print(why, file=sys.stderr)
+                return 2
+
+            return missing
+
+    return load
+
+
 # subcommand -> the function behind it (loaded when run); functions take argv, return the exit status
 COMMANDS: dict[str, Command] = {
     "compare": Command(_compare, "compare CGRSP policies over seeds, or on a trace"),
     "trace": Command(_trace, "write a simulated CGRSP day or month as a trace"),
     "generate-jobs": Command(_generate_jobs, "generate MIG job sets from a generator config"),
+    "evaluate": Command(
+        _plugin("gpu_sched_agents.evaluate.cli:main"), "score a CGRSP policy on the standard protocol (report, CIs)"
+    ),
 }
 
 # commands of the research programme (studies/, checkout only): where they are now

@@ -10,7 +10,7 @@ from gpu_sched_env.cgrsp.params import make_params
 from gpu_sched_env.cgrsp.sim import Simulator, run
 from gpu_sched_env.core.errors import ConfigError
 from studies.cgrsp import headroom
-from studies.cgrsp.bounds import relaxed_params, srpt_flow, srpt_wait_bound
+from gpu_sched_env.cgrsp.bounds import relaxed_params, srpt_flow, srpt_wait_bound
 from studies.diagnose import DIAGNOSTICS
 
 SMOKE = ["--param", "n_jobs=40", "--workers", "1", "--no-progress"]
