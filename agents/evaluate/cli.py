@@ -4,6 +4,8 @@
     gpu-sched evaluate runs/train/ppo_jax_hectic_seed0/<time> --out runs/eval/mine
     gpu-sched evaluate model.zip | policy.npz | my_module:MyPolicy
     gpu-sched evaluate cadr --quick                          # a ≤ 30 s look: hectic_fresh, 5 seeds, no month
+    gpu-sched evaluate RUN_DIR --trace jobs.csv --seeds 5    # instead: the policy and every baseline on a job log
+    gpu-sched evaluate RUN_DIR --persistence --seeds 20      # instead: fresh and D = 60..3600 s (persistence points)
     gpu-sched evaluate cadr --add-to docs/leaderboard         # also store the compact report for the leaderboard
     gpu-sched evaluate --leaderboard docs/leaderboard         # rebuild docs/leaderboard.md from the JSON there
 
@@ -46,7 +48,7 @@ def parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--seeds", type=int, default=None, help=f"test seeds per regime (default {STANDARD.seeds})")
     ap.add_argument(
-        "--regimes", nargs="+", default=None, metavar="REGIME", help=f"regimes (default all: {', '.join(REGIMES)})"
+        "--regimes", nargs="*", default=None, metavar="REGIME", help=f"regimes (default all: {', '.join(REGIMES)})"
     )
     ap.add_argument(
         "--month-reps", type=int, default=None, help=f"month replications, 0: no month (default {STANDARD.month_reps})"
@@ -57,7 +59,15 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help=f"native JAX days per regime (JAX policies; default {STANDARD.jax_days})",
     )
+    ap.add_argument("--model", default=None, help="the model file inside a run folder (default: best, else final)")
+    ap.add_argument(
+        "--trace", type=Path, default=None, metavar="FILE", help="instead: the policy and every baseline on a job log"
+    )
+    ap.add_argument(
+        "--persistence", action="store_true", help="instead: fresh and D = 60..3600 s on hectic and surge (points)"
+    )
     ap.add_argument("--workers", type=int, default=None, help="processes for the days (default: usable cores)")
+    ap.add_argument("--day", default=None, help="with --trace: the day type of the simulator parameters")
     ap.add_argument("--label", default=None, help="the policy's name in the report (default: from POLICY)")
     ap.add_argument(
         "--leaderboard", type=Path, default=None, metavar="DIR", help="rebuild the leaderboard page from DIR/*.json"
@@ -91,8 +101,9 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str]) -> Path:
     """Resolve, play, judge and write; returns the output folder. Every input is checked before anything is written."""
     from gpu_sched_agents.evaluate.judge import judge, judge_jax, score
     from gpu_sched_agents.evaluate.policy import resolve
-    from gpu_sched_agents.evaluate.protocol import run_scopes, units
+    from gpu_sched_agents.evaluate.protocol import SEED0, run_scopes, units
     from gpu_sched_agents.evaluate.report import SCHEMA, write
+    from gpu_sched_env.cgrsp.params import DAY_TYPES
     from gpu_sched_env.core.errors import check_number
     from gpu_sched_env.core.fanout import default_workers
     from gpu_sched_env.core.io import atomic_write_json
@@ -101,12 +112,27 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str]) -> Path:
     workers = (
         default_workers() if args.workers is None else int(check_number("workers", args.workers, lo=1, integer=True))
     )
-    pol = resolve(args.policy)
+    if args.trace is not None and not Path(args.trace).is_file():
+        raise ConfigError(f"--trace {str(args.trace)!r}: no such file (a job log, CSV or Parquet)")
+    pol = resolve(args.policy, model=args.model)
     if args.label:
         pol.label = args.label
     out = args.out or Path("runs") / "evaluate" / "".join(c if c.isalnum() or c in "-_." else "_" for c in pol.label)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {str(out)!r} is a file; pass a folder")
+    if args.trace is not None or args.persistence:
+        from gpu_sched_agents.evaluate.extras import on_trace, persistence
+        from gpu_sched_env.core.errors import check_choice
+
+        seeds = list(range(SEED0, SEED0 + protocol.seeds))
+        out.mkdir(parents=True, exist_ok=True)
+        if args.persistence:
+            print(f"written {persistence(pol, seeds, out, workers)}")
+        else:
+            if args.day:
+                pol.config = pol.config.replace(day=check_choice("--day", args.day, DAY_TYPES))
+            print(f"written {on_trace(pol, args.trace, seeds, out)}")
+        return out
     t0 = time.perf_counter()
     parts = out / "days"
     key = {"policy": pol.describe(), "protocol": dataclasses.asdict(protocol)}
@@ -158,7 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "POLICY is missing: a rule name, an SB3 .zip, a ppo_jax .npz, a run folder or module:attr"
             )
         out = evaluate(args, argv)
-        print((out / "report.md").read_text())
+        if (out / "report.md").is_file() and args.trace is None and not args.persistence:
+            print((out / "report.md").read_text())
         return 0
     except ConfigError as e:
         print(f"{PROG}: {e}", file=sys.stderr)

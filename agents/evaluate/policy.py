@@ -71,6 +71,7 @@ class Policy:
     model_path: Path | None = None
     masked: bool = True
     model: Any = field(default=None, repr=False)
+    model_name: str | None = None  # --model: the file inside a run folder
 
     @property
     def jax(self) -> bool:
@@ -93,16 +94,21 @@ class Policy:
         }
 
 
-def resolve(spec: str, load: bool = True) -> Policy:
-    """The :class:`Policy` of ``spec`` (ConfigError naming ``spec`` and the accepted kinds otherwise)."""
+def resolve(spec: str, load: bool = True, model: str | None = None) -> Policy:
+    """The :class:`Policy` of ``spec`` (ConfigError naming ``spec`` and the accepted kinds otherwise).
+
+    ``model``: the model file inside a run folder (default: best, else final).
+    """
     spec = str(spec)
     path = Path(spec)
+    if model is not None and not path.is_dir():
+        raise ConfigError(f"--model {model!r}: only for a run folder; POLICY {spec!r} is not one")
     if _MODULE_ATTR.match(spec) and not path.exists():
         return _object(spec)
     if spec in rule_names():
         return Policy(spec, "rule", spec, CGRSPEnvConfig(day="hectic"))
     if path.is_dir():
-        return _run_folder(path, load)
+        return _run_folder(path, load, model)
     if path.is_file() and path.suffix == ".zip":
         return _sb3(path, load)
     if path.is_file() and path.suffix == ".npz":
@@ -132,7 +138,7 @@ def _object(spec: str) -> Policy:
     return Policy(spec, "object", str(getattr(obj, "name", None) or attr), config, model=obj)
 
 
-def _run_folder(path: Path, load: bool) -> Policy:
+def _run_folder(path: Path, load: bool, model: str | None = None) -> Policy:
     from omegaconf import OmegaConf
 
     from gpu_sched_agents.rl.envs import env_config
@@ -144,11 +150,15 @@ def _run_folder(path: Path, load: bool) -> Policy:
         )
     cfg = OmegaConf.load(cfg_path)
     algo = str(cfg.algo.name)
-    names = ("best_model.zip", "best_model.npz", "final_model.zip", "final_model.npz")
+    names = (model,) if model else ("best_model.zip", "best_model.npz", "final_model.zip", "final_model.npz")
     found = [path / n for n in names if (path / n).is_file()]
     if not found:
-        raise ConfigError(f"POLICY {str(path)!r}: a run folder with no model; looked for {', '.join(names)}")
-    pol = Policy(str(path), "run", f"{algo} ({path.name})", env_config(cfg), algo, found[0])
+        there = sorted(p.name for p in path.iterdir() if p.suffix in (".zip", ".npz"))
+        raise ConfigError(
+            f"POLICY {str(path)!r}: no model {' or '.join(names)} in this run folder; models there: {there}"
+        )
+    label = f"{algo} ({path.name}{'' if model is None else ', ' + Path(model).stem})"
+    pol = Policy(str(path), "run", label, env_config(cfg), algo, found[0], model_name=model)
     return _load(pol) if load else pol
 
 
@@ -225,16 +235,17 @@ def env_for(pol: Policy, day: str, stock: dict[str, Any]) -> CGRSPEnvConfig:
 _CACHE: dict[str, Policy] = {}
 
 
-def learned_day(spec: str, day: str, stock: dict[str, Any], seed: int) -> dict[str, Any]:
+def learned_day(spec: str, model: str | None, day: str, stock: dict[str, Any], seed: int) -> dict[str, Any]:
     """One CGRSP-v0 day of a learned policy (top-level: process pools pickle it; the policy is cached per process)."""
     import torch as th
 
     from gpu_sched_agents.rl.train import evaluate_model
 
     th.set_num_threads(1)  # one thread per worker process: oversubscribed cores crawl
-    if spec not in _CACHE:
-        _CACHE[spec] = resolve(spec)
-    pol = _CACHE[spec]
+    key = f"{spec}|{model}"
+    if key not in _CACHE:
+        _CACHE[key] = resolve(spec, model=model)
+    pol = _CACHE[key]
     return evaluate_model(pol.model, env_for(pol, day, stock), [int(seed)], pol.masked).iloc[0].to_dict()
 
 
@@ -243,10 +254,10 @@ def learned_days(pol: Policy, day: str, stock: dict[str, Any], seeds: list[int],
     from gpu_sched_env.core.fanout import map_cells
 
     if pol.kind == "object" or workers <= 1:
-        _CACHE.setdefault(pol.spec, pol)
-        rows = [learned_day(pol.spec, day, stock, s) for s in seeds]
+        _CACHE.setdefault(f"{pol.spec}|{pol.model_name}", pol)
+        rows = [learned_day(pol.spec, pol.model_name, day, stock, s) for s in seeds]
     else:
-        cells = [{"spec": pol.spec, "day": day, "stock": stock, "seed": int(s)} for s in seeds]
+        cells = [{"spec": pol.spec, "model": pol.model_name, "day": day, "stock": stock, "seed": int(s)} for s in seeds]
         rows = map_cells(learned_day, cells, executor="process", workers=workers, progress=False)
     return pd.DataFrame(rows).assign(seed=[int(s) for s in seeds])
 
