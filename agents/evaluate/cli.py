@@ -28,6 +28,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from gpu_sched_env.core.errors import ConfigError
 
@@ -41,8 +42,18 @@ def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog=PROG, description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("policy", nargs="?", help="rule name, SB3 .zip, ppo_jax .npz, run folder or module:attr")
-    ap.add_argument("--out", type=Path, default=None, help="output folder (default runs/evaluate/<label>)")
+    ap.add_argument(
+        "policy",
+        nargs="*",
+        help="rule name, SB3 .zip, ppo_jax .npz, run folder or module:attr; several: each in turn, the rules' and "
+        "bounds' days shared",
+    )
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output folder (default runs/evaluate/<label>; several POLICY: DIR/<label>)",
+    )
     ap.add_argument(
         "--quick", action="store_true", help="a ≤ 30 s look: hectic_fresh only, 5 seeds, no month, 64 JAX days"
     )
@@ -97,16 +108,19 @@ def protocol_of(args: argparse.Namespace):
     return dataclasses.replace(base, **over, name="custom" if over else base.name).check()
 
 
-def evaluate(args: argparse.Namespace, argv: Sequence[str]) -> Path:
-    """Resolve, play, judge and write; returns the output folder. Every input is checked before anything is written."""
-    from gpu_sched_agents.evaluate.judge import judge, judge_jax, score
+def _folder(label: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in label)
+
+
+def evaluate(args: argparse.Namespace, argv: Sequence[str]) -> list[Path]:
+    """Resolve every POLICY, then play, judge and write each; returns the output folders.
+
+    Every input is checked before anything is written.
+    """
     from gpu_sched_agents.evaluate.policy import resolve
-    from gpu_sched_agents.evaluate.protocol import SEED0, run_scopes, units
-    from gpu_sched_agents.evaluate.report import SCHEMA, write
     from gpu_sched_env.cgrsp.params import DAY_TYPES
-    from gpu_sched_env.core.errors import check_number
+    from gpu_sched_env.core.errors import check_choice, check_number
     from gpu_sched_env.core.fanout import default_workers
-    from gpu_sched_env.core.io import atomic_write_json
 
     protocol = protocol_of(args)
     workers = (
@@ -114,15 +128,35 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str]) -> Path:
     )
     if args.trace is not None and not Path(args.trace).is_file():
         raise ConfigError(f"--trace {str(args.trace)!r}: no such file (a job log, CSV or Parquet)")
-    pol = resolve(args.policy, model=args.model)
+    if args.day is not None:
+        check_choice("--day", args.day, DAY_TYPES)
+    if len(args.policy) > 1 and (args.label or args.model):
+        raise ConfigError("--label and --model name one POLICY; give one POLICY with them")
+    pols = [resolve(p, model=args.model) for p in args.policy]
     if args.label:
-        pol.label = args.label
-    out = args.out or Path("runs") / "evaluate" / "".join(c if c.isalnum() or c in "-_." else "_" for c in pol.label)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {str(out)!r} is a file; pass a folder")
+        pols[0].label = args.label
+    outs = []
+    for pol in pols:
+        out = (args.out or Path("runs") / "evaluate") / _folder(pol.label)
+        if len(pols) == 1 and args.out is not None:
+            out = args.out
+        if out.exists() and not out.is_dir():
+            raise ConfigError(f"--out {str(out)!r} is a file; pass a folder")
+        outs.append(out)
+    for pol, out in zip(pols, outs):
+        one(pol, out, protocol, workers, args, argv)
+    return outs
+
+
+def one(pol: Any, out: Path, protocol: Any, workers: int, args: argparse.Namespace, argv: Sequence[str]) -> None:
+    """Play, judge and write one resolved policy into ``out``."""
+    from gpu_sched_agents.evaluate.judge import judge, judge_jax, score
+    from gpu_sched_agents.evaluate.protocol import SEED0, run_scopes, units
+    from gpu_sched_agents.evaluate.report import SCHEMA, write
+    from gpu_sched_env.core.io import atomic_write_json
+
     if args.trace is not None or args.persistence:
         from gpu_sched_agents.evaluate.extras import on_trace, persistence
-        from gpu_sched_env.core.errors import check_choice
 
         seeds = list(range(SEED0, SEED0 + protocol.seeds))
         out.mkdir(parents=True, exist_ok=True)
@@ -130,9 +164,9 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str]) -> Path:
             print(f"written {persistence(pol, seeds, out, workers)}")
         else:
             if args.day:
-                pol.config = pol.config.replace(day=check_choice("--day", args.day, DAY_TYPES))
+                pol.config = pol.config.replace(day=args.day)
             print(f"written {on_trace(pol, args.trace, seeds, out)}")
-        return out
+        return
     t0 = time.perf_counter()
     parts = out / "days"
     key = {"policy": pol.describe(), "protocol": dataclasses.asdict(protocol)}
@@ -162,7 +196,8 @@ def evaluate(args: argparse.Namespace, argv: Sequence[str]) -> Path:
         from gpu_sched_agents.evaluate.leaderboard import store
 
         print(f"written {store(json.loads((out / 'report.json').read_text()), args.add_to)}")
-    return out
+    if args.trace is None and not args.persistence:
+        print((out / "report.md").read_text())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -172,20 +207,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         if args.leaderboard is not None:
-            if args.policy is not None:
-                raise ConfigError(f"POLICY {args.policy!r} and --leaderboard: give one of them")
+            if args.policy:
+                raise ConfigError(f"POLICY {args.policy[0]!r} and --leaderboard: give one of them")
             from gpu_sched_agents.evaluate.leaderboard import build
 
             page = build(args.leaderboard, args.page)
             print(f"written {page}")
             return 0
-        if args.policy is None:
+        if not args.policy:
             raise ConfigError(
                 "POLICY is missing: a rule name, an SB3 .zip, a ppo_jax .npz, a run folder or module:attr"
             )
-        out = evaluate(args, argv)
-        if (out / "report.md").is_file() and args.trace is None and not args.persistence:
-            print((out / "report.md").read_text())
+        evaluate(args, argv)
         return 0
     except ConfigError as e:
         print(f"{PROG}: {e}", file=sys.stderr)

@@ -21,6 +21,7 @@ A policy exported by ``algo=ppo_jax`` is also played in JAX on ``jax_days`` nati
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -124,30 +125,45 @@ def _srpt_row(day: str, seed: int, params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def day_rows(pol: Policy, day: str, stock: dict[str, Any], seeds: list[int], workers: int) -> pd.DataFrame:
-    """Per-seed rows of the policy, the deferring rules and the bounds on ``day`` (``policy`` … ``miss_pct``)."""
+COLS = ["policy", "day", "seed", "n_jobs", "completed", *METRICS]
+# (day, parameters, seeds) -> the rules' and bounds' rows: policies evaluated in one process share them
+_REFERENCE: dict[tuple[str, str, tuple[int, ...]], pd.DataFrame] = {}
+
+
+def reference_rows(day: str, params: dict[str, Any], seeds: list[int], workers: int) -> pd.DataFrame:
+    """Per-seed rows of the deferring rules and the bounds on ``day`` (memoised per process)."""
     from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
     from gpu_sched_env.cgrsp.batch import run_grid
     from gpu_sched_env.cgrsp.bounds import relaxed_params
     from gpu_sched_env.core.fanout import map_cells
 
-    params = pol.params(stock)
+    key = (day, json.dumps(params, sort_keys=True, default=str), tuple(int(s) for s in seeds))
+    if key in _REFERENCE:
+        return _REFERENCE[key]
     fan = _fanout(workers)
-    rules = run_grid(list(EXTENSIONS), seeds, day=day, params=params, **fan)
-    if pol.kind == "rule" and pol.spec in EXTENSIONS:  # the same days the rules just played
-        own = rules[rules.policy == pol.spec]
-    elif pol.kind == "rule":
-        own = run_grid([pol.spec], seeds, day=day, params=params, **fan)
-    else:
-        own = learned_days(pol, day, stock, seeds, workers)
-    frames = [own.assign(policy=POLICY), rules]
+    frames = [run_grid(list(EXTENSIONS), seeds, day=day, params=params, **fan)]
     for kind in ("all_high", "no_delay"):
         relaxed = relaxed_params(kind, day, **params)
         frames.append(run_grid([BOUND_RULE], seeds, day=day, params=relaxed, **fan).assign(policy=kind))
     cells = [{"day": day, "seed": int(s), "params": params} for s in seeds]
     frames.append(pd.DataFrame(map_cells(_srpt_row, cells, **fan)))
-    cols = ["policy", "day", "seed", "n_jobs", "completed", *METRICS]
-    return pd.concat([f[cols] for f in frames], ignore_index=True)
+    _REFERENCE[key] = pd.concat([f[COLS] for f in frames], ignore_index=True)
+    return _REFERENCE[key]
+
+
+def day_rows(pol: Policy, day: str, stock: dict[str, Any], seeds: list[int], workers: int) -> pd.DataFrame:
+    """Per-seed rows of the policy, the deferring rules and the bounds on ``day`` (``policy`` … ``miss_pct``)."""
+    from gpu_sched_env.cgrsp.batch import run_grid
+
+    params = pol.params(stock)
+    ref = reference_rows(day, params, seeds, workers)
+    if pol.kind == "rule" and pol.spec in set(ref.policy):  # a deferring rule: the days it just played
+        own = ref[ref.policy == pol.spec]
+    elif pol.kind == "rule":
+        own = run_grid([pol.spec], seeds, day=day, params=params, **_fanout(workers))
+    else:
+        own = learned_days(pol, day, stock, seeds, workers)
+    return pd.concat([own[COLS].assign(policy=POLICY), ref], ignore_index=True)
 
 
 def scope_rows(pol: Policy, scope: str, protocol: Protocol, workers: int) -> pd.DataFrame:
