@@ -169,17 +169,34 @@ def day_rows(pol: Policy, day: str, stock: dict[str, Any], seeds: list[int], wor
 def scope_rows(pol: Policy, scope: str, protocol: Protocol, workers: int) -> pd.DataFrame:
     """Every row of one scope (a regime, or the month with ``rep`` and ``day_index``)."""
     if scope != MONTH:
+        ((day, stock, seeds),) = _plan(scope, protocol)
+        return day_rows(pol, day, stock, seeds, workers).assign(scope=scope)
+    from gpu_sched_agents.rl.month import month_days
+
+    where = month_days(range(protocol.month_reps)).set_index("seed")[["rep", "day_index"]]
+    parts = [
+        day_rows(pol, day, stock, seeds, workers).join(where, on="seed") for day, stock, seeds in _plan(MONTH, protocol)
+    ]
+    return pd.concat(parts, ignore_index=True).assign(scope=MONTH)
+
+
+def _plan(scope: str, protocol: Protocol) -> list[tuple[str, dict[str, Any], list[int]]]:
+    """``(day, stock, seeds)`` of each block of days a scope plays."""
+    if scope != MONTH:
         day, dwell = REGIMES[scope]
-        seeds = list(range(SEED0, SEED0 + protocol.seeds))
-        return day_rows(pol, day, stock_params(dwell), seeds, workers).assign(scope=scope)
+        return [(day, stock_params(dwell), list(range(SEED0, SEED0 + protocol.seeds)))]
     from gpu_sched_agents.rl.month import month_days
 
     plan = month_days(range(protocol.month_reps))
-    parts = []
-    for day, g in plan.groupby("day", sort=False):
-        rows = day_rows(pol, day, {}, g.seed.tolist(), workers)
-        parts.append(rows.join(g.set_index("seed")[["rep", "day_index"]], on="seed"))
-    return pd.concat(parts, ignore_index=True).assign(scope=MONTH)
+    return [(str(day), {}, g.seed.tolist()) for day, g in plan.groupby("day", sort=False)]
+
+
+def remember(pol: Policy, scope: str, rows: pd.DataFrame, protocol: Protocol) -> None:
+    """Put the rules' and bounds' rows of a stored scope into the memo (the next policy reuses them)."""
+    for day, stock, seeds in _plan(scope, protocol):
+        key = (day, json.dumps(pol.params(stock), sort_keys=True, default=str), tuple(int(s) for s in seeds))
+        ref = rows[(rows.day == day) & (rows.policy != POLICY) & rows.seed.isin(seeds)]
+        _REFERENCE.setdefault(key, ref[COLS].reset_index(drop=True))
 
 
 def run_scopes(
@@ -191,6 +208,7 @@ def run_scopes(
         path = None if parts is None else parts / f"{scope}.csv"
         if path is not None and path.is_file():
             frames.append(pd.read_csv(path))
+            remember(pol, scope, frames[-1], protocol)
             log(f"{scope}: reused {path}")
             continue
         t0 = time.perf_counter()
