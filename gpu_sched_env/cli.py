@@ -61,13 +61,12 @@ def _plugin(target: str) -> Callable[[], Main]:
     """A loader of ``"module:function"``, a command a higher layer provides (resolved when the command runs)."""
 
     def load() -> Main:
-        import importlib
+        from gpu_sched_env.core.registry import load_object
 
-        module, attr = target.split(":")
         try:
-            return getattr(importlib.import_module(module), attr)
+            return load_object(target)
         except ImportError as e:
-            why = f"gpu-sched: this command needs the {module.split('.')[0]!r} package ({e}); install gpu_sched_env"
+            why = f"gpu-sched: this command needs the {target.split('.')[0]!r} package ({e}); install gpu_sched_env"
 
             def missing(argv: list[str]) -> int:
                 print(why, file=sys.stderr)

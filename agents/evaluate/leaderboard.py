@@ -33,9 +33,10 @@ def compact(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def store(report: dict[str, Any], folder: Path) -> Path:
-    """Write the compact ``report`` to ``folder/<label>.json`` (atomically)."""
+    """Write the compact ``report`` to ``folder/<label>.json`` (``<label>.<protocol>.json`` off the standard one)."""
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in report["policy"]["label"])
-    return atomic_write_json(Path(folder) / f"{name}.json", compact(report))
+    proto = report["protocol"]["name"]
+    return atomic_write_json(Path(folder) / f"{name}{'' if proto == 'standard' else '.' + proto}.json", compact(report))
 
 
 def load(folder: Path) -> list[dict[str, Any]]:

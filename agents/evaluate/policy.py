@@ -19,7 +19,6 @@ Anything else is a :class:`ConfigError` naming what was given and the accepted k
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import zipfile
@@ -119,14 +118,15 @@ def resolve(spec: str, load: bool = True, model: str | None = None) -> Policy:
 
 
 def _object(spec: str) -> Policy:
+    from gpu_sched_env.core.registry import load_object
+
     mod_name, attr = spec.split(":")
     try:
-        module = importlib.import_module(mod_name)
+        obj = load_object(spec)
     except ImportError as e:
         raise ConfigError(f"POLICY {spec!r}: module {mod_name!r} does not import ({e}). {accepted(spec)}") from None
-    if not hasattr(module, attr):
-        raise ConfigError(f"POLICY {spec!r}: module {mod_name!r} has no attribute {attr!r}")
-    obj = getattr(module, attr)
+    except AttributeError:
+        raise ConfigError(f"POLICY {spec!r}: module {mod_name!r} has no attribute {attr!r}") from None
     if isinstance(obj, type):
         obj = obj()
     if not callable(getattr(obj, "predict", None)):
