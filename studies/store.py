@@ -34,7 +34,7 @@ KEY = "key"  # the column that holds each row's cell key
 _INSTALLED_AS = {"agents/": "gpu_sched_agents/"}
 # A file moved without a change to its code hashes under its old name (new path -> old path),
 # so a move does not make the stores' finished cells stale; add an entry with the move.
-MOVED: dict[str, str] = {}
+MOVED: dict[str, str] = {"gpu_sched_env/cgrsp/bounds.py": "studies/cgrsp/bounds.py"}
 
 
 @lru_cache(maxsize=32)

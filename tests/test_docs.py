@@ -100,7 +100,7 @@ def test_import_graph_reads_imports(tmp_path: Path) -> None:
     (tmp_path / "agents" / "__init__.py").write_text("import gpu_sched_env.cgrsp.sim as s\n")
     (tmp_path / "studies" / "mig").mkdir(parents=True)
     (tmp_path / "studies" / "mig" / "experiment.py").write_text("def main():\n    import gpu_sched_env.core.errors\n")
-    for f in ("train.py", "evaluate.py"):
+    for f in ("train.py",):
         (tmp_path / f).write_text("")
     out = ig.graph(tmp_path)
     assert "n_gpu_sched_agents --> n_gpu_sched_env_cgrsp" in out

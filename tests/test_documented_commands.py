@@ -1,7 +1,7 @@
 """Every command the README and docs name exists in the one command tree and answers ``--help``.
 
 The pages' code (fenced blocks and inline spans) is read for ``gpu-sched …``, ``python -m studies …``,
-the checkout's entry points (``train.py``, ``evaluate.py``) and ``scripts/…``; each spelling is
+the checkout's entry point (``train.py``) and ``scripts/…``; each spelling is
 resolved against the tables (:data:`gpu_sched_env.cli.GPU_SCHED`, :data:`studies.commands.STUDIES`)
 and each command it reaches runs ``--help`` in this process (the entry points in a child).
 """

@@ -78,9 +78,22 @@ def load_plugins(scenario: str) -> None:
     _loaded.add(scenario)  # before importing: a plug-in may itself consult the registry
     for mod in plugin_modules(scenario):
         try:
-            importlib.import_module(mod)
+            _import(mod)
         except ImportError as e:
             _failed[mod] = f"{type(e).__name__}: {e}"
+
+
+def _import(module: str) -> Any:
+    return importlib.import_module(module)  # the one import of a module named by a string (tests/core/test_layers.py)
+
+
+def load_object(target: str) -> Any:
+    """The object ``"module:attr"`` names: a plug-in a higher layer provides (ImportError, AttributeError as raised).
+
+    ``gpu-sched evaluate`` (``gpu_sched_agents.evaluate.cli:main``) and ``module:attr`` policies load this way.
+    """
+    module, _, attr = target.partition(":")
+    return getattr(_import(module), attr)
 
 
 _NO_KNOBS: Mapping[str, Any] = MappingProxyType({})

@@ -2,7 +2,7 @@
 
 Plays a run's model (default ``best_model.zip``) on other day types and fleet sizes beside
 every heuristic on the same held-out seeds (20 000 …), and writes one comparison per
-setting (``gen_<setting>.{md,csv,png}`` with 95 % CIs and paired tests, as ``evaluate.py``)
+setting (``gen_<setting>.{md,csv,png}`` with 95 % CIs and paired tests, as ``final_eval``)
 plus ``generalisation.md``: per setting the learned policy's miss % and mean wait against
 RH, CADR and the best heuristic on miss (miss % / wait min), with Holm-adjusted paired
 t-test p-values (each setting's family: every heuristic × miss and wait).

@@ -4,7 +4,7 @@
     python -m studies learner-table runs/exp/markov_seed* --out docs/figures/learners_markov.csv
 
 Each run directory needs ``final_eval_per_seed.csv`` and ``final_eval_tests.csv`` written by
-``train.py`` (or ``--stem`` for an ``evaluate.py`` output). The strongest rule is chosen per run
+``train.py`` (or ``--stem`` for another table of that form). The strongest rule is chosen per run
 on its own test seeds (lowest miss, then wait); Holm p values are from the run's family.
 """
 

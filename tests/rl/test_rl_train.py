@@ -139,30 +139,29 @@ def test_resume_without_a_previous_run_is_a_clear_error(tmp_path):
 
 
 def test_evaluate_cli_on_a_trained_run(tmp_path, capsys):
-    import evaluate
+    from gpu_sched_agents.evaluate.cli import main as evaluate
 
     run = tmp_path / "run"
     tr.train(cfg_for(run, "algo=ppo", *ALGO_TINY["ppo"], "train.final_eval_seeds=0"))
-    assert evaluate.main([str(run), "--seeds", "2", "--seed0", "500"]) == 0
-    out = capsys.readouterr().out
-    assert "Paired tests" in out and "fifo" in out
-    for suffix in (".csv", ".md", ".png", "_tests.csv", "_per_seed.csv"):
-        assert (run / f"eval_quiet_2seeds_best_model{suffix}").exists()
-    with pytest.raises(SystemExit):
-        evaluate.main([str(tmp_path / "nowhere")])
-    # on a job log: the trace of seed 500's quiet day replays that day for every policy
+    small = ["--seeds", "2", "--regimes", "surge_fresh", "--month-reps", "0", "--workers", "1"]
+    assert evaluate([str(run), "--out", str(tmp_path / "eval"), *small]) == 0
+    assert "surge_fresh" in capsys.readouterr().out
+    report = (tmp_path / "eval" / "report.json").read_text()
+    assert '"kind": "run"' in report and "best_model.zip" in report
+    assert evaluate([str(tmp_path / "nowhere"), *small]) == 2
+    # on a job log: the trace of seed 20 000's quiet day replays that day for every policy
     from gpu_sched_env.cgrsp import simulate
     from gpu_sched_env.cli import main as gpu_sched
 
-    trace = tmp_path / "quiet_500.csv"
-    assert gpu_sched(["trace", "--day", "quiet", "--seed", "500", "--out", str(trace)]) == 0
-    assert evaluate.main([str(run), "--trace", str(trace), "--seeds", "2", "--seed0", "500"]) == 0
-    df = pd.read_csv(run / "trace_quiet_500_2seeds_best_model.csv")
-    assert set(df.policy) >= {"ppo", "fifo", "edf"} and len(df[df.policy == "ppo"]) == 2
-    edf = df[(df.policy == "edf") & (df.seed == 500)].iloc[0]
-    assert edf["mean_wait_min"] == pytest.approx(simulate("edf", "quiet", 500).summary()["mean_wait_min"])
-    with pytest.raises(SystemExit):
-        evaluate.main([str(run), "--trace", str(tmp_path / "missing.csv"), "--seeds", "2"])
+    trace = tmp_path / "quiet_20000.csv"
+    assert gpu_sched(["trace", "--day", "quiet", "--seed", "20000", "--out", str(trace)]) == 0
+    out = tmp_path / "trace"
+    assert evaluate([str(run), "--trace", str(trace), "--seeds", "2", "--out", str(out)]) == 0
+    df = pd.read_csv(out / "trace_quiet_20000.csv")
+    assert set(df.policy) >= {"ppo (run)", "fifo", "edf"} and len(df[df.policy == "ppo (run)"]) == 2
+    edf = df[(df.policy == "edf") & (df.seed == 20000)].iloc[0]
+    assert edf["mean_wait_min"] == pytest.approx(simulate("edf", "quiet", 20000).summary()["mean_wait_min"])
+    assert evaluate([str(run), "--trace", str(tmp_path / "missing.csv"), "--seeds", "2"]) == 2
 
 
 def test_reward_normalisation_saves_its_statistics_with_checkpoints(tmp_path):

@@ -3,7 +3,7 @@
 ``python -m studies diagnose headroom`` (this module's :func:`main`). Two layers on the one resume
 store (:class:`studies.store.CellStore`, one row per simulated day):
 
-* **(a)** the rule (``spt_rescue_defer_exp``) against its bounds (:mod:`studies.cgrsp.bounds`:
+* **(a)** the rule (``spt_rescue_defer_exp``) against its bounds (:mod:`gpu_sched_env.cgrsp.bounds`:
   every status High, no provisioning delay, the clairvoyant SRPT bound) on the grid day ×
   stock × C_max × tight fraction (:data:`GRID`);
 * **(b)** the rollout planner over the rule (:mod:`gpu_sched_agents.heuristics.cgrsp.planner`,
@@ -38,7 +38,7 @@ import pandas as pd
 
 from gpu_sched_env.cgrsp.stock import stock_params
 from gpu_sched_env.core.errors import ConfigError, check_choice
-from studies.cgrsp.bounds import relaxed_params, srpt_wait_bound
+from gpu_sched_env.cgrsp.bounds import relaxed_params, srpt_wait_bound
 from studies.cgrsp.programme.runner import SIM_SOURCES
 from studies.store import CellStore
 
@@ -58,7 +58,7 @@ LAYER_B: tuple[tuple[str, str, str, str], ...] = tuple(
     [(d, s, "5", "0.2") for d in ("surge", "hectic") for s in ("fresh", "300", "900", "3600")]
     + [("hectic", s, c, t) for s in ("fresh", "900") for c, t in (("3", "0.2"), ("5", "0.5"))]
 )
-SOURCES = (*SIM_SOURCES, "gpu_sched_env/cgrsp/fork.py", "studies/cgrsp/bounds.py")
+SOURCES = (*SIM_SOURCES, "gpu_sched_env/cgrsp/fork.py", "gpu_sched_env/cgrsp/bounds.py")
 COLS = [
     "label",
     "day",

@@ -13,7 +13,7 @@ a NumPy policy) and judged
   :mod:`studies.cgrsp.learning.parity` judges its per-regime learners: in JAX on ``--jax-days``
   native days paired with the JAX rule, and through CGRSP-v0 on ``--confirm-days`` test seeds
   against the deferring rule re-chosen per regime on those seeds;
-* on the month protocol (:mod:`gpu_sched_agents.rl.month`, as ``evaluate.py RUN --month``):
+* on the month protocol (:mod:`gpu_sched_agents.rl.month`, the month of ``gpu-sched evaluate``):
   ``--reps`` replications × 30 days of the mix through CGRSP-v0, under each ``--month-stocks``
   stock model, against every deferring rule on the same days; the best rule is the one with the
   lowest monthly miss, then wait; paired over replications.

@@ -1,0 +1,147 @@
+"""The leaderboard page: every stored report, ranked by its score, one table per protocol.
+
+    gpu-sched evaluate POLICY --add-to docs/leaderboard      # evaluate and store the compact report.json
+    gpu-sched evaluate --leaderboard docs/leaderboard         # rebuild docs/leaderboard.md from DIR/*.json
+
+A stored report is report.json with ``rules`` cut to the best rule of each scope
+(:func:`compact`). Reports played on different protocols are never ranked together: each protocol
+(its name, seeds, regimes, month replications) gets its own table, headed by what it played.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from gpu_sched_agents.evaluate.protocol import MONTH, REGIMES
+from gpu_sched_agents.evaluate.report import SCHEMA, TOP_KEYS, ordered
+from gpu_sched_env.core.errors import ConfigError
+from gpu_sched_env.core.io import atomic_write_text
+
+SCOPES = (*REGIMES, MONTH)
+MARK = {"better": "▲", "worse": "▼", "no significant difference": "="}
+
+
+def compact(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` with each scope's ``rules`` cut to its best rule (what the page shows), and no wall time."""
+    out = json.loads(json.dumps(report))
+    for s in out["scopes"].values():
+        s["rules"] = {s["best_rule"]: s["rules"][s["best_rule"]]}
+    out["wall_s"] = None  # the page is rebuilt from these files: no machine-dependent number in them
+    return out
+
+
+def store(report: dict[str, Any], folder: Path) -> Path:
+    """Write the compact ``report`` to ``folder/<label>.json`` (``<label>.<protocol>.json`` off the standard one)."""
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in report["policy"]["label"])
+    proto = report["protocol"]["name"]
+    return _write_small(Path(folder) / f"{name}{'' if proto == 'standard' else '.' + proto}.json", compact(report))
+
+
+def _write_small(path: Path, obj: dict[str, Any]) -> Path:
+    """One JSON line, keys sorted: a stored report stays a few kB."""
+    return atomic_write_text(path, json.dumps(obj, sort_keys=True, separators=(",", ":")) + "\n")
+
+
+def load(folder: Path) -> list[dict[str, Any]]:
+    """Every stored report in ``folder`` (sorted by file name), checked against the schema."""
+    files = sorted(Path(folder).glob("*.json"))
+    if not files:
+        raise ConfigError(f"--leaderboard {str(folder)!r}: no report .json files there")
+    reports = []
+    for f in files:
+        r = json.loads(f.read_text())
+        missing = [k for k in TOP_KEYS if k not in r]
+        if r.get("schema") != SCHEMA or missing:
+            raise ConfigError(f"{f}: not a report of schema {SCHEMA} (schema {r.get('schema')!r}, missing {missing})")
+        reports.append(r)
+    return reports
+
+
+def _group_key(r: dict[str, Any]) -> tuple:
+    p = r["protocol"]
+    return (p["name"] != "standard", p["seeds"], tuple(sorted(p["regimes"])), p["month_reps"], p["name"])
+
+
+def _heading(p: dict[str, Any]) -> str:
+    what = f"{p['seeds']} test seeds per regime ({', '.join(k for k in REGIMES if k in p['regimes'])}), " + (
+        f"the month × {p['month_reps']} replications" if p["month_reps"] else "no month"
+    )
+    if p["name"] == "standard":
+        return f"## The standard protocol: {what}"
+    return f"## Reduced protocol ({p['name']}): {what}"
+
+
+def _cell(s: dict[str, Any] | None) -> str:
+    if s is None:
+        return "–"
+    pol = s["policy"]
+    return f"{pol['mean_wait_min']:.2f} ({pol['miss_pct']:.2f} %) {MARK[s['verdict']]}"
+
+
+def table(reports: list[dict[str, Any]]) -> list[str]:
+    """One protocol's table: ranked by score, then label."""
+    ranked = sorted(reports, key=lambda r: (r["score"]["objective_min"], r["policy"]["label"]))
+    scopes = [s for s in SCOPES if any(s in r["scopes"] for r in reports)]
+    lines = [
+        "| # | policy | kind | score | " + " | ".join(scopes) + " |",
+        "|---|---|---|---|" + "---|" * len(scopes),
+    ]
+    for i, r in enumerate(ranked, 1):
+        cells = [_cell(r["scopes"].get(s)) for s in scopes]
+        lines.append(
+            f"| {i} | {r['policy']['label']} | {r['policy']['kind']} | {r['score']['objective_min']:.2f} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    first = ordered(ranked[0]["scopes"])
+    for b in ("srpt", "all_high", "no_delay"):
+        cells = [
+            f"{first[s]['bounds'][b]['mean_wait_min']:.2f}" if s in first and b in first[s]["bounds"] else "–"
+            for s in scopes
+        ]
+        lines.append(f"| | *bound: {b}* | bound | | " + " | ".join(cells) + " |")
+    return lines
+
+
+def page(reports: list[dict[str, Any]]) -> str:
+    """The whole page (deterministic: a function of the reports only)."""
+    lines = [
+        "# Leaderboard",
+        "",
+        "Every shipped rule and heuristic, the rollout planner and the shipped learners, scored by `gpu-sched "
+        "evaluate` (the standard protocol: [CGRSP, evaluating a policy](cgrsp.md#evaluating-a-policy)). Generated "
+        "from the stored reports in `docs/leaderboard/*.json` by `gpu-sched evaluate --leaderboard "
+        "docs/leaderboard`; a test rebuilds it. Do not edit by hand.",
+        "",
+        "Each cell: mean wait [min] (miss %) of the policy, and its paired verdict against the best deferring rule "
+        "re-chosen in that scope: ▲ better (wait lower, Holm p < 0.05, miss not higher), ▼ worse (wait or miss "
+        "higher, Holm p < 0.05), = no significant difference. Score: the mean over the scopes of wait + 60 min × "
+        "miss % / 100 (a miss priced as one job-hour), lower is better. Bounds (spt_rescue_defer_exp with every "
+        "status High, with no provisioning delay; SRPT, a lower bound on any policy's wait) are the headroom map's.",
+        "",
+        "Policies too slow for the standard protocol here (the rollout planner: minutes per hectic day on this "
+        "2-core machine; learners played step by step through CGRSP-v0) are scored on a reduced protocol, named in "
+        "its table's heading, beside `spt_rescue_defer_exp` on the same days; tables of different protocols are "
+        "never ranked together.",
+    ]
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in reports:
+        groups.setdefault(_group_key(r), []).append(r)
+    for key in sorted(groups):
+        g = groups[key]
+        lines += ["", _heading(g[0]["protocol"]), ""]
+        lines += table(g)
+    return "\n".join(lines) + "\n"
+
+
+def build(folder: Path, page_path: Path | None = None) -> Path:
+    """Rebuild the page from ``folder``'s reports; the page defaults to ``<folder>.md``."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ConfigError(f"--leaderboard {str(folder)!r}: not a folder of report .json files")
+    return atomic_write_text(page_path or folder.with_suffix(".md"), page(load(folder)))
+
+
+__all__ = ["build", "compact", "load", "page", "store"]

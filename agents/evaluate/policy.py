@@ -1,0 +1,265 @@
+"""POLICY, as given on the command line, resolved to something that plays CGRSP days.
+
+Five kinds are accepted (:data:`KINDS`), checked in this order:
+
+* ``module:attr`` (the left side a dotted module name): any object with the policy protocol,
+  ``predict(obs, state=None, episode_start=None, deterministic=True)`` on CGRSP-v0 (a class is
+  instantiated without arguments); it plays its ``env_config`` attribute (a
+  :class:`~gpu_sched_env.cgrsp.config.CGRSPEnvConfig` or its keywords) or the default env, and
+  ``bind(env)`` is called when it has one.
+* a rule or heuristic name: the published heuristics (``POLICY_NAMES``), the deferring rules
+  (``EXTENSIONS``) and the rollout planner (``PLANNERS``), played by the simulator directly.
+* a run folder of ``train.py`` (holds ``config.yaml``): its ``best_model.{zip,npz}``, else its
+  ``final_model.{zip,npz}`` (as ``final_eval`` picks), in the run's own env config.
+* an SB3 model (``.zip``, MaskablePPO, DQN or plain PPO of this project) in the default env design.
+* an exported ``algo=ppo_jax`` policy (``.npz``) in the JAX env's design (joint_heads).
+
+Anything else is a :class:`ConfigError` naming what was given and the accepted kinds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from gpu_sched_env.cgrsp.config import CGRSPEnvConfig, as_env_config
+from gpu_sched_env.core.errors import ConfigError
+
+KINDS = {
+    "rule": "a rule or heuristic name",
+    "run": "a train.py run folder (holds config.yaml)",
+    "sb3": "an SB3 model file (.zip)",
+    "npz": "an exported ppo_jax policy (.npz)",
+    "object": "module:attr (an object with predict(obs, state, episode_start, deterministic))",
+}
+STOCK_KEYS = ("stock_process", "stock_dwell_s")
+_MODULE_ATTR = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+def rule_names() -> tuple[str, ...]:
+    """Every rule and heuristic the simulator plays by name."""
+    from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS, PLANNERS
+    from gpu_sched_env.cgrsp import POLICY_NAMES
+
+    return (*POLICY_NAMES, *EXTENSIONS, *PLANNERS)
+
+
+def accepted(given: str) -> str:
+    """The error text for a POLICY that is none of the kinds."""
+    return (
+        f"POLICY {given!r} is none of the accepted kinds: {'; '.join(KINDS.values())}. "
+        f"Rules and heuristics: {', '.join(rule_names())}"
+    )
+
+
+@dataclass
+class Policy:
+    """A resolved POLICY: what it is, the env config it plays and (learned ones) its loaded model."""
+
+    spec: str  # as given; worker processes resolve it again
+    kind: str  # a key of KINDS
+    label: str
+    config: CGRSPEnvConfig
+    algo: str | None = None
+    model_path: Path | None = None
+    masked: bool = True
+    model: Any = field(default=None, repr=False)
+    model_name: str | None = None  # --model: the file inside a run folder
+
+    @property
+    def jax(self) -> bool:
+        """Judged in JAX too (an exported ppo_jax policy)."""
+        return self.algo == "ppo_jax"
+
+    def params(self, stock: dict[str, Any]) -> dict[str, Any]:
+        """The policy's simulator parameters under another stock model (the rules and bounds get the same)."""
+        own = {k: v for k, v in self.config.params.items() if k not in STOCK_KEYS}
+        return {**own, **stock}
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready description (report.json's ``policy``)."""
+        return {
+            "spec": self.spec,
+            "kind": self.kind,
+            "label": self.label,
+            "algo": self.algo,
+            "model": None if self.model_path is None else str(self.model_path),
+        }
+
+
+def resolve(spec: str, load: bool = True, model: str | None = None) -> Policy:
+    """The :class:`Policy` of ``spec`` (ConfigError naming ``spec`` and the accepted kinds otherwise).
+
+    ``model``: the model file inside a run folder (default: best, else final).
+    """
+    spec = str(spec)
+    path = Path(spec)
+    if model is not None and not path.is_dir():
+        raise ConfigError(f"--model {model!r}: only for a run folder; POLICY {spec!r} is not one")
+    if _MODULE_ATTR.match(spec) and not path.exists():
+        return _object(spec)
+    if spec in rule_names():
+        return Policy(spec, "rule", spec, CGRSPEnvConfig(day="hectic"))
+    if path.is_dir():
+        return _run_folder(path, load, model)
+    if path.is_file() and path.suffix == ".zip":
+        return _sb3(path, load)
+    if path.is_file() and path.suffix == ".npz":
+        return _npz(path, load)
+    if path.exists():
+        raise ConfigError(f"POLICY {spec!r}: a file that is neither .zip (SB3) nor .npz (ppo_jax). {accepted(spec)}")
+    raise ConfigError(accepted(spec))
+
+
+def _object(spec: str) -> Policy:
+    from gpu_sched_env.core.registry import load_object
+
+    mod_name, attr = spec.split(":")
+    try:
+        obj = load_object(spec)
+    except ImportError as e:
+        raise ConfigError(f"POLICY {spec!r}: module {mod_name!r} does not import ({e}). {accepted(spec)}") from None
+    except AttributeError:
+        raise ConfigError(f"POLICY {spec!r}: module {mod_name!r} has no attribute {attr!r}") from None
+    if isinstance(obj, type):
+        obj = obj()
+    if not callable(getattr(obj, "predict", None)):
+        raise ConfigError(
+            f"POLICY {spec!r}: {type(obj).__name__} has no predict(obs, state=None, episode_start=None, "
+            "deterministic=True), the policy protocol (as SB3 models and HeuristicAgent have)"
+        )
+    config = as_env_config(getattr(obj, "env_config", None))
+    return Policy(spec, "object", str(getattr(obj, "name", None) or attr), config, model=obj)
+
+
+def _run_folder(path: Path, load: bool, model: str | None = None) -> Policy:
+    from omegaconf import OmegaConf
+
+    from gpu_sched_agents.rl.envs import env_config
+
+    cfg_path = path / "config.yaml"
+    if not cfg_path.is_file():
+        raise ConfigError(
+            f"POLICY {str(path)!r}: a folder without config.yaml, not a run folder of train.py. {accepted(str(path))}"
+        )
+    cfg = OmegaConf.load(cfg_path)
+    algo = str(cfg.algo.name)
+    names = (model,) if model else ("best_model.zip", "best_model.npz", "final_model.zip", "final_model.npz")
+    found = [path / n for n in names if (path / n).is_file()]
+    if not found:
+        there = sorted(p.name for p in path.iterdir() if p.suffix in (".zip", ".npz"))
+        raise ConfigError(
+            f"POLICY {str(path)!r}: no model {' or '.join(names)} in this run folder; models there: {there}"
+        )
+    label = f"{algo} ({path.name}{'' if model is None else ', ' + Path(model).stem})"
+    pol = Policy(str(path), "run", label, env_config(cfg), algo, found[0], model_name=model)
+    return _load(pol) if load else pol
+
+
+def sb3_algo(path: Path) -> str:
+    """The registry name of the algorithm that saved the SB3 zip ``path`` (ConfigError if it is not one)."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            data = json.loads(z.read("data"))
+    except (zipfile.BadZipFile, KeyError, ValueError) as e:
+        raise ConfigError(f"POLICY {str(path)!r}: not a Stable-Baselines3 model file ({e})") from None
+    # the policy class's readable fields name its methods ("FactoredMaskablePolicy.__init__ ..."): no unpickling
+    text = json.dumps(data.get("policy_class", {})) if isinstance(data, dict) else ""
+    if "FactoredMaskablePolicy" in text or "MaskableMultiInputActorCriticPolicy" in text:
+        return "ppo"
+    if "MaskedDQNPolicy" in text:
+        return "dqn"
+    if "ActorCriticPolicy" in text or "MultiInputPolicy" in text:
+        return "ppo_unmasked"
+    raise ConfigError(f"POLICY {str(path)!r}: an SB3 file of an unknown policy class; this env's learners: ppo, dqn")
+
+
+def _sb3(path: Path, load: bool) -> Policy:
+    algo = sb3_algo(path)
+    pol = Policy(str(path), "sb3", f"{algo} ({path.stem})", CGRSPEnvConfig(day="hectic"), algo, path)
+    return _load(pol) if load else pol
+
+
+def _npz(path: Path, load: bool) -> Policy:
+    from gpu_sched_env.cgrsp.jax.bench import joint_heads_config
+
+    pol = Policy(str(path), "npz", f"ppo_jax ({path.stem})", joint_heads_config("hectic"), "ppo_jax", path)
+    return _load(pol) if load else pol
+
+
+def _load(pol: Policy) -> Policy:
+    """Load the model of ``pol`` and check it plays ``pol.config``'s env (ConfigError otherwise)."""
+    from gpu_sched_agents.rl.registry import get_algo, load_model
+    from gpu_sched_env.cgrsp.env import CGRSPEnv
+
+    spec = get_algo(str(pol.algo))
+    pol.masked = spec.masked_env
+    try:
+        pol.model = load_model(str(pol.algo), pol.model_path, **({} if spec.load else {"device": "cpu"}))
+    except ConfigError as e:
+        raise ConfigError(f"POLICY {pol.spec!r}: {e}") from None
+    except Exception as e:  # SB3 raises what torch/zipfile/pickle raise; say what failed
+        raise ConfigError(f"POLICY {pol.spec!r}: {pol.model_path} does not load as {pol.algo} ({e})") from None
+    env = CGRSPEnv(pol.config)
+    try:
+        if hasattr(pol.model, "bind"):  # the exported ppo_jax policy checks its observation width
+            pol.model.bind(env)
+        elif pol.model.observation_space != env.observation_space or pol.model.action_space != env.action_space:
+            raise ConfigError(
+                f"its observation/action spaces are not those of CGRSP-v0 with {_design(pol.config)}; "
+                "pass its run folder (config.yaml says the design)"
+            )
+    except ConfigError as e:
+        raise ConfigError(f"POLICY {pol.spec!r} is not a model of this env: {e}") from None
+    finally:
+        env.close()
+    return pol
+
+
+def _design(config: CGRSPEnvConfig) -> str:
+    keys = ("window", "window_by", "order", "features", "action_mode")
+    return ", ".join(f"{k}={getattr(config, k)!r}" for k in keys if hasattr(config, k))
+
+
+def env_for(pol: Policy, day: str, stock: dict[str, Any]) -> CGRSPEnvConfig:
+    """The policy's env config on ``day`` under the stock model ``stock``."""
+    return pol.config.replace(day=day, params=pol.params(stock))
+
+
+_CACHE: dict[str, Policy] = {}
+
+
+def learned_day(spec: str, model: str | None, day: str, stock: dict[str, Any], seed: int) -> dict[str, Any]:
+    """One CGRSP-v0 day of a learned policy (top-level: process pools pickle it; the policy is cached per process)."""
+    import torch as th
+
+    from gpu_sched_agents.rl.train import evaluate_model
+
+    th.set_num_threads(1)  # one thread per worker process: oversubscribed cores crawl
+    key = f"{spec}|{model}"
+    if key not in _CACHE:
+        _CACHE[key] = resolve(spec, model=model)
+    pol = _CACHE[key]
+    return evaluate_model(pol.model, env_for(pol, day, stock), [int(seed)], pol.masked).iloc[0].to_dict()
+
+
+def learned_days(pol: Policy, day: str, stock: dict[str, Any], seeds: list[int], workers: int) -> pd.DataFrame:
+    """Per-seed summaries of a learned policy (in ``workers`` processes; module:attr objects in this one)."""
+    from gpu_sched_env.core.fanout import map_cells
+
+    if pol.kind == "object" or workers <= 1:
+        _CACHE.setdefault(f"{pol.spec}|{pol.model_name}", pol)
+        rows = [learned_day(pol.spec, pol.model_name, day, stock, s) for s in seeds]
+    else:
+        cells = [{"spec": pol.spec, "model": pol.model_name, "day": day, "stock": stock, "seed": int(s)} for s in seeds]
+        rows = map_cells(learned_day, cells, executor="process", workers=workers, progress=False)
+    return pd.DataFrame(rows).assign(seed=[int(s) for s in seeds])
+
+
+__all__ = ["KINDS", "Policy", "accepted", "env_for", "learned_days", "resolve", "rule_names", "sb3_algo"]

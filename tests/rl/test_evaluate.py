@@ -1,0 +1,205 @@
+"""``gpu-sched evaluate``: every POLICY kind resolves and plays, bad input is refused before anything is written,
+the report's files and schema, the leaderboard page rebuilt from its stored reports."""
+
+import json
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpu_sched_agents.evaluate import leaderboard
+from gpu_sched_agents.evaluate.cli import main
+from gpu_sched_agents.evaluate.policy import resolve
+from gpu_sched_agents.evaluate.report import SCHEMA, TOP_KEYS
+from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
+from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
+from gpu_sched_env.cgrsp.env import CGRSPEnv
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = ["--seeds", "2", "--regimes", "surge_fresh", "--month-reps", "0", "--workers", "1"]
+FIRST_LEGAL = textwrap.dedent("""
+    import numpy as np
+
+    class FirstLegal:
+        name = "first_legal"
+
+        def predict(self, obs, state=None, episode_start=None, deterministic=True):
+            return int(np.flatnonzero(obs["action_mask"])[0]), state
+
+    class NoPredict:
+        pass
+""")
+
+
+def _sb3_zip(path, algo="ppo", config=None):
+    from gpu_sched_agents.rl.registry import ALGOS
+
+    spec = ALGOS[algo]
+    env = CGRSPEnv(config or CGRSPEnvConfig(day="surge"))
+    kw = {"n_steps": 8, "batch_size": 8} if algo.startswith("ppo") else {"learning_starts": 0}
+    spec.cls(spec.policy, env, policy_kwargs={"net_arch": [8]}, device="cpu", seed=0, **kw).save(path)
+    return path
+
+
+def _npz(path):
+    from gpu_sched_agents.rl.ppo_jax.export import save_policy
+    from gpu_sched_env.cgrsp.jax.bench import joint_heads_config
+
+    env = CGRSPEnv(joint_heads_config("surge"))
+    width = sum(int(np.prod(s.shape)) for k, s in env.observation_space.spaces.items() if k != "action_mask")
+    n = int(env.action_space.n)
+    rng = np.random.default_rng(0)
+    params = {
+        "pi_0": {"kernel": rng.normal(0, 0.1, (width, 8)), "bias": np.zeros(8)},
+        "pi_out": {"kernel": rng.normal(0, 0.1, (8, n)), "bias": np.zeros(n)},
+    }
+    return save_policy(path, {"params": params}, width, n)
+
+
+@pytest.fixture
+def own_module(tmp_path, monkeypatch):
+    (tmp_path / "my_policies.py").write_text(FIRST_LEGAL)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return "my_policies"
+
+
+def test_a_rule_quick_end_to_end_writes_the_report(tmp_path):
+    from gpu_sched_env.cgrsp.batch import run_grid
+
+    out = tmp_path / "rep"
+    assert main(["spt_rescue_defer_exp", "--quick", "--out", str(out), "--workers", "1"]) == 0
+    assert {p.name for p in out.iterdir()} >= {"report.md", "report.json", "report.png", "days"}
+    assert (out / "report.png").stat().st_size > 10_000
+    r = json.loads((out / "report.json").read_text())
+    assert r["schema"] == SCHEMA and set(TOP_KEYS) <= set(r)
+    assert r["protocol"]["name"] == "quick" and list(r["scopes"]) == ["hectic_fresh"] and r["jax"] is None
+    s = r["scopes"]["hectic_fresh"]
+    assert s["unit"] == "day" and s["n"] == 5 and s["best_rule"] in EXTENSIONS
+    assert set(s["bounds"]) == {"all_high", "no_delay", "srpt"} and set(s["rules"]) == set(EXTENSIONS)
+    own = run_grid(["spt_rescue_defer_exp"], range(20000, 20005), day="hectic", executor="serial")
+    assert s["policy"]["mean_wait_min"] == pytest.approx(own.mean_wait_min.mean())
+    b = s["bounds"]
+    assert b["srpt"]["mean_wait_min"] < b["no_delay"]["mean_wait_min"] < s["policy"]["mean_wait_min"]
+    test = s["vs_best_rule"]["mean_wait_min"]
+    assert test["ci_low"] <= test["diff"] <= test["ci_high"] and test["t_p"] <= test["t_p_holm"] <= 1
+    assert s["verdict"] in ("better", "worse", "no significant difference")
+    assert "hectic_fresh" in (out / "report.md").read_text()
+
+
+def test_every_policy_kind_resolves(tmp_path, own_module):
+    from hydra_conf import cfg_for
+    from omegaconf import OmegaConf
+
+    assert resolve("cadr").kind == "rule" and resolve("rollout").kind == "rule"
+    z = resolve(str(_sb3_zip(tmp_path / "m.zip")))
+    assert (z.kind, z.algo, z.masked) == ("sb3", "ppo", True)
+    d = resolve(str(_sb3_zip(tmp_path / "q.zip", "dqn")))
+    assert (d.kind, d.algo) == ("sb3", "dqn")
+    n = resolve(str(_npz(tmp_path / "p.npz")))
+    assert (n.kind, n.jax) == ("npz", True)
+    o = resolve(f"{own_module}:FirstLegal")
+    assert (o.kind, o.label) == ("object", "first_legal")
+    run = tmp_path / "run"
+    run.mkdir()
+    cfg = cfg_for("algo=ppo", "env.window=4")
+    OmegaConf.save(cfg, run / "config.yaml")
+    from gpu_sched_agents.rl.envs import env_config
+
+    _sb3_zip(run / "final_model.zip", config=env_config(cfg))
+    r = resolve(str(run))
+    assert (r.kind, r.algo, r.model_path.name) == ("run", "ppo", "final_model.zip")
+
+
+def test_learned_policies_play_the_protocol(tmp_path, own_module):
+    from gpu_sched_env.cgrsp.evaluation import evaluate
+
+    mod = __import__(own_module)
+    out = tmp_path / "obj"
+    assert main([f"{own_module}:FirstLegal", "--out", str(out), *SMALL]) == 0
+    s = json.loads((out / "report.json").read_text())["scopes"]["surge_fresh"]
+    direct = evaluate(mod.FirstLegal(), CGRSPEnvConfig(day="surge"), [20000, 20001])
+    assert s["policy"]["mean_wait_min"] == pytest.approx(direct.mean_wait_min.mean())
+    out = tmp_path / "zip"
+    assert main([str(_sb3_zip(tmp_path / "m.zip")), "--out", str(out), *SMALL]) == 0
+    r = json.loads((out / "report.json").read_text())
+    assert r["policy"]["kind"] == "sb3" and r["scopes"]["surge_fresh"]["n"] == 2
+
+
+@pytest.mark.parametrize(
+    "make, says",
+    [
+        (lambda p: "no_such_policy", "none of the accepted kinds"),
+        (lambda p: (p / "x.txt").write_text("hi") and str(p / "x.txt"), "neither .zip"),
+        (lambda p: (p / "x.zip").write_bytes(b"not a zip") and str(p / "x.zip"), "not a Stable-Baselines3 model"),
+        (lambda p: np.savez(p / "x.npz", a=np.zeros(3)) or str(p / "x.npz"), "not an exported ppo_jax policy"),
+        (lambda p: (p / "d").mkdir() or str(p / "d"), "without config.yaml"),
+        (lambda p: "no_such_module_xyz:thing", "does not import"),
+        (lambda p: "my_policies:NoPredict", "policy protocol"),
+        (lambda p: "my_policies:Missing", "has no attribute"),
+        (
+            lambda p: str(_sb3_zip(p / "w.zip", config=CGRSPEnvConfig(day="surge", window=4))),
+            "not a model of this env",
+        ),
+    ],
+)
+def test_bad_policies_are_refused_before_anything_is_written(tmp_path, own_module, capsys, make, says):
+    given = make(tmp_path)
+    out = tmp_path / "out"
+    assert main([given, "--out", str(out), *SMALL]) == 2
+    err = capsys.readouterr().err
+    assert says in err and str(given) in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["--regimes", "nowhere"], "regime = 'nowhere' is not known; allowed: hectic_fresh"),
+        (["--seeds", "1"], "seeds = 1"),
+        (["--month-reps", "1"], "month_reps = 1"),
+        (["--trace", "missing.csv"], "--trace 'missing.csv': no such file"),
+        (["--model", "x.zip"], "only for a run folder"),
+    ],
+)
+def test_bad_options_are_refused_before_anything_is_written(tmp_path, capsys, argv, says):
+    out = tmp_path / "out"
+    assert main(["cadr", "--out", str(out), *argv]) == 2
+    assert says in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_gpu_sched_runs_evaluate_as_a_plugin_of_the_agents_layer(capsys):
+    from gpu_sched_agents.evaluate import cli
+    from gpu_sched_env.cli import COMMANDS, command
+    from gpu_sched_env.cli import main as gpu_sched
+
+    assert "evaluate" in COMMANDS and command("evaluate") is cli.main
+    with pytest.raises(SystemExit) as e:
+        gpu_sched(["evaluate", "--help"])
+    assert e.value.code == 0 and "--leaderboard" in capsys.readouterr().out
+
+
+def test_the_leaderboard_page_is_rebuilt_from_its_stored_reports(tmp_path):
+    stored = ROOT / "docs" / "leaderboard"
+    page = leaderboard.build(stored, tmp_path / "leaderboard.md")
+    assert page.read_text() == (ROOT / "docs" / "leaderboard.md").read_text(), (
+        "docs/leaderboard.md is stale: gpu-sched evaluate --leaderboard docs/leaderboard"
+    )
+    reports = leaderboard.load(stored)
+    standard = {r["policy"]["label"] for r in reports if r["protocol"]["name"] == "standard"}
+    assert set(EXTENSIONS) <= standard  # every deferring rule on the standard protocol
+    assert all(r["policy"]["label"] in page.read_text() for r in reports)
+
+
+def test_the_leaderboard_never_ranks_two_protocols_together(tmp_path):
+    r = json.loads(next((ROOT / "docs" / "leaderboard").glob("*.json")).read_text())
+    other = json.loads(json.dumps(r))
+    other["protocol"].update(name="custom", seeds=10)
+    other["policy"]["label"] = "reduced_one"
+    for i, x in enumerate((r, other)):
+        (tmp_path / f"{i}.json").write_text(json.dumps(x))
+    text = leaderboard.page(leaderboard.load(tmp_path))
+    assert "## The standard protocol" in text and "## Reduced protocol (custom): 10 test seeds" in text
+    std, red = text.split("## Reduced protocol")
+    assert "reduced_one" in red and "reduced_one" not in std
