@@ -16,6 +16,7 @@ from gpu_sched_agents.rl.masked_dqn import MaskedDQN, MaskedDQNPolicy
 from gpu_sched_agents.rl.policies import FactoredMaskablePolicy
 from gpu_sched_agents.rl.smdp import TimeDiscountedBuffer
 from gpu_sched_env.core.errors import check_choice
+from gpu_sched_env.core.registry import load_object
 
 # Config fields that are not keyword arguments of the SB3 constructor.
 _NOT_SB3 = {"name", "net_arch", "bc_teacher", "bc_episodes", "bc_epochs", "time_halflife_s", "lr_final_frac"}
@@ -56,12 +57,15 @@ class AlgoSpec:
 
 
 def _ppo_jax(name: str) -> Callable[..., Any]:
-    """A function of gpu_sched_agents.rl.ppo_jax.run, imported when called (JAX is optional)."""
+    """A function of gpu_sched_agents.rl.ppo_jax.run, resolved when called (JAX is optional).
+
+    Named by string through the one plug-in loader (``load_object``), as the simulators find
+    policies: the runner uses the shared run machinery (``rl.train``), which looks algorithms up
+    here, so an import of the runner from this module would close a circle.
+    """
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        from gpu_sched_agents.rl.ppo_jax import run
-
-        return getattr(run, name)(*args, **kwargs)
+        return load_object(f"gpu_sched_agents.rl.ppo_jax.run:{name}")(*args, **kwargs)
 
     return call
 
