@@ -276,24 +276,4 @@ def _level(sim: Simulator, slot: int) -> int:
     return sim.stock[sim.fleet.slot_type[slot]]
 
 
-from gpu_sched_env.cgrsp.held import HeldDeferrals  # noqa: E402 (it builds on JointActions)
-
-ACTION_SCHEMES: dict[str, type[ActionScheme]] = {cls.mode: cls for cls in (JointActions, SlotOffers, HeldDeferrals)}
-ACTION_MODES: tuple[str, ...] = tuple(ACTION_SCHEMES)
-
-
-def scheme_of(action_mode: str) -> type[ActionScheme]:
-    """The scheme class of an ``action_mode`` (the config has checked the name)."""
-    return ACTION_SCHEMES[action_mode]
-
-
-__all__ = [
-    "ACTION_MODES",
-    "ACTION_SCHEMES",
-    "ActionScheme",
-    "HeldDeferrals",
-    "JointActions",
-    "Pair",
-    "SlotOffers",
-    "scheme_of",
-]
+__all__ = ["ActionScheme", "JointActions", "Pair", "SlotOffers"]

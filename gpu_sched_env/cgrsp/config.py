@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args, get_origin
 
-from gpu_sched_env.cgrsp.actions import ACTION_SCHEMES, scheme_of
 from gpu_sched_env.cgrsp.params import DAY_TYPES, PARAM_NAMES, CGRSPParams, make_params
 from gpu_sched_env.cgrsp.rewards import PRESETS, REWARD_PARTS
+from gpu_sched_env.cgrsp.schemes import ACTION_SCHEMES, scheme_of
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
 
 Day = Literal["quiet", "normal", "hectic", "surge"]

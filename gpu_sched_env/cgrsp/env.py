@@ -16,11 +16,11 @@ from typing import Any, get_args
 import gymnasium as gym
 import numpy as np
 
-from gpu_sched_env.cgrsp.actions import ACTION_SCHEMES
 from gpu_sched_env.cgrsp.config import DEFAULT_REWARD_SCALE, REWARD_PARTS, CGRSPEnvConfig, Hold
 from gpu_sched_env.cgrsp.obs import JobWindow, ObsEncoder
 from gpu_sched_env.cgrsp.result import SimResult
 from gpu_sched_env.cgrsp.rewards import RewardLedger, weights_of
+from gpu_sched_env.cgrsp.schemes import ACTION_SCHEMES
 from gpu_sched_env.cgrsp.sim import Simulator
 from gpu_sched_env.cgrsp.trace import Trace
 from gpu_sched_env.core.errors import (

@@ -35,9 +35,9 @@ from gpu_sched_agents.heuristics.cgrsp import ALL_POLICY_NAMES
 from gpu_sched_agents.heuristics.cgrsp.extensions import best_rule
 from gpu_sched_agents.heuristics.cgrsp_agents import evaluate_heuristics
 from gpu_sched_agents.rl.envs import TEST_SEED0, env_config
-from gpu_sched_env.cgrsp.actions import scheme_of
 from gpu_sched_env.cgrsp.api import simulate
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
+from gpu_sched_env.cgrsp.schemes import scheme_of
 from gpu_sched_env.cgrsp.stock import stock_params
 from gpu_sched_env.core.errors import ConfigError, check_choice
 from studies.conf import CONF, composed_env

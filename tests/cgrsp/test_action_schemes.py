@@ -8,15 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from gpu_sched_env.cgrsp.actions import (
-    ACTION_MODES,
-    ACTION_SCHEMES,
-    JointActions,
-    SlotOffers,
-    scheme_of,
-)
+from gpu_sched_env.cgrsp.actions import JointActions, SlotOffers
 from gpu_sched_env.cgrsp.config import ActionMode, CGRSPEnvConfig
 from gpu_sched_env.cgrsp.env import CGRSPEnv
+from gpu_sched_env.cgrsp.schemes import ACTION_MODES, ACTION_SCHEMES, scheme_of
 
 ROOT = Path(__file__).resolve().parents[2]
 # ``action_mode == ...``, ``... != action_mode``, ``action_mode in (...)``, ``== "slot"`` / ``"joint"``

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
-from gpu_sched_env.cgrsp.actions import ACTION_SCHEMES
 from gpu_sched_env.cgrsp.config import (
     REWARD_PARTS,
     CGRSPEnvConfig,
@@ -23,6 +22,7 @@ from gpu_sched_env.cgrsp.config import (
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 from gpu_sched_env.cgrsp.obs import ORDERS
 from gpu_sched_env.cgrsp.rewards import REWARD_PRESETS, SHAPING_TERMS
+from gpu_sched_env.cgrsp.schemes import ACTION_SCHEMES
 from gpu_sched_env.core.errors import ConfigError
 
 

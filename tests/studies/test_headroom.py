@@ -5,11 +5,11 @@ import pandas as pd
 import pytest
 
 from gpu_sched_env.cgrsp import simulate
+from gpu_sched_env.cgrsp.bounds import relaxed_params, srpt_flow, srpt_wait_bound
 from gpu_sched_env.cgrsp.fleet import HIGH
 from gpu_sched_env.cgrsp.params import make_params
 from gpu_sched_env.cgrsp.sim import Simulator, run
 from gpu_sched_env.core.errors import ConfigError
-from gpu_sched_env.cgrsp.bounds import relaxed_params, srpt_flow, srpt_wait_bound
 from studies.cgrsp.headroom import study as headroom
 from studies.commands import DIAGNOSE
 

@@ -24,6 +24,7 @@ except ImportError as e:  # pragma: no cover - exercised in a subprocess test
     ) from e
 
 from gpu_sched_env.cgrsp.jax.env import JaxCGRSP, day_arrays  # noqa: E402
+from gpu_sched_env.cgrsp.jax.hold import JaxHold  # noqa: E402 (registers action_mode="joint_hold")
 from gpu_sched_env.cgrsp.jax.rules import RULES, Rule, StalledRolloutError, evaluate, rollout, stack_days  # noqa: E402
 from gpu_sched_env.cgrsp.jax.types import Day, EnvParams, EnvState  # noqa: E402
 
@@ -33,6 +34,7 @@ __all__ = [
     "EnvParams",
     "EnvState",
     "JaxCGRSP",
+    "JaxHold",
     "Rule",
     "StalledRolloutError",
     "day_arrays",

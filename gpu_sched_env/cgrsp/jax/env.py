@@ -451,12 +451,15 @@ class JaxCGRSP:
         return np.concatenate([np.asarray(obs[k], np.float32).reshape(-1) for k in keys])
 
 
+# action_mode -> the JAX env class of that design (CGRSP-v0's scheme's counterpart); jax/hold.py adds
+# joint_hold when the package is imported (gpu_sched_env.cgrsp.jax imports it), so this module
+# never imports its subclasses (no import circle)
+DESIGNS: dict[str, type[JaxCGRSP]] = {"joint": JaxCGRSP}
+
+
 def design_of(cfg: CGRSPEnvConfig) -> type[JaxCGRSP]:
-    """The JAX env class of ``cfg``'s action design (the CGRSP-v0 scheme's counterpart)."""
-    from gpu_sched_env.cgrsp.actions import HeldDeferrals, JointActions, scheme_of
-    from gpu_sched_env.cgrsp.jax.hold import JaxHold
-
-    return {JointActions: JaxCGRSP, HeldDeferrals: JaxHold}[scheme_of(cfg.action_mode)]
+    """The JAX env class of ``cfg``'s action design (check_supported has checked the name)."""
+    return DESIGNS[cfg.action_mode]
 
 
-__all__ = ["MORE_DESIGNS", "SUPPORTED", "JaxCGRSP", "check_supported", "day_arrays", "design_of"]
+__all__ = ["DESIGNS", "MORE_DESIGNS", "SUPPORTED", "JaxCGRSP", "check_supported", "day_arrays", "design_of"]

@@ -19,7 +19,7 @@ from jax import lax
 
 from gpu_sched_env.cgrsp.jax import core
 from gpu_sched_env.cgrsp.jax.core import INF, band_of, n_waiting
-from gpu_sched_env.cgrsp.jax.env import JaxCGRSP
+from gpu_sched_env.cgrsp.jax.env import DESIGNS, JaxCGRSP
 from gpu_sched_env.cgrsp.jax.legal import legalise
 from gpu_sched_env.cgrsp.jax.mix import resolve
 from gpu_sched_env.cgrsp.jax.obs import defer_cost, heads, next_event_gap, observe
@@ -161,5 +161,7 @@ class JaxHold(JaxCGRSP):
         s, _, raw, tm = lax.while_loop(cond, body, (s, jnp.asarray(force, bool), raw0, jnp.zeros((), jnp.int32)))
         return s, raw, tm
 
+
+DESIGNS["joint_hold"] = JaxHold
 
 __all__ = ["JaxHold", "free_slots", "future_event", "release"]

@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpu_sched_env.cgrsp.bounds import relaxed_params, srpt_wait_bound
 from gpu_sched_env.cgrsp.stock import stock_params
 from gpu_sched_env.core.errors import ConfigError, check_choice
-from gpu_sched_env.cgrsp.bounds import relaxed_params, srpt_wait_bound
 from studies.cgrsp.programme.runner import SIM_SOURCES
 from studies.store import CellStore
 
