@@ -171,10 +171,12 @@ def test_bad_options_are_refused_before_anything_is_written(tmp_path, capsys, ar
 
 def test_gpu_sched_runs_evaluate_as_a_plugin_of_the_agents_layer(capsys):
     from gpu_sched_agents.evaluate import cli
-    from gpu_sched_env.cli import COMMANDS, command
+    from gpu_sched_env.cli import GPU_SCHED
     from gpu_sched_env.cli import main as gpu_sched
+    from gpu_sched_env.core.commands import find
 
-    assert "evaluate" in COMMANDS and command("evaluate") is cli.main
+    _, evaluate = find(GPU_SCHED, ["evaluate"])
+    assert evaluate.load() is cli.main
     with pytest.raises(SystemExit) as e:
         gpu_sched(["evaluate", "--help"])
     assert e.value.code == 0 and "--leaderboard" in capsys.readouterr().out
