@@ -94,6 +94,12 @@ def _parity() -> Main:
     return main
 
 
+def _ablation() -> Main:
+    from studies.cgrsp.learning.ablation import main
+
+    return main
+
+
 def _tune() -> Main:
     from studies.cgrsp.learning.tune import main
 
@@ -145,6 +151,7 @@ COMMANDS: dict[str, Command] = {
     "generalise": Command(_generalise, "CGRSP: the generalisation table of a trained run"),
     "generalist": Command(_generalist, "CGRSP: the ppo_jax generalist per regime and on the month (resumable)"),
     "parity": Command(_parity, "CGRSP: ppo_jax per regime from scratch against the best deferring rule (resumable)"),
+    "ablation": Command(_ablation, "CGRSP: ppo_jax, issue 34's items on and off per regime (resumable)"),
     "tune": Command(_tune, "CGRSP: ppo_jax learning curves on the selection days"),
     "hgsp-report": Command(
         _hgsp_report, "HGSP: every policy x task set x cluster, orderings, CP-SAT gaps (docs/hgsp.md)"
