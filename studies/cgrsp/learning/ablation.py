@@ -43,7 +43,7 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     "time_aware_lagrangian": ("1+4", ("algo.tau_s=90", "algo.miss_constraint=true")),
     "average_lagrangian": ("1+4", ("algo.returns=average", "algo.gamma=1.0", "algo.miss_constraint=true")),
 }
-SETTINGS = ("n_envs", "select_every", "select_days", "jax_days")
+SETTINGS = ("n_envs", "n_steps", "select_every", "select_days", "jax_days")
 
 
 def judge(regime: str, cfg, paths: dict[int, Path], jax_days: int, folder: Path) -> list[dict]:
@@ -90,7 +90,7 @@ def run_row(regime: str, row: str, args: argparse.Namespace) -> list[dict]:
     item, overrides = ROWS[row]
     base = {"regime": regime, "row": row, "item": item, "overrides": " ".join(overrides), "budget": args.budget}
     try:
-        cfg = regime_config(regime, args.budget, args.n_envs, None, overrides)
+        cfg = regime_config(regime, args.budget, args.n_envs, args.n_steps, overrides)
         validate_ppo_jax(cfg, env_config(cfg))
     except ConfigError as e:
         return [{**base, "seed": -1, "status": f"not runnable on this build: {e}"}]
@@ -141,6 +141,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS))
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
     ap.add_argument("--n-envs", type=int, default=None, help="envs per seed (default: the shipped train.n_envs)")
+    ap.add_argument("--n-steps", type=int, default=None, help="steps per env per update (default: the shipped)")
     ap.add_argument("--select-every", type=int, default=250_000, help="steps between selection evaluations")
     ap.add_argument("--select-days", type=int, default=100, help="native selection days (keys 10 000 …)")
     ap.add_argument("--jax-days", type=int, default=1000, help="native JAX test days of the paired test")
