@@ -47,3 +47,29 @@ def test_tiny_ablation_trains_judges_and_resumes(tmp_path):
     assert "| hectic_fresh | shipped |" in table and "| hectic_fresh | lagrangian | 4 | 2 |" in table
     assert study.main(argv) == 0  # resumed: nothing left to do
     assert len(pd.read_csv(tmp_path / "rows.csv")) == 4
+
+
+def test_rows_of_parallel_folders_merge_into_one_table(tmp_path):
+    """``--merge-from``: rows trained by other processes join, under the same settings only."""
+    row = {"regime": "hectic_fresh", "overrides": "", "budget": 8192, "status": "ok", "n": 3}
+    nums = {"learned_wait": 45.0, "rule_wait": 44.0, "wait_diff": 1.0, "wait_ci_high": 1.2, "miss_diff": 0.0}
+    base = ["--budget", "8192", "--regimes", "hectic_fresh"]
+    for name, row_name in (("a", "shipped"), ("b", "lagrangian")):
+        (tmp_path / name).mkdir()
+        study.check_settings_of(tmp_path / name, base)
+        item = study.ROWS[row_name][0]
+        rows = [
+            {**row, **nums, "row": row_name, "item": item, "seed": s, "parity": False, "train_s": 10.0} for s in (0, 1)
+        ]
+        pd.DataFrame(rows).to_csv(tmp_path / name / "rows.csv", index=False)
+    assert study.main([*base, "--out", str(tmp_path / "a"), "--merge-from", str(tmp_path / "b")]) == 0
+    merged = pd.read_csv(tmp_path / "a" / "rows.csv")
+    assert merged.row.tolist() == ["shipped", "shipped", "lagrangian", "lagrangian"]
+    table = (tmp_path / "a" / "table.md").read_text()
+    assert "| hectic_fresh | lagrangian | 4 | 2 | 10 | 45.00 | 44.00 | +1.00 / +1.00 |" in table
+    (tmp_path / "c").mkdir()
+    study.check_settings_of(tmp_path / "c", [*base, "--select-days", "7"])
+    from gpu_sched_env.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="select_days"):
+        study.main([*base, "--out", str(tmp_path / "a"), "--merge-from", str(tmp_path / "c")])

@@ -145,11 +145,25 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--select-every", type=int, default=250_000, help="steps between selection evaluations")
     ap.add_argument("--select-days", type=int, default=100, help="native selection days (keys 10 000 …)")
     ap.add_argument("--jax-days", type=int, default=1000, help="native JAX test days of the paired test")
+    ap.add_argument(
+        "--merge-from",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="other --out folders (rows trained by parallel processes): their rows join --out's, nothing is trained",
+    )
     args = ap.parse_args(argv)
     for name in ("budget", "select_every", "select_days", "jax_days"):
         if getattr(args, name) < (2 if name.endswith("days") else 1):
             ap.error(f"--{name.replace('_', '-')} = {getattr(args, name)}: too small (days ≥ 2 for a CI, others ≥ 1)")
     return args
+
+
+def check_settings_of(out: Path, argv: Sequence[str]) -> None:
+    """Record (or check) ``out``'s settings as a run with ``argv`` would (``--out`` is added)."""
+    from studies.cgrsp.learning.parity import check_settings
+
+    check_settings(out, parse_args([*argv, "--out", str(out)]), SETTINGS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -161,6 +175,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_settings(args.out, args, SETTINGS)
     path = args.out / "rows.csv"
     done = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["regime", "row", "seed", "budget", "status"])
+    if args.merge_from:
+        for other in args.merge_from:
+            check_settings(other, args, SETTINGS)  # the same training and judging settings, or a ConfigError
+        parts = [done] + [pd.read_csv(d / "rows.csv") for d in args.merge_from]
+        done = pd.concat([p for p in parts if len(p)], ignore_index=True)
+        done = done.drop_duplicates(["regime", "row", "seed", "budget"], keep="first")
+        atomic_write_table(path, done)
+        atomic_write_text(args.out / "table.md", table_text(done, args))
+        print(f"merged {len(args.merge_from)} folder(s) into {path}")
+        return 0
     for regime in args.regimes:
         for row in args.rows:
             at = (done.regime == regime) & (done.row == row) & (done.budget == args.budget)
