@@ -85,7 +85,7 @@ def scalar_tags(path):
             r"algo.miss_target_pct = 150.0 is out of range; allowed: \[0, 100\]",
         ),
         ("algo.miss_constraint=true algo.miss_target_pct=-1", r"algo.miss_target_pct = -1.0 is out of range"),
-        ("algo.miss_target_pct=1", r"algo.miss_target_pct = 1.0 with algo.miss_constraint = false: it would be ignored"),
+        ("algo.miss_target_pct=1", r"algo.miss_target_pct = 1.0 with algo.miss_constraint = false: it would be"),
         ("algo.lambda_init_h=10", r"algo.lambda_init_h = 10.0 with algo.miss_constraint = false"),
         ("algo.miss_constraint=true algo.lambda_rate=0", r"algo.lambda_rate = 0.0 is out of range"),
         ("algo.miss_constraint=true algo.lambda_init_h=-1", r"algo.lambda_init_h = -1.0 is out of range"),
