@@ -33,7 +33,7 @@ def test_a_row_this_build_cannot_run_is_recorded_with_its_error(tmp_path, monkey
 @pytest.mark.slow
 def test_tiny_ablation_trains_judges_and_resumes(tmp_path):
     argv = [
-        "--budget", "64", "--out", str(tmp_path), "--regimes", "hectic_fresh", "--rows", "shipped", "lagrangian",
+        "--budget", "128", "--out", str(tmp_path), "--regimes", "hectic_fresh", "--rows", "shipped", "lagrangian",
         "--seeds", "0", "1", "--n-envs", "4", "--n-steps", "16", "--select-every", "32", "--select-days", "2",
         "--jax-days", "3",
     ]  # fmt: skip
@@ -41,8 +41,8 @@ def test_tiny_ablation_trains_judges_and_resumes(tmp_path):
     rows = pd.read_csv(tmp_path / "rows.csv")
     assert rows.row.tolist() == ["shipped", "shipped", "lagrangian", "lagrangian"] and (rows.status == "ok").all()
     assert (rows.n == 3).all() and (rows.train_s > 0).all() and (rows.miss_ci_high >= rows.miss_diff).all()
-    sel = pd.read_csv(tmp_path / "hectic_fresh_lagrangian_b64" / "seed0_select.csv")
-    assert sel.picked.sum() == 1 and len(sel) == 2  # two evaluations, one picked lexicographically
+    sel = pd.read_csv(tmp_path / "hectic_fresh_lagrangian_b128" / "seed0_select.csv")
+    assert sel.picked.sum() == 1 and len(sel) == 2  # two updates of 64 steps, one evaluation each, one picked
     table = (tmp_path / "table.md").read_text()
     assert "| hectic_fresh | shipped |" in table and "| hectic_fresh | lagrangian | 4 | 2 |" in table
     assert study.main(argv) == 0  # resumed: nothing left to do
