@@ -111,6 +111,9 @@ STUDIES = Group(
             "studies.cgrsp.learning.parity:main",
             "CGRSP: ppo_jax per regime from scratch against the best deferring rule (resumable)",
         ),
+        "ablation": Command(
+            "studies.cgrsp.learning.ablation:main", "CGRSP: ppo_jax, issue 34's items on and off per regime (resumable)"
+        ),
         "tune": Command("studies.cgrsp.learning.tune:main", "CGRSP: ppo_jax learning curves on the selection days"),
         "hgsp-report": Command(
             "studies.hgsp.cli:main", "HGSP: every policy x task set x cluster, orderings, CP-SAT gaps (docs/hgsp.md)"

@@ -73,6 +73,19 @@ class PPOJaxConfig:
     # about a minute per 1000 hectic days on 2 cores (docs/performance.md)
     jax_eval_seeds: int = 1000
     jax_eval_rules: list[str] = field(default_factory=lambda: ["spt_rescue_defer_exp"])
+    # returns (agents/rl/ppo_jax/returns.py): "discounted" = γ per decision, or γ^(Δt/τ) per
+    # step when tau_s [s] is set; "average" = differential r − ρ·Δt, γ = 1 (gamma must be 1)
+    returns: str = "discounted"
+    tau_s: float | None = None
+    rho_rate: float = 0.1  # average: weight of each rollout's Σr/ΣΔt in the running ρ
+    # misses as a constraint (agents/rl/ppo_jax/constraint.py): the miss price a multiplier λ
+    # [job-hours] driven by dual ascent to the target miss rate [%]; null target = the first
+    # jax_eval_rules rule's rate on miss_target_days selection days, measured at the start
+    miss_constraint: bool = False
+    miss_target_pct: float | None = None
+    miss_target_days: int = 200
+    lambda_init_h: float | None = None  # null: the env's own miss price in job-hours
+    lambda_rate: float = 1.0  # [job-hours per percentage point above target, per update]
 
 
 @dataclass

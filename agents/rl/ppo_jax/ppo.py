@@ -18,6 +18,12 @@ those (0 whenever ``n_steps`` is below the decisions of a day: ~1 300 on a hecti
 Rewards may be scaled as SB3's ``VecNormalize(norm_reward=True)`` scales them (``normalize_reward``):
 divided by the running standard deviation of the discounted return, clipped to ±10.
 
+Returns (:mod:`.returns`): per decision (γ per step, the default), time-aware (γ^(Δt/τ) with Δt
+the step's simulated seconds, ``info["dt"]``) or average-reward (differential, r − ρ·Δt with γ
+= 1). The miss price may be a learned Lagrange multiplier (:mod:`.constraint`): the reward is
+recomposed from the env's raw parts (``info["reward_raw"]``) at the current price. With
+neither, the program is the one this module always compiled (same numbers, same seed).
+
 The env follows the gymnax convention of :class:`gpu_sched_env.cgrsp.jax.JaxCGRSP`:
 ``reset(key, params) -> (obs, state)``, ``step(key, state, action, params) ->
 (obs, state, reward, done, info)``, ``action_mask(state, params)``, ``obs_dim``, ``n_actions``.
@@ -33,6 +39,7 @@ import jax.numpy as jnp
 import optax
 from flax.training.train_state import TrainState
 
+from gpu_sched_agents.rl.ppo_jax import constraint, returns
 from gpu_sched_agents.rl.ppo_jax.network import ActorCritic, masked_logits
 
 REWARD_CLIP = 10.0  # VecNormalize's clip_reward
@@ -57,6 +64,24 @@ class PPOHyper:
     max_grad_norm: float = 0.5
     net_arch: tuple[int, ...] = field(default=(128, 128))
     normalize_reward: bool = True
+    # returns (module .returns): "discounted" (per decision, or time-aware when tau_s is set) | "average"
+    returns: str = "discounted"
+    tau_s: float | None = None  # [s] simulated time per factor γ: the discount of a step is γ^(Δt/τ)
+    rho_rate: float = 0.1  # average reward: weight of each rollout's rate in the running ρ
+    # the miss constraint (module .constraint): None = the env's fixed miss price
+    miss_target_pct: float | None = None  # [% of jobs] the rollouts' miss rate the multiplier drives to
+    lambda_init_h: float = 64.0  # [job-hours per miss] the multiplier's start
+    lambda_rate: float = 1.0  # [job-hours per miss, per percentage point above target, per update]
+    miss_weight: float = 0.0  # [reward units per miss] the env's own miss price (reward_scale × weight)
+    job_hour: float = 1.0  # [reward units] one job-hour of waiting (reward_scale × 3600 × α1)
+
+    @property
+    def time_aware(self) -> bool:
+        return self.returns == "discounted" and self.tau_s is not None
+
+    @property
+    def constrained(self) -> bool:
+        return self.miss_target_pct is not None
 
     @property
     def steps_per_update(self) -> int:
@@ -90,6 +115,8 @@ class Runner(NamedTuple):
     rstats: RewardStats
     ep_return: jnp.ndarray  # [n_envs] raw return of the running episodes
     update: jnp.ndarray  # updates done
+    lam: jnp.ndarray  # [job-hours per miss] the miss multiplier (constant unless constrained)
+    rho: jnp.ndarray  # [scaled reward per s] average reward rate (used by returns="average")
 
 
 class Transition(NamedTuple):
@@ -102,6 +129,7 @@ class Transition(NamedTuple):
     value: jnp.ndarray
     reward: jnp.ndarray  # the (scaled) reward learned from
     done: jnp.ndarray
+    dt: jnp.ndarray | None = None  # [s] simulated time of the step (time-aware and average returns)
 
 
 class Trainer(NamedTuple):
@@ -127,8 +155,16 @@ def _update_stats(
     return RewardStats(mean, var, tot, jnp.where(done, 0.0, ret)), scaled
 
 
-def gae(traj: Transition, last_value: jnp.ndarray, gamma: float, lam: float) -> tuple[jnp.ndarray, jnp.ndarray]:
-    """``(advantages, returns)`` [n_steps, n_envs]; ``done`` ends the bootstrap (auto-reset)."""
+def gae(
+    traj: Transition, last_value: jnp.ndarray, gamma: float | jnp.ndarray, lam: float
+) -> tuple[jnp.ndarray, jnp.ndarray]:
+    """``(advantages, returns)`` [n_steps, n_envs]; ``done`` ends the bootstrap (auto-reset).
+
+    ``gamma``: one discount per step (a float), or an array [n_steps, n_envs] of each step's
+    discount (time-aware returns: γ^(Δt/τ); the λ-trace decays with it, as SB3's semi-MDP buffer).
+    """
+    if not isinstance(gamma, (int, float)):
+        return _gae_per_step(traj, last_value, gamma, lam)
 
     def back(carry, t):
         adv, next_value = carry
@@ -139,6 +175,41 @@ def gae(traj: Transition, last_value: jnp.ndarray, gamma: float, lam: float) -> 
 
     _, adv = jax.lax.scan(back, (jnp.zeros_like(last_value), last_value), traj, reverse=True)
     return adv, adv + traj.value
+
+
+def _gae_per_step(traj: Transition, last_value: jnp.ndarray, gammas: jnp.ndarray, lam: float) -> tuple:
+    def back(carry, x):
+        adv, next_value = carry
+        t, g = x
+        nonterminal = 1.0 - t.done
+        delta = t.reward + g * next_value * nonterminal - t.value
+        adv = delta + g * lam * nonterminal * adv
+        return (adv, t.value), adv
+
+    xs = (traj._replace(dt=None), jnp.asarray(gammas, traj.reward.dtype))
+    _, adv = jax.lax.scan(back, (jnp.zeros_like(last_value), last_value), xs, reverse=True)
+    return adv, adv + traj.value
+
+
+def _returns_of(hp: PPOHyper, r: Runner, traj: Transition, extra: dict) -> tuple[Runner, Transition, Any, dict]:
+    """After a rollout: the discounts GAE uses, the differential rewards and ρ, the multiplier's step.
+
+    Returns ``(runner, trajectory, gamma or per-step discounts, metrics)``; the default returns
+    and no constraint leave runner and trajectory as they are and give ``hp.gamma``.
+    """
+    side: dict[str, jnp.ndarray] = {}
+    gammas: Any = hp.gamma
+    if hp.time_aware:
+        gammas = returns.step_discounts(hp.gamma, traj.dt, hp.tau_s)
+    elif hp.returns == "average":
+        rho = returns.rate_update(r.rho, traj.reward, traj.dt, hp.rho_rate, r.update == 0)
+        traj = traj._replace(reward=returns.differential(traj.reward, traj.dt, rho))
+        r, gammas, side["avg_reward_rate"] = r._replace(rho=rho), 1.0, rho
+    if hp.constrained:
+        miss_pct = constraint.rollout_miss_pct(extra["misses"], extra["dispatched"])
+        side.update(rollout_miss_pct=miss_pct, miss_price_h=r.lam)  # the price this rollout was played at
+        r = r._replace(lam=constraint.dual_update(r.lam, miss_pct, hp.miss_target_pct, hp.lambda_rate))
+    return r, traj, gammas, side
 
 
 def network_init(net: ActorCritic, obs_dim: int) -> Any:
@@ -190,7 +261,7 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
         zeros = jnp.zeros(hp.n_envs, jnp.float32)
         rstats = RewardStats(jnp.float32(0.0), jnp.float32(1.0), jnp.float32(1e-4), zeros)
         ts = TrainState.create(apply_fn=net.apply, params=params, tx=tx)
-        return Runner(ts, state, obs, key, rstats, zeros, jnp.int32(0))
+        return Runner(ts, state, obs, key, rstats, zeros, jnp.int32(0), jnp.float32(hp.lambda_init_h), jnp.float32(0.0))
 
     def env_step(carry, _):
         r, fresh_obs, fresh_state, used = carry
@@ -210,18 +281,31 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
         used = used | ended
         reward = reward.astype(jnp.float32)
         done = done.astype(jnp.float32)
+        clocked = hp.time_aware or hp.returns == "average"
+        dt = info["dt"].astype(jnp.float32) if clocked else None
+        learn_r, extra = reward, {}
+        if hp.constrained:  # the miss priced at the multiplier (module .constraint)
+            misses = info["reward_raw"][:, constraint.MISS].astype(jnp.float32)
+            learn_r = constraint.priced_reward(reward, misses, r.lam, hp.miss_weight, hp.job_hour)
+            extra = {"misses": misses, "dispatched": (info["job"] >= 0).astype(jnp.float32)}
         if hp.normalize_reward:
-            rstats, learn_r = _update_stats(r.rstats, reward, done, hp.gamma)
+            scale_gamma = hp.gamma  # the return whose running std scales the reward: the learner's own
+            if hp.time_aware:
+                scale_gamma = returns.step_discounts(hp.gamma, dt, hp.tau_s)
+            elif hp.returns == "average":
+                scale_gamma = 0.0  # the per-step reward's own scale (module .returns)
+            rstats, learn_r = _update_stats(r.rstats, learn_r, done, scale_gamma)
         else:
-            rstats, learn_r = r.rstats, reward
+            rstats = r.rstats
         ep_ret = r.ep_return + reward
-        t = Transition(r.obs, mask, action, log_prob, value, learn_r, done)
+        t = Transition(r.obs, mask, action, log_prob, value, learn_r, done, dt)
         episode = (
             done,
             ep_ret,
             {k: info[k].astype(jnp.float32) for k in episode_keys},
             replayed,
-        )  # finished days, for logging
+            extra,
+        )  # finished days, for logging; the constraint's counts
         r = r._replace(env_state=state, obs=obs, key=key, rstats=rstats, ep_return=jnp.where(done > 0, 0.0, ep_ret))
         return (r, fresh_obs, fresh_state, used), (t, episode)
 
@@ -251,9 +335,10 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
         key, k_days = jax.random.split(r.key)
         fresh_obs, fresh_state = v_reset(jax.random.split(k_days, hp.n_envs), env_params)
         carry = (r._replace(key=key), fresh_obs, fresh_state, jnp.zeros(hp.n_envs, bool))
-        (r, *_), (traj, (dones, ep_rets, ep_info, replayed)) = jax.lax.scan(env_step, carry, None, hp.n_steps)
+        (r, *_), (traj, (dones, ep_rets, ep_info, replayed, extra)) = jax.lax.scan(env_step, carry, None, hp.n_steps)
         _, last_value = net.apply(r.train_state.params, r.obs)
-        adv, ret = gae(traj, last_value, hp.gamma, hp.gae_lambda)
+        r, traj, gammas, side = _returns_of(hp, r, traj, extra)
+        adv, ret = gae(traj, last_value, gammas, hp.gae_lambda)
         flat = jax.tree_util.tree_map(lambda x: x.reshape((hp.steps_per_update, *x.shape[2:])), (traj, adv, ret))
 
         def epoch(carry, _):
@@ -285,6 +370,7 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
             episode_return=over_done(ep_rets),
             reward_mean=traj.reward.mean(),
             explained_variance=1 - jnp.var(ret - traj.value) / (jnp.var(ret) + 1e-8),
+            **side,
         )
         return r._replace(train_state=ts, key=key, update=r.update + 1), metrics
 

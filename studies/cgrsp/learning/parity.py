@@ -76,7 +76,13 @@ def regime_config(
 
 
 def train_seeds(
-    cfg: Any, seeds: Sequence[int], out: Path, together: bool = True, select_every: int = 0, select_days: int = 100
+    cfg: Any,
+    seeds: Sequence[int],
+    out: Path,
+    together: bool = True,
+    select_every: int = 0,
+    select_days: int = 100,
+    select_by: str = "objective",
 ) -> tuple[dict[int, Path], float]:
     """Train ``seeds`` of one regime in one compiled program; export each actor. Returns paths and seconds.
 
@@ -89,14 +95,18 @@ def train_seeds(
     (rounded to whole updates) on ``select_days`` native *selection* days (keys 10 000 …) and the
     one with the lowest :func:`~gpu_sched_agents.rl.ppo_jax.jax_eval.selection_objective` is
     exported, as ``train.py`` keeps ``best_model`` on its selection seeds (``seed<k>_select.csv``
-    lists the evaluations); 0 exports the final network.
+    lists the evaluations); 0 exports the final network. ``select_by="lexicographic"``: the
+    evaluation with no more misses than the JAX rule on the same days, then the lowest wait
+    (:func:`~gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_pick`).
     """
     import jax
 
     from gpu_sched_agents.rl.envs import env_config
+    from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_pick
     from gpu_sched_agents.rl.ppo_jax.export import save_policy
     from gpu_sched_agents.rl.ppo_jax.jax_eval import (
         SELECT_SEED0,
+        per_day,
         play_params,
         selection_objective,
         test_keys,
@@ -118,10 +128,15 @@ def train_seeds(
             "generalist) trains without it (0)"
         )
     env = training_env(cfg, config, records=False)  # day=mixed (the generalist): a mixed env
-    hp = hyper(cfg)
+    hp = hyper(cfg, env)
     trainer = make_train(hp, env, env.default_params)
     every = max(1, select_every // hp.steps_per_update) if select_every > 0 else hp.n_updates
     sel_keys = test_keys(select_days, SELECT_SEED0)
+    rule_miss = None
+    if select_every > 0 and select_by == "lexicographic":
+        from gpu_sched_env.cgrsp.jax import RULES
+
+        rule_miss = float(per_day(env, {JAX_RULE: RULES[JAX_RULE]}, sel_keys).miss_pct.mean())
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     for group in [todo] if together else [[s] for s in todo]:
@@ -129,6 +144,7 @@ def train_seeds(
         best = {s: (float("inf"), None) for s in group}
         chunks: list[Any] = []
         evals: dict[int, list[dict[str, float]]] = {s: [] for s in group}
+        kept: dict[int, list[Any]] = {s: [] for s in group}
         for updates, runner, metrics in train_in_chunks(trainer, hp.n_updates, keys, every):
             params = jax.device_get(runner.train_state.params)
             chunks.append(jax.device_get(metrics))
@@ -147,11 +163,18 @@ def train_seeds(
                         "objective": score,
                     }
                 )
-                if score < best[s][0]:
+                if rule_miss is not None:  # lexicographic: every candidate is kept until the end
+                    kept[s].append(mine)
+                elif score < best[s][0]:
                     best[s] = (score, mine)
         for i, s in enumerate(group):
             curve = {k: np.concatenate([np.asarray(c[k][i]) for c in chunks]) for k in chunks[0]}
             atomic_write_table(out / f"seed{s}_curve.csv", pd.DataFrame(curve))
+            if rule_miss is not None:
+                table = pd.DataFrame(evals[s]).assign(rule_miss_pct=rule_miss)
+                pick = lexicographic_pick(table, rule_miss)
+                best[s] = (float(table.objective[pick]), kept[s][pick])
+                evals[s] = table.assign(picked=table.index == pick).to_dict("records")
             if evals[s]:
                 atomic_write_table(out / f"seed{s}_select.csv", pd.DataFrame(evals[s]))
             save_policy(paths[s], best[s][1], env.obs_dim, env.n_actions)  # last: its presence marks the seed done
@@ -290,7 +313,7 @@ def table_text(rows: pd.DataFrame) -> str:
 SETTINGS = ("n_envs", "n_steps", "override", "select_every", "select_days")  # what trains a seed, beside the budget
 
 
-def check_settings(out: Path, args: argparse.Namespace) -> None:
+def check_settings(out: Path, args: argparse.Namespace, keys: Sequence[str] = SETTINGS) -> None:
     """Refuse to resume ``out`` under other training settings (its networks and rows would be reused as theirs)."""
     import json
 
@@ -298,10 +321,10 @@ def check_settings(out: Path, args: argparse.Namespace) -> None:
     from gpu_sched_env.core.io import atomic_write_json
 
     path = out / "settings.json"
-    mine = {k: getattr(args, k) for k in SETTINGS}
+    mine = {k: getattr(args, k) for k in keys}
     if path.exists():
         saved = json.loads(path.read_text())
-        diff = {k: (saved.get(k), mine[k]) for k in SETTINGS if saved.get(k) != mine[k]}
+        diff = {k: (saved.get(k), mine[k]) for k in keys if saved.get(k) != mine[k]}
         if diff:
             said = ", ".join(f"{k}: {a!r} there, {b!r} now" for k, (a, b) in diff.items())
             raise ConfigError(

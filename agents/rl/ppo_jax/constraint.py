@@ -1,0 +1,71 @@
+"""Misses as a constraint: a Lagrangian miss price for ``algo=ppo_jax`` and lexicographic selection.
+
+The constrained problem is: minimise the wait subject to the miss rate ≤ a target m* (percent of
+the jobs). Its Lagrangian prices a miss at a multiplier λ ≥ 0 [job-hours per miss]; PPO
+maximises the reward at the current λ, and after each rollout λ moves by projected dual ascent
+on the rollout's miss rate m (Altman 1999, *Constrained MDPs*; the PPO-Lagrangian of Ray, Achiam
+& Amodei 2019, "Benchmarking safe exploration in deep RL"):
+
+    λ ← max(0, λ + η·(m − m*))        (η: ``algo.lambda_rate``, job-hours per percentage point)
+
+The rollout's miss rate is its misses over its dispatches (each job is dispatched once, so over
+many rollouts that is the share of jobs missed). The reward is recomposed from the env's raw parts
+(``info["reward_raw"]``: the miss count of the step) so λ changes without rebuilding the env:
+r_λ = r_env + m_step·(w_env − λ·J), w_env the env's own miss price and J one job-hour of waiting,
+both in reward units.
+
+Model selection (:func:`lexicographic_pick`): among the evaluated checkpoints, those with no more
+misses than the rule on the same selection days (an exact count: same days, same jobs, so the
+mean miss % orders as the count), then the lowest mean wait; when none qualifies, the fewest
+misses, then the lowest wait.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
+import pandas as pd
+
+MISS = 1  # index of ``miss`` in the env's raw reward parts (gpu_sched_env.cgrsp.rewards.REWARD_PARTS)
+
+
+def priced_reward(
+    reward: jnp.ndarray, misses: jnp.ndarray, lam_h: jnp.ndarray, miss_weight: float, job_hour: float
+) -> jnp.ndarray:
+    """The reward with a miss priced at ``lam_h`` job-hours instead of the env's ``miss_weight``."""
+    return reward + misses * (jnp.float32(miss_weight) - lam_h * jnp.float32(job_hour))
+
+
+def rollout_miss_pct(misses: jnp.ndarray, dispatched: jnp.ndarray) -> jnp.ndarray:
+    """Misses per dispatched job in a rollout [%] (0 when nothing was dispatched)."""
+    return 100.0 * misses.sum() / jnp.maximum(dispatched.sum(), 1.0)
+
+
+def dual_update(lam_h: jnp.ndarray, miss_pct: jnp.ndarray, target_pct: float, rate: float) -> jnp.ndarray:
+    """Projected dual ascent: λ ← max(0, λ + rate·(miss % − target %))."""
+    return jnp.maximum(0.0, lam_h + rate * (miss_pct - target_pct))
+
+
+def rule_miss_pct(env: Any, rule: str, n_days: int) -> float:
+    """The JAX rule's mean miss % on ``n_days`` native selection days (keys 10 000 …): the default target."""
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, per_day, test_keys
+    from gpu_sched_env.cgrsp.jax import RULES
+
+    days = per_day(env, {rule: RULES[rule]}, test_keys(n_days, SELECT_SEED0))
+    return float(days.miss_pct.mean())
+
+
+def lexicographic_pick(evals: pd.DataFrame, rule_miss_pct: float) -> Any:
+    """The index of the checkpoint to keep: no more misses than the rule, then the lowest wait.
+
+    ``evals``: one row per checkpoint with the mean ``miss_pct`` and ``mean_wait_min`` on the
+    selection days the rule's ``rule_miss_pct`` was measured on. None within the rule's misses:
+    the fewest misses, then the lowest wait. Ties keep the earliest row.
+    """
+    ok = evals[evals.miss_pct <= rule_miss_pct + 1e-9]
+    pool = ok if len(ok) else evals[evals.miss_pct <= evals.miss_pct.min() + 1e-9]
+    return pool.mean_wait_min.idxmin()
+
+
+__all__ = ["MISS", "dual_update", "lexicographic_pick", "priced_reward", "rollout_miss_pct", "rule_miss_pct"]

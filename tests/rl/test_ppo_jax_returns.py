@@ -1,0 +1,152 @@
+"""algo=ppo_jax's returns and miss constraint on hand-worked numbers (no env compile).
+
+Time-aware GAE (γ^(Δt/τ)), the average-reward (differential) advantage and its running rate ρ,
+the Lagrange multiplier's projected dual ascent, the recomposed reward, lexicographic selection,
+and a toy run whose every step lasts τ: the time-aware program then learns what the per-decision
+one does.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+import pytest
+from ppo_jax_toy import ToyEnv
+
+from gpu_sched_agents.rl.ppo_jax import constraint, returns
+from gpu_sched_agents.rl.ppo_jax.ppo import PPOHyper, Runner, Transition, _returns_of, gae, make_train
+
+R = [1.0, 2.0, 3.0]
+V = [0.5, 1.0, 1.5]
+
+
+def traj(reward, value, dt=None, done=(0.0, 0.0, 0.0)):
+    col = lambda x: jnp.asarray(x, jnp.float32)[:, None]  # noqa: E731 [n_steps, 1 env]
+    return Transition(None, None, None, None, col(value), col(reward), col(done), None if dt is None else col(dt))
+
+
+def test_time_aware_gae_reduces_to_the_per_decision_discount_when_every_step_lasts_tau():
+    # by hand, γ 0.9, λ 0.5, last value 2: δ = (1.4, 2.35, 3.3); A2 = 3.3, A1 = 2.35 + 0.45·3.3 = 3.835,
+    # A0 = 1.4 + 0.45·3.835 = 3.12575
+    want = [3.12575, 3.835, 3.3]
+    adv, ret = gae(traj(R, V), jnp.asarray([2.0]), 0.9, 0.5)
+    np.testing.assert_allclose(adv[:, 0], want, rtol=1e-6)
+    g = returns.step_discounts(0.9, jnp.full((3, 1), 60.0), 60.0)
+    np.testing.assert_allclose(g, 0.9, rtol=1e-7)
+    adv_t, ret_t = gae(traj(R, V), jnp.asarray([2.0]), g, 0.5)
+    np.testing.assert_allclose(adv_t[:, 0], want, rtol=1e-6)
+    np.testing.assert_allclose(ret_t, ret, rtol=1e-6)
+
+
+def test_time_aware_gae_discounts_by_elapsed_time():
+    # Δt = (0, 120, 60) s with τ = 60 s: γ_t = (1, 0.81, 0.9). δ2 = 3 + 0.9·2 − 1.5 = 3.3;
+    # δ1 = 2 + 0.81·1.5 − 1 = 2.215, A1 = 2.215 + 0.81·0.5·3.3 = 3.5515; δ0 = 1 + 1 − 0.5 = 1.5,
+    # A0 = 1.5 + 0.5·3.5515 = 3.27575. A same-instant step (Δt = 0) is not discounted.
+    g = returns.step_discounts(0.9, jnp.asarray([[0.0], [120.0], [60.0]]), 60.0)
+    np.testing.assert_allclose(g[:, 0], [1.0, 0.81, 0.9], rtol=1e-6)
+    adv, _ = gae(traj(R, V), jnp.asarray([2.0]), g, 0.5)
+    np.testing.assert_allclose(adv[:, 0], [3.27575, 3.5515, 3.3], rtol=1e-6)
+    # a day's end cuts the bootstrap and the trace, as in the per-decision GAE
+    adv_d, _ = gae(traj(R, V, done=(0.0, 1.0, 0.0)), jnp.asarray([2.0]), g, 0.5)
+    np.testing.assert_allclose(adv_d[:, 0], [1.5 + 0.5 * 1.0, 2.0 - 1.0, 3.3], rtol=1e-6)
+
+
+def hp_of(**kw):
+    return PPOHyper(n_envs=1, n_steps=3, total_timesteps=3, batch_size=3, **kw)
+
+
+def runner_of(update=0, rho=0.0, lam=0.0):
+    return Runner(None, None, None, None, None, None, jnp.int32(update), jnp.float32(lam), jnp.float32(rho))
+
+
+def test_average_reward_advantage_on_a_hand_worked_sequence():
+    # rewards (−1, −5, 0) over Δt (10, 20, 10) s: the first rollout's rate ρ = −6 / 40 = −0.15 per s;
+    # differential r − ρ·Δt = (0.5, −2, 1.5). Values (0.2, −0.1, 0.3), last 0.4, γ = 1, λ = 0.5:
+    # δ = (0.2, −1.6, 1.6); A2 = 1.6, A1 = −1.6 + 0.5·1.6 = −0.8, A0 = 0.2 + 0.5·(−0.8) = −0.2
+    hp = hp_of(returns="average", gamma=1.0, gae_lambda=0.5, rho_rate=0.1)
+    t = traj([-1.0, -5.0, 0.0], [0.2, -0.1, 0.3], dt=[10.0, 20.0, 10.0])
+    r, t2, gammas, side = _returns_of(hp, runner_of(update=0), t, {})
+    assert gammas == 1.0
+    assert float(r.rho) == pytest.approx(-0.15) and float(side["avg_reward_rate"]) == pytest.approx(-0.15)
+    np.testing.assert_allclose(t2.reward[:, 0], [0.5, -2.0, 1.5], rtol=1e-6)
+    adv, _ = gae(t2, jnp.asarray([0.4]), gammas, hp.gae_lambda)
+    np.testing.assert_allclose(adv[:, 0], [-0.2, -0.8, 1.6], rtol=1e-5, atol=1e-6)
+    # a later rollout blends its rate in: 0.9·(−0.15) + 0.1·(−12/40) = −0.165
+    t = traj([-2.0, -10.0, 0.0], [0.0, 0.0, 0.0], dt=[10.0, 20.0, 10.0])
+    r, t2, _, _ = _returns_of(hp, runner_of(update=5, rho=-0.15), t, {})
+    assert float(r.rho) == pytest.approx(-0.165)
+    np.testing.assert_allclose(t2.reward[:, 0], [-2.0 + 1.65, -10.0 + 3.3, 1.65], rtol=1e-5)
+
+
+def test_the_multiplier_rises_above_the_target_and_falls_to_zero_not_below():
+    assert float(constraint.dual_update(jnp.float32(5.0), jnp.float32(2.0), 0.5, 1.0)) == pytest.approx(6.5)
+    assert float(constraint.dual_update(jnp.float32(3.0), jnp.float32(0.2), 0.5, 1.0)) == pytest.approx(2.7)
+    assert float(constraint.dual_update(jnp.float32(1.0), jnp.float32(0.0), 0.5, 4.0)) == 0.0  # projected at 0
+    # through the update: 2 misses over 40 dispatches = 5 % against a 1 % target, rate 2 → λ + 8
+    hp = hp_of(miss_target_pct=1.0, lambda_rate=2.0)
+    extra = {"misses": jnp.asarray([[1.0], [0.0], [1.0]]), "dispatched": jnp.asarray([[10.0], [20.0], [10.0]])}
+    r, _, gammas, side = _returns_of(hp, runner_of(lam=64.0), traj(R, V), extra)
+    assert gammas == hp.gamma and float(side["rollout_miss_pct"]) == pytest.approx(5.0)
+    assert float(side["miss_price_h"]) == 64.0 and float(r.lam) == pytest.approx(72.0)
+    none = {"misses": jnp.zeros((3, 1)), "dispatched": jnp.full((3, 1), 10.0)}
+    lam = runner_of(lam=1.5)
+    for _ in range(3):  # 0 % against 1 %: −2 per update, stopped at 0
+        lam, *_ = _returns_of(hp, lam, traj(R, V), none)
+    assert float(lam.lam) == 0.0
+
+
+def test_priced_reward_swaps_the_env_miss_price_for_the_multiplier():
+    # env: −(1 h of waste + 2 misses × 64 h) in job-hours; at λ = 64 h unchanged, at λ = 10 h the misses cost 20 h
+    r_env, misses = jnp.float32(-(1.0 + 2 * 64.0)), jnp.float32(2.0)
+    assert float(constraint.priced_reward(r_env, misses, jnp.float32(64.0), 64.0, 1.0)) == pytest.approx(-129.0)
+    assert float(constraint.priced_reward(r_env, misses, jnp.float32(10.0), 64.0, 1.0)) == pytest.approx(-21.0)
+    assert float(constraint.priced_reward(r_env, misses, jnp.float32(0.0), 64.0, 1.0)) == pytest.approx(-1.0)
+
+
+def test_lexicographic_selection_on_a_hand_made_table():
+    evals = pd.DataFrame(
+        {"steps": [1, 2, 3, 4], "mean_wait_min": [40.0, 42.0, 41.0, 45.0], "miss_pct": [0.5, 0.0, 0.02, 0.0]}
+    )
+    assert constraint.lexicographic_pick(evals, 0.02) == 2  # 0.02 % ties the rule: allowed, lowest wait
+    assert constraint.lexicographic_pick(evals, 0.0) == 1  # only the miss-free ones, then the lower wait
+    assert constraint.lexicographic_pick(evals, 1.0) == 0  # all within the rule: the lowest wait
+    worse = evals.assign(miss_pct=[0.5, 0.3, 0.3, 0.4])
+    assert constraint.lexicographic_pick(worse, 0.0) == 2  # none qualifies: fewest misses (0.3 %), then lower wait
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import selection_objective
+
+    # the one-job-hour objective would have taken the 40-min checkpoint with 0.5 % missed
+    scores = [selection_objective(evals.iloc[[i]]) for i in range(4)]
+    assert int(np.argmin(scores)) == 0
+
+
+class ClockedToy(ToyEnv):
+    """The toy MDP whose every step lasts ``TAU`` simulated seconds (``info["dt"]``)."""
+
+    TAU = 30.0
+
+    def step(self, key, s, action, params):
+        obs, s2, reward, done, info = super().step(key, s, action, params)
+        return obs, s2, reward, done, {**info, "dt": jnp.float32(self.TAU)}
+
+
+def test_time_aware_training_equals_per_decision_when_every_step_lasts_tau():
+    env = ClockedToy()
+    base = dict(n_envs=4, n_steps=8, total_timesteps=4 * 8 * 4, batch_size=16, n_epochs=2, net_arch=(8,), gamma=0.9)
+    per_decision, _ = jax.jit(make_train(PPOHyper(**base), env, env.default_params).train)(jax.random.PRNGKey(0))
+    clocked = PPOHyper(**base, tau_s=ClockedToy.TAU)
+    assert clocked.time_aware
+    timed, _ = jax.jit(make_train(clocked, env, env.default_params).train)(jax.random.PRNGKey(0))
+    for a, b in zip(
+        jax.tree_util.tree_leaves(per_decision.train_state.params), jax.tree_util.tree_leaves(timed.train_state.params)
+    ):  # equal to float rounding (γ·λ is rounded once in float64 on the per-decision path)
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-6)
+    halved = PPOHyper(**base, tau_s=2 * ClockedToy.TAU)  # γ per 60 s: a longer horizon, another network
+    other, _ = jax.jit(make_train(halved, env, env.default_params).train)(jax.random.PRNGKey(0))
+    diff = [
+        np.abs(np.asarray(a) - np.asarray(b)).max()
+        for a, b in zip(
+            jax.tree_util.tree_leaves(per_decision.train_state.params),
+            jax.tree_util.tree_leaves(other.train_state.params),
+        )
+    ]
+    assert max(diff) > 1e-4
