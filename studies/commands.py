@@ -19,7 +19,7 @@ from gpu_sched_env.core.commands import Command, Group, dispatch
 PROG = "python -m studies"
 
 BENCH = Group(
-    "benchmarks: sim, env, edge, hgsp, mig, train, jax, jax-ab, ppo-jax-seeds",
+    "benchmarks: sim, env, edge, hgsp, mig, train, jax, illegal, jax-ab, ppo-jax-seeds",
     {
         "sim": Command(
             "studies.bench.sim:main",
@@ -37,6 +37,10 @@ BENCH = Group(
         "jax": Command(
             "studies.bench.jax:main",
             "JAX env steps/s vs CGRSP-v0's; ppo_jax training frames/s vs MaskablePPO's (--json)",
+        ),
+        "illegal": Command(
+            "gpu_sched_env.cgrsp.jax.illegal:main",
+            "the JAX env under illegal actions: native days with a share of masked-out actions, jobs lost (0 expected)",
         ),
         "jax-ab": Command(
             "studies.bench.jax_ab:main", "the JAX env's speed: an older commit's against the checkout's, in one process"

@@ -1,6 +1,6 @@
 """Random play with a share of illegal actions: the JAX env's substitutes lose no job.
 
-    python -m gpu_sched_env.cgrsp.jax.illegal [--day hectic] [--stock fresh] [--days 100] [--share 0.3] [--json]
+    python -m studies bench illegal [--day hectic] [--stock fresh] [--days 100] [--share 0.3] [--json]
 
 At each step, with probability ``share`` the action is drawn uniformly from the actions the
 mask forbids (where there are any), else uniformly from the legal ones; the env plays each
@@ -63,9 +63,14 @@ def illegal_play(
     return {k: np.asarray(v) for k, v in out.items()}
 
 
-def main(argv: list[str] | None = None) -> dict:
+def main(argv: list[str] | None = None) -> int:
+    """The command: :func:`play`; exit status 1 if a job was lost, else 0."""
+    return int(play(argv)["lost_jobs"] > 0)
+
+
+def play(argv: list[str] | None = None) -> dict:
     """Play ``--days`` native days with ``--share`` illegal actions; print the lost jobs (``--json``: one object)."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m studies bench illegal", description=__doc__.splitlines()[0])
     ap.add_argument("--day", default="hectic", help="day type (default hectic)")
     ap.add_argument("--stock", default="fresh", help="'fresh' or a Markov mean dwell D in seconds")
     ap.add_argument("--days", type=int, default=100)
@@ -92,6 +97,3 @@ def main(argv: list[str] | None = None) -> dict:
     print(json.dumps(out) if a.json else "\n".join(f"{k}: {v}" for k, v in out.items()))
     return out
 
-
-if __name__ == "__main__":
-    main()

@@ -222,9 +222,10 @@ def test_checked_error_is_the_invalid_action_error_class():
 
 @pytest.mark.slow
 def test_illegal_play_command_reports_no_lost_job(capsys):
-    """``python -m gpu_sched_env.cgrsp.jax.illegal`` (the 100-day measurement of docs/cgrsp_env.md), on 3 days."""
-    from gpu_sched_env.cgrsp.jax.illegal import main
+    """``python -m studies bench illegal`` (the 100-day measurement of docs/cgrsp_env.md), on 3 days."""
+    from gpu_sched_env.cgrsp.jax.illegal import main, play
 
-    out = main(["--days", "3", "--day", "surge", "--json"])
+    out = play(["--days", "3", "--day", "surge", "--json"])
+    assert main(["--days", "1", "--day", "surge"]) == 0
     assert out["lost_jobs"] == 0 and out["illegal_actions"] > 0.2 * out["steps"]
     assert '"lost_jobs": 0' in capsys.readouterr().out
