@@ -13,7 +13,8 @@ from packaging.utils import canonicalize_name
 tomllib = pytest.importorskip("tomllib")  # Python ≥ 3.11 (what the lock is for)
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements.lock"
-EXTRAS = ("dev", "ray", "sweep", "docs", "jax")  # what scripts/setup.sh and scripts/lock.sh install
+# what scripts/setup.sh and scripts/lock.sh install
+EXTRAS = ("dev", "ray", "sweep", "docs", "jax", "gymnax", "jumanji")
 
 
 def _pins() -> dict[str, str]:

@@ -1,6 +1,6 @@
 """``action_mode="joint_hold"`` on CGRSP-v0: config checks, the mask, the release of a hold, the rule through it.
 
-The JAX env's equality under this design is tests/cgrsp/jax/test_joint_hold.py.
+The JAX env's equality under this design is tests/cgrsp/jax/test_joint_hold_jax.py.
 """
 
 import copy

@@ -20,5 +20,11 @@ def now() -> dict[str, np.ndarray]:
 def test_same_episodes_as_recorded(now: dict[str, np.ndarray]) -> None:
     ref = np.load(OUT)
     assert sorted(now) == sorted(ref.files)
-    for key in ref.files:  # exact equality: same floats, same actions, same objective
-        np.testing.assert_array_equal(now[key], ref[key], err_msg=key)
+    for key in ref.files:
+        if np.issubdtype(ref[key].dtype, np.floating):
+            # the floats to the last bits: the machine that runs this may sum in another SIMD order
+            # than the one that recorded them (one such machine gives 6 of 585 values 1 ulp apart,
+            # at commit 9e5adfa as now); a refactor that changed an episode moves them by far more
+            np.testing.assert_allclose(now[key], ref[key], rtol=4e-16 * 8, atol=0, err_msg=key)
+        else:  # actions, counts: exact
+            np.testing.assert_array_equal(now[key], ref[key], err_msg=key)

@@ -32,7 +32,7 @@ def test_a_moved_file_hashes_under_its_old_name(monkeypatch):
 
     root = Path(__file__).resolve().parents[2]
     assert all((root / new).is_file() and not (root / old).exists() for new, old in MOVED.items())
-    path = "studies/cgrsp/bounds.py"
+    path = "gpu_sched_env/cgrsp/bounds.py"  # moved from studies/cgrsp/bounds.py (MOVED)
     source_fingerprint.cache_clear()
     here = source_fingerprint((path,))
     monkeypatch.setattr("studies.store.MOVED", {path: "studies/cgrsp/old_home.py"})

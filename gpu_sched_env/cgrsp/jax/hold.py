@@ -7,7 +7,7 @@ until an idle slot is not held while a job waits (:meth:`JaxHold._settle`): at e
 point of the simulator the holds whose type's status changed, or whose laxity trigger fires,
 are released (:func:`release`); when nothing else can happen every hold is let go. The
 observation marks the idle slots not held in the ``offered`` column of ``slots``. Equal to
-CGRSP-v0's :class:`~gpu_sched_env.cgrsp.held.HeldDeferrals` (``tests/cgrsp/jax/test_joint_hold.py``).
+CGRSP-v0's :class:`~gpu_sched_env.cgrsp.held.HeldDeferrals` (``tests/cgrsp/jax/test_joint_hold_jax.py``).
 """
 
 from __future__ import annotations
