@@ -14,7 +14,6 @@ cloning from a CGRSP rule, semi-MDP discounting, the month protocol) is refused 
 from __future__ import annotations
 
 import logging
-import time
 from pathlib import Path
 from typing import Any
 
@@ -157,20 +156,7 @@ def train_scenario(cfg: DictConfig) -> dict[str, float]:
         ),
         *tr._extra_callbacks(),
     ]
-    remaining = total - int(model.num_timesteps)
-    log.info(f"training ppo on {spec.env_id} for {remaining} steps ({int(model.num_timesteps)} done) in {run_dir}")
-    t0 = time.perf_counter()
-    if remaining > 0:
-        model.learn(
-            remaining,
-            callback=callbacks,
-            tb_log_name="learned",
-            reset_num_timesteps=ckpt is None,
-            progress_bar=bool(cfg.train.progress_bar),
-        )
-    train_s = time.perf_counter() - t0
-    model.save(run_dir / "final_model")
-    venv.close()
+    train_s = tr.learn_and_save(cfg, model, venv, callbacks, total, ckpt, run_dir, f"ppo on {spec.env_id}")
     return final_evaluation(cfg, spec, config, run_dir, train_s)
 
 

@@ -383,10 +383,17 @@ def train(cfg: DictConfig) -> dict[str, float]:
         ),
         *_extra_callbacks(),
     ]
+    train_s = learn_and_save(cfg, model, venv, callbacks, total, ckpt, run_dir, f"{cfg.algo.name} on {config.day}")
+    return final_evaluation(cfg, spec, config, run_dir, train_s)
+
+
+def learn_and_save(cfg: DictConfig, model, venv, callbacks: list, total: int, ckpt, run_dir: Path, what: str) -> float:
+    """Train ``model`` up to ``total`` steps (a resumed run: what is left), save ``final_model``; the seconds it took.
+
+    Shared by every scenario's trainer (CGRSP here, the others in :mod:`.scenario_train`).
+    """
     remaining = total - int(model.num_timesteps)
-    log.info(
-        f"training {cfg.algo.name} on {config.day} for {remaining} steps ({int(model.num_timesteps)} done) in {run_dir}"
-    )
+    log.info(f"training {what} for {remaining} steps ({int(model.num_timesteps)} done) in {run_dir}")
     t0 = time.perf_counter()
     if remaining > 0:
         model.learn(
@@ -399,7 +406,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
     train_s = time.perf_counter() - t0
     model.save(run_dir / "final_model")
     venv.close()
-    return final_evaluation(cfg, spec, config, run_dir, train_s)
+    return train_s
 
 
 def write_run_files(cfg: DictConfig, run_dir: Path, ckpt: Path | None) -> None:
