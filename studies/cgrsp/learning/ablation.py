@@ -201,6 +201,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"written {path} and {args.out / 'table.md'}")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

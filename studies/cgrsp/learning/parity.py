@@ -405,6 +405,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"written {rows_path} and {args.out / 'table.md'}")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -116,6 +116,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     atomic_write_table(path, pd.concat([old, new], ignore_index=True))
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())
