@@ -205,3 +205,23 @@ def test_reward_scaling_is_vecnormalizes():
         s, got = _update_stats(s, jnp.asarray(r, jnp.float32), jnp.asarray(d), 0.9)
         np.testing.assert_allclose(got, want, rtol=2e-4)
     np.testing.assert_allclose(float(s.var), rms.var, rtol=2e-4)
+
+
+def test_learned_rule_plays_new_weights_through_one_compiled_day():
+    """Judging a learner every few updates compiles its day once: the weights are an argument of the program."""
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import _mlp_act, learned_rule, per_day, test_keys
+    from gpu_sched_env.cgrsp.jax import JaxCGRSP
+    from gpu_sched_env.cgrsp.jax import rules as jrules
+    from tests.cgrsp.jax.helpers import joint_heads
+
+    env = JaxCGRSP.from_config(joint_heads("surge", "fresh"), records=False)
+    net = ActorCritic(n_actions=env.n_actions, net_arch=(16,))
+    nets = [NumpyPolicy(actor_arrays(net.init(jax.random.PRNGKey(k), jnp.zeros((1, env.obs_dim))))) for k in (0, 1)]
+    keys = test_keys(2)
+    first, second = (per_day(env, {"net": learned_rule(env, p)}, keys) for p in nets)
+    program = jrules._day_metrics(env, learned_rule(env, nets[0]), jrules.max_steps_of(env.spec.n))
+    assert program._cache_size() == 1  # the second network reused the first one's program
+    assert not np.allclose(first.mean_wait_min, second.mean_wait_min)  # and played as itself
+    w = learned_rule(env, nets[1]).weights
+    closed = per_day(env, {"net": lambda s, p: _mlp_act(env, s, p, w)}, keys)  # the weights as constants
+    np.testing.assert_allclose(second[list(closed.columns[2:])], closed[list(closed.columns[2:])], rtol=1e-6)

@@ -22,6 +22,7 @@ import pandas as pd
 
 from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy, actor_arrays
 from gpu_sched_agents.rl.ppo_jax.network import factored_mode, masked_logits
+from gpu_sched_env.cgrsp.jax.rules import Rule
 from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
@@ -32,18 +33,24 @@ SELECT_SEED0 = 10_000  # selection days (model selection, tuning): keys PRNGKey(
 MISS_AS_WAIT_MIN = MISS_AS_WAIT_S / 60.0  # the `deadline` objective's price of a miss [min of one job's wait]
 
 
-def learned_rule(env: Any, policy: NumpyPolicy) -> Any:
-    """``policy`` as a pure JAX policy ``(state, params) -> joint action`` on ``env``."""
-    layers = [(jnp.asarray(w), jnp.asarray(b)) for w, b in policy.layers]
-    w_out, b_out = jnp.asarray(policy.out[0]), jnp.asarray(policy.out[1])
+def _mlp_act(env: Any, s: Any, params: Any, weights: Any) -> jnp.ndarray:
+    """The exported actor's two-level mode on ``env``'s observation of ``s`` (``weights``: hidden layers, output)."""
+    layers, (w_out, b_out) = weights
+    h = env._obs(s, params)
+    for w, b in layers:
+        h = jnp.tanh(h @ w + b)
+    return factored_mode(masked_logits(h @ w_out + b_out, env._action_mask(s, params)))
 
-    def act(s: Any, params: Any) -> jnp.ndarray:
-        h = env._obs(s, params)
-        for w, b in layers:
-            h = jnp.tanh(h @ w + b)
-        return factored_mode(masked_logits(h @ w_out + b_out, env._action_mask(s, params)))
 
-    return act
+def learned_rule(env: Any, policy: NumpyPolicy, name: str = "ppo_jax") -> Rule:
+    """``policy`` as a JAX :class:`~gpu_sched_env.cgrsp.jax.rules.Rule` on ``env``, its weights an argument.
+
+    Every network of one shape plays through one compiled day (``rules.evaluate`` passes the
+    weights to the program), so evaluating a learner every few updates compiles once.
+    """
+    layers = tuple((jnp.asarray(w), jnp.asarray(b)) for w, b in policy.layers)
+    out = (jnp.asarray(policy.out[0]), jnp.asarray(policy.out[1]))
+    return Rule(name, _mlp_act, weights=(layers, out))
 
 
 def test_keys(n: int, seed0: int = TEST_SEED0) -> jnp.ndarray:

@@ -19,9 +19,11 @@ arguments here (:func:`defer_exp_rule`), so the rule as published before them re
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from functools import partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
+from weakref import WeakKeyDictionary
 
 import jax
 import jax.numpy as jnp
@@ -47,12 +49,16 @@ DEFER_GAPS = ("plan", "busy")
 class Rule(NamedTuple):
     """A pure policy: ``act(env, state, params) -> action``.
 
-    The action is in the joint space, or in the subqueue space when ``subqueue``.
+    The action is in the joint space, or in the subqueue space when ``subqueue``. A policy with
+    learned ``weights`` (any pytree) has ``act(env, state, params, weights)``: :func:`evaluate`
+    passes the weights as an argument of its compiled program, so a second network of the same
+    shape plays without a recompile (a learner judged every few updates compiles its day once).
     """
 
     name: str
     act: Callable
     subqueue: bool = False
+    weights: Any = None
 
 
 def slot_spt(params: EnvParams, s: EnvState, cx: jnp.ndarray, idle: jnp.ndarray) -> jnp.ndarray:
@@ -259,15 +265,27 @@ def max_steps_of(n: int) -> int:
     return 3 * int(n)
 
 
-def rollout(env, rule: Rule | Callable, s: EnvState, params: EnvParams, max_steps: int | None = None) -> EnvState:
+def _policy(env, rule: Rule | Callable, weights: Any) -> tuple[Callable, bool]:
+    """``rule`` as ``f(state, params) -> action`` (its ``weights`` bound to ``weights``) and whether it subqueues."""
+    if not isinstance(rule, Rule):
+        return rule, False
+    if rule.weights is None:
+        return (lambda st, p: rule.act(env, st, p)), rule.subqueue
+    return (lambda st, p: rule.act(env, st, p, weights)), rule.subqueue
+
+
+def rollout(
+    env, rule: Rule | Callable, s: EnvState, params: EnvParams, max_steps: int | None = None, weights: Any = None
+) -> EnvState:
     """Play ``rule`` (a :class:`Rule`, or ``f(state, params) -> joint action``) to the end of the day.
 
     A bounded loop: at most ``max_steps`` steps (default :func:`max_steps_of` the day's N).
     ``state.done`` False on return means the rollout stalled; :func:`evaluate` raises
     :class:`StalledRolloutError` then, a caller of ``rollout`` reads ``done`` (:func:`check_done`).
+    ``weights``: the weights a learned :class:`Rule` plays with (default its own ``rule.weights``).
     """
-    sub = isinstance(rule, Rule) and rule.subqueue
-    act = (lambda st, p: rule.act(env, st, p)) if isinstance(rule, Rule) else rule
+    w = rule.weights if weights is None and isinstance(rule, Rule) else weights
+    act, sub = _policy(env, rule, w)
     step = env._step_subqueue if sub else env._step
     key = jax.random.PRNGKey(0)  # unused by the dynamics (the day holds its draws)
     cap = max_steps_of(env.spec.n) if max_steps is None else int(max_steps)
@@ -290,23 +308,29 @@ def check_done(done, what: str, max_steps: int) -> None:
         )
 
 
-def evaluate(
-    env, rule: Rule | Callable, days_or_keys, params: EnvParams | None = None, max_steps: int | None = None
-) -> dict[str, jnp.ndarray]:
-    """Per-day metrics of ``rule`` on a batch of days (a stacked :class:`Day`) or PRNG keys (native days), vmapped.
+# Compiled day evaluations per env: (act, subqueue, learned, cap) -> jitted program (an LRU of the last 32).
+_COMPILED: WeakKeyDictionary = WeakKeyDictionary()
+_COMPILED_MAX = 32
 
-    Returns arrays of shape (batch,): ``mean_wait_min``, ``miss`` (count), ``miss_pct``,
-    ``tight_miss``, ``cost_usd``, ``completed``, ``n_invalid`` (illegal actions played as their
-    substitute). Raises :class:`StalledRolloutError` when a day is not done within
-    ``max_steps`` (:func:`rollout`).
+
+def _day_metrics(env, rule: Rule | Callable, cap: int) -> Callable:
+    """The jitted ``(days_or_keys, params, weights) -> metrics`` of ``rule`` on ``env``, compiled once per shape.
+
+    Cached for a :class:`Rule` (its ``act`` is a module-level function or a partial made once);
+    the params and the weights are arguments, so new weights or params of the same shapes reuse
+    the program. A bare callable gets a fresh program (it may close over anything).
     """
-    params = env.default_params if params is None else params
-    cap = max_steps_of(env.spec.n) if max_steps is None else int(max_steps)
     from gpu_sched_env.cgrsp.jax.types import Day
 
-    def one(x):
+    key = (rule.act, rule.subqueue, rule.weights is not None, cap) if isinstance(rule, Rule) else None
+    cache = _COMPILED.setdefault(env, OrderedDict())
+    if key is not None and key in cache:
+        cache.move_to_end(key)
+        return cache[key]
+
+    def one(x, params, weights):
         _, s = env._reset_to_day(x, params) if isinstance(x, Day) else env._reset(x, params)
-        s = rollout(env, rule, s, params, cap)
+        s = rollout(env, rule, s, params, cap, weights)
         n = env.spec.n
         return {
             "mean_wait_min": s.sum_wait / n / 60.0,
@@ -319,7 +343,29 @@ def evaluate(
             "done": s.done,
         }
 
-    out = jax.jit(jax.vmap(one))(days_or_keys)
+    fn = jax.jit(jax.vmap(one, in_axes=(0, None, None)))
+    if key is not None:
+        cache[key] = fn
+        while len(cache) > _COMPILED_MAX:
+            cache.popitem(last=False)
+    return fn
+
+
+def evaluate(
+    env, rule: Rule | Callable, days_or_keys, params: EnvParams | None = None, max_steps: int | None = None
+) -> dict[str, jnp.ndarray]:
+    """Per-day metrics of ``rule`` on a batch of days (a stacked :class:`Day`) or PRNG keys (native days), vmapped.
+
+    Returns arrays of shape (batch,): ``mean_wait_min``, ``miss`` (count), ``miss_pct``,
+    ``tight_miss``, ``cost_usd``, ``completed``, ``n_invalid`` (illegal actions played as their
+    substitute). Raises :class:`StalledRolloutError` when a day is not done within
+    ``max_steps`` (:func:`rollout`). A :class:`Rule` compiles once per env, step cap and
+    batch shape; its ``weights`` (a learned policy) and ``params`` are arguments of that program.
+    """
+    params = env.default_params if params is None else params
+    cap = max_steps_of(env.spec.n) if max_steps is None else int(max_steps)
+    weights = rule.weights if isinstance(rule, Rule) else None
+    out = dict(_day_metrics(env, rule, cap)(days_or_keys, params, weights))
     name = rule.name if isinstance(rule, Rule) else getattr(rule, "__name__", "policy")
     check_done(out.pop("done"), f"rules.evaluate of {name!r}", cap)
     return out

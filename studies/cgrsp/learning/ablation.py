@@ -189,6 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for row in args.rows:
             at = (done.regime == regime) & (done.row == row) & (done.budget == args.budget)
             done = done[~(at & (done.status != "ok"))]  # a row refused by an earlier build is tried again
+            at = (done.regime == regime) & (done.row == row) & (done.budget == args.budget)
             mine = done[at & (done.status == "ok")]
             if set(args.seeds) <= set(mine.seed):
                 continue
@@ -200,4 +201,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{regime} {row}:\n{new.drop(columns=['overrides']).to_string(index=False)}", flush=True)
     print(f"written {path} and {args.out / 'table.md'}")
     return 0
-
