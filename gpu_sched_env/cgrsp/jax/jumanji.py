@@ -13,7 +13,7 @@ Jumanji's ``JobShop``). No auto-reset inside: wrap with ``jumanji.wrappers.AutoR
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 import jax
@@ -63,8 +63,13 @@ class CGRSPJumanji(jumanji.Environment[State, specs.DiscreteArray, Observation])
     def __repr__(self) -> str:
         return f"CGRSPJumanji({'mixed' if self.env.is_mixed else self.env.cfg.day}, actions={self.env.n_actions})"
 
+    @partial(jax.jit, static_argnums=0)
     def reset(self, key: jax.Array) -> tuple[State, TimeStep[Observation]]:
-        """A new day (native, or a row of the params' pool); ``TimeStep`` FIRST with zero reward."""
+        """A new day (native, or a row of the params' pool); ``TimeStep`` FIRST with zero reward.
+
+        Jitted, as ``step``: a caller that resets eagerly (Jumanji's own ``check_env_does_not_smoke``
+        does) runs one compiled program, not a few hundred primitives compiled one by one (20 s on CPU).
+        """
         key, k_day = jax.random.split(key)
         s = self.env._reset_state(k_day, self.params)
         zero = jnp.zeros((), self.env.dtype)
@@ -77,6 +82,7 @@ class CGRSPJumanji(jumanji.Environment[State, specs.DiscreteArray, Observation])
         )
         return State(env=s, key=key), ts
 
+    @partial(jax.jit, static_argnums=0)
     def step(self, state: State, action: jax.Array) -> tuple[State, TimeStep[Observation]]:
         """One step of the JAX env; ``TimeStep`` LAST (discount 0) when the day ends, MID otherwise."""
         key, k_step = jax.random.split(state.key)
