@@ -18,6 +18,7 @@ def test_bench_jax_json_last_line_has_the_keys(capsys):
         "quiet",
         "--batch",
         "4",
+        "8",
         "--env-steps",
         "5",
         "--ref-steps",
@@ -38,11 +39,12 @@ def test_bench_jax_json_last_line_has_the_keys(capsys):
     assert KEYS <= set(row) and all(row[k] > 0 for k in KEYS)
     ratio = row["env_steps_per_s"] / row["ref_env_steps_per_s"]
     assert abs(row["env_ratio"] - ratio) <= 0.01 + 0.01 * ratio  # rounded figures, same run
-    assert row["ppo_n_envs"] == 4 and row["ppo_n_steps"] == 8
+    assert row["ppo_n_envs"] == 4 and row["ppo_n_steps"] == 8 and row["batch"] == [4, 8]
+    assert row["env_steps_per_s"] == max(row["env_steps_per_s_4"], row["env_steps_per_s_8"])
 
 
 def test_bench_jax_refuses_a_zero_size(capsys):
     with pytest.raises(SystemExit) as e:
-        main(["bench", "jax", "--batch", "0"])
+        main(["bench", "jax", "--batch", "1024", "0"])
     assert e.value.code == 2
     assert "--batch = 0: must be ≥ 1" in capsys.readouterr().err

@@ -1,23 +1,19 @@
-"""Batched steps/s of the JAX env against CGRSP-v0's masked random-action steps/s, in one run.
+"""The pieces of the JAX env's benchmark that ship with the package.
 
-Both play uniformly random legal actions. The JAX side runs ``n_envs`` native days in one
-jitted ``lax.scan`` of ``vmap(step_autoreset)`` (compiled first, not timed); the reference
-steps one ``CGRSP-v0`` in Python. ``python -m gpu_sched_env.cgrsp.jax.bench --json`` prints
-one JSON object last.
+:func:`joint_heads_config` (the design the JAX env implements), :func:`random_legal` (a uniform
+draw over the legal actions, one uniform per env and step, as the references draw theirs) and
+:func:`jax_steps_per_s` (steps/s of vmapped envs under random legal play). The benchmark itself,
+against CGRSP-v0 and MaskablePPO in one run, is ``python -m studies bench jax`` (checkout only).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
-from gpu_sched_env.cgrsp.env import CGRSPEnv
 from gpu_sched_env.cgrsp.jax.env import JaxCGRSP
 from gpu_sched_env.core.errors import check_number
 
@@ -83,46 +79,3 @@ def jax_steps_per_s(env: JaxCGRSP, n_envs: int, n_steps: int, seed: int = 0, aut
     t0 = time.perf_counter()
     jax.block_until_ready(run(obs, st, jax.random.PRNGKey(seed + 2)))
     return n_envs * n_steps / (time.perf_counter() - t0)
-
-
-def ref_steps_per_s(cfg: CGRSPEnvConfig, n_steps: int, seed: int = 0) -> float:
-    """CGRSP-v0 steps per second with uniformly random legal actions (one env, resets included)."""
-    check_number("n_steps", n_steps, lo=1, integer=True)
-    env = CGRSPEnv(cfg)
-    rng = np.random.default_rng(seed)
-    env.reset(seed=seed)
-    t0 = time.perf_counter()
-    for i in range(n_steps):
-        _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
-        if done:
-            env.reset(seed=seed + 1 + i)
-    return n_steps / (time.perf_counter() - t0)
-
-
-def main(argv: list[str] | None = None) -> dict:
-    """Measure both and print them (``--json``: one JSON object last)."""
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--day", default="hectic")
-    ap.add_argument("--n-envs", type=int, nargs="+", default=[1024, 4096])
-    ap.add_argument("--steps", type=int, default=200)
-    ap.add_argument("--ref-steps", type=int, default=3000)
-    ap.add_argument("--json", action="store_true", help="print one JSON object last")
-    a = ap.parse_args(argv)
-    cfg = joint_heads_config(a.day)
-    env = JaxCGRSP.from_config(cfg, records=False)
-    out = {"device": str(jax.devices()[0]), "dtype": str(env.dtype), "day": a.day}
-    for n in a.n_envs:
-        out[f"env_steps_per_s_{n}"] = jax_steps_per_s(env, n, a.steps)
-    out["env_steps_per_s"] = max(v for k, v in out.items() if k.startswith("env_steps_per_s_"))
-    out["ref_env_steps_per_s"] = ref_steps_per_s(cfg, a.ref_steps)
-    out["ratio"] = out["env_steps_per_s"] / out["ref_env_steps_per_s"]
-    if a.json:
-        print(json.dumps(out))
-    else:
-        for k, v in out.items():
-            print(f"{k}: {v:,.0f}" if isinstance(v, float) else f"{k}: {v}")
-    return out
-
-
-if __name__ == "__main__":
-    main()
