@@ -38,14 +38,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpu_sched_agents.evaluate.protocol import REGIMES as PROTOCOL_REGIMES
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
-MARKOV_900 = {"stock_process": "markov", "stock_dwell_s": 900}
+# The standard protocol's regimes (gpu-sched evaluate's), as env params: name -> (day, params)
 REGIMES: dict[str, tuple[str, dict[str, Any]]] = {
-    "hectic_fresh": ("hectic", {}),
-    "hectic_D900": ("hectic", MARKOV_900),
-    "surge_fresh": ("surge", {}),
-    "surge_D900": ("surge", MARKOV_900),
+    name: (day, {} if stock == "fresh" else {"stock_process": "markov", "stock_dwell_s": int(stock)})
+    for name, (day, stock) in PROTOCOL_REGIMES.items()
 }
 JAX_RULE = "spt_rescue_defer_exp"
 TEST_SEED0 = 20_000
