@@ -244,6 +244,10 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
     ``episode_keys``: scalar ``info`` entries the env reports at the end of a day (e.g.
     ``mean_wait_min``); each update's metrics hold their mean over the days that ended in it as
     ``episode/<key>`` (NaN when none ended).
+
+    Long by design: ``init``, ``env_step``, ``loss_fn`` and ``update`` are closures over one set of
+    vmapped env functions, network and optimiser that ``jax.jit`` traces as one program (PureJaxRL's
+    layout); the shipped run's numbers are pinned bit for bit, so its traced body stays in one place.
     """
     net = ActorCritic(int(env.n_actions), tuple(int(w) for w in hp.net_arch))
     init_params = network_init(net, int(env.obs_dim))
