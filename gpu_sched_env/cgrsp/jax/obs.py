@@ -112,6 +112,10 @@ def observe(
 
     ``offered`` (bool[C]): the slots whose ``offered`` column is 1 (``joint_hold``: the idle
     slots not held); None: none (the joint design).
+
+    Long by design: its sections (window jobs, beyond, slots, globals, model) build one flat vector
+    whose column order the module docstring fixes and the equivalence tests pin bit for bit; they
+    share ``day``, ``t``, ``dt`` and ``log_n``, and read in that order here, in one traced body.
     """
     day = day_of(s, params)
     t = s.t
