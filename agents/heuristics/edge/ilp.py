@@ -158,6 +158,10 @@ def solve_round(
         rnd: round index (for the report).
         committed_s: per device, the planned finish time of the work placed in earlier
             rounds [s]; used only when ``cfg.rounds == "load_aware"`` (None = idle devices).
+
+    Long by design: the integer scaling, the CP-SAT model, its hint and the read-back of the
+    solution share the variables ``x``/``u`` and the scaled arrays; the model is built in one place
+    so its constraints and objective read together against the module docstring.
     """
     check_choice("objective", objective, OBJECTIVES)
     if objective == "makespan" and cfg.deferral == "best_time":
