@@ -86,7 +86,12 @@ def solve_poll(
     workers: int = 1,
     seed: int = 0,
 ) -> SolveResult:
-    """Optimal plan from ``t`` for the units of ``jobs`` not in ``executed`` (see module doc)."""
+    """Optimal plan from ``t`` for the units of ``jobs`` not in ``executed`` (see module doc).
+
+    Long by design: the CP-SAT model (start and placement variables, intervals, redundant memory
+    bounds, hint) and the read-back of its solution share ``starts``/``lits``; the model is built in
+    one place so its constraints read together against the module docstring.
+    """
     caps = check_capacities(caps)
     m = cp_model.CpModel()
     horizon = max([s + 1 for (_, s) in hint.values()] + [t + 1])
