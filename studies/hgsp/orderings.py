@@ -7,6 +7,7 @@ The study published a few figures and orderings, not tables; :data:`PUBLISHED` l
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -130,19 +131,15 @@ def _rel(a: float, b: float) -> float:
     return 100.0 * (a - b) / b if b else float("nan")
 
 
-def published_vs_ours(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per published figure or claim (task set on its published cluster) with status.
+@dataclass
+class _Published:
+    """The published-vs-ours table under construction: ``df`` is :func:`run_seeds`'s frame."""
 
-    ``df`` is :func:`run_seeds`'s frame (all four :data:`VARIANTS`). Status: ``faithful``
-    (inside the stated tolerance or the claim holds; ``(fitted)`` marks a figure a preset was
-    fitted to, so it is an input, not a prediction), ``deviates (size; cause)`` or ``missing``.
-    """
-    # Over 80 lines on purpose: one ``add`` per published figure, in the order of the study's page;
-    # the rows are data, and splitting them across functions would scatter the one table.
-    rows = []
-    have = set(zip(df.tasks, df.cluster))
+    df: pd.DataFrame
+    rows: list[dict[str, str]] = field(default_factory=list)
 
     def add(
+        self,
         ts: str,
         figure: str,
         published: str,
@@ -152,29 +149,32 @@ def published_vs_ours(df: pd.DataFrame) -> pd.DataFrame:
         cause: str = "",
         fitted: bool = False,
     ) -> None:
+        """One row; ``ok`` None: missing, True: faithful, False: deviates by ``size`` for ``cause``."""
         if ok is None:
             status, why = "missing", cause
         elif ok:
             status, why = ("faithful (fitted)" if fitted else "faithful"), ""
         else:
             status, why = f"deviates ({size})", cause
-        rows.append(
+        self.rows.append(
             {"tasks": ts, "figure": figure, "published": published, "ours": ours, "status": status, "cause": why}
         )
 
-    def per_seed(ts: str, cl: str, pol: str, k: str) -> np.ndarray:
+    def per_seed(self, ts: str, cl: str, pol: str, k: str) -> np.ndarray:
+        df = self.df
         g = df[(df.tasks == ts) & (df.cluster == cl) & (df.policy == pol)].sort_values("seed")
         return g[k].to_numpy(float)
 
-    def stat(ts: str, cl: str, pol: str, k: str) -> tuple[float, str]:
-        ci = mean_ci(per_seed(ts, cl, pol, k))
+    def stat(self, ts: str, cl: str, pol: str, k: str) -> tuple[float, str]:
+        ci = mean_ci(self.per_seed(ts, cl, pol, k))
         return ci.mean, _fmt(ci.mean, ci.lo, ci.hi)
 
     def close(
-        ts: str, figure: str, published: float, v: tuple[float, str], tol: float, unit: str, fitted: bool = False
+        self, ts: str, figure: str, published: float, v: tuple[float, str], tol: float, unit: str, fitted: bool = False
     ) -> None:
+        """A published number against ours (mean, formatted), faithful within ``tol``."""
         d = v[0] - published
-        add(
+        self.add(
             ts,
             figure,
             f"{published:g}{unit}",
@@ -184,17 +184,18 @@ def published_vs_ours(df: pd.DataFrame) -> pd.DataFrame:
             fitted=fitted,
         )
 
-    def sa_rows(ts: str, cl: str, published_pct: float | None, claim: str) -> None:
-        f = per_seed(ts, cl, "fifo", "wt").sum()
-        g = per_seed(ts, cl, "greedy", "wt")
+    def sa_rows(self, ts: str, cl: str, published_pct: float | None, claim: str) -> None:
+        """SAGreedy's WT (both decoders) against FIFO's published gain, or ``claim`` (= Greedy) when None."""
+        f = self.per_seed(ts, cl, "fifo", "wt").sum()
+        g = self.per_seed(ts, cl, "greedy", "wt")
         for pol, dec in (("sagreedy", "list"), ("sagreedy_release", "release")):
-            s = per_seed(ts, cl, pol, "wt")
+            s = self.per_seed(ts, cl, pol, "wt")
             ch = _rel(s.sum(), f)
             same = int(np.sum(np.isclose(s, g, rtol=1e-9, atol=1e-9)))
             ours = f"{ch:+.1f} % (SAGreedy = Greedy on {same}/{len(s)} seeds)"
             if published_pct is None:  # "SAGreedy = Greedy"
                 vs_g = _rel(s.sum(), g.sum())
-                add(
+                self.add(
                     ts,
                     f"SAGreedy [{dec}] WT vs Greedy",
                     claim,
@@ -206,7 +207,7 @@ def published_vs_ours(df: pd.DataFrame) -> pd.DataFrame:
             else:
                 ok = abs(ch - published_pct) <= max(5.0, 0.25 * abs(published_pct))
                 ratio = f"{ch / published_pct:.1f}x the published gain" if ch * published_pct > 0 else "no gain"
-                add(
+                self.add(
                     ts,
                     f"SAGreedy [{dec}] WT vs FIFO",
                     f"{published_pct:+g} %",
@@ -216,7 +217,79 @@ def published_vs_ours(df: pd.DataFrame) -> pd.DataFrame:
                     CAUSES[f"sa_{dec}"],
                 )
 
-    add(
+
+def _tasks1_small(t: _Published) -> None:
+    """tasks1 on the small cluster: FIFO's figures, Greedy against FIFO, SAGreedy's gain."""
+    ts, cl = "tasks1", "small"
+    t.close(ts, "FIFO GPU utilisation", 86.0, t.stat(ts, cl, "fifo", "gpu_util_pct"), 3.0, " %", fitted=True)
+    t.close(ts, "FIFO ACT", 9.2, t.stat(ts, cl, "fifo", "act"), 0.1 * 9.2, "")
+    t.close(ts, "FIFO makespan", 2500.0, t.stat(ts, cl, "fifo", "makespan"), 0.05 * 2500, "")
+    t.close(ts, "FIFO DMR", 5.7, t.stat(ts, cl, "fifo", "dmr_pct"), 1.0, " %", fitted=True)
+    f, g = t.per_seed(ts, cl, "fifo", "wt"), t.per_seed(ts, cl, "greedy", "wt")
+    ga, fa = t.per_seed(ts, cl, "greedy", "act").mean(), t.per_seed(ts, cl, "fifo", "act").mean()
+    t.add(
+        ts,
+        "Greedy WT vs FIFO",
+        "slightly better (< 0)",
+        f"{_rel(g.sum(), f.sum()):+.1f} % (better on {int((g < f).sum())}/{len(f)} seeds)",
+        g.sum() < f.sum(),
+        f"{_rel(g.sum(), f.sum()):+.1f} % instead of < 0; ACT {ga:.2f} vs {fa:.2f}",
+        CAUSES["greedy_vs_fifo"],
+    )
+    fd, gd = t.stat(ts, cl, "fifo", "dmr_pct")[0], t.stat(ts, cl, "greedy", "dmr_pct")[0]
+    t.add(
+        ts,
+        "Greedy DMR vs FIFO",
+        "lower",
+        f"{gd:.2f} % vs {fd:.2f} %",
+        gd < fd,
+        f"{gd - fd:+.2f} points",
+        CAUSES["greedy_vs_fifo"],
+    )
+    t.sa_rows(ts, cl, -25.0, "")
+
+
+def _tasks2_medium(t: _Published) -> None:
+    """tasks2 on the medium cluster: FIFO's and Greedy's misses, SAGreedy = Greedy."""
+    ts, cl = "tasks2", "medium"
+    t.close(ts, "FIFO GPU utilisation", 43.0, t.stat(ts, cl, "fifo", "gpu_util_pct"), 3.0, " %", fitted=True)
+    v = t.stat(ts, cl, "fifo", "dmr_pct")
+    t.add(ts, "FIFO DMR", "~2 %", v[1] + " %", 1.0 <= v[0] <= 3.0, f"{v[0] - 2:+.2f} points")
+    v = t.stat(ts, cl, "greedy", "dmr_pct")
+    t.add(ts, "Greedy DMR", "almost none", v[1] + " %", v[0] < 0.5, f"{v[0]:.2f} % (> 0.5 %)")
+    t.sa_rows(ts, cl, None, "equal")
+
+
+def _overloaded(t: _Published, ts: str, cl: str, gain: float) -> None:
+    """tasks3/tasks4 (FIFO misses nearly all): FIFO's misses, SAGreedy's (tasks3), SAGreedy's ``gain`` [%]."""
+    v = t.stat(ts, cl, "fifo", "dmr_pct")
+    t.add(ts, "FIFO DMR", "~99 %", v[1] + " %", v[0] >= 95.0, f"{v[0] - 99:+.1f} points", fitted=True)
+    if ts == "tasks3":
+        for pol, dec in (("sagreedy", "list"), ("sagreedy_release", "release")):
+            sd = t.stat(ts, cl, pol, "dmr_pct")[0]
+            t.add(
+                ts,
+                f"SAGreedy [{dec}] DMR vs FIFO",
+                "clearly fewer misses",
+                f"{sd:.1f} % vs {v[0]:.1f} %",
+                sd < v[0] - 5,
+                f"{sd - v[0]:+.1f} points",
+                CAUSES[f"sa_{dec}"],
+            )
+    t.sa_rows(ts, cl, gain, "")
+
+
+def published_vs_ours(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per published figure or claim (task set on its published cluster) with status.
+
+    ``df`` is :func:`run_seeds`'s frame (all four :data:`VARIANTS`). Status: ``faithful``
+    (inside the stated tolerance or the claim holds; ``(fitted)`` marks a figure a preset was
+    fitted to, so it is an input, not a prediction), ``deviates (size; cause)`` or ``missing``.
+    Rows come in the order of the study's page: one function per task set.
+    """
+    t = _Published(df)
+    have = set(zip(df.tasks, df.cluster))
+    t.add(
         "all",
         "task sets tasks1-tasks4",
         "used, not public",
@@ -225,57 +298,10 @@ def published_vs_ours(df: pd.DataFrame) -> pd.DataFrame:
         cause="the study's sets and deadline model are not public (spec)",
     )
     if ("tasks1", "small") in have:
-        ts, cl = "tasks1", "small"
-        close(ts, "FIFO GPU utilisation", 86.0, stat(ts, cl, "fifo", "gpu_util_pct"), 3.0, " %", fitted=True)
-        close(ts, "FIFO ACT", 9.2, stat(ts, cl, "fifo", "act"), 0.1 * 9.2, "")
-        close(ts, "FIFO makespan", 2500.0, stat(ts, cl, "fifo", "makespan"), 0.05 * 2500, "")
-        close(ts, "FIFO DMR", 5.7, stat(ts, cl, "fifo", "dmr_pct"), 1.0, " %", fitted=True)
-        f, g = per_seed(ts, cl, "fifo", "wt"), per_seed(ts, cl, "greedy", "wt")
-        ga, fa = per_seed(ts, cl, "greedy", "act").mean(), per_seed(ts, cl, "fifo", "act").mean()
-        add(
-            ts,
-            "Greedy WT vs FIFO",
-            "slightly better (< 0)",
-            f"{_rel(g.sum(), f.sum()):+.1f} % (better on {int((g < f).sum())}/{len(f)} seeds)",
-            g.sum() < f.sum(),
-            f"{_rel(g.sum(), f.sum()):+.1f} % instead of < 0; ACT {ga:.2f} vs {fa:.2f}",
-            CAUSES["greedy_vs_fifo"],
-        )
-        fd, gd = stat(ts, cl, "fifo", "dmr_pct")[0], stat(ts, cl, "greedy", "dmr_pct")[0]
-        add(
-            ts,
-            "Greedy DMR vs FIFO",
-            "lower",
-            f"{gd:.2f} % vs {fd:.2f} %",
-            gd < fd,
-            f"{gd - fd:+.2f} points",
-            CAUSES["greedy_vs_fifo"],
-        )
-        sa_rows(ts, cl, -25.0, "")
+        _tasks1_small(t)
     if ("tasks2", "medium") in have:
-        ts, cl = "tasks2", "medium"
-        close(ts, "FIFO GPU utilisation", 43.0, stat(ts, cl, "fifo", "gpu_util_pct"), 3.0, " %", fitted=True)
-        v = stat(ts, cl, "fifo", "dmr_pct")
-        add(ts, "FIFO DMR", "~2 %", v[1] + " %", 1.0 <= v[0] <= 3.0, f"{v[0] - 2:+.2f} points")
-        v = stat(ts, cl, "greedy", "dmr_pct")
-        add(ts, "Greedy DMR", "almost none", v[1] + " %", v[0] < 0.5, f"{v[0]:.2f} % (> 0.5 %)")
-        sa_rows(ts, cl, None, "equal")
+        _tasks2_medium(t)
     for ts, cl, gain in (("tasks3", "small", -10.0), ("tasks4", "large", -1.3)):
-        if (ts, cl) not in have:
-            continue
-        v = stat(ts, cl, "fifo", "dmr_pct")
-        add(ts, "FIFO DMR", "~99 %", v[1] + " %", v[0] >= 95.0, f"{v[0] - 99:+.1f} points", fitted=True)
-        if ts == "tasks3":
-            for pol, dec in (("sagreedy", "list"), ("sagreedy_release", "release")):
-                sd = stat(ts, cl, pol, "dmr_pct")[0]
-                add(
-                    ts,
-                    f"SAGreedy [{dec}] DMR vs FIFO",
-                    "clearly fewer misses",
-                    f"{sd:.1f} % vs {v[0]:.1f} %",
-                    sd < v[0] - 5,
-                    f"{sd - v[0]:+.1f} points",
-                    CAUSES[f"sa_{dec}"],
-                )
-        sa_rows(ts, cl, gain, "")
-    return pd.DataFrame(rows)
+        if (ts, cl) in have:
+            _overloaded(t, ts, cl, gain)
+    return pd.DataFrame(t.rows)
