@@ -202,13 +202,29 @@ def published_table(five: pd.DataFrame, scaling: pd.DataFrame, n: int, causes: M
             (the row then reads ``deviates``) (the caller builds it from :func:`sensitivity` and
             :func:`llf_sensitivity`, so every number in it is measured).
     """
+    rows = [*_five_task_rows(five, causes), *_scaling_rows(scaling, n, causes)]
+    rows.append(
+        _row(
+            "per-device GPU utilisation plot; Gantt charts per scheduler",
+            "figures",
+            "figures in runs/edge",
+            "faithful (utilisation_five.png, utilisation_n*.png, gantt_*.png)",
+        )
+    )
+    return pd.DataFrame(rows)
+
+
+def _row(what: str, study: str, ours: str, status: str) -> dict[str, str]:
+    return {"figure": what, "study": study, "ours": ours, "status": status}
+
+
+def _five_task_rows(five: pd.DataFrame, causes: Mapping[str, str]) -> list[dict[str, str]]:
+    """The five-task example: each scheduler's makespan, total computation and sub-task placement."""
     f = five.groupby("scheduler")
-    big = scaling[scaling.n_tasks == n]
-    last = big.pivot(index="seed", columns="scheduler", values="makespan_h")
     rows = []
 
-    def add(what: str, study: str, ours: str, status: str) -> None:
-        rows.append({"figure": what, "study": study, "ours": ours, "status": status})
+    def add(*cells: str) -> None:
+        rows.append(_row(*cells))
 
     for k, lab in (("membatch", "MemBatch"), ("baseline_ilp", "baseline ILP"), ("fcfs_llf", "FCFS-LLF")):
         m = float(f.makespan_min.mean()[k])
@@ -241,6 +257,18 @@ def published_table(five: pd.DataFrame, scaling: pd.DataFrame, n: int, causes: M
             else ("deviates (" + (f"{hit}/{tot} runs; " if hit else "never; ") + causes.get(f"place_{k}", "") + ")")
         )
         add(f"five tasks: Chest X-ray sub-tasks, {lab}", "as named", ours, st)
+    return rows
+
+
+def _scaling_rows(scaling: pd.DataFrame, n: int, causes: Mapping[str, str]) -> list[dict[str, str]]:
+    """The ``n``-task runs: each scheduler's makespan, MemBatch's gain and the schedulers' runtimes."""
+    big = scaling[scaling.n_tasks == n]
+    last = big.pivot(index="seed", columns="scheduler", values="makespan_h")
+    rows = []
+
+    def add(*cells: str) -> None:
+        rows.append(_row(*cells))
+
     for k, lab in (("membatch", "MemBatch"), ("baseline_ilp", "baseline ILP"), ("fcfs_llf", "FCFS-LLF")):
         m = float(last[k].mean())
         add(
@@ -272,13 +300,7 @@ def published_table(five: pd.DataFrame, scaling: pd.DataFrame, n: int, causes: M
         " / ".join(f"{rt[k]:.3g}" for k in ("baseline_ilp", "membatch", "fcfs_llf")),
         "deviates (" + ("order kept, " if order_ok else "order not kept, ") + causes.get("runtime", "") + ")",
     )
-    add(
-        "per-device GPU utilisation plot; Gantt charts per scheduler",
-        "figures",
-        "figures in runs/edge",
-        "faithful (utilisation_five.png, utilisation_n*.png, gantt_*.png)",
-    )
-    return pd.DataFrame(rows)
+    return rows
 
 
 def measured_causes(
