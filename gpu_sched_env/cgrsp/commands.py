@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -78,6 +79,24 @@ def table(summary: pd.DataFrame, published: bool) -> pd.DataFrame:
 
 def compare_main(argv: list[str] | None = None) -> int:
     """``gpu-sched compare``: returns the exit status."""
+    args, params = _compare_args(argv)
+    t0 = time.perf_counter()
+    df = run_grid(
+        args.policies,
+        range(args.seeds),
+        day=args.day,
+        params=params,
+        trace=args.trace,
+        executor=args.executor,
+        workers=args.workers,
+        desc=f"{args.day} × {args.seeds} seeds",
+        progress=not args.no_progress,
+    )
+    _compare_report(args, params, df, wall=time.perf_counter() - t0)
+    return 0
+
+
+def _compare_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="gpu-sched compare", description="Compare CGRSP policies over seeds on a day type or a trace."
     )
@@ -117,6 +136,12 @@ def compare_main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--no-progress", action="store_true", help="no progress bar (it is off anyway when stderr is not a terminal)"
     )
+    return ap
+
+
+def _compare_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str, Any]]:
+    """The parsed command line and its ``--param`` overrides, checked before any day runs."""
+    ap = _compare_parser()
     args = ap.parse_args(argv)
     if args.seeds < 1:
         ap.error(f"--seeds {args.seeds}: must be at least 1")
@@ -134,20 +159,11 @@ def compare_main(argv: list[str] | None = None) -> int:
             )
     except ConfigError as e:
         ap.error(str(e))
+    return args, params
 
-    t0 = time.perf_counter()
-    df = run_grid(
-        args.policies,
-        range(args.seeds),
-        day=args.day,
-        params=params,
-        trace=args.trace,
-        executor=args.executor,
-        workers=args.workers,
-        desc=f"{args.day} × {args.seeds} seeds",
-        progress=not args.no_progress,
-    )
-    wall = time.perf_counter() - t0
+
+def _compare_report(args: argparse.Namespace, params: dict[str, Any], df: pd.DataFrame, wall: float) -> None:
+    """Write the per-seed table, the summary (and the §6 checks) under ``--out``; print them."""
     summary = summarise(df)
     published = args.day == "hectic" and not params and args.trace is None
     stem = args.day if args.trace is None else f"trace_{args.trace.stem}_{args.day}"
@@ -171,7 +187,6 @@ def compare_main(argv: list[str] | None = None) -> int:
         print(f"\n{int(checks.holds.sum())} of {len(checks)} checks hold.")
     atomic_write_text(out / "table.txt", tab.to_string(index=False) + "\n")
     print(f"Tables written to {out}/")
-    return 0
 
 
 def trace_main(argv: list[str] | None = None) -> int:
