@@ -98,19 +98,8 @@ def train_seeds(
     evaluation with no more misses than the JAX rule on the same days, then the lowest wait
     (:func:`~gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_pick`).
     """
-    import jax
-
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_pick
-    from gpu_sched_agents.rl.ppo_jax.export import save_policy
-    from gpu_sched_agents.rl.ppo_jax.jax_eval import (
-        SELECT_SEED0,
-        per_day,
-        play_params,
-        selection_objective,
-        test_keys,
-        train_in_chunks,
-    )
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, per_day, test_keys
     from gpu_sched_agents.rl.ppo_jax.ppo import make_train
     from gpu_sched_agents.rl.ppo_jax.run import hyper, training_env, validate_ppo_jax
     from gpu_sched_env.core.errors import ConfigError
@@ -139,45 +128,104 @@ def train_seeds(
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     for group in [todo] if together else [[s] for s in todo]:
-        keys = jax.numpy.stack([jax.random.PRNGKey(s) for s in group])
-        best = {s: (float("inf"), None) for s in group}
-        chunks: list[Any] = []
-        evals: dict[int, list[dict[str, float]]] = {s: [] for s in group}
-        kept: dict[int, list[Any]] = {s: [] for s in group}
-        for updates, runner, metrics in train_in_chunks(trainer, hp.n_updates, keys, every):
-            params = jax.device_get(runner.train_state.params)
-            chunks.append(jax.device_get(metrics))
-            for i, s in enumerate(group):
-                mine = jax.tree_util.tree_map(lambda x, i=i: x[i], params)
-                if select_every <= 0:
-                    best[s] = (0.0, mine)
-                    continue
-                days = play_params(env, mine, sel_keys)
-                score = selection_objective(days)
-                evals[s].append(
-                    {
-                        "steps": updates * hp.steps_per_update,
-                        "mean_wait_min": days.mean_wait_min.mean(),
-                        "miss_pct": days.miss_pct.mean(),
-                        "objective": score,
-                    }
-                )
-                if rule_miss is not None:  # lexicographic: every candidate is kept until the end
-                    kept[s].append(mine)
-                elif score < best[s][0]:
-                    best[s] = (score, mine)
-        for i, s in enumerate(group):
-            curve = {k: np.concatenate([np.asarray(c[k][i]) for c in chunks]) for k in chunks[0]}
-            atomic_write_table(out / f"seed{s}_curve.csv", pd.DataFrame(curve))
-            if rule_miss is not None:
-                table = pd.DataFrame(evals[s]).assign(rule_miss_pct=rule_miss)
-                pick = lexicographic_pick(table, rule_miss)
-                best[s] = (float(table.objective[pick]), kept[s][pick])
-                evals[s] = table.assign(picked=table.index == pick).to_dict("records")
-            if evals[s]:
-                atomic_write_table(out / f"seed{s}_select.csv", pd.DataFrame(evals[s]))
-            save_policy(paths[s], best[s][1], env.obs_dim, env.n_actions)  # last: its presence marks the seed done
+        _train_group(trainer, hp, env, group, every, select_every > 0, sel_keys, rule_miss, out, paths)
     return paths, time.perf_counter() - t0
+
+
+def _train_group(
+    trainer: Any,
+    hp: Any,
+    env: Any,
+    group: list[int],
+    every: int,
+    select: bool,
+    sel_keys: Any,
+    rule_miss: float | None,
+    out: Path,
+    paths: dict[int, Path],
+) -> None:
+    """Train ``group``'s seeds side by side, ``every`` updates a chunk; export each (:func:`train_seeds`)."""
+    import jax
+
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import train_in_chunks
+
+    keys = jax.numpy.stack([jax.random.PRNGKey(s) for s in group])
+    best = {s: (float("inf"), None) for s in group}
+    chunks: list[Any] = []
+    evals: dict[int, list[dict[str, float]]] = {s: [] for s in group}
+    kept: dict[int, list[Any]] = {s: [] for s in group}
+    for updates, runner, metrics in train_in_chunks(trainer, hp.n_updates, keys, every):
+        params = jax.device_get(runner.train_state.params)
+        chunks.append(jax.device_get(metrics))
+        for i, s in enumerate(group):
+            mine = jax.tree_util.tree_map(lambda x, i=i: x[i], params)
+            if not select:
+                best[s] = (0.0, mine)
+                continue
+            steps = updates * hp.steps_per_update
+            best[s] = _selection_step(env, mine, sel_keys, steps, rule_miss, best[s], evals[s], kept[s])
+    for i, s in enumerate(group):
+        curve = {k: np.concatenate([np.asarray(c[k][i]) for c in chunks]) for k in chunks[0]}
+        atomic_write_table(out / f"seed{s}_curve.csv", pd.DataFrame(curve))
+        _export(out, s, paths[s], env, best[s], evals[s], kept[s], rule_miss)
+
+
+def _selection_step(
+    env: Any,
+    actor: Any,
+    sel_keys: Any,
+    steps: int,
+    rule_miss: float | None,
+    best: tuple[float, Any],
+    evals: list[dict[str, float]],
+    kept: list[Any],
+) -> tuple[float, Any]:
+    """Evaluate one seed's ``actor`` after ``steps`` on the selection days; returns the best (score, actor) so far.
+
+    Appends the evaluation to ``evals``; lexicographic selection (``rule_miss`` given) keeps every
+    candidate in ``kept`` and picks at the end (:func:`_export`).
+    """
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import play_params, selection_objective
+
+    days = play_params(env, actor, sel_keys)
+    score = selection_objective(days)
+    evals.append(
+        {
+            "steps": steps,
+            "mean_wait_min": days.mean_wait_min.mean(),
+            "miss_pct": days.miss_pct.mean(),
+            "objective": score,
+        }
+    )
+    if rule_miss is not None:  # lexicographic: every candidate is kept until the end
+        kept.append(actor)
+    elif score < best[0]:
+        return score, actor
+    return best
+
+
+def _export(
+    out: Path,
+    s: int,
+    path: Path,
+    env: Any,
+    best: tuple[float, Any],
+    evals: list[dict[str, float]],
+    kept: list[Any],
+    rule_miss: float | None,
+) -> None:
+    """Seed ``s``'s selection table and chosen actor (the lexicographic pick made here) under ``out``."""
+    from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_pick
+    from gpu_sched_agents.rl.ppo_jax.export import save_policy
+
+    if rule_miss is not None:
+        table = pd.DataFrame(evals).assign(rule_miss_pct=rule_miss)
+        pick = lexicographic_pick(table, rule_miss)
+        best = (float(table.objective[pick]), kept[pick])
+        evals = table.assign(picked=table.index == pick).to_dict("records")
+    if evals:
+        atomic_write_table(out / f"seed{s}_select.csv", pd.DataFrame(evals))
+    save_policy(path, best[1], env.obs_dim, env.n_actions)  # last: its presence marks the seed done
 
 
 def _v0_day(policy: str, config: Any, seed: int) -> dict[str, Any]:
@@ -403,4 +451,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(table_text(new), flush=True)
     print(f"written {rows_path} and {args.out / 'table.md'}")
     return 0
-
