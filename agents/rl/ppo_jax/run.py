@@ -343,13 +343,9 @@ def _log_update(writer: Any, metrics: dict[str, Any], steps: int, fps: float) ->
 def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: Path | None) -> dict[str, float]:
     """Train (or resume), evaluate and write ``run_dir`` as ``algo=ppo``'s; return the final means."""
     import jax
-    from torch.utils.tensorboard import SummaryWriter
 
-    from gpu_sched_agents.rl.compare import heuristic_runs
-    from gpu_sched_agents.rl.ppo_jax.jax_eval import EPISODE_KEYS, final_jax_evaluation
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import EPISODE_KEYS
     from gpu_sched_agents.rl.ppo_jax.ppo import make_train
-    from gpu_sched_agents.rl.registry import get_algo
-    from gpu_sched_agents.rl.train import baselines, final_evaluation, with_objective
     from gpu_sched_env.cgrsp.jax import JaxCGRSP
 
     env = training_env(cfg, config, records=False)  # training reads no per-job records
@@ -364,68 +360,99 @@ def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: 
             runner = load_runner(ckpt, runner)
             log.info(f"resuming {run_dir} from {ckpt.name} at {int(runner.update) * hp.steps_per_update} steps")
         update = jax.jit(trainer.update)
-        eval_seeds = [int(s) for s in cfg.train.eval_seeds]
-        heur = with_objective(heuristic_runs(baselines(), eval_seeds, config.day, config.params), config)
-        heur_means = {name: {m: float(g[m].mean()) for m in EVAL_METRICS} for name, g in heur.groupby("policy")}
         total = hp.n_updates * hp.steps_per_update
-        write_heuristic_runs(run_dir / "tb", heur_means, total)
-        writer = SummaryWriter(str(run_dir / "tb" / "learned_1"))
-        if ckpt is None:
-            from torch.utils.tensorboard.summary import hparams
-
-            for event in hparams(flat_hparams(cfg, config), {"eval/miss_pct": 0.0, "eval/mean_wait_min": 0.0}):
-                writer.file_writer.add_summary(event)
-        evaluate = Evaluator(config, eval_seeds, run_dir, heur_means, writer)
-        eval_freq, ckpt_freq = int(cfg.train.eval_freq), int(cfg.train.checkpoint_freq)
-        steps = int(runner.update) * hp.steps_per_update
-        t0, steps0 = time.perf_counter(), steps
-        while steps < total:
-            t_upd = time.perf_counter()
-            runner, metrics = update(runner)
-            metrics = jax.device_get(metrics)
-            before, steps = steps, steps + hp.steps_per_update
-            _log_update(writer, metrics, steps, hp.steps_per_update / (time.perf_counter() - t_upd))
-            params = jax.device_get(runner.train_state.params)
-            if steps // ckpt_freq > before // ckpt_freq or steps >= total:
-                save_runner(run_dir / "checkpoints" / f"model_{steps}_steps.npz", runner)
-            if steps // eval_freq > before // eval_freq or steps >= total:
-                means = evaluate(params, steps, env.obs_dim, env.n_actions)
-                log.info(
-                    f"{steps} steps: eval mean wait {means['mean_wait_min']:.2f} min, miss {means['miss_pct']:.2f} %"
-                )
+        writer, evaluate = _logging(cfg, config, run_dir, total, fresh=ckpt is None)
+        steps0 = int(runner.update) * hp.steps_per_update
+        t0 = time.perf_counter()
+        runner, steps = _train_loop(cfg, hp, env, update, runner, run_dir, writer, evaluate)
         train_s = time.perf_counter() - t0
         params = jax.device_get(runner.train_state.params)
         save_policy(run_dir / "final_model.npz", params, env.obs_dim, env.n_actions)
-        if not (
-            run_dir / "best_model.npz"
-        ).exists():  # resumed at the end of the budget: the final policy is the only one
+        # resumed at the end of the budget: the final policy is the only one
+        if not (run_dir / "best_model.npz").exists():
             evaluate(params, steps, env.obs_dim, env.n_actions)
         writer.close()
         log.info(
             f"trained {steps - steps0} steps in {train_s:.0f} s ({(steps - steps0) / max(train_s, 1e-9):.0f} steps/s)"
         )
-        # the in-JAX evaluation (XLA, GIL released) runs in a thread beside CGRSP-v0's (Python, one core)
-        with ThreadPoolExecutor(1) as pool:
-            n_jax = int(cfg.algo.jax_eval_seeds) if int(cfg.train.final_eval_seeds) else 0
-            t1 = time.perf_counter()
-            in_jax = (
-                pool.submit(
-                    final_jax_evaluation,
-                    eval_env,
-                    load_policy(run_dir / "best_model.npz"),
-                    n_jax,
-                    run_dir,
-                    rules=list(cfg.algo.jax_eval_rules),
-                )
-                if n_jax
-                else None
+        out = _final_evaluations(cfg, config, eval_env, run_dir, train_s)
+    return out
+
+
+def _logging(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, total: int, fresh: bool) -> tuple[Any, Evaluator]:
+    """The heuristics' TensorBoard lines, the learner's writer (hyper-parameters on a ``fresh`` run), its evaluator."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    from gpu_sched_agents.rl.compare import heuristic_runs
+    from gpu_sched_agents.rl.train import baselines, with_objective
+
+    eval_seeds = [int(s) for s in cfg.train.eval_seeds]
+    heur = with_objective(heuristic_runs(baselines(), eval_seeds, config.day, config.params), config)
+    heur_means = {name: {m: float(g[m].mean()) for m in EVAL_METRICS} for name, g in heur.groupby("policy")}
+    write_heuristic_runs(run_dir / "tb", heur_means, total)
+    writer = SummaryWriter(str(run_dir / "tb" / "learned_1"))
+    if fresh:
+        from torch.utils.tensorboard.summary import hparams
+
+        for event in hparams(flat_hparams(cfg, config), {"eval/miss_pct": 0.0, "eval/mean_wait_min": 0.0}):
+            writer.file_writer.add_summary(event)
+    return writer, Evaluator(config, eval_seeds, run_dir, heur_means, writer)
+
+
+def _train_loop(
+    cfg: DictConfig, hp: Any, env: Any, update: Any, runner: Any, run_dir: Path, writer: Any, evaluate: Evaluator
+) -> tuple[Any, int]:
+    """Update until the budget; log each update, checkpoint and evaluate on schedule. Returns the runner and steps."""
+    import jax
+
+    total = hp.n_updates * hp.steps_per_update
+    eval_freq, ckpt_freq = int(cfg.train.eval_freq), int(cfg.train.checkpoint_freq)
+    steps = int(runner.update) * hp.steps_per_update
+    while steps < total:
+        t_upd = time.perf_counter()
+        runner, metrics = update(runner)
+        metrics = jax.device_get(metrics)
+        before, steps = steps, steps + hp.steps_per_update
+        _log_update(writer, metrics, steps, hp.steps_per_update / (time.perf_counter() - t_upd))
+        params = jax.device_get(runner.train_state.params)
+        if steps // ckpt_freq > before // ckpt_freq or steps >= total:
+            save_runner(run_dir / "checkpoints" / f"model_{steps}_steps.npz", runner)
+        if steps // eval_freq > before // eval_freq or steps >= total:
+            means = evaluate(params, steps, env.obs_dim, env.n_actions)
+            log.info(f"{steps} steps: eval mean wait {means['mean_wait_min']:.2f} min, miss {means['miss_pct']:.2f} %")
+    return runner, steps
+
+
+def _final_evaluations(
+    cfg: DictConfig, config: CGRSPEnvConfig, eval_env: Any, run_dir: Path, train_s: float
+) -> dict[str, float]:
+    """``final_eval.*`` on CGRSP-v0 and, beside it, the in-JAX evaluation of the best model; CGRSP-v0's means."""
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import final_jax_evaluation
+    from gpu_sched_agents.rl.registry import get_algo
+    from gpu_sched_agents.rl.train import final_evaluation
+
+    # the in-JAX evaluation (XLA, GIL released) runs in a thread beside CGRSP-v0's (Python, one core)
+    with ThreadPoolExecutor(1) as pool:
+        n_jax = int(cfg.algo.jax_eval_seeds) if int(cfg.train.final_eval_seeds) else 0
+        t1 = time.perf_counter()
+        in_jax = (
+            pool.submit(
+                final_jax_evaluation,
+                eval_env,
+                load_policy(run_dir / "best_model.npz"),
+                n_jax,
+                run_dir,
+                rules=list(cfg.algo.jax_eval_rules),
             )
-            out = final_evaluation(cfg, get_algo("ppo_jax"), config, run_dir, train_s)
-            if in_jax is not None:
-                log.info(
-                    f"in-JAX evaluation on {n_jax} days ({time.perf_counter() - t1:.0f} "
-                    f"s):\n{in_jax.result().to_string(index=False)}"
-                )
+            if n_jax
+            else None
+        )
+        out = final_evaluation(cfg, get_algo("ppo_jax"), config, run_dir, train_s)
+        if in_jax is not None:
+            log.info(
+                f"in-JAX evaluation on {n_jax} days ({time.perf_counter() - t1:.0f} "
+                f"s):\n{in_jax.result().to_string(index=False)}"
+            )
     return out
 
 
