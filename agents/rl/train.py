@@ -331,6 +331,16 @@ def train(cfg: DictConfig) -> dict[str, float]:
         mixed=cfg.day.name == MIXED,
     )
     venv = normalized(venv, cfg, ckpt)
+    model = _model(cfg, spec, config, venv, run_dir, ckpt)
+    model.action_space = plain_action_space(model.action_space)
+    total = int(cfg.train.total_timesteps)
+    callbacks = _callbacks(cfg, spec, config, run_dir, ckpt, total)
+    train_s = learn_and_save(cfg, model, venv, callbacks, total, ckpt, run_dir, f"{cfg.algo.name} on {config.day}")
+    return final_evaluation(cfg, spec, config, run_dir, train_s)
+
+
+def _model(cfg: DictConfig, spec: Any, config: CGRSPEnvConfig, venv, run_dir: Path, ckpt: Path | None):
+    """The SB3 model: resumed from ``ckpt`` (and its replay buffer), or new (behaviour-cloned if asked)."""
     if ckpt is not None:
         model = load_model(cfg.algo.name, ckpt, env=venv, device=cfg.train.device)
         buf = ckpt.with_name(ckpt.name.replace("model_", "model_replay_buffer_").replace(".zip", ".pkl"))
@@ -356,13 +366,17 @@ def train(cfg: DictConfig) -> dict[str, float]:
             )
             atomic_write_text(run_dir / "bc.json", json.dumps({"teacher": teacher, **bc}, indent=2) + "\n")
             log.info(f"behaviour cloning from {teacher}: {bc}")
+    return model
 
-    model.action_space = plain_action_space(model.action_space)
+
+def _callbacks(
+    cfg: DictConfig, spec: Any, config: CGRSPEnvConfig, run_dir: Path, ckpt: Path | None, total: int
+) -> list:
+    """Episode metrics, checkpoints and evaluations against the heuristics (run here on the eval seeds)."""
     eval_seeds = [int(s) for s in cfg.train.eval_seeds]
     heur = with_objective(heuristic_runs(baselines(), eval_seeds, config.day, config.params), config)
     heur_means = {name: {m: float(g[m].mean()) for m in EVAL_METRICS} for name, g in heur.groupby("policy")}
-    total = int(cfg.train.total_timesteps)
-    callbacks = [
+    return [
         EpisodeMetricsCallback(),
         *([StepDurations()] if cfg.algo.get("time_halflife_s") else []),  # info["dt"] → semi-MDP buffer
         CheckpointCallback(
@@ -383,8 +397,6 @@ def train(cfg: DictConfig) -> dict[str, float]:
         ),
         *_extra_callbacks(),
     ]
-    train_s = learn_and_save(cfg, model, venv, callbacks, total, ckpt, run_dir, f"{cfg.algo.name} on {config.day}")
-    return final_evaluation(cfg, spec, config, run_dir, train_s)
 
 
 def learn_and_save(cfg: DictConfig, model, venv, callbacks: list, total: int, ckpt, run_dir: Path, what: str) -> float:
