@@ -143,6 +143,18 @@ def test_generalist_experiment_composes():
     assert list(cfg.day.stock_mix) == ["fresh", "300", "900", "3600"]
 
 
+def test_persistent_stock_experiment_is_the_ablations_time_aware_row():
+    """experiment=ppo_jax_markov ships the ablation's time_aware row of hectic_D900, nothing else changed."""
+    from studies.cgrsp.learning.ablation import ROWS
+    from studies.cgrsp.learning.parity import regime_config
+
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["experiment=ppo_jax_markov"])
+    row = regime_config("hectic_D900", int(cfg.train.total_timesteps), extra=ROWS["time_aware"][1])
+    assert cfg.algo == row.algo and cfg.env == row.env and cfg.train == row.train and cfg.day == row.day
+    assert cfg.algo.tau_s == 90 and cfg.env.params.stock_dwell_s == 900
+
+
 def test_tiny_mixed_run_trains_on_the_mix_and_is_selected_on_hectic(tmp_path):
     """day=mixed with a stock mix: trains (one vmapped batch of mixed days), selects on hectic, exports."""
     import jax

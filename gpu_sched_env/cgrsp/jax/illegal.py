@@ -20,7 +20,7 @@ import numpy as np
 
 from gpu_sched_env.cgrsp.jax.bench import joint_heads_config, random_legal
 from gpu_sched_env.cgrsp.jax.env import JaxCGRSP
-from gpu_sched_env.cgrsp.jax.rules import check_done, max_steps_of, rollout
+from gpu_sched_env.cgrsp.jax.rules import cap_of, check_done, rollout
 from gpu_sched_env.cgrsp.jax.types import Day, EnvParams, EnvState
 from gpu_sched_env.core.errors import check_number
 
@@ -41,7 +41,7 @@ def illegal_play(
     ``days_or_keys``: a stacked :class:`Day` (``rules.stack_days``) or native-day keys. The step
     draws come from ``key`` folded with the day's index and the step count (a pure function of
     the state, as :func:`.rules.rollout` needs). Raises ``StalledRolloutError`` if a day does
-    not end within :func:`.rules.max_steps_of` N steps.
+    not end within :func:`.rules.cap_of` its env's steps.
     """
     check_number("share", share, lo=0.0, hi=1.0)
     params = env.default_params if params is None else params
@@ -58,7 +58,7 @@ def illegal_play(
 
     n_days = jax.tree_util.tree_leaves(days_or_keys)[0].shape[0]
     out = jax.device_get(jax.jit(jax.vmap(one))(days_or_keys, jnp.arange(n_days)))
-    check_done(out.pop("done"), f"illegal play (share {share})", max_steps_of(env.spec.n))
+    check_done(out.pop("done"), f"illegal play (share {share})", cap_of(env))
     out["n_jobs"] = np.full(n_days, env.spec.n)
     return {k: np.asarray(v) for k, v in out.items()}
 
@@ -96,4 +96,3 @@ def play(argv: list[str] | None = None) -> dict:
     }
     print(json.dumps(out) if a.json else "\n".join(f"{k}: {v}" for k, v in out.items()))
     return out
-

@@ -253,16 +253,26 @@ class StalledRolloutError(RuntimeError):
     """A rollout did not finish its day within its step cap (:func:`max_steps_of`): policy or dynamics stalled."""
 
 
-def max_steps_of(n: int) -> int:
-    """The step cap of a rollout from any state of a day of ``n`` jobs: ``3·n``.
+def max_steps_of(n: int, holds: int = 0) -> int:
+    """The step cap of a rollout from any state of a day of ``n`` jobs: ``3·n + holds·(3·n + 1)``.
 
-    Why it is a bound: every step either dispatches a job (at most ``n``) or waits, and a
-    wait is legal only while an event is to come, so it processes at least one of the day's
-    ``n`` arrivals and ``n`` completions (an illegal action plays a legal substitute,
-    :func:`~gpu_sched_env.cgrsp.jax.legal.legalise`). A day not done after ``3·n`` steps has
-    stalled (a bug, never a slow policy).
+    Why it is a bound: a step dispatches a job (at most ``n``), waits, or holds a GPU type (the
+    ``joint_hold`` design's ``holds`` = T hold actions). A wait is legal only while an event is to
+    come, so it processes at least one of the day's ``n`` arrivals and ``n`` completions (an
+    illegal action plays a legal substitute, :func:`~gpu_sched_env.cgrsp.jax.legal.legalise`).
+    Holds between two changes of the held set by the env are at most T (a held type cannot be
+    held again; with every idle type held the env advances), and the env changes it at most
+    ``3·n + 1`` times: after each advance (at most ``2·n``, each processing an arrival or a
+    completion) and when, with nothing left to come, it lets every hold go (the next step then
+    ends in a dispatch, at most ``n``). A day not done within the cap has stalled (a bug, never
+    a slow policy).
     """
-    return 3 * int(n)
+    return 3 * int(n) + int(holds) * (3 * int(n) + 1)
+
+
+def cap_of(env) -> int:
+    """:func:`max_steps_of` ``env``'s day (its N and, for ``joint_hold``, its T hold actions)."""
+    return max_steps_of(env.spec.n, getattr(env, "n_hold", 0))
 
 
 def _policy(env, rule: Rule | Callable, weights: Any) -> tuple[Callable, bool]:
@@ -279,7 +289,7 @@ def rollout(
 ) -> EnvState:
     """Play ``rule`` (a :class:`Rule`, or ``f(state, params) -> joint action``) to the end of the day.
 
-    A bounded loop: at most ``max_steps`` steps (default :func:`max_steps_of` the day's N).
+    A bounded loop: at most ``max_steps`` steps (default :func:`cap_of` ``env``).
     ``state.done`` False on return means the rollout stalled; :func:`evaluate` raises
     :class:`StalledRolloutError` then, a caller of ``rollout`` reads ``done`` (:func:`check_done`).
     ``weights``: the weights a learned :class:`Rule` plays with (default its own ``rule.weights``).
@@ -288,7 +298,7 @@ def rollout(
     act, sub = _policy(env, rule, w)
     step = env._step_subqueue if sub else env._step
     key = jax.random.PRNGKey(0)  # unused by the dynamics (the day holds its draws)
-    cap = max_steps_of(env.spec.n) if max_steps is None else int(max_steps)
+    cap = cap_of(env) if max_steps is None else int(max_steps)
 
     def body(c):
         st, i = c
@@ -304,7 +314,7 @@ def check_done(done, what: str, max_steps: int) -> None:
         raise StalledRolloutError(
             f"{what}: {left.size} of {np.size(done)} days not done after max_steps = {max_steps} steps "
             f"(days {left[:10].tolist()}{' …' if left.size > 10 else ''}); the policy or the dynamics stalled "
-            "(a legal day ends within 3·N steps, rules.max_steps_of)"
+            "(a legal day ends within rules.max_steps_of's bound: 3·N, plus T·(3·N + 1) with holds)"
         )
 
 
@@ -363,7 +373,7 @@ def evaluate(
     batch shape; its ``weights`` (a learned policy) and ``params`` are arguments of that program.
     """
     params = env.default_params if params is None else params
-    cap = max_steps_of(env.spec.n) if max_steps is None else int(max_steps)
+    cap = cap_of(env) if max_steps is None else int(max_steps)
     weights = rule.weights if isinstance(rule, Rule) else None
     out = dict(_day_metrics(env, rule, cap)(days_or_keys, params, weights))
     name = rule.name if isinstance(rule, Rule) else getattr(rule, "__name__", "policy")
@@ -401,6 +411,7 @@ __all__ = [
     "deferred",
     "evaluate",
     "fifo",
+    "cap_of",
     "max_steps_of",
     "rescue_plan",
     "rollout",

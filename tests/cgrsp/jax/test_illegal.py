@@ -200,7 +200,7 @@ def test_a_stalled_rollout_is_bounded_and_named():
             return jnp.int32(0)
 
         evaluate(stuck, stall, days, max_steps=7)
-    assert max_steps_of(env.spec.n) == 3 * 950
+    assert max_steps_of(env.spec.n) == 3 * 950 and max_steps_of(950, holds=4) == 3 * 950 + 4 * 2851
 
 
 def test_checked_error_is_the_invalid_action_error_class():

@@ -121,3 +121,37 @@ def test_illegal_actions_play_their_substitute_and_lose_no_job():
     checked = JaxCGRSP.from_config(hold_design("hectic", "fresh"), records=False, checked=True)
     with pytest.raises(Exception, match=f"action {bad} is illegal in the joint_hold design"):
         jax.block_until_ready(checked.step(jax.random.PRNGKey(1), s, bad, p))
+
+
+def test_a_day_of_holds_ends_within_the_step_cap():
+    """Holding whenever a hold is legal is a legal policy: it needs more than 3·N steps (the joint
+    design's cap, which once flagged such days as stalled), completes every job, and stays within
+    ``rules.cap_of`` (3·N + T·(3·N + 1))."""
+    from jax import lax
+
+    from gpu_sched_env.cgrsp.jax.rules import cap_of, max_steps_of
+
+    env = JaxCGRSP.from_config(hold_design("hectic", "markov"), records=False)
+    p, kc = env.default_params, env.K * env.spec.c
+    cap = cap_of(env)
+    assert cap == max_steps_of(env.spec.n, env.n_hold) == 3 * env.spec.n + env.n_hold * (3 * env.spec.n + 1)
+
+    @jax.jit
+    def play(key):
+        _, s = env._reset(key, p)
+
+        def body(c):
+            s, i, holds = c
+            m = env._action_mask(s, p)
+            hold = m[kc : kc + env.n_hold]
+            a = jnp.where(hold.any(), kc + jnp.argmax(hold), jnp.argmax(m)).astype(jnp.int32)
+            holds = holds + ((a >= kc) & (a < kc + env.n_hold)).astype(jnp.int32)
+            return env._step(key, s, a, p)[1], i + 1, holds
+
+        zero = jnp.zeros((), jnp.int32)
+        s, steps, holds = lax.while_loop(lambda c: ~c[0].done & (c[1] < cap), body, (s, zero, zero))
+        return s.done, s.n_completed, steps, holds
+
+    done, completed, steps, holds = (int(x) for x in play(jax.random.PRNGKey(0)))
+    assert done and completed == env.spec.n
+    assert 3 * env.spec.n < steps <= cap and holds > 2 * env.spec.n
