@@ -287,4 +287,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(text)
     print(f"written {rows_path}, {month_path} and {args.out / 'table.md'}")
     return 0
-

@@ -115,4 +115,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     old = pd.read_csv(path) if path.exists() else pd.DataFrame()  # again: settings may run side by side
     atomic_write_table(path, pd.concat([old, new], ignore_index=True))
     return 0
-
