@@ -24,6 +24,7 @@ import numpy as np
 
 from gpu_sched_env.cgrsp.config import _plain  # OmegaConf containers as plain data, no omegaconf import
 from gpu_sched_env.core.errors import ConfigError, check_choice
+from gpu_sched_env.core.registry import load_object
 from gpu_sched_env.edge.config import EdgeBatchEnvConfig
 from gpu_sched_env.hgsp.config import HGSPEnvConfig
 from gpu_sched_env.llm.config import LLMServeEnvConfig
@@ -51,47 +52,6 @@ def _edge_summary(env: Any, info: Mapping[str, Any]) -> dict[str, float]:
     return {"makespan_h": float(info["makespan_s"]) / 3600.0, "total_comp_h": float(info["total_comp_s"]) / 3600.0}
 
 
-def _hgsp(arg: Any, name: str | None = None, seed: int = 0) -> Any:
-    """The env of the config ``arg``; with ``name``: that heuristic as an agent on the env ``arg`` (as below)."""
-    from gpu_sched_env.hgsp.env import HGSPEnv
-
-    if name is None:
-        return HGSPEnv(arg)
-    from gpu_sched_agents.heuristics.hgsp import HeuristicAgent
-
-    return HeuristicAgent(name, arg)
-
-
-def _llm(arg: Any, name: str | None = None, seed: int = 0) -> Any:
-    from gpu_sched_env.llm.env import LLMServeEnv
-
-    if name is None:
-        return LLMServeEnv(arg)
-    from gpu_sched_agents.heuristics.llm import HeuristicAgent
-
-    return HeuristicAgent(name, arg)
-
-
-def _mig(arg: Any, name: str | None = None, seed: int = 0) -> Any:
-    from gpu_sched_env.mig.env import MIGEnv
-
-    if name is None:
-        return MIGEnv(arg)
-    from gpu_sched_agents.heuristics.mig import HeuristicAgent
-
-    return HeuristicAgent(name, arg)
-
-
-def _edge(arg: Any, name: str | None = None, seed: int = 0) -> Any:
-    from gpu_sched_env.edge.env import EdgeBatchEnv
-
-    if name is None:
-        return EdgeBatchEnv(arg)
-    from gpu_sched_agents.heuristics.edge import HeuristicAgent
-
-    return HeuristicAgent(name, arg, seed=seed)  # its random policy draws from the episode's stream
-
-
 @dataclass(frozen=True)
 class ScenarioSpec:
     """How a scenario is trained and judged.
@@ -100,7 +60,8 @@ class ScenarioSpec:
         name: the scenario's row in :data:`~gpu_sched_env.core.scenarios.SCENARIOS`.
         env_id: its Gymnasium id.
         config_cls: its env config object.
-        build: ``build(config)`` the env; ``build(env, name, seed)`` heuristic ``name`` as an agent on it.
+        env_cls: ``"module:Class"`` of the env, built from its config object (imported when built).
+        agent_cls: ``"module:Class"`` of the scenario's heuristic agent, ``Agent(name, env)``.
         metrics: episode metrics logged and tabled (lower is better), besides ``objective``; the
             first is tested and drawn beside the objective (one the objective does not already hold:
             MIG's and the edge's objective is the makespan).
@@ -108,25 +69,29 @@ class ScenarioSpec:
         summary: ``summary(env, last_info) -> metrics`` of a finished episode.
         heuristics: the registry's policies that drive the env (env agents), in registry order.
         left_out: registry policies that are no env agent, and why.
+        seeded_agents: the agent takes ``seed=`` (the edge's random policy draws from the episode's stream).
     """
 
     name: str
     env_id: str
     config_cls: type
-    build: Callable[..., Any]
+    env_cls: str
+    agent_cls: str
     metrics: tuple[str, ...]
     labels: tuple[str, str]
     summary: Callable[[Any, Mapping[str, Any]], dict[str, float]]
     heuristics: tuple[str, ...]
     left_out: Mapping[str, str] = field(default_factory=dict)
+    seeded_agents: bool = False
 
     def make_env(self, config: Any) -> Any:
         """The scenario's env built from its config object."""
-        return self.build(config)
+        return load_object(self.env_cls)(config)
 
     def agent(self, name: str, env: Any, seed: int) -> Any:
         """The heuristic ``name`` as an env agent (``predict``) on ``env`` for the episode of ``seed``."""
-        return self.build(env, name, seed)
+        agent = load_object(self.agent_cls)
+        return agent(name, env, seed=seed) if self.seeded_agents else agent(name, env)
 
 
 SPECS: dict[str, ScenarioSpec] = {
@@ -136,7 +101,8 @@ SPECS: dict[str, ScenarioSpec] = {
             "hgsp",
             "HGSP-v0",
             HGSPEnvConfig,
-            _hgsp,
+            "gpu_sched_env.hgsp.env:HGSPEnv",
+            "gpu_sched_agents.heuristics.hgsp:HeuristicAgent",
             ("dmr_pct", "wt", "makespan", "act"),
             ("deadline miss [%]", "weighted tardiness"),
             _hgsp_summary,
@@ -147,7 +113,8 @@ SPECS: dict[str, ScenarioSpec] = {
             "llm",
             "LLMServe-v0",
             LLMServeEnvConfig,
-            _llm,
+            "gpu_sched_env.llm.env:LLMServeEnv",
+            "gpu_sched_agents.heuristics.llm:HeuristicAgent",
             ("avg_wait", "weighted_wait", "makespan"),
             ("mean wait [s]", "weighted wait [s]"),
             _llm_summary,
@@ -157,7 +124,8 @@ SPECS: dict[str, ScenarioSpec] = {
             "mig",
             "MIG-v0",
             MIGEnvConfig,
-            _mig,
+            "gpu_sched_env.mig.env:MIGEnv",
+            "gpu_sched_agents.heuristics.mig:HeuristicAgent",
             ("mean_flow", "makespan", "deadline_misses"),
             ("mean flow [min]", "makespan [min]"),
             _mig_summary,
@@ -168,11 +136,13 @@ SPECS: dict[str, ScenarioSpec] = {
             "edge",
             "EdgeBatch-v0",
             EdgeBatchEnvConfig,
-            _edge,
+            "gpu_sched_env.edge.env:EdgeBatchEnv",
+            "gpu_sched_agents.heuristics.edge:HeuristicAgent",
             ("total_comp_h", "makespan_h"),
             ("total compute [h]", "makespan [h]"),
             _edge_summary,
             ("fcfs_llf", "random"),  # the planners (membatch, baseline_ilp: an ILP per day) are no env agents
+            seeded_agents=True,
         ),
     )
 }
