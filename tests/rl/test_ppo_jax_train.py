@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import gpu_sched_agents.rl.train as tr
 from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS, STRONG_RULES
@@ -14,6 +13,7 @@ from gpu_sched_agents.rl.config import register_configs
 from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy
 from gpu_sched_agents.rl.registry import load_model
 from gpu_sched_env.core.errors import ConfigError
+from tests.rl.helpers import scalar_tags
 
 CONF = str(Path(__file__).resolve().parents[2] / "conf")
 register_configs()
@@ -40,12 +40,6 @@ TINY = [
 def cfg_for(run_dir, *overrides):
     with initialize_config_dir(config_dir=CONF, version_base="1.3"):
         return compose(config_name="config", overrides=[*TINY, f"run_dir={run_dir}", *overrides])
-
-
-def scalar_tags(path):
-    ea = EventAccumulator(str(path))
-    ea.Reload()
-    return set(ea.Tags()["scalars"])
 
 
 @pytest.mark.parametrize(

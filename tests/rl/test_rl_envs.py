@@ -16,6 +16,7 @@ from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 from gpu_sched_env.core.errors import ConfigError
 from tests.hydra_conf import cfg_for
+from tests.rl.helpers import TINY_PPO
 
 
 # ----------------------------------------------------------------------------- seed spaces
@@ -114,10 +115,7 @@ def test_a_mixed_day_run_trains_and_is_judged_on_the_hectic_day_and_generalises(
         "train.eval_seeds=[10000]",
         "train.final_eval_seeds=2",
         "train.progress_bar=false",
-        "algo.n_steps=64",
-        "algo.batch_size=64",
-        "algo.n_epochs=1",
-        "algo.net_arch=[16]",
+        *TINY_PPO,
         f"run_dir={run}",
     )
     tr.train(cfg)

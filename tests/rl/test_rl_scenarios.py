@@ -16,6 +16,7 @@ from gpu_sched_agents.rl.rundir import record_before
 from gpu_sched_agents.rl.scenarios import SPECS, env_config
 from gpu_sched_env.core.errors import ConfigError
 from studies.conf import compose_config
+from tests.rl.helpers import TINY_PPO
 
 TINY = [
     "train.total_timesteps=128",
@@ -25,10 +26,7 @@ TINY = [
     "train.eval_seeds=[10000]",
     "train.final_eval_seeds=2",
     "train.progress_bar=false",
-    "algo.n_steps=64",
-    "algo.batch_size=64",
-    "algo.n_epochs=1",
-    "algo.net_arch=[16]",
+    *TINY_PPO,
 ]
 SMALL = {  # short episodes: a few hundred steps are several episodes
     "hgsp": ["scenario.env.n_tasks=20"],

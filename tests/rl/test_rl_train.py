@@ -6,12 +6,12 @@ import gymnasium as gym
 import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import gpu_sched_agents.rl.train as tr
 from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS, STRONG_RULES
 from gpu_sched_agents.rl.config import register_configs
 from gpu_sched_agents.rl.registry import get_algo
+from tests.rl.helpers import TINY_PPO, scalar_tags
 
 CONF = str(Path(__file__).resolve().parents[2] / "conf")
 register_configs()
@@ -27,8 +27,8 @@ TINY = [
     "env.window=4",
 ]
 ALGO_TINY = {
-    "ppo": ["algo.n_steps=64", "algo.batch_size=64", "algo.n_epochs=1", "algo.net_arch=[16]"],
-    "ppo_unmasked": ["algo.n_steps=64", "algo.batch_size=64", "algo.n_epochs=1", "algo.net_arch=[16]"],
+    "ppo": TINY_PPO,
+    "ppo_unmasked": TINY_PPO,
     "dqn": ["algo.learning_starts=32", "algo.buffer_size=1000", "algo.batch_size=16", "algo.net_arch=[16]"],
 }
 
@@ -36,12 +36,6 @@ ALGO_TINY = {
 def cfg_for(run_dir, *overrides):
     with initialize_config_dir(config_dir=CONF, version_base="1.3"):
         return compose(config_name="config", overrides=[*TINY, f"run_dir={run_dir}", *overrides])
-
-
-def scalar_tags(path):
-    ea = EventAccumulator(str(path))
-    ea.Reload()
-    return set(ea.Tags()["scalars"])
 
 
 @pytest.mark.parametrize("algo", ["ppo", "ppo_unmasked", "dqn"])
