@@ -121,8 +121,8 @@ def page(reports: list[dict[str, Any]]) -> str:
         "miss % / 100 (a miss priced as one job-hour), lower is better. Bounds (spt_rescue_defer_exp with every "
         "status High, with no provisioning delay; SRPT, a lower bound on any policy's wait) are the headroom map's.",
         "",
-        "Policies too slow for the standard protocol here (the rollout planner: about two minutes per surge day, "
-        "more per hectic day, on this 2-core machine) are scored on a reduced protocol, named in its table's "
+        "Policies too slow for the standard protocol here (the rollout planner: minutes per day on this 2-core "
+        "machine; its report holds its wall time) are scored on a reduced protocol, named in its table's "
         "heading, beside `spt_rescue_defer_exp` on the same days; tables of different protocols are never ranked "
         "together. A learner's row is the run its command trains (`ppo_jax`: `python train.py algo=ppo_jax "
         "day=hectic`, seed 0), trained on the hectic day under fresh stock and judged everywhere.",

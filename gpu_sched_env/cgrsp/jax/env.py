@@ -154,6 +154,7 @@ class JaxCGRSP:
         self.rows = cfg.slot_rows or p.c_max
         self.model = cfg.features == "model"
         self.default_params: EnvParams = mixed_params if mix is not None else make_params(p, cfg, self.dtype)
+        self.n_hold = 0  # hold actions (the joint_hold design has one per GPU type)
         self.n_actions = self.K * p.c_max + 1
         self.wait_action = self.n_actions - 1
         t = fl.n_types

@@ -272,7 +272,7 @@ def max_steps_of(n: int, holds: int = 0) -> int:
 
 def cap_of(env) -> int:
     """:func:`max_steps_of` ``env``'s day (its N and, for ``joint_hold``, its T hold actions)."""
-    return max_steps_of(env.spec.n, getattr(env, "n_hold", 0))
+    return max_steps_of(env.spec.n, env.n_hold)
 
 
 def _policy(env, rule: Rule | Callable, weights: Any) -> tuple[Callable, bool]:
