@@ -27,7 +27,7 @@ from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, che
 Day = Literal["quiet", "normal", "hectic", "surge"]
 Order = Literal["deadline", "submit", "spt", "laxity"]
 WindowBy = Literal["order", "class"]
-ActionMode = Literal["joint", "slot", "joint_hold"]
+ActionMode = Literal["joint", "slot", "joint_hold", "when"]
 Hold = Literal["event", "stock"]
 Shaping = Literal["none", "queue", "backlog", "backlog_risk"]
 Features = Literal["basic", "model"]
@@ -46,8 +46,9 @@ class CGRSPEnvConfig:
         order: canonical window order.
         window_by: ``order`` (the first K jobs in that order) or ``class`` (one head per
             complexity class).
-        action_mode: ``joint`` (job–slot pairs), ``slot`` (one idle slot offered at a time) or
-            ``joint_hold`` (job–slot pairs plus "hold GPU type g", :mod:`gpu_sched_env.cgrsp.held`).
+        action_mode: ``joint`` (job–slot pairs), ``slot`` (one idle slot offered at a time),
+            ``joint_hold`` (job–slot pairs plus "hold GPU type g", :mod:`gpu_sched_env.cgrsp.held`) or
+            ``when`` (dispatch the rule's base order's next pair, or wait: :mod:`gpu_sched_env.cgrsp.when`).
         hold: ``slot`` mode only: a slot left idle is offered again at the next ``event`` or
             once its ``stock`` status changes.
         reward: reward preset (:mod:`gpu_sched_env.cgrsp.rewards`).

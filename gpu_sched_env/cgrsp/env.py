@@ -71,6 +71,11 @@ class CGRSPEnv(gym.Env):
     changes or a waiting job's laxity forces a dispatch; :mod:`gpu_sched_env.cgrsp.held`), then
     *wait*. Needs ``window_by="class"`` and ``window`` ≤ 3.
 
+    ``action_mode="when"``: ``Discrete(2)``: ``a = 0`` dispatches the next pair of the
+    strongest rule's base order (``spt_rescue_defer_exp`` with its deferral off, on the state
+    as it is), ``a = 1`` waits; the agent learns *when*, the rule says *which*
+    (:mod:`gpu_sched_env.cgrsp.when`; the pair's slot is marked ``offered``).
+
     In every mode the last action is the no-op. The space is a :class:`MaskedDiscrete`
     (``sample()`` draws legal actions); the mask is :meth:`action_masks` (sb3-contrib
     ``MaskablePPO``), ``info["action_mask"]`` and ``obs["action_mask"]``. An illegal action
@@ -203,7 +208,8 @@ class CGRSPEnv(gym.Env):
       gives the same episodes). 2026-11-25: one config object (``CGRSPEnvConfig``),
       ``shaping_gamma`` (γ·Φ′ − Φ; the default 1 gives the earlier Φ′ − Φ). 2026-11-26:
       ``features="model"`` (the ``model`` key; the default gives the earlier observations).
-      2026-11-28: ``action_mode="joint_hold"`` (held deferrals; opt-in, the defaults unchanged).
+      2026-11-28: ``action_mode="joint_hold"`` (held deferrals; opt-in, the defaults unchanged);
+      ``action_mode="when"`` (learned timing on the rule's order; opt-in).
     """
 
     # "human": the text snapshot printed at every reset and step (no window, so no pygame;
@@ -268,7 +274,7 @@ class CGRSPEnv(gym.Env):
 
     @property
     def offered_slot(self) -> int | None:
-        """The slot the action scheme offers now (``slot`` mode; None in ``joint`` mode or after the end)."""
+        """The slot the action scheme offers now (``slot``; ``when``: the next pair's; else None, and after the end)."""
         return self.actions.offered
 
     # ------------------------------------------------------------------ gym API

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from gpu_sched_env.cgrsp.actions import ActionScheme, JointActions, SlotOffers
 from gpu_sched_env.cgrsp.held import HeldDeferrals
+from gpu_sched_env.cgrsp.when import LearnedTiming
 
-ACTION_SCHEMES: dict[str, type[ActionScheme]] = {cls.mode: cls for cls in (JointActions, SlotOffers, HeldDeferrals)}
+_SCHEMES = (JointActions, SlotOffers, HeldDeferrals, LearnedTiming)
+ACTION_SCHEMES: dict[str, type[ActionScheme]] = {cls.mode: cls for cls in _SCHEMES}
 ACTION_MODES: tuple[str, ...] = tuple(ACTION_SCHEMES)
 
 

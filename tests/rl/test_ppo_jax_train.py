@@ -169,6 +169,25 @@ def test_tiny_mixed_run_trains_on_the_mix_and_is_selected_on_hectic(tmp_path):
     assert "train/value_loss" in scalar_tags(run / "tb" / "learned_1")
 
 
+def test_tiny_run_in_the_when_design(tmp_path):
+    """env=when: a two-action actor is exported and judged on CGRSP-v0 and in JAX (the rule on the joint twin)."""
+    run = tmp_path / "when"
+    tr.train(cfg_for(run, "env=when"))
+    pol = NumpyPolicy.load(run / "final_model.npz")
+    assert pol.n_actions == 2
+    final = pd.read_csv(run / "final_eval.csv")
+    assert {"ppo_jax", "spt_rescue_defer_exp"} <= set(final.policy)
+    jax_table = pd.read_csv(run / "final_eval_jax.csv")
+    rule = jax_table[jax_table.metric == "mean_wait_min"].rule.iloc[0]
+    # the rule played on the joint twin: its wait on the first quiet test days, not a two-action misreading
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import per_day, test_keys
+    from gpu_sched_env.cgrsp.jax import RULES, JaxCGRSP
+
+    twin = JaxCGRSP.from_config(tr.validate(cfg_for(run, "env=when")).replace(action_mode="joint"), records=False)
+    want = per_day(twin, {"r": RULES["spt_rescue_defer_exp"]}, test_keys(4)).mean_wait_min.mean()
+    assert rule == pytest.approx(want, rel=1e-6)
+
+
 def test_gpu_asked_without_one_is_a_clear_error(tmp_path):
     import jax
 

@@ -88,13 +88,18 @@ def selection_objective(days: pd.DataFrame) -> float:
 
 
 def per_day(env: Any, policies: dict[str, Any], keys: jnp.ndarray, chunk: int = 4096) -> pd.DataFrame:
-    """One row per (policy, day): :data:`METRICS` of each policy (a JAX ``Rule`` or callable) on ``keys``."""
-    from gpu_sched_env.cgrsp.jax.rules import evaluate
+    """One row per (policy, day): :data:`METRICS` of each policy (a JAX ``Rule`` or callable) on ``keys``.
+
+    A rule without weights (a joint-space rule of ``RULES``) plays on ``env.rule_env`` (``env``
+    itself, or the joint twin of a design with other actions, ``when``); the same days either way.
+    """
+    from gpu_sched_env.cgrsp.jax.rules import Rule, evaluate
 
     rows = []
     seeds = np.arange(len(keys))
     for label, rule in policies.items():
-        parts = [jax.device_get(evaluate(env, rule, keys[i : i + chunk])) for i in range(0, len(keys), chunk)]
+        on = env.rule_env if isinstance(rule, Rule) and rule.weights is None else env
+        parts = [jax.device_get(evaluate(on, rule, keys[i : i + chunk])) for i in range(0, len(keys), chunk)]
         out = {m: np.concatenate([np.asarray(p[m], float) for p in parts]) for m in METRICS}
         rows.append(pd.DataFrame({"policy": label, "day_index": seeds, **out}))
     return pd.concat(rows, ignore_index=True)

@@ -27,6 +27,7 @@ from gpu_sched_env.cgrsp.jax.env import JaxCGRSP, day_arrays  # noqa: E402
 from gpu_sched_env.cgrsp.jax.hold import JaxHold  # noqa: E402 (registers action_mode="joint_hold")
 from gpu_sched_env.cgrsp.jax.rules import RULES, Rule, StalledRolloutError, evaluate, rollout, stack_days  # noqa: E402
 from gpu_sched_env.cgrsp.jax.types import Day, EnvParams, EnvState  # noqa: E402
+from gpu_sched_env.cgrsp.jax.when import JaxWhen  # noqa: E402 (registers action_mode="when")
 
 __all__ = [
     "RULES",
@@ -35,6 +36,7 @@ __all__ = [
     "EnvState",
     "JaxCGRSP",
     "JaxHold",
+    "JaxWhen",
     "Rule",
     "StalledRolloutError",
     "day_arrays",

@@ -56,8 +56,8 @@ SUPPORTED: dict[str, tuple | None] = {
 }
 
 
-# action designs beyond the joint one, each with every setting SUPPORTED allows the joint design (.hold)
-MORE_DESIGNS: tuple[str, ...] = ("joint_hold",)
+# action designs beyond the joint one, each with every setting SUPPORTED allows the joint design (.hold, .when)
+MORE_DESIGNS: tuple[str, ...] = ("joint_hold", "when")
 
 
 def check_supported(cfg: CGRSPEnvConfig) -> None:
@@ -70,7 +70,8 @@ def check_supported(cfg: CGRSPEnvConfig) -> None:
             raise ConfigError(
                 f"{name} = {getattr(cfg, name)!r} is not supported by the JAX env (gpu_sched_env.cgrsp.jax); "
                 f"supported: {table}, and any reward preset, weights, features, slot_rows, day and simulator "
-                f"parameters; also the action_mode values {MORE_DESIGNS} (held deferrals, gpu_sched_env.cgrsp.jax.hold)"
+                f"parameters; also the action_mode values {MORE_DESIGNS} (held deferrals, gpu_sched_env.cgrsp.jax.hold;"
+                " learned timing on the rule's order, gpu_sched_env.cgrsp.jax.when)"
             )
     p = cfg.sim_params()
     est = [row[Fleet.from_params(p).nominal_type] for row in Fleet.from_params(p).wbar]
@@ -209,6 +210,14 @@ class JaxCGRSP:
         cfg = as_env_config(cfg)
         check_supported(cfg)
         return design_of(cfg)(cfg, dtype, records, mix=regimes_of(stocks, days), checked=checked)
+
+    @property
+    def rule_env(self) -> JaxCGRSP:
+        """The env the JAX rules (joint-space policies, ``rules.RULES``) play this env's days on: itself.
+
+        A design whose actions are not the joint ones (``when``) returns its joint twin.
+        """
+        return self
 
     @property
     def is_mixed(self) -> bool:

@@ -107,11 +107,14 @@ def observe(
     rows: int,
     model: bool,
     offered: jnp.ndarray | None = None,
+    offer: tuple[jnp.ndarray, jnp.ndarray] | None = None,
 ) -> jnp.ndarray:
     """The flat observation (see the module docstring); float32.
 
     ``offered`` (bool[C]): the slots whose ``offered`` column is 1 (``joint_hold``: the idle
-    slots not held); None: none (the joint design).
+    slots not held); None: none (the joint design). ``offer`` (slot, present): the slot whose row
+    the ``offer`` block repeats (``when``: the next pair's slot; zeros when not present); None:
+    zeros (the joint design).
 
     Long by design: its sections (window jobs, beyond, slots, globals, model) build one flat vector
     whose column order the module docstring fixes and the equivalence tests pin bit for bit; they
@@ -221,7 +224,8 @@ def observe(
         scaled = jnp.minimum(jnp.log1p(m / 60.0) / math.log1p(MODEL_CLIP_MIN), 1.0)
         m = jnp.where(jnp.asarray([True, True, True, False, False, True]), scaled, m)
         parts.append(m.astype(f32).reshape(-1))
-    parts += [jnp.zeros(T + 8, f32), slots.reshape(-1), stock1.astype(f32).reshape(-1)]
+    offer_row = jnp.zeros(T + 8, f32) if offer is None else jnp.where(offer[1], slots[offer[0]], 0.0)
+    parts += [offer_row, slots.reshape(-1), stock1.astype(f32).reshape(-1)]
     return jnp.concatenate(parts)
 
 

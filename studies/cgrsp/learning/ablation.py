@@ -39,6 +39,9 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     "average": ("1", ("algo.returns=average", "algo.gamma=1.0")),
     "occupancy_risk": ("2", ("env.reward=occupancy", "env.shaping=backlog_risk", "env.shaping_gamma=0.95")),
     "joint_hold": ("3", ("env.action_mode=joint_hold",)),
+    # learned timing on the rule's order (env=when): the learner decides when, the base order which
+    "when": ("3w", ("env.action_mode=when",)),
+    "when_time_aware": ("1+3w", ("env.action_mode=when", "algo.tau_s=90")),
     "lagrangian": ("4", ("algo.miss_constraint=true",)),
     "time_aware_lagrangian": ("1+4", ("algo.tau_s=90", "algo.miss_constraint=true")),
     "average_lagrangian": ("1+4", ("algo.returns=average", "algo.gamma=1.0", "algo.miss_constraint=true")),

@@ -117,3 +117,16 @@ def assert_same_records(sim_or_result, st, rtol: float = 1e-9) -> None:
         np.testing.assert_allclose(got[f], want[f], rtol=rtol, err_msg=name)
     slots = np.asarray(sim_or_result.job_slot if hasattr(sim_or_result, "job_slot") else sim_or_result.slot)
     np.testing.assert_array_equal(np.asarray(st.job_slot), slots)
+
+
+_DESIGN_ENVS: dict = {}
+
+
+def design_env(action_mode: str, day: str, stock: str) -> tuple[CGRSPEnvConfig, object]:
+    """joint_heads with ``action_mode`` on ``day`` under ``stock``, and its JAX env (built once per process)."""
+    from gpu_sched_env.cgrsp.jax import JaxCGRSP
+
+    cfg = joint_heads(day, stock).replace(action_mode=action_mode)
+    if (action_mode, day, stock) not in _DESIGN_ENVS:
+        _DESIGN_ENVS[action_mode, day, stock] = JaxCGRSP.from_config(cfg)
+    return cfg, _DESIGN_ENVS[action_mode, day, stock]

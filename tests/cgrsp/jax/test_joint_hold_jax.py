@@ -13,10 +13,8 @@ import pytest
 from gpu_sched_env.cgrsp.jax import RULES, JaxCGRSP, evaluate
 from gpu_sched_env.cgrsp.jax.hold import JaxHold, release
 from gpu_sched_env.cgrsp.stock import defer_cost, next_event_gap
-from tests.cgrsp.jax.helpers import assert_same_records, joint_heads, side_by_side
+from tests.cgrsp.jax.helpers import assert_same_records, design_env, joint_heads, side_by_side
 from tests.cgrsp.jax.test_deadline_credit import steps_to_first_miss
-
-ENVS: dict = {}
 
 
 def hold_design(day: str, stock: str):
@@ -24,9 +22,7 @@ def hold_design(day: str, stock: str):
 
 
 def env_for(day: str, stock: str) -> JaxHold:
-    if (day, stock) not in ENVS:
-        ENVS[day, stock] = JaxCGRSP.from_config(hold_design(day, stock))
-    return ENVS[day, stock]
+    return design_env("joint_hold", day, stock)[1]
 
 
 def test_layout_and_supported():
@@ -39,7 +35,7 @@ def test_layout_and_supported():
     ("day", "stock"), [("hectic", "fresh"), ("hectic", "markov"), ("surge", "fresh"), ("surge", "markov")]
 )
 def test_prefix_to_a_miss(day, stock):
-    cfg, env = hold_design(day, stock), env_for(day, stock)
+    cfg, env = design_env("joint_hold", day, stock)
     n = steps_to_first_miss(cfg, 5) + 10
     ref, st, _, steps = side_by_side(env, cfg, 5, max_steps=n, horizon_s=4 * 86400.0, rew_rtol=1e-7)
     assert steps == n and ref.ledger.episode_raw["miss"] >= 1
@@ -48,7 +44,7 @@ def test_prefix_to_a_miss(day, stock):
 
 
 def test_whole_day():
-    cfg, env = hold_design("surge", "fresh"), env_for("surge", "fresh")
+    cfg, env = design_env("joint_hold", "surge", "fresh")
     ref, st, info, _ = side_by_side(env, cfg, 7, horizon_s=20 * 86400.0, rew_rtol=1e-7)
     assert bool(st.done)
     assert_same_records(ref.sim, st)
@@ -62,7 +58,7 @@ def test_release_on_hand_built_states(stock):
     """The status change and the laxity trigger release a hold alike in both envs (the first decision point)."""
     from gpu_sched_env.cgrsp.env import CGRSPEnv
 
-    cfg, env = hold_design("hectic", stock), env_for("hectic", stock)
+    cfg, env = design_env("joint_hold", "hectic", stock)
     ref = CGRSPEnv(cfg)
     ref.reset(seed=0)
     sim = ref.sim
