@@ -75,6 +75,9 @@ DIAGNOSE = Group(
         "versus-rule": Command(
             "studies.diagnose.versus_rule:main", "does a learner lose to the strongest rule on when or on which job?"
         ),
+        "versus-rule-jax": Command(
+            "studies.diagnose.versus_rule_jax:main", "a ppo_jax actor vs the rule in JAX: when, which job, which slot"
+        ),
         "headroom": Command(
             "studies.cgrsp.headroom.study:main",
             "the headroom map: the rule vs its bounds, and the planner vs the rule (paired, resumable)",

@@ -1,0 +1,170 @@
+r"""Where an ``algo=ppo_jax`` actor loses to the rule, in JAX: *when* it dispatches, *which* job, *which* slot.
+
+The JAX counterpart of ``diagnose versus-rule`` (which needs an SB3 run and plays CGRSP-v0).
+A decision of the joint design has three parts: dispatch or wait (*when*), which job (a
+window position) and which slot. Each day is played by five policies on the same native
+JAX days (common random numbers):
+
+* ``learned``: the exported actor (its two-level deterministic action);
+* ``rule``: ``spt_rescue_defer_exp`` (the JAX rule, equal to the reference's);
+* ``rule_when``: dispatch exactly when the rule would; the pair is the actor's likeliest
+  dispatch (its *which*);
+* ``rule_which``: dispatch exactly when the actor does; the pair is the rule's base order's
+  next one on the idle slots (SPT+Rescue's job order, the deferring rules' slot: the least
+  expected delay + W̄; no deferral), its *which*;
+* ``rule_slot``: the actor's *when* and job, the rule's slot for that job (the least expected
+  delay + W̄ over the idle slots).
+
+If ``rule_when`` comes close to ``rule`` the actor's choice of pair is as good as the rule's and
+its timing (the deferral) is what costs; if ``rule_which`` does, the reverse; ``rule_slot``
+against ``learned`` isolates the slot. The table is each mode's mean wait and miss with the paired
+difference to ``rule`` (95 % CI), on ``--days`` days of the *selection* keys (10 000 …; not
+the test keys, so reading it cannot tune on test days).
+
+    python -m studies diagnose versus-rule-jax runs/ablation_3m/hectic_D900_time_aware_b3000000/seed1.npz \
+        --regime hectic_D900 --overrides algo.tau_s=90 --days 200
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jax.numpy as jnp
+import pandas as pd
+
+MODES = ("learned", "rule", "rule_when", "rule_which", "rule_slot")
+
+
+def _logits(env: Any, s: Any, params: Any, weights: Any) -> jnp.ndarray:
+    """The actor's masked logits on ``env``'s observation of ``s``."""
+    from gpu_sched_agents.rl.ppo_jax.network import masked_logits
+
+    layers, (w_out, b_out) = weights
+    h = env._obs(s, params)
+    for w, b in layers:
+        h = jnp.tanh(h @ w + b)
+    return masked_logits(h @ w_out + b_out, env._action_mask(s, params))
+
+
+def _dispatches(env: Any, s: Any, params: Any, weights: Any) -> tuple[jnp.ndarray, jnp.ndarray]:
+    """(the actor's two-level action, its likeliest dispatch; the no-op when no dispatch is legal)."""
+    from gpu_sched_agents.rl.ppo_jax.network import factored_mode
+
+    z = _logits(env, s, params, weights)
+    legal = env._action_mask(s, params)[:-1]
+    best = jnp.where(legal.any(), jnp.argmax(z[:-1]), env.wait_action)
+    return factored_mode(z), best.astype(jnp.int32)
+
+
+def base_pair(env: Any, s: Any, params: Any) -> jnp.ndarray:
+    """The rule's base order's next pair on the state as it is (no deferral; the no-op when nothing fits)."""
+    from gpu_sched_env.cgrsp.jax.rules import SLOT_SCORE, _joint, rescue_plan
+
+    idle = s.slot_job < 0
+    jobs, slots, length = rescue_plan(env, params, s, s.ptr, idle, SLOT_SCORE)
+    return _joint(env, s, params, jobs[0], slots[0], length > 0)
+
+
+def rule_slot_for(env: Any, s: Any, params: Any, action: jnp.ndarray) -> jnp.ndarray:
+    """``action`` (a dispatch) with its slot replaced by the rule's slot for the same job; the no-op unchanged."""
+    from gpu_sched_env.cgrsp.jax.obs import window
+    from gpu_sched_env.cgrsp.jax.rules import slot_delay
+    from gpu_sched_env.cgrsp.jax.types import day_of
+
+    c = env.spec.c
+    pos = action // c
+    win_j, _, _ = window(s, params, env.class_order, env.K, env.spec.n)
+    job = jnp.maximum(win_j[jnp.minimum(pos, env.K - 1)], 0)
+    slot = slot_delay(params, s, day_of(s, params).cx[job], s.slot_job < 0)
+    return jnp.where(action == env.wait_action, action, pos * c + slot).astype(jnp.int32)
+
+
+def _rule_when(env, s, params, weights):
+    from gpu_sched_env.cgrsp.jax.rules import spt_rescue_defer_exp
+
+    wait = spt_rescue_defer_exp(env, s, params) == env.wait_action
+    return jnp.where(wait, env.wait_action, _dispatches(env, s, params, weights)[1]).astype(jnp.int32)
+
+
+def _rule_which(env, s, params, weights):
+    learned = _dispatches(env, s, params, weights)[0]
+    return jnp.where(learned == env.wait_action, learned, base_pair(env, s, params)).astype(jnp.int32)
+
+
+def _rule_slot(env, s, params, weights):
+    return rule_slot_for(env, s, params, _dispatches(env, s, params, weights)[0])
+
+
+def _learned(env, s, params, weights):
+    return _dispatches(env, s, params, weights)[0]
+
+
+def policies(env: Any, weights: Any) -> dict[str, Any]:
+    """The five :data:`MODES` as JAX ``Rule``s (the actor's ``weights`` an argument of each)."""
+    from gpu_sched_env.cgrsp.jax.rules import RULES, Rule
+
+    acts = {"learned": _learned, "rule_when": _rule_when, "rule_which": _rule_which, "rule_slot": _rule_slot}
+    out = {m: Rule(m, a, weights=weights) for m, a in acts.items()}
+    return {"learned": out["learned"], "rule": RULES["spt_rescue_defer_exp"], **{m: out[m] for m in MODES[2:]}}
+
+
+def table(days: pd.DataFrame) -> pd.DataFrame:
+    """Per mode: mean wait and miss, and the paired difference to ``rule`` with its 95 % CI."""
+    from gpu_sched_env.core.stats import mean_ci
+
+    rule = days[days.policy == "rule"].set_index("day_index").sort_index()
+    rows = []
+    for mode in MODES:
+        mine = days[days.policy == mode].set_index("day_index").sort_index()
+        row: dict[str, Any] = {"mode": mode}
+        for m in ("mean_wait_min", "miss_pct"):
+            ci = mean_ci(mine[m].to_numpy() - rule.loc[mine.index, m].to_numpy())
+            row |= {m: mine[m].mean(), f"{m}_diff": ci.mean, f"{m}_ci": ci.half_width}
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def run(actor: Path, regime: str, overrides: Sequence[str], days: int) -> pd.DataFrame:
+    """The :func:`table` of ``actor`` (an exported ``.npz``) in ``regime`` on ``days`` selection days."""
+    from gpu_sched_agents.rl.envs import env_config
+    from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, learned_rule, per_day, test_keys
+    from gpu_sched_env.cgrsp.jax import JaxCGRSP
+    from gpu_sched_env.core.errors import ConfigError
+    from studies.cgrsp.learning.parity import regime_config
+
+    cfg = regime_config(regime, 1, extra=tuple(overrides))
+    env = JaxCGRSP.from_config(env_config(cfg), records=False)
+    if env.n_actions != env.K * env.spec.c + 1:
+        raise ConfigError(
+            f"action_mode = {env.cfg.action_mode!r}: this diagnostic splits a joint-design actor's pairs; "
+            "allowed: 'joint'"
+        )
+    weights = learned_rule(env, NumpyPolicy.load(actor)).weights
+    return table(per_day(env, policies(env, weights), test_keys(days, SELECT_SEED0)))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from studies.cgrsp.learning.parity import REGIMES
+
+    ap = argparse.ArgumentParser(prog="python -m studies diagnose versus-rule-jax", description=__doc__.split("\n")[0])
+    ap.add_argument("actor", type=Path, help="an exported algo=ppo_jax actor (.npz)")
+    ap.add_argument("--regime", default="hectic_fresh", choices=list(REGIMES))
+    ap.add_argument("--overrides", nargs="*", default=[], help="Hydra overrides the actor was trained with")
+    ap.add_argument("--days", type=int, default=200, help="selection days (keys 10 000 …)")
+    args = ap.parse_args(argv)
+    if not args.actor.is_file():
+        ap.error(f"actor = {str(args.actor)!r} is not a file (an exported .npz of algo=ppo_jax)")
+    if args.days < 2:
+        ap.error(f"--days = {args.days}: need at least 2 for confidence intervals")
+    t = run(args.actor, args.regime, args.overrides, args.days)
+    print(f"{args.actor} on {args.regime}, {args.days} selection days; diff = mode - rule (95 % CI half-width)")
+    print(t.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
