@@ -124,8 +124,9 @@ def page(reports: list[dict[str, Any]]) -> str:
         "Policies too slow for the standard protocol here (the rollout planner: minutes per day on this 2-core "
         "machine; its report holds its wall time) are scored on a reduced protocol, named in its table's "
         "heading, beside `spt_rescue_defer_exp` on the same days; tables of different protocols are never ranked "
-        "together. A learner's row is the run its command trains (`ppo_jax`: `python train.py algo=ppo_jax "
-        "day=hectic`, seed 0), trained on the hectic day under fresh stock and judged everywhere.",
+        "together. A learner's row is the run its command trains, seed 0, trained on the hectic day under fresh "
+        "stock and judged everywhere: `ppo_jax` is `python train.py algo=ppo_jax day=hectic`, `maskable_ppo` "
+        "the Quickstart's `python train.py algo=ppo day=hectic` (MaskablePPO, 100k steps).",
     ]
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in reports:
