@@ -187,9 +187,17 @@ def _sb3(path: Path, load: bool) -> Policy:
 
 
 def _npz(path: Path, load: bool) -> Policy:
+    from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy
     from gpu_sched_env.cgrsp.jax.bench import joint_heads_config
 
-    pol = Policy(str(path), "npz", f"ppo_jax ({path.stem})", joint_heads_config("hectic"), "ppo_jax", path)
+    config = joint_heads_config("hectic")
+    try:
+        n_actions = NumpyPolicy.load(path).n_actions
+    except Exception:  # not a loadable export: _load says so, naming the file
+        n_actions = None
+    if n_actions == 2:  # an actor of the when design (learned timing on the rule's order)
+        config = config.replace(action_mode="when")
+    pol = Policy(str(path), "npz", f"ppo_jax ({path.stem})", config, "ppo_jax", path)
     return _load(pol) if load else pol
 
 

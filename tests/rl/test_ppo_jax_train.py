@@ -186,6 +186,13 @@ def test_tiny_run_in_the_when_design(tmp_path):
     twin = JaxCGRSP.from_config(tr.validate(cfg_for(run, "env=when")).replace(action_mode="joint"), records=False)
     want = per_day(twin, {"r": RULES["spt_rescue_defer_exp"]}, test_keys(4)).mean_wait_min.mean()
     assert rule == pytest.approx(want, rel=1e-6)
+    # gpu-sched evaluate plays a two-action export in the when design; the joint env refuses it
+    from gpu_sched_agents.evaluate.policy import resolve
+    from gpu_sched_env.cgrsp.env import CGRSPEnv
+
+    assert resolve(str(run / "final_model.npz")).config.action_mode == "when"
+    with pytest.raises(ConfigError, match="ppo_jax policy has 2 actions, the env 16: it was trained on another"):
+        pol.bind(CGRSPEnv(twin.cfg))
 
 
 def test_gpu_asked_without_one_is_a_clear_error(tmp_path):

@@ -104,6 +104,12 @@ class NumpyPolicy:
                 f"ppo_jax policy expects {self.obs_dim} observation features, the env gives {width}: it was trained on "
                 "another design"
             )
+        n = int(env.unwrapped.action_space.n)
+        if n != self.n_actions:
+            raise ConfigError(
+                f"ppo_jax policy has {self.n_actions} actions, the env {n}: it was trained on another action design "
+                f"(action_mode={env.unwrapped.cfg.action_mode!r} here)"
+            )
         self.flatten = lambda obs: flatten_without_mask(space, obs)
 
     def logits(self, x: np.ndarray) -> np.ndarray:
