@@ -85,6 +85,9 @@ DIAGNOSE = Group(
         "rule-fix": Command(
             "studies.cgrsp.rule_fix:main", "the deferring rule before and after issue #29's two corrections (paired)"
         ),
+        "defer-scale": Command(
+            "studies.cgrsp.defer_scale:main", "the rule's defer_scale picked on selection seeds, paired on test"
+        ),
         "planner-calibration": Command(
             "studies.cgrsp.planner.calibration:main", "the planner's screen horizon against full-day rollouts"
         ),
