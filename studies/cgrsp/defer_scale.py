@@ -14,6 +14,7 @@ answers whether a learner's win over the default rule (the surge day under fresh
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -38,9 +39,13 @@ def days_of(day: str, stock: str, seeds: range, scales: Sequence[float], workers
 
 
 def pick(sel: pd.DataFrame) -> float:
-    """The scale with the lowest mean miss %, then the lowest mean wait, on the selection days."""
-    m = sel.groupby("scale")[["miss_pct", "mean_wait_min"]].mean()
-    return float(min(m.index, key=lambda s: (round(m.loc[s, "miss_pct"], 9), m.loc[s, "mean_wait_min"])))
+    """The scale with the lowest mean miss %, then the lowest mean wait, on the selection days.
+
+    Ties go to the scale nearest the default 1 (a factor off: ``|log scale|``), so a knob that
+    changes nothing on the selection days is left at its default.
+    """
+    m = sel.groupby("scale")[["miss_pct", "mean_wait_min"]].mean().round(9)
+    return float(min(m.index, key=lambda s: (m.loc[s, "miss_pct"], m.loc[s, "mean_wait_min"], abs(math.log(s)))))
 
 
 def row(day: str, stock: str, n_sel: int, n_test: int, scales: Sequence[float], workers: int) -> dict:

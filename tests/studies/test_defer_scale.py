@@ -15,6 +15,8 @@ def test_pick_takes_the_fewest_misses_then_the_lowest_wait():
         }
     )
     assert ds.pick(sel) == 2.0
+    tied = sel.assign(mean_wait_min=2.0, miss_pct=0.0)
+    assert ds.pick(tied) == 1.0  # a knob that changes nothing stays at its default
 
 
 def test_a_small_run_pairs_the_chosen_scale_with_the_default():
