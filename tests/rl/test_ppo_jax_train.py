@@ -149,16 +149,19 @@ def test_persistent_stock_experiment_is_the_ablations_time_aware_row():
     assert cfg.algo.tau_s == 90 and cfg.env.params.stock_dwell_s == 900
 
 
-def test_when_markov_experiment_is_the_ablations_when_time_aware_row():
-    """experiment=ppo_jax_when_markov ships the ablation's when_time_aware row of hectic_D900."""
+@pytest.mark.parametrize(
+    ("experiment", "regime"), [("ppo_jax_when", "hectic_fresh"), ("ppo_jax_when_markov", "hectic_D900")]
+)
+def test_when_experiments_are_the_ablations_when_time_aware_rows(experiment, regime):
+    """experiment=ppo_jax_when(_markov) ship the ablation's when_time_aware row of hectic fresh (D = 900 s)."""
     from studies.cgrsp.learning.ablation import ROWS
     from studies.cgrsp.learning.parity import regime_config
 
     with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["experiment=ppo_jax_when_markov"])
-    row = regime_config("hectic_D900", int(cfg.train.total_timesteps), extra=ROWS["when_time_aware"][1])
+        cfg = compose(config_name="config", overrides=[f"experiment={experiment}", "day=hectic"])
+    row = regime_config(regime, int(cfg.train.total_timesteps), extra=ROWS["when_time_aware"][1])
     assert cfg.algo == row.algo and cfg.env == row.env and cfg.train == row.train and cfg.day == row.day
-    assert cfg.env.action_mode == "when" and cfg.algo.tau_s == 90 and cfg.env.params.stock_dwell_s == 900
+    assert cfg.env.action_mode == "when" and cfg.algo.tau_s == 90
 
 
 def test_tiny_mixed_run_trains_on_the_mix_and_is_selected_on_hectic(tmp_path):
