@@ -71,6 +71,10 @@ class LearnedTiming(JointActions):
         plan = self._policy.decide(sim.view)
         return (int(plan[0][0]), int(plan[0][1])) if plan else None
 
+    def _now(self) -> Pair | None:
+        """:meth:`next_pair` of the current day (None before the first reset)."""
+        return None if self._sim is None else self.next_pair(self._sim)
+
     def choose(self, sim: Simulator, win: np.ndarray, a: int) -> Pair | None:
         if a == self.wait_action:
             self._wait = True
@@ -87,18 +91,18 @@ class LearnedTiming(JointActions):
     @property
     def offered(self) -> int | None:
         """The slot the next pair would take: the observation marks it and repeats its row in ``offer``."""
-        nxt = None if self._sim is None else self.next_pair(self._sim)
+        nxt = self._now()
         return None if nxt is None else nxt[1]
 
     def pair(self, win: np.ndarray, a: int) -> Pair:
-        nxt = None if self._sim is None else self.next_pair(self._sim)
+        nxt = self._now()
         if nxt is None:
             raise InvalidActionError(f"action {a}: no pair to dispatch now (no job waits or no slot is idle)")
         return nxt
 
     def encode(self, pos: int, slot: int) -> int:
         """The dispatch action when ``slot`` is the next pair's slot; any other pair is not expressible here."""
-        nxt = None if self._sim is None else self.next_pair(self._sim)
+        nxt = self._now()
         if nxt is None or nxt[1] != slot:
             raise InvalidActionError(
                 f"the pair (window position {pos}, slot {slot}) is not expressible in action_mode = 'when': its only "
@@ -108,7 +112,7 @@ class LearnedTiming(JointActions):
 
     def doable_now(self, plan: Iterable[Pair]) -> list[Pair]:
         """A rule that dispatches anything now dispatches the next pair here (its *when*, the base order's *which*)."""
-        nxt = None if self._sim is None else self.next_pair(self._sim)
+        nxt = self._now()
         return [nxt] if nxt is not None and list(plan) else []
 
     def rule_choice(self, plan: Iterable[Pair], act: Any) -> Pair | None:
