@@ -11,6 +11,7 @@ from omegaconf import OmegaConf
 
 from gpu_sched_env.cgrsp.config import (
     REWARD_PARTS,
+    ActionMode,
     CGRSPEnvConfig,
     Order,
     Shaping,
@@ -44,7 +45,7 @@ def test_the_literal_types_are_the_tables_the_code_uses():
     with pytest.raises(ConfigError, match="reward = 'nope'.*" + ".*".join(REWARD_PRESETS)):
         CGRSPEnvConfig(reward="nope")
     assert set(get_args(Shaping)) == set(SHAPING_TERMS)
-    assert set(ACTION_SCHEMES) == {"joint", "slot", "joint_hold"}
+    assert set(ACTION_SCHEMES) == set(get_args(ActionMode)) == {"joint", "slot", "joint_hold", "when"}
     assert ORDERS == get_args(Order)
 
 
