@@ -38,22 +38,12 @@ import pandas as pd
 MODES = ("learned", "rule", "rule_when", "rule_which", "rule_slot")
 
 
-def _logits(env: Any, s: Any, params: Any, weights: Any) -> jnp.ndarray:
-    """The actor's masked logits on ``env``'s observation of ``s``."""
-    from gpu_sched_agents.rl.ppo_jax.network import masked_logits
-
-    layers, (w_out, b_out) = weights
-    h = env._obs(s, params)
-    for w, b in layers:
-        h = jnp.tanh(h @ w + b)
-    return masked_logits(h @ w_out + b_out, env._action_mask(s, params))
-
-
 def _dispatches(env: Any, s: Any, params: Any, weights: Any) -> tuple[jnp.ndarray, jnp.ndarray]:
     """(the actor's two-level action, its likeliest dispatch; the no-op when no dispatch is legal)."""
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import actor_logits
     from gpu_sched_agents.rl.ppo_jax.network import factored_mode
 
-    z = _logits(env, s, params, weights)
+    z = actor_logits(env, s, params, weights)
     legal = env._action_mask(s, params)[:-1]
     best = jnp.where(legal.any(), jnp.argmax(z[:-1]), env.wait_action)
     return factored_mode(z), best.astype(jnp.int32)
@@ -107,8 +97,7 @@ def policies(env: Any, weights: Any) -> dict[str, Any]:
     from gpu_sched_env.cgrsp.jax.rules import RULES, Rule
 
     acts = {"learned": _learned, "rule_when": _rule_when, "rule_which": _rule_which, "rule_slot": _rule_slot}
-    out = {m: Rule(m, a, weights=weights) for m, a in acts.items()}
-    return {"learned": out["learned"], "rule": RULES["spt_rescue_defer_exp"], **{m: out[m] for m in MODES[2:]}}
+    return {m: RULES["spt_rescue_defer_exp"] if m == "rule" else Rule(m, acts[m], weights=weights) for m in MODES}
 
 
 def table(days: pd.DataFrame) -> pd.DataFrame:

@@ -33,13 +33,18 @@ SELECT_SEED0 = 10_000  # selection days (model selection, tuning): keys PRNGKey(
 MISS_AS_WAIT_MIN = MISS_AS_WAIT_S / 60.0  # the `deadline` objective's price of a miss [min of one job's wait]
 
 
-def _mlp_act(env: Any, s: Any, params: Any, weights: Any) -> jnp.ndarray:
-    """The exported actor's two-level mode on ``env``'s observation of ``s`` (``weights``: hidden layers, output)."""
+def actor_logits(env: Any, s: Any, params: Any, weights: Any) -> jnp.ndarray:
+    """The exported actor's masked logits on ``env``'s observation of ``s`` (``weights``: hidden layers, output)."""
     layers, (w_out, b_out) = weights
     h = env._obs(s, params)
     for w, b in layers:
         h = jnp.tanh(h @ w + b)
-    return factored_mode(masked_logits(h @ w_out + b_out, env._action_mask(s, params)))
+    return masked_logits(h @ w_out + b_out, env._action_mask(s, params))
+
+
+def _mlp_act(env: Any, s: Any, params: Any, weights: Any) -> jnp.ndarray:
+    """The exported actor's two-level mode on ``env``'s observation of ``s``."""
+    return factored_mode(actor_logits(env, s, params, weights))
 
 
 def learned_rule(env: Any, policy: NumpyPolicy, name: str = "ppo_jax") -> Rule:
