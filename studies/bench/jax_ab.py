@@ -1,6 +1,6 @@
 """A/B of the JAX env's speed: an older commit's ``gpu_sched_env.cgrsp.jax`` against the checkout's, in one process.
 
-    python -m studies bench jax-ab --old 74da848 [--envs 1024] [--steps 200] [--reps 7]
+    python -m studies bench jax-ab --old 74da848 [--envs 1024] [--steps 200] [--reps 7] [--design when]
 
 On a shared machine two runs of ``python -m studies bench jax`` spread more than a speed change
 (docs/performance.md); here both versions are imported side by side (the old one extracted with
@@ -10,6 +10,8 @@ alternately ``--reps`` times. Three variants: the old env with ``jax.random.cate
 the masked logits (the old benchmark's draw), the old env and the new env with
 :func:`gpu_sched_env.cgrsp.jax.bench.random_legal` (the reference's draw). Prints per variant the
 best and median steps/s, by wall clock and by this process's CPU time; one JSON object last.
+``--design`` names the action design (``experiment=joint_heads``' ``joint`` by default; ``when``,
+``joint_hold``): both versions must implement it.
 """
 
 from __future__ import annotations
@@ -50,14 +52,14 @@ def import_old(pkg: Path):
     return mod
 
 
-def scan(env_cls, n: int, steps: int, sampler: str):
+def scan(env_cls, n: int, steps: int, sampler: str, design: str = "joint"):
     """``(jitted scan, state, key)`` after a compiled warm-up call."""
     import jax
     import jax.numpy as jnp
 
     from gpu_sched_env.cgrsp.jax.bench import joint_heads_config, random_legal
 
-    env = env_cls.from_config(joint_heads_config("hectic"), records=False)
+    env = env_cls.from_config(joint_heads_config("hectic").replace(action_mode=design), records=False)
     params = env.with_pool(jax.random.fold_in(jax.random.PRNGKey(0), 1), env.default_params, n)
     v_step = jax.vmap(env.step_autoreset, in_axes=(0, 0, 0, None))
     v_mask = jax.vmap(env.action_mask, in_axes=(0, None))
@@ -87,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--envs", type=int, default=1024)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--design", default="joint", help="the action design timed (CGRSPEnvConfig.action_mode)")
     a = ap.parse_args(argv)
     for name in ("envs", "steps", "reps"):
         if getattr(a, name) < 1:
@@ -100,9 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         OldJaxCGRSP = import_old(Path(tmp) / "old_cgrsp_jax").JaxCGRSP
 
         variants = {
-            "old env, categorical": scan(OldJaxCGRSP, a.envs, a.steps, "categorical"),
-            "old env, random_legal": scan(OldJaxCGRSP, a.envs, a.steps, "legal"),
-            "new env, random_legal": scan(JaxCGRSP, a.envs, a.steps, "legal"),
+            "old env, categorical": scan(OldJaxCGRSP, a.envs, a.steps, "categorical", a.design),
+            "old env, random_legal": scan(OldJaxCGRSP, a.envs, a.steps, "legal", a.design),
+            "new env, random_legal": scan(JaxCGRSP, a.envs, a.steps, "legal", a.design),
         }
     wall: dict[str, list[float]] = {k: [] for k in variants}
     cpu: dict[str, list[float]] = {k: [] for k in variants}
@@ -115,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             cpu[name].append(time.process_time() - c0)
             variants[name] = (run, st, k)
     work = a.envs * a.steps
-    out = {"old": a.old, "envs": a.envs, "steps": a.steps, "reps": a.reps}
+    out = {"old": a.old, "design": a.design, "envs": a.envs, "steps": a.steps, "reps": a.reps}
     for name in variants:
         fig = {
             "wall_best": work / min(wall[name]),

@@ -170,12 +170,23 @@ SLOT_RULES: dict[str, Callable] = {"delay": slot_delay, "rule": slot_spt}  # slo
 
 
 def rescue_plan(
-    env, params: EnvParams, s: EnvState, ptr: jnp.ndarray, offered: jnp.ndarray, slot_score: str = "rule"
+    env,
+    params: EnvParams,
+    s: EnvState,
+    ptr: jnp.ndarray,
+    offered: jnp.ndarray,
+    slot_score: str = "rule",
+    first: bool = False,
 ) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
     """SPT+Rescue's plan on the offered slots: ``(jobs [C], slots [C], length)`` (``deadline.SPTRescue.decide``).
 
     ``slot_score`` (static) names the slot rule (:data:`SLOT_RULES`): ``"rule"`` SPT+Rescue's own
-    SPT score, ``"delay"`` the deferring rules' least expected delay + W̄.
+    SPT score, ``"delay"`` the deferring rules' least expected delay + W̄. ``first`` (static): only
+    the plan's first entry (``jobs [1]``, ``slots [1]``; ``length > 0`` iff the plan has one),
+    ranked among the subqueue heads alone: a subqueue's members share ``cx`` and a deadline window
+    (``deadline = submit + window``, :func:`~gpu_sched_env.cgrsp.jax.generator.build_day`), so its
+    submit order is its deadline order, its head is urgent when any member is and ranks before them
+    under every key (``tests/cgrsp/jax/test_when_jax.py`` compares both).
     """
     day, c, n = day_of(s, params), env.spec.c, env.spec.n
     slot_rule = SLOT_RULES[slot_score]
@@ -183,7 +194,8 @@ def rescue_plan(
     k = jnp.sum(offered, dtype=jnp.int32)
     m = jnp.min(jnp.where(offered[None, :], params.wbar[:, params.slot_type], INF), axis=1)  # m_κ over offered slots
     # candidates: the first C waiting jobs of each subqueue (the plan takes at most C jobs)
-    pos = ptr[:, None] + jnp.arange(c)[None, :]
+    depth = 1 if first else c
+    pos = ptr[:, None] + jnp.arange(depth)[None, :]
     valid = (pos < s.end[:, None]).reshape(-1)
     j = day.order_sub[jnp.minimum(day.sub_off[:-1, None] + pos, n - 1)].reshape(-1)
     d, sub, cx = day.deadline[j], day.submit[j], day.cx[j]
@@ -196,12 +208,12 @@ def rescue_plan(
         jnp.where(urgent, d, params.est[cx]),
         jnp.where(valid, jnp.where(urgent, 0, 1), 2),
     )
-    order = jnp.lexsort(keys)[:c]
+    order = jnp.lexsort(keys)[: 1 if first else c]
     jobs = j[order]
     length = jnp.minimum(k, jnp.sum(valid, dtype=jnp.int32))
     free = offered
     slots = []
-    for i in range(c):  # each job in turn takes the best slot still offered
+    for i in range(len(jobs)):  # each job in turn takes the best slot still offered
         slot = slot_rule(params, s, day.cx[jobs[i]], free)
         slots.append(slot)
         free = free & ~((jnp.arange(c) == slot) & (i < length))

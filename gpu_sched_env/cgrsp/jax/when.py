@@ -27,7 +27,7 @@ def next_pair(env: JaxCGRSP, s: EnvState, params: EnvParams) -> tuple[jnp.ndarra
     """``(subqueue, slot, exists)`` of the base order's next pair on ``s`` (no deferral; the deferring rules' slot)."""
     from gpu_sched_env.cgrsp.jax.rules import SLOT_SCORE, rescue_plan
 
-    jobs, slots, length = rescue_plan(env, params, s, s.ptr, s.slot_job < 0, SLOT_SCORE)
+    jobs, slots, length = rescue_plan(env, params, s, s.ptr, s.slot_job < 0, SLOT_SCORE, first=True)
     day = day_of(s, params)
     j = jnp.maximum(jobs[0], 0)
     sub = 2 * day.cx[j] + day.tight[j].astype(jnp.int32)

@@ -90,6 +90,41 @@ def test_illegal_actions_play_their_substitute():
     assert int(s.n_completed) == env.spec.n and int(s.n_invalid) == n_bad > 0
 
 
+def test_the_next_pair_is_the_whole_plans_first_entry():
+    """``next_pair`` ranks the subqueue heads only; the full plan (every subqueue's first C jobs) agrees.
+
+    Random play on four hectic Markov days, 1 500 steps each (past the morning's waits, where
+    several subqueues hold jobs and the urgency test splits them), the pair compared at every state.
+    """
+    from gpu_sched_env.cgrsp.jax.rules import SLOT_SCORE, rescue_plan
+    from gpu_sched_env.cgrsp.jax.types import day_of
+    from gpu_sched_env.cgrsp.jax.when import next_pair
+
+    env = JaxCGRSP.from_config(when_design("hectic", "markov"), records=False)
+    params = env.default_params
+
+    def play(key):
+        def body(carry, k):
+            s = carry
+            sub, slot, ok = next_pair(env, s, params)
+            jobs, slots, length = rescue_plan(env, params, s, s.ptr, s.slot_job < 0, SLOT_SCORE)
+            day, j = day_of(s, params), jnp.maximum(jobs[0], 0)
+            full_sub = 2 * day.cx[j] + day.tight[j].astype(jnp.int32)
+            same = (ok == (length > 0)) & (~ok | ((sub == full_sub) & (slot == slots[0])))
+            busy_subs = jnp.sum(s.ptr < s.end) >= 2
+            a = jax.random.bernoulli(k).astype(jnp.int32)
+            _, s, _, _, _ = env.step(k, s, a, params)
+            return s, (same, ok & busy_subs)
+
+        _, s = env.reset(key, params)
+        _, (same, rich) = jax.lax.scan(body, s, jax.random.split(key, 1_500))
+        return same, rich
+
+    same, rich = jax.jit(jax.vmap(play))(jax.random.split(jax.random.PRNGKey(11), 4))
+    assert bool(same.all())
+    assert int(rich.sum()) > 1_000  # states where the ranking had a choice to make
+
+
 def test_checked_mode_raises():
     env = JaxCGRSP.from_config(when_design("hectic", "fresh"), records=False, checked=True)
     _, s = env.reset(jax.random.PRNGKey(0), env.default_params)
