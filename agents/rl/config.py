@@ -73,6 +73,10 @@ class PPOJaxConfig:
     # about a minute per 1000 hectic days on 2 cores (docs/performance.md)
     jax_eval_seeds: int = 1000
     jax_eval_rules: list[str] = field(default_factory=lambda: ["spt_rescue_defer_exp"])
+    # model selection: 0 = best_model has the lowest objective on CGRSP-v0's train.eval_seeds (algo=ppo's);
+    # N > 0 = picked on N native JAX selection days (keys 10 000 …) at each evaluation, lexicographically
+    # against the first jax_eval_rules rule on the same days: no more misses, then the lowest wait
+    select_days: int = 0
     # returns (agents/rl/ppo_jax/returns.py): "discounted" = γ per decision, or γ^(Δt/τ) per
     # step when tau_s [s] is set; "average" = differential r − ρ·Δt, γ = 1 (gamma must be 1)
     returns: str = "discounted"

@@ -56,6 +56,11 @@ def cfg_for(run_dir, *overrides):
         ("algo.clip_range=0", r"algo.clip_range = 0"),
         ("algo.gae_lambda=1.5", r"algo.gae_lambda = 1.5"),
         ("algo.jax_eval_seeds=-1", r"algo.jax_eval_seeds = -1"),
+        ("algo.select_days=-5", r"algo.select_days = -5 is out of range"),
+        (
+            "algo.select_days=10 algo.jax_eval_rules=[]",
+            r"algo.select_days = 10 with algo.jax_eval_rules = \[\]: the selection ranks against the first rule",
+        ),
         (
             "algo.jax_eval_rules=[spt,nope]",
             r"algo.jax_eval_rules\[\] = 'nope' is not known; allowed: fifo, spt, spt_rescue_defer_exp",
@@ -159,7 +164,13 @@ def test_when_experiments_are_the_ablations_when_time_aware_rows(experiment, reg
 
     with initialize_config_dir(config_dir=CONF, version_base="1.3"):
         cfg = compose(config_name="config", overrides=[f"experiment={experiment}", "day=hectic"])
+    from studies.cgrsp.learning.ablation import parse_args
+
     row = regime_config(regime, int(cfg.train.total_timesteps), extra=ROWS["when_time_aware"][1])
+    # the ablation's selection protocol (its defaults) as train.py's best_model
+    protocol = parse_args(["--budget", "1", "--out", "x"])
+    assert (cfg.algo.select_days, cfg.train.eval_freq) == (protocol.select_days, protocol.select_every)
+    row.algo.select_days, row.train.eval_freq = cfg.algo.select_days, cfg.train.eval_freq
     assert cfg.algo == row.algo and cfg.env == row.env and cfg.train == row.train and cfg.day == row.day
     assert cfg.env.action_mode == "when" and cfg.algo.tau_s == 90
 
@@ -182,6 +193,27 @@ def test_tiny_mixed_run_trains_on_the_mix_and_is_selected_on_hectic(tmp_path):
     pol = NumpyPolicy.load(run / "final_model.npz")
     assert pol.obs_dim == env.obs_dim and (run / "best.json").exists()
     assert "train/value_loss" in scalar_tags(run / "tb" / "learned_1")
+
+
+def test_selection_on_jax_days_keeps_the_lexicographic_best(tmp_path):
+    """algo.select_days: best_model is the evaluation lexicographic_pick ranks first on those days; resumable."""
+    import json
+
+    from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_pick, rule_miss_pct
+    from gpu_sched_agents.rl.ppo_jax.run import training_env
+
+    run = tmp_path / "sel"
+    cfg = cfg_for(run, "algo.select_days=3", "train.total_timesteps=512", "train.final_eval_seeds=0")
+    tr.train(cfg)
+    curve = pd.read_csv(run / "learning_curve.csv")
+    assert len(curve) == 4 and curve.select_mean_wait_min.notna().all()
+    rule = rule_miss_pct(training_env(cfg, tr.validate(cfg), records=False), "spt_rescue_defer_exp", 3)
+    evals = pd.DataFrame({"mean_wait_min": curve.select_mean_wait_min, "miss_pct": curve.select_miss_pct})
+    pick = lexicographic_pick(evals, rule)
+    best = json.loads((run / "best.json").read_text())
+    assert best["timesteps"] == int(curve.timesteps[pick])
+    assert best["select_key"][-1] == pytest.approx(curve.select_mean_wait_min[pick])
+    assert {"select/mean_wait_min", "select/miss_pct"} <= scalar_tags(run / "tb" / "learned_1")
 
 
 def test_tiny_run_in_the_when_design(tmp_path):

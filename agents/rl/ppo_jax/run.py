@@ -193,6 +193,12 @@ def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
     check_number("algo.vf_coef", a.vf_coef, lo=0.0)
     check_number("algo.max_grad_norm", a.max_grad_norm, lo=0.0, lo_open=True)
     check_number("algo.jax_eval_seeds", a.jax_eval_seeds, lo=0, hi=10_000, integer=True)
+    check_number("algo.select_days", a.select_days, lo=0, hi=10_000, integer=True)
+    if int(a.select_days) and not a.jax_eval_rules:
+        raise ConfigError(
+            f"algo.select_days = {a.select_days} with algo.jax_eval_rules = []: the selection ranks against the "
+            "first rule's misses; name a rule, or algo.select_days=0"
+        )
     rollout = int(t.n_envs) * int(a.n_steps)
     if rollout % int(a.batch_size):
         raise ConfigError(
@@ -275,8 +281,50 @@ def load_runner(path: Path, like: Any) -> Any:
     return jax.tree_util.tree_unflatten(treedef, [jax.numpy.asarray(s, dtype=x.dtype) for s, x in zip(saved, leaves)])
 
 
+class JaxSelection:
+    """``algo.select_days`` > 0: each evaluation also plays the actor on native JAX selection days.
+
+    The days are keys 10 000 … (never the test keys); the rule (the first ``algo.jax_eval_rules``)
+    is played once on the same days. :meth:`key` orders candidates as
+    :func:`~gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_pick` does (no more misses than
+    the rule, then the lowest wait; none within: the fewest misses, then the lowest wait), one
+    evaluation at a time, so the best so far is kept without holding every candidate.
+    """
+
+    def __init__(self, env: Any, n_days: int, rule: str) -> None:
+        from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, per_day, test_keys
+        from gpu_sched_env.cgrsp.jax import RULES
+
+        self.env, self.keys, self.rule = env, test_keys(n_days, SELECT_SEED0), rule
+        days = per_day(env, {rule: RULES[rule]}, self.keys)
+        self.rule_miss = float(days.miss_pct.mean())
+        log.info(
+            f"selection on {n_days} native JAX days: {rule} waits {days.mean_wait_min.mean():.2f} min and misses "
+            f"{self.rule_miss:.4f} % there"
+        )
+
+    def __call__(self, params: Any) -> dict[str, float]:
+        """``select_mean_wait_min`` and ``select_miss_pct`` of the actor with flax ``params``."""
+        from gpu_sched_agents.rl.ppo_jax.jax_eval import play_params
+
+        days = play_params(self.env, params, self.keys)
+        return {
+            "select_mean_wait_min": float(days.mean_wait_min.mean()),
+            "select_miss_pct": float(days.miss_pct.mean()),
+        }
+
+    def key(self, means: dict[str, float]) -> list[float]:
+        """Lower is better: ``[0, 0, wait]`` within the rule's misses, else ``[1, miss %, wait]``."""
+        wait, miss = means["select_mean_wait_min"], means["select_miss_pct"]
+        return [0.0, 0.0, wait] if miss <= self.rule_miss + 1e-9 else [1.0, miss, wait]
+
+
 class Evaluator:
-    """Held-out evaluation during training on CGRSP-v0 (``eval/*``, best model, learning curve)."""
+    """Held-out evaluation during training on CGRSP-v0 (``eval/*``, best model, learning curve).
+
+    With a :class:`JaxSelection` the best model is the one it ranks first (``select/*`` logged,
+    ``best.json`` holds its ``select_key``); otherwise the lowest env objective on the seeds.
+    """
 
     def __init__(
         self,
@@ -285,12 +333,15 @@ class Evaluator:
         run_dir: Path,
         heuristics: dict[str, dict[str, float]],
         writer: Any,
+        selection: JaxSelection | None = None,
     ) -> None:
         import json
 
         self.config, self.seeds, self.run_dir, self.heuristics, self.writer = config, seeds, run_dir, heuristics, writer
+        self.selection = selection
         best = run_dir / "best.json"
-        self.best = json.loads(best.read_text()).get(SELECT_ON, float("inf")) if best.exists() else float("inf")
+        kept = json.loads(best.read_text()) if best.exists() else {}
+        self.best = kept.get("select_key", [float("inf")]) if selection else [kept.get(SELECT_ON, float("inf"))]
         curve = run_dir / "learning_curve.csv"
         self.curve = pd.read_csv(curve).to_dict("records") if curve.exists() else []
 
@@ -301,10 +352,18 @@ class Evaluator:
         means = {m: float(df[m].mean()) for m in EVAL_METRICS}
         for m, v in means.items():
             self.writer.add_scalar(f"eval/{m}", v, steps)
-        if means[SELECT_ON] < self.best:
-            self.best = means[SELECT_ON]
+        if self.selection is None:
+            key = [means[SELECT_ON]]
+        else:
+            means |= self.selection(params)
+            key = self.selection.key(means)
+            for m in ("mean_wait_min", "miss_pct"):
+                self.writer.add_scalar(f"select/{m}", means[f"select_{m}"], steps)
+        if key < self.best:
+            self.best = key
             save_policy(self.run_dir / "best_model.npz", params, obs_dim, n_actions)
-            atomic_write_json(self.run_dir / "best.json", {"timesteps": int(steps), **means})
+            extra = {"select_key": key} if self.selection else {}
+            atomic_write_json(self.run_dir / "best.json", {"timesteps": int(steps), **means, **extra})
         self.curve = [r for r in self.curve if r["timesteps"] != steps] + [{"timesteps": int(steps), **means}]
         atomic_write_table(self.run_dir / "learning_curve.csv", pd.DataFrame(self.curve))
         learning_curve_figure(pd.DataFrame(self.curve), self.heuristics, self.run_dir / "learning_curve.png")
@@ -361,7 +420,7 @@ def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: 
             log.info(f"resuming {run_dir} from {ckpt.name} at {int(runner.update) * hp.steps_per_update} steps")
         update = jax.jit(trainer.update)
         total = hp.n_updates * hp.steps_per_update
-        writer, evaluate = _logging(cfg, config, run_dir, total, fresh=ckpt is None)
+        writer, evaluate = _logging(cfg, config, eval_env, run_dir, total, fresh=ckpt is None)
         steps0 = int(runner.update) * hp.steps_per_update
         t0 = time.perf_counter()
         runner, steps = _train_loop(cfg, hp, env, update, runner, run_dir, writer, evaluate)
@@ -379,8 +438,13 @@ def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: 
     return out
 
 
-def _logging(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, total: int, fresh: bool) -> tuple[Any, Evaluator]:
-    """The heuristics' TensorBoard lines, the learner's writer (hyper-parameters on a ``fresh`` run), its evaluator."""
+def _logging(
+    cfg: DictConfig, config: CGRSPEnvConfig, eval_env: Any, run_dir: Path, total: int, fresh: bool
+) -> tuple[Any, Evaluator]:
+    """The heuristics' TensorBoard lines, the learner's writer (hyper-parameters on a ``fresh`` run), its evaluator.
+
+    ``eval_env``: the JAX env of the run's regime (``algo.select_days``' days are played there).
+    """
     from torch.utils.tensorboard import SummaryWriter
 
     from gpu_sched_agents.rl.compare import heuristic_runs
@@ -396,7 +460,9 @@ def _logging(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, total: int,
 
         for event in hparams(flat_hparams(cfg, config), {"eval/miss_pct": 0.0, "eval/mean_wait_min": 0.0}):
             writer.file_writer.add_summary(event)
-    return writer, Evaluator(config, eval_seeds, run_dir, heur_means, writer)
+    n_sel = int(cfg.algo.get("select_days", 0))
+    selection = JaxSelection(eval_env, n_sel, str(cfg.algo.jax_eval_rules[0])) if n_sel else None
+    return writer, Evaluator(config, eval_seeds, run_dir, heur_means, writer, selection)
 
 
 def _train_loop(
@@ -419,7 +485,10 @@ def _train_loop(
             save_runner(run_dir / "checkpoints" / f"model_{steps}_steps.npz", runner)
         if steps // eval_freq > before // eval_freq or steps >= total:
             means = evaluate(params, steps, env.obs_dim, env.n_actions)
-            log.info(f"{steps} steps: eval mean wait {means['mean_wait_min']:.2f} min, miss {means['miss_pct']:.2f} %")
+            sel = means.get("select_mean_wait_min")
+            on_jax = "" if sel is None else f"; selection days {sel:.2f} min, miss {means['select_miss_pct']:.3f} %"
+            mine = f"eval mean wait {means['mean_wait_min']:.2f} min, miss {means['miss_pct']:.2f} %"
+            log.info(f"{steps} steps: {mine}{on_jax}")
     return runner, steps
 
 
