@@ -195,31 +195,29 @@ def test_tiny_mixed_run_trains_on_the_mix_and_is_selected_on_hectic(tmp_path):
     assert "train/value_loss" in scalar_tags(run / "tb" / "learned_1")
 
 
-def test_selection_on_jax_days_keeps_the_lexicographic_best(tmp_path):
-    """algo.select_days: best_model is the evaluation lexicographic_pick ranks first on those days; resumable."""
+def test_tiny_run_in_the_when_design(tmp_path):
+    """env=when: a two-action actor is exported and judged on CGRSP-v0 and in JAX (the rule on the joint twin).
+
+    With algo.select_days (as experiment=ppo_jax_when): best_model is the evaluation
+    lexicographic_pick ranks first on those JAX days against the rule played there.
+    """
     import json
 
     from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_pick, rule_miss_pct
     from gpu_sched_agents.rl.ppo_jax.run import training_env
 
-    run = tmp_path / "sel"
-    cfg = cfg_for(run, "algo.select_days=3", "train.total_timesteps=512", "train.final_eval_seeds=0")
+    run = tmp_path / "when"
+    cfg = cfg_for(run, "env=when", "algo.select_days=3", "train.total_timesteps=512")
     tr.train(cfg)
     curve = pd.read_csv(run / "learning_curve.csv")
     assert len(curve) == 4 and curve.select_mean_wait_min.notna().all()
-    rule = rule_miss_pct(training_env(cfg, tr.validate(cfg), records=False), "spt_rescue_defer_exp", 3)
+    env = training_env(cfg, tr.validate(cfg), records=False)
     evals = pd.DataFrame({"mean_wait_min": curve.select_mean_wait_min, "miss_pct": curve.select_miss_pct})
-    pick = lexicographic_pick(evals, rule)
+    pick = lexicographic_pick(evals, rule_miss_pct(env.rule_env, "spt_rescue_defer_exp", 3))
     best = json.loads((run / "best.json").read_text())
     assert best["timesteps"] == int(curve.timesteps[pick])
     assert best["select_key"][-1] == pytest.approx(curve.select_mean_wait_min[pick])
     assert {"select/mean_wait_min", "select/miss_pct"} <= scalar_tags(run / "tb" / "learned_1")
-
-
-def test_tiny_run_in_the_when_design(tmp_path):
-    """env=when: a two-action actor is exported and judged on CGRSP-v0 and in JAX (the rule on the joint twin)."""
-    run = tmp_path / "when"
-    tr.train(cfg_for(run, "env=when"))
     pol = NumpyPolicy.load(run / "final_model.npz")
     assert pol.n_actions == 2
     final = pd.read_csv(run / "final_eval.csv")
