@@ -401,6 +401,9 @@ def _log_update(writer: Any, metrics: dict[str, Any], steps: int, fps: float) ->
 
 def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: Path | None) -> dict[str, float]:
     """Train (or resume), evaluate and write ``run_dir`` as ``algo=ppo``'s; return the final means."""
+    from gpu_sched_env.core.jaxcache import use_compile_cache
+
+    use_compile_cache()  # a rerun (or a run of the same shapes) loads the compiled update and days
     import jax
 
     from gpu_sched_agents.rl.ppo_jax.jax_eval import EPISODE_KEYS
