@@ -56,16 +56,31 @@ def rule_miss_pct(env: Any, rule: str, n_days: int) -> float:
     return float(days.miss_pct.mean())
 
 
+def lexicographic_key(miss_pct: float, wait_min: float, rule_miss_pct: float) -> tuple[float, float, float]:
+    """Lower is better: ``(0, 0, wait)`` within the rule's misses, else ``(1, miss %, wait)``.
+
+    One evaluation at a time (``train.py``'s ``algo.select_days`` keeps the best so far with it).
+    """
+    return (0.0, 0.0, wait_min) if miss_pct <= rule_miss_pct + 1e-9 else (1.0, miss_pct, wait_min)
+
+
 def lexicographic_pick(evals: pd.DataFrame, rule_miss_pct: float) -> Any:
     """The index of the checkpoint to keep: no more misses than the rule, then the lowest wait.
 
     ``evals``: one row per checkpoint with the mean ``miss_pct`` and ``mean_wait_min`` on the
     selection days the rule's ``rule_miss_pct`` was measured on. None within the rule's misses:
-    the fewest misses, then the lowest wait. Ties keep the earliest row.
+    the fewest misses, then the lowest wait (:func:`lexicographic_key`). Ties keep the earliest row.
     """
-    ok = evals[evals.miss_pct <= rule_miss_pct + 1e-9]
-    pool = ok if len(ok) else evals[evals.miss_pct <= evals.miss_pct.min() + 1e-9]
-    return pool.mean_wait_min.idxmin()
+    keys = [lexicographic_key(m, w, rule_miss_pct) for m, w in zip(evals.miss_pct, evals.mean_wait_min)]
+    return evals.index[min(range(len(keys)), key=keys.__getitem__)]
 
 
-__all__ = ["MISS", "dual_update", "lexicographic_pick", "priced_reward", "rollout_miss_pct", "rule_miss_pct"]
+__all__ = [
+    "MISS",
+    "dual_update",
+    "lexicographic_key",
+    "lexicographic_pick",
+    "priced_reward",
+    "rollout_miss_pct",
+    "rule_miss_pct",
+]

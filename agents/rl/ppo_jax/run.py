@@ -285,10 +285,9 @@ class JaxSelection:
     """``algo.select_days`` > 0: each evaluation also plays the actor on native JAX selection days.
 
     The days are keys 10 000 … (never the test keys); the rule (the first ``algo.jax_eval_rules``)
-    is played once on the same days. :meth:`key` orders candidates as
-    :func:`~gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_pick` does (no more misses than
-    the rule, then the lowest wait; none within: the fewest misses, then the lowest wait), one
-    evaluation at a time, so the best so far is kept without holding every candidate.
+    is played once on the same days. :meth:`key` orders candidates by the key
+    :func:`~gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_pick` ranks with, one evaluation
+    at a time, so the best so far is kept without holding every candidate.
     """
 
     def __init__(self, env: Any, n_days: int, rule: str) -> None:
@@ -314,9 +313,10 @@ class JaxSelection:
         }
 
     def key(self, means: dict[str, float]) -> list[float]:
-        """Lower is better: ``[0, 0, wait]`` within the rule's misses, else ``[1, miss %, wait]``."""
-        wait, miss = means["select_mean_wait_min"], means["select_miss_pct"]
-        return [0.0, 0.0, wait] if miss <= self.rule_miss + 1e-9 else [1.0, miss, wait]
+        """:func:`~gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_key` of an evaluation (lower is better)."""
+        from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_key
+
+        return list(lexicographic_key(means["select_miss_pct"], means["select_mean_wait_min"], self.rule_miss))
 
 
 class Evaluator:
