@@ -9,7 +9,7 @@ stream s (lognormal run-time factors, --noise-sigma); tables give means and 95 %
 the repetitions (SciPy t-intervals, ``core.stats.mean_ci``).
 
 Resumable: each (scheduler, n_tasks, seed) point is one cell of the shared resume store
-(``studies/store.py``) under <out>/cells/, keyed by the point, the run's settings and the
+(``gpu_sched_env/core/store.py``) under <out>/cells/, keyed by the point, the run's settings and the
 code version (package version + hash of the edge simulator's and schedulers' sources); a
 rerun computes only the points not stored under the current key (``--force`` recomputes all).
 The run's configuration is recorded in <out>/config.json.
@@ -38,6 +38,7 @@ from gpu_sched_env.core.io import (
 )
 from gpu_sched_env.core.rng import stream
 from gpu_sched_env.core.stats import mean_ci
+from gpu_sched_env.core.store import CellStore
 from gpu_sched_env.edge.model import EdgeProblem, jetson_cluster
 from gpu_sched_env.edge.profiles import default_profiles, load_profiles
 from gpu_sched_env.edge.sim import execution_noise, simulate
@@ -61,7 +62,6 @@ from studies.edge.study import (
     sensitivity,
     split_placement,
 )
-from studies.store import CellStore
 
 MAIN = ("membatch", "baseline_ilp", "fcfs_llf")
 ABLATION = ("baseline_ilp-nosplit", "fcfs_llf-nosplit")

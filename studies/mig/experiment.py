@@ -1,7 +1,7 @@
 """MIG experiment: Best-Fit, the pausing Best-Fit and CP-SAT on data sets with successive prime seeds.
 
 Every row carries the data set's makespan lower bound (docs/mig.md, "Lower bound").
-Resumable: each seed's rows are one cell of the shared resume store (``studies/store.py``)
+Resumable: each seed's rows are one cell of the shared resume store (``gpu_sched_env/core/store.py``)
 under ``OUT/cells/``, keyed by the seed, the settings and the code version (package version +
 hash of the MIG simulator's and heuristics' sources); a rerun runs only the seeds not stored
 under the current key. Then writes results.csv, summary.csv,
@@ -28,10 +28,10 @@ from gpu_sched_env.core.io import (
     atomic_write_text,
     replace_doc_section,
 )
+from gpu_sched_env.core.store import CellStore
 from gpu_sched_env.mig.generator import next_primes
 from studies.mig.published import DOC_KEY, dataset_stats, doc_block
 from studies.mig.report import COLUMNS, HEURISTICS, figures, gantt_figure, run_seed, summary
-from studies.store import CellStore
 
 PUBLISHED = Path(__file__).resolve().parents[2] / "../shared/data/job-generator/test_jobs.json"
 

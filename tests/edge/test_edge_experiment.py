@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 
 from gpu_sched_env.core.errors import ConfigError
+from gpu_sched_env.core.store import CellStore
 from studies.edge import experiment
-from studies.store import CellStore
 
 
 def test_experiment_runs_and_resumes_from_the_shared_store(tmp_path, capsys):

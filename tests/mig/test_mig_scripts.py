@@ -4,8 +4,8 @@ import json
 
 import pandas as pd
 
+from gpu_sched_env.core.store import CellStore
 from studies.mig import experiment, histograms
-from studies.store import CellStore
 
 
 def test_generate_jobs_cli(tmp_path, peer_dir):

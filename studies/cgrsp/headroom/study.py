@@ -1,7 +1,7 @@
 """The headroom map: how far the strongest rule is from what any policy could reach, cell by cell.
 
 ``python -m studies diagnose headroom`` (this module's :func:`main`). Two layers on the one resume
-store (:class:`studies.store.CellStore`, one row per simulated day):
+store (:class:`gpu_sched_env.core.store.CellStore`, one row per simulated day):
 
 * **(a)** the rule (``spt_rescue_defer_exp``) against its bounds (:mod:`gpu_sched_env.cgrsp.bounds`:
   every status High, no provisioning delay, the clairvoyant SRPT bound) on the grid day ×
@@ -39,8 +39,8 @@ import pandas as pd
 from gpu_sched_env.cgrsp.bounds import relaxed_params, srpt_wait_bound
 from gpu_sched_env.cgrsp.stock import stock_params
 from gpu_sched_env.core.errors import ConfigError, check_choice
+from gpu_sched_env.core.store import CellStore
 from studies.cgrsp.programme.runner import SIM_SOURCES
-from studies.store import CellStore
 
 RULE = "spt_rescue_defer_exp"
 SEED0 = 20000  # test seeds (the rule's fixes were designed on seeds 0-19)

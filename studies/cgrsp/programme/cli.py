@@ -26,6 +26,7 @@ from gpu_sched_env.core.cliargs import literal, parse_params
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.fanout import EXECUTORS, default_workers
 from gpu_sched_env.core.io import atomic_write_table
+from gpu_sched_env.core.store import CellStore
 from studies.cgrsp.programme.grids import (
     EXPERIMENT_NAMES,
     EXPERIMENTS,
@@ -37,7 +38,6 @@ from studies.cgrsp.programme.grids import (
 from studies.cgrsp.programme.report import write_experiment_report, write_results_page
 from studies.cgrsp.programme.runner import RunReport, cell_store, run_experiment
 from studies.cgrsp.programme.tables import MAIN_METRICS, cell_means
-from studies.store import CellStore
 
 
 def parse_mix(text: str) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""Run experiment cells with resume, in the shared cell store (:mod:`studies.store`).
+"""Run experiment cells with resume, in the shared cell store (:mod:`gpu_sched_env.core.store`).
 
 Every simulated day is keyed by its inputs (policy, day, seed, parameters) and the code
 version: the package version and a hash of the simulator's and heuristics' source code
@@ -24,8 +24,8 @@ import pandas as pd
 
 from gpu_sched_env.core.fanout import iter_cells
 from gpu_sched_env.core.io import atomic_write_json, atomic_write_table
+from gpu_sched_env.core.store import CellStore, code_version, config_key
 from studies.cgrsp.programme.grids import Experiment, build_cells
-from studies.store import CellStore, code_version, config_key
 
 # Modules whose code decides a simulated day's numbers (not the env, rendering, experiments).
 SIM_SOURCES = (

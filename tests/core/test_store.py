@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from studies.store import MOVED, CellStore, code_version, config_key, source_fingerprint
+from gpu_sched_env.core.store import MOVED, CellStore, code_version, config_key, source_fingerprint
 
 
 def test_key_depends_on_config_and_version_not_on_order():
@@ -35,7 +35,7 @@ def test_a_moved_file_hashes_under_its_old_name(monkeypatch):
     path = "gpu_sched_env/cgrsp/bounds.py"  # moved from studies/cgrsp/bounds.py (MOVED)
     source_fingerprint.cache_clear()
     here = source_fingerprint((path,))
-    monkeypatch.setattr("studies.store.MOVED", {path: "studies/cgrsp/old_home.py"})
+    monkeypatch.setattr("gpu_sched_env.core.store.MOVED", {path: "studies/cgrsp/old_home.py"})
     source_fingerprint.cache_clear()
     try:
         assert source_fingerprint((path,)) != here  # the name is hashed: the alias is what keeps it
