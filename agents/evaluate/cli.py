@@ -16,6 +16,9 @@ folder (its best model, else its final one) or ``module:attr``
 :mod:`~gpu_sched_agents.evaluate.report`. Writes ``report.md``, ``report.json`` and
 ``report.png`` into ``--out``; each finished scope's days go to ``--out/days/`` first, and a
 rerun with the same POLICY and protocol reuses them (an interrupted run loses no finished scope).
+The deferring rules' and bounds' days are stored across runs in the user's cache, keyed by the
+simulator's code (:func:`gpu_sched_agents.evaluate.protocol.reference_store`): a second policy
+plays only its own days. ``GPU_SCHED_REFERENCE_CACHE=0`` simulates them every time.
 """
 
 from __future__ import annotations

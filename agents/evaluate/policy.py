@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,13 +204,10 @@ def _npz(path: Path, load: bool) -> Policy:
 
 def _load(pol: Policy) -> Policy:
     """Load the model of ``pol`` and check it plays ``pol.config``'s env (ConfigError otherwise)."""
-    from gpu_sched_agents.rl.registry import get_algo, load_model
     from gpu_sched_env.cgrsp.env import CGRSPEnv
 
-    spec = get_algo(str(pol.algo))
-    pol.masked = spec.masked_env
     try:
-        pol.model = load_model(str(pol.algo), pol.model_path, **({} if spec.load else {"device": "cpu"}))
+        pol.masked, pol.model = _loaded(str(pol.algo), pol.model_path)
     except ConfigError as e:
         raise ConfigError(f"POLICY {pol.spec!r}: {e}") from None
     except Exception as e:  # SB3 raises what torch/zipfile/pickle raise; say what failed
@@ -230,6 +228,18 @@ def _load(pol: Policy) -> Policy:
     return pol
 
 
+def _loaded(algo: str, path: Path | None) -> tuple[bool, Any]:
+    """``(masked, model)``: an exported ppo_jax policy is NumPy (no PyTorch imported), the others SB3's."""
+    if algo == "ppo_jax":
+        from gpu_sched_agents.rl.ppo_jax.export import load_policy
+
+        return True, load_policy(path)
+    from gpu_sched_agents.rl.registry import get_algo, load_model
+
+    spec = get_algo(algo)
+    return spec.masked_env, load_model(algo, path, **({} if spec.load else {"device": "cpu"}))
+
+
 def _design(config: CGRSPEnvConfig) -> str:
     keys = ("window", "window_by", "order", "features", "action_mode")
     return ", ".join(f"{k}={getattr(config, k)!r}" for k in keys if hasattr(config, k))
@@ -245,15 +255,14 @@ _CACHE: dict[str, Policy] = {}
 
 def learned_day(spec: str, model: str | None, day: str, stock: dict[str, Any], seed: int) -> dict[str, Any]:
     """One CGRSP-v0 day of a learned policy (top-level: process pools pickle it; the policy is cached per process)."""
-    import torch as th
+    from gpu_sched_agents.rl.envs import evaluate_model
 
-    from gpu_sched_agents.rl.train import evaluate_model
-
-    th.set_num_threads(1)  # one thread per worker process: oversubscribed cores crawl
     key = f"{spec}|{model}"
     if key not in _CACHE:
         _CACHE[key] = resolve(spec, model=model)
     pol = _CACHE[key]
+    if "torch" in sys.modules:  # an SB3 model: one thread per worker process, oversubscribed cores crawl
+        sys.modules["torch"].set_num_threads(1)
     return evaluate_model(pol.model, env_for(pol, day, stock), [int(seed)], pol.masked).iloc[0].to_dict()
 
 

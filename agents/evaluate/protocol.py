@@ -22,6 +22,7 @@ A policy exported by ``algo=ppo_jax`` is also played in JAX on ``jax_days`` nati
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -31,10 +32,12 @@ from typing import Any
 import pandas as pd
 
 from gpu_sched_agents.evaluate.policy import Policy, learned_days
+from gpu_sched_env.cgrsp.batch import SIM_SOURCES
 from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S
 from gpu_sched_env.cgrsp.stock import stock_params
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.io import atomic_write_table
+from gpu_sched_env.core.store import KEY, CellStore, user_cache_dir
 
 REGIMES: dict[str, tuple[str, str]] = {  # name -> (day, stock: "fresh" or the Markov dwell D [s])
     "hectic_fresh": ("hectic", "fresh"),
@@ -128,18 +131,41 @@ def _srpt_row(day: str, seed: int, params: dict[str, Any]) -> dict[str, Any]:
 COLS = ["policy", "day", "seed", "n_jobs", "completed", *METRICS]
 # (day, parameters, seeds) -> the rules' and bounds' rows: policies evaluated in one process share them
 _REFERENCE: dict[tuple[str, str, tuple[int, ...]], pd.DataFrame] = {}
+# What decides a reference day's rows: the simulator and the rules, the bounds, and this module
+# (which rules, which bounds, the SRPT row). Any change to them gives new keys (never a stale row).
+REFERENCE_SOURCES = (*SIM_SOURCES, "gpu_sched_env/cgrsp/bounds.py", "agents/evaluate/protocol.py")
+REFERENCE_CACHE = "GPU_SCHED_REFERENCE_CACHE"  # "0": neither read nor store the reference days
 
 
-def reference_rows(day: str, params: dict[str, Any], seeds: list[int], workers: int) -> pd.DataFrame:
-    """Per-seed rows of the deferring rules and the bounds on ``day`` (memoised per process)."""
+def reference_store() -> CellStore | None:
+    """The cross-run store of reference days, in the user's cache (None when ``$GPU_SCHED_REFERENCE_CACHE=0``).
+
+    The rules and bounds are deterministic given a day, its parameters and a seed, so every
+    ``gpu-sched evaluate`` on this machine shares their days: a policy's full protocol plays
+    only the policy's own days once the rules' are stored. A cell is one seed's 13 rows, keyed by
+    the day, the parameters, the seed, the policies, NumPy's version (its random streams) and the
+    hash of :data:`REFERENCE_SOURCES`.
+    """
+    if os.environ.get(REFERENCE_CACHE, "1") == "0":
+        return None
+    return CellStore(user_cache_dir() / "reference", REFERENCE_SOURCES)
+
+
+def _reference_cell(day: str, params_json: str, seed: int) -> dict[str, Any]:
+    import numpy as np
+
+    from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
+
+    names = [*EXTENSIONS, *BOUNDS]
+    return {"day": day, "params": params_json, "seed": int(seed), "policies": names, "numpy": np.__version__}
+
+
+def _compute_reference(day: str, params: dict[str, Any], seeds: list[int], workers: int) -> pd.DataFrame:
     from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
     from gpu_sched_env.cgrsp.batch import run_grid
     from gpu_sched_env.cgrsp.bounds import relaxed_params
     from gpu_sched_env.core.fanout import map_cells
 
-    key = (day, json.dumps(params, sort_keys=True, default=str), tuple(int(s) for s in seeds))
-    if key in _REFERENCE:
-        return _REFERENCE[key]
     fan = _fanout(workers)
     frames = [run_grid(list(EXTENSIONS), seeds, day=day, params=params, **fan)]
     for kind in ("all_high", "no_delay"):
@@ -147,7 +173,34 @@ def reference_rows(day: str, params: dict[str, Any], seeds: list[int], workers: 
         frames.append(run_grid([BOUND_RULE], seeds, day=day, params=relaxed, **fan).assign(policy=kind))
     cells = [{"day": day, "seed": int(s), "params": params} for s in seeds]
     frames.append(pd.DataFrame(map_cells(_srpt_row, cells, **fan)))
-    _REFERENCE[key] = pd.concat([f[COLS] for f in frames], ignore_index=True)
+    return pd.concat([f[COLS] for f in frames], ignore_index=True)
+
+
+def reference_rows(day: str, params: dict[str, Any], seeds: list[int], workers: int) -> pd.DataFrame:
+    """Per-seed rows of the deferring rules and the bounds on ``day`` (memoised per process, stored across runs).
+
+    Seeds found in :func:`reference_store` are read from it; the others are simulated and stored.
+    """
+    params_json = json.dumps(params, sort_keys=True, default=str)
+    key = (day, params_json, tuple(int(s) for s in seeds))
+    if key in _REFERENCE:
+        return _REFERENCE[key]
+    store = reference_store()
+    if store is None:
+        _REFERENCE[key] = _compute_reference(day, params, list(key[2]), workers)
+        return _REFERENCE[key]
+    keys = {s: store.key(_reference_cell(day, params_json, s)) for s in key[2]}
+    stored = store.load()
+    have = set(stored[KEY]) & set(keys.values())
+    todo = [s for s in key[2] if keys[s] not in have]
+    if todo:
+        new = _compute_reference(day, params, todo, workers)
+        store.write_chunk([{**r, KEY: keys[int(r["seed"])]} for r in new.to_dict("records")])
+        stored = pd.concat([stored[stored[KEY].isin(have)], new.assign(**{KEY: new.seed.map(keys)})])
+    rows = stored[stored[KEY].isin(set(keys.values()))][COLS].astype({"seed": int})
+    names = _reference_cell(day, params_json, 0)["policies"]  # as computed: policy-major, the seeds in order
+    rows = rows.assign(_p=rows.policy.map(names.index), _s=rows.seed.map(key[2].index))
+    _REFERENCE[key] = rows.sort_values(["_p", "_s"]).drop(columns=["_p", "_s"]).reset_index(drop=True)
     return _REFERENCE[key]
 
 

@@ -1,18 +1,32 @@
-"""Environment construction for training: vectorised CGRSP envs and the unmasked-PPO wrapper."""
+"""Environment construction for training: vectorised CGRSP envs and the unmasked-PPO wrapper.
+
+Stable-Baselines3 is imported where a vectorised env is built, not with the module: reading a
+run's env config (``gpu-sched evaluate`` on an ``algo=ppo_jax`` run) needs no PyTorch.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
-from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig, env_config_of
 from gpu_sched_env.core.errors import check_choice
 
-VEC_ENVS = {"dummy": DummyVecEnv, "subproc": SubprocVecEnv}
+if TYPE_CHECKING:
+    from stable_baselines3.common.vec_env import VecEnv
+
+VEC_ENVS = ("dummy", "subproc")  # train.vec_env: SB3's DummyVecEnv (in this process) or SubprocVecEnv
+
+
+def vec_env(kind: str, fns: Sequence[Callable[[], gym.Env]]) -> VecEnv:
+    """SB3's vectorised env of ``kind`` (:data:`VEC_ENVS`) over the env factories ``fns``."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    check_choice("train.vec_env", kind, VEC_ENVS)
+    return DummyVecEnv(list(fns)) if kind == "dummy" else SubprocVecEnv(list(fns), start_method="forkserver")
 
 
 class IllegalActionFallback(gym.Wrapper):
@@ -110,6 +124,27 @@ class MixedDays(gym.Wrapper):
         return self.env.unwrapped.action_masks()
 
 
+def evaluate_model(model: Any, config: CGRSPEnvConfig, seeds: list[int], masked: bool, progress: bool = False) -> Any:
+    """Per-seed summaries of a trained model (deterministic actions), a DataFrame.
+
+    A model that cannot mask runs behind :class:`IllegalActionFallback`; its replaced
+    actions are counted in ``illegal_actions``.
+    """
+    import pandas as pd
+    from tqdm import tqdm
+
+    from gpu_sched_env.cgrsp.env import CGRSPEnv
+    from gpu_sched_env.cgrsp.evaluation import evaluate, run_episode
+
+    if masked:
+        return evaluate(model, config, seeds, progress=progress)
+    env = IllegalActionFallback(CGRSPEnv(config))
+    days = tqdm(seeds, desc="learned") if progress else seeds
+    rows = [{**run_episode(model, env, s), "illegal_actions": env.n_illegal} for s in days]
+    env.close()
+    return pd.DataFrame(rows)
+
+
 def env_config(cfg: Any) -> CGRSPEnvConfig:
     """The env's :class:`CGRSPEnvConfig` from the Hydra config (validated; raises ConfigError).
 
@@ -129,6 +164,8 @@ def _make(config: CGRSPEnvConfig, seed: int, env_index: int, masked: bool, mixed
         env: gym.Env = TrainingDays(base, seed, env_index)
         if not masked:
             env = IllegalActionFallback(env)
+        from stable_baselines3.common.monitor import Monitor
+
         return Monitor(env, info_keywords=())
 
     return thunk
@@ -141,6 +178,4 @@ def make_vec_env(
 
     ``mixed``: each day's type is drawn from the month mix (:class:`MixedDays`).
     """
-    check_choice("train.vec_env", kind, VEC_ENVS)
-    fns = [_make(config, seed, i, masked, mixed) for i in range(n_envs)]
-    return VEC_ENVS[kind](fns) if kind == "dummy" else SubprocVecEnv(fns, start_method="forkserver")
+    return vec_env(kind, [_make(config, seed, i, masked, mixed) for i in range(n_envs)])

@@ -56,8 +56,8 @@ class AlgoSpec:
     load: Callable[[Any], Any] | None = None
 
 
-def _ppo_jax(name: str) -> Callable[..., Any]:
-    """A function of gpu_sched_agents.rl.ppo_jax.run, resolved when called (JAX is optional).
+def _ppo_jax(name: str, module: str = "run") -> Callable[..., Any]:
+    """A function of gpu_sched_agents.rl.ppo_jax.<module>, resolved when called (JAX is optional).
 
     Named by string through the one plug-in loader (``load_object``), as the simulators find
     policies: the runner uses the shared run machinery (``rl.train``), which looks algorithms up
@@ -65,7 +65,7 @@ def _ppo_jax(name: str) -> Callable[..., Any]:
     """
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        return load_object(f"gpu_sched_agents.rl.ppo_jax.run:{name}")(*args, **kwargs)
+        return load_object(f"gpu_sched_agents.rl.ppo_jax.{module}:{name}")(*args, **kwargs)
 
     return call
 
@@ -81,7 +81,7 @@ ALGOS: dict[str, AlgoSpec] = {
         masked_env=True,
         trainer=_ppo_jax("train_ppo_jax"),
         validate=_ppo_jax("validate_ppo_jax"),
-        load=_ppo_jax("load_policy"),
+        load=_ppo_jax("load_policy", "export"),  # NumPy: loading needs neither JAX nor PyTorch
     ),
 }
 

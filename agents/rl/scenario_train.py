@@ -23,12 +23,12 @@ from omegaconf import DictConfig, OmegaConf
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import CheckpointCallback
 from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env import SubprocVecEnv, VecEnv
+from stable_baselines3.common.vec_env import VecEnv
 
 from gpu_sched_agents.rl import train as tr
 from gpu_sched_agents.rl.callbacks import SELECT_ON, EpisodeMetricsCallback, EvalCallback
 from gpu_sched_agents.rl.compare import write_comparison
-from gpu_sched_agents.rl.envs import VEC_ENVS, TrainingDays
+from gpu_sched_agents.rl.envs import TrainingDays, vec_env
 from gpu_sched_agents.rl.registry import _sb3_kwargs, get_algo
 from gpu_sched_agents.rl.scenarios import (
     ScenarioSpec,
@@ -99,8 +99,7 @@ def make_vec_env(spec: ScenarioSpec, config: Any, n_envs: int, seed: int, kind: 
     def thunk(i: int):
         return lambda: Monitor(EpisodeSummary(TrainingDays(spec.make_env(config), seed, i), spec), info_keywords=())
 
-    fns = [thunk(i) for i in range(n_envs)]
-    return VEC_ENVS[kind](fns) if kind == "dummy" else SubprocVecEnv(fns, start_method="forkserver")
+    return vec_env(kind, [thunk(i) for i in range(n_envs)])
 
 
 def train_scenario(cfg: DictConfig) -> dict[str, float]:

@@ -41,8 +41,8 @@ from gpu_sched_agents.rl.envs import (
     TEST_SEED0,
     TEST_SEEDS,
     VEC_ENVS,
-    IllegalActionFallback,
     env_config,
+    evaluate_model,
     make_vec_env,
 )
 from gpu_sched_agents.rl.registry import get_algo, load_model
@@ -284,25 +284,6 @@ def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: d}
 
 
-def evaluate_model(
-    model: Any, config: CGRSPEnvConfig, seeds: list[int], masked: bool, progress: bool = False
-) -> pd.DataFrame:
-    """Per-seed summaries of a trained model (deterministic actions).
-
-    A model that cannot mask runs behind :class:`IllegalActionFallback`; its replaced
-    actions are counted in ``illegal_actions``.
-    """
-    from gpu_sched_env.cgrsp.env import CGRSPEnv
-    from gpu_sched_env.cgrsp.evaluation import evaluate, run_episode
-
-    if masked:
-        return evaluate(model, config, seeds, progress=progress)
-    env = IllegalActionFallback(CGRSPEnv(config))
-    rows = [{**run_episode(model, env, s), "illegal_actions": env.n_illegal} for s in _bar(seeds, progress, "learned")]
-    env.close()
-    return pd.DataFrame(rows)
-
-
 def train(cfg: DictConfig) -> dict[str, float]:
     """Train on CGRSP, evaluate and write the run directory; return the final evaluation means.
 
@@ -444,14 +425,6 @@ def normalized(venv: Any, cfg: DictConfig, ckpt: Path | None) -> Any:
     if stats is not None and stats.exists():
         return VecNormalize.load(str(stats), venv)
     return VecNormalize(venv, norm_obs=False, norm_reward=True, gamma=float(cfg.algo.gamma))
-
-
-def _bar(items: list, on: bool, desc: str):
-    if not on:
-        return items
-    from tqdm import tqdm
-
-    return tqdm(items, desc=desc)
 
 
 def _extra_callbacks() -> list:

@@ -10,6 +10,23 @@ import pandas as pd
 from gpu_sched_env.core.fanout import map_cells
 from gpu_sched_env.core.stats import mean_ci
 
+# Modules whose code decides a simulated day's numbers (not the env, rendering, experiments): a
+# store keyed by their hash (gpu_sched_env.core.store.code_version) never serves a stale day.
+SIM_SOURCES = (
+    "gpu_sched_env/cgrsp/api.py",
+    "gpu_sched_env/cgrsp/batch.py",
+    "gpu_sched_env/cgrsp/fleet.py",
+    "gpu_sched_env/cgrsp/params.py",
+    "gpu_sched_env/cgrsp/policies.py",
+    "gpu_sched_env/cgrsp/result.py",
+    "gpu_sched_env/cgrsp/sim.py",
+    "gpu_sched_env/cgrsp/stock.py",
+    "gpu_sched_env/cgrsp/trace.py",
+    "gpu_sched_env/cgrsp/workload.py",
+    "gpu_sched_env/core/events.py",
+    "gpu_sched_env/core/rng.py",
+    "agents/heuristics/cgrsp/*.py",
+)
 METRICS = ("mean_wait_min", "miss_pct", "mean_tardiness_min", "cost_usd", "tight_miss_pct", "loose_miss_pct")
 
 

@@ -21,7 +21,9 @@ MIN_COMPILE_S = 0.2  # programs that compile faster than this are not stored
 
 def cache_dir() -> Path:
     """The default folder: ``$XDG_CACHE_HOME/gpu_sched_env/jax`` (``~/.cache/...`` when unset)."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpu_sched_env" / "jax"
+    from gpu_sched_env.core.store import user_cache_dir
+
+    return user_cache_dir() / "jax"
 
 
 def use_compile_cache() -> Path | None:

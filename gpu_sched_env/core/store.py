@@ -65,6 +65,14 @@ def source_fingerprint(patterns: tuple[str, ...]) -> str:
     return h.hexdigest()[:12]
 
 
+def user_cache_dir() -> Path:
+    """The project's folder in the user's cache: ``$XDG_CACHE_HOME/gpu_sched_env`` (``~/.cache/...`` when unset).
+
+    Where pip keeps its cache: a fresh clone on the same machine finds what an earlier one stored.
+    """
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpu_sched_env"
+
+
 def code_version(sources: Sequence[str]) -> str:
     """``<package version>+<hash of the sources>``: what a stored cell's numbers depend on besides its config."""
     import gpu_sched_env
@@ -181,4 +189,4 @@ class ChunkWriter:
         self.flush()
 
 
-__all__ = ["KEY", "CellStore", "ChunkWriter", "code_version", "config_key", "source_fingerprint"]
+__all__ = ["KEY", "CellStore", "ChunkWriter", "code_version", "config_key", "source_fingerprint", "user_cache_dir"]

@@ -205,3 +205,37 @@ def test_the_leaderboard_never_ranks_two_protocols_together(tmp_path):
     assert "## The standard protocol" in text and "## Reduced protocol (custom): 10 test seeds" in text
     std, red = text.split("## Reduced protocol")
     assert "reduced_one" in red and "reduced_one" not in std
+
+
+def test_the_rules_days_are_stored_once_and_served_equal_to_fresh_ones(tmp_path, monkeypatch):
+    """The reference store: a seed is simulated once per code version; what it serves equals a fresh run."""
+    import pandas as pd
+
+    from gpu_sched_agents.evaluate import protocol as P
+    from gpu_sched_env.cgrsp.stock import stock_params
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(P, "_REFERENCE", {})
+    params, seeds = stock_params("900"), [20000, 20001, 20002]
+    monkeypatch.setenv(P.REFERENCE_CACHE, "0")
+    fresh = P.reference_rows("quiet", params, seeds, 1)
+    assert not (tmp_path / "cache").exists() and len(fresh) == 3 * (len(EXTENSIONS) + 3)
+    monkeypatch.delenv(P.REFERENCE_CACHE)
+    calls, compute = [], P._compute_reference
+    monkeypatch.setattr(P, "_compute_reference", lambda d, p, s, w: calls.append(list(s)) or compute(d, p, s, w))
+
+    def rows(s):
+        P._REFERENCE.clear()  # a new process: only the store remembers
+        return P.reference_rows("quiet", params, s, 1)
+
+    rows(seeds[:2])
+    pd.testing.assert_frame_equal(rows(seeds), fresh)  # two seeds served, one simulated, in the fresh order
+    pd.testing.assert_frame_equal(rows(seeds), fresh)
+    assert calls == [seeds[:2], seeds[2:]]
+    assert len(rows([20000]).seed.unique()) == 1 and calls == [seeds[:2], seeds[2:]]
+    other = dict(params, stock_dwell_s=300.0)  # other parameters: other cells
+    P._REFERENCE.clear()
+    P.reference_rows("quiet", other, seeds[:1], 1)
+    monkeypatch.setattr(P, "REFERENCE_SOURCES", P.REFERENCE_SOURCES[1:])  # another code version: nothing served
+    rows(seeds[:1])
+    assert calls[2:] == [seeds[:1], seeds[:1]]

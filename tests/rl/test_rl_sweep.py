@@ -83,9 +83,8 @@ def check_study(sweep_dir):
 
 
 def test_optuna_study_minimises_the_selection_objective(tmp_path):
-    from gpu_sched_agents.rl.envs import env_config
+    from gpu_sched_agents.rl.envs import env_config, evaluate_model
     from gpu_sched_agents.rl.registry import get_algo
-    from gpu_sched_agents.rl.train import evaluate_model
 
     sweep_dir = tmp_path / "sweep"
     _, out = sweep(sweep_dir)

@@ -152,4 +152,10 @@ class NumpyPolicy:
         return int(self.act(x, mask, deterministic)), state
 
 
-__all__ = ["NumpyPolicy", "actor_arrays", "flatten_without_mask", "save_policy"]
+def load_policy(path: str | Path) -> NumpyPolicy:
+    """An exported policy; ``best_model.zip``-style names resolve to the ``.npz`` beside them."""
+    path = Path(path)
+    return NumpyPolicy.load(path.with_suffix(".npz") if path.suffix != ".npz" else path)
+
+
+__all__ = ["NumpyPolicy", "actor_arrays", "flatten_without_mask", "load_policy", "save_policy"]

@@ -31,7 +31,7 @@ from gpu_sched_agents.rl.callbacks import (
     write_heuristic_runs,
 )
 from gpu_sched_agents.rl.ppo_jax import require_jax
-from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy, actor_arrays, save_policy
+from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy, actor_arrays, load_policy, save_policy
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
 from gpu_sched_env.core.io import atomic_write_json, atomic_write_table
@@ -250,12 +250,6 @@ def training_env(cfg: DictConfig, config: CGRSPEnvConfig, **kwargs: Any) -> Any:
     return JaxCGRSP.from_config(config, **kwargs)
 
 
-def load_policy(path: str | Path) -> NumpyPolicy:
-    """An exported policy; ``best_model.zip``-style names resolve to the ``.npz`` beside them."""
-    path = Path(path)
-    return NumpyPolicy.load(path.with_suffix(".npz") if path.suffix != ".npz" else path)
-
-
 def save_runner(path: Path, runner: Any) -> None:
     """The runner state's leaves as ``leaf_<i>`` arrays (``.npz``, atomic)."""
     import jax
@@ -346,7 +340,7 @@ class Evaluator:
         self.curve = pd.read_csv(curve).to_dict("records") if curve.exists() else []
 
     def __call__(self, params: Any, steps: int, obs_dim: int, n_actions: int) -> dict[str, float]:
-        from gpu_sched_agents.rl.train import evaluate_model
+        from gpu_sched_agents.rl.envs import evaluate_model
 
         df = evaluate_model(NumpyPolicy(actor_arrays(params)), self.config, self.seeds, masked=True)
         means = {m: float(df[m].mean()) for m in EVAL_METRICS}
@@ -531,7 +525,6 @@ def _final_evaluations(
 __all__ = [
     "hyper",
     "jax_device",
-    "load_policy",
     "load_runner",
     "save_runner",
     "stock_mix",

@@ -22,27 +22,11 @@ from typing import Any
 
 import pandas as pd
 
+from gpu_sched_env.cgrsp.batch import SIM_SOURCES
 from gpu_sched_env.core.fanout import iter_cells
 from gpu_sched_env.core.io import atomic_write_json, atomic_write_table
 from gpu_sched_env.core.store import CellStore, code_version, config_key
 from studies.cgrsp.programme.grids import Experiment, build_cells
-
-# Modules whose code decides a simulated day's numbers (not the env, rendering, experiments).
-SIM_SOURCES = (
-    "gpu_sched_env/cgrsp/api.py",
-    "gpu_sched_env/cgrsp/batch.py",
-    "gpu_sched_env/cgrsp/fleet.py",
-    "gpu_sched_env/cgrsp/params.py",
-    "gpu_sched_env/cgrsp/policies.py",
-    "gpu_sched_env/cgrsp/result.py",
-    "gpu_sched_env/cgrsp/sim.py",
-    "gpu_sched_env/cgrsp/stock.py",
-    "gpu_sched_env/cgrsp/trace.py",
-    "gpu_sched_env/cgrsp/workload.py",
-    "gpu_sched_env/core/events.py",
-    "gpu_sched_env/core/rng.py",
-    "agents/heuristics/cgrsp/*.py",
-)
 
 
 def sim_version() -> str:
