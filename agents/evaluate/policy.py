@@ -251,6 +251,9 @@ def env_for(pol: Policy, day: str, stock: dict[str, Any]) -> CGRSPEnvConfig:
 
 
 _CACHE: dict[str, Policy] = {}
+# A worker process costs about as much to start (imports, the policy loaded again) as four learned
+# hectic days; fewer days than this per worker are played in this process (--quick: 5 days, serial).
+DAYS_PER_WORKER = 4
 
 
 def learned_day(spec: str, model: str | None, day: str, stock: dict[str, Any], seed: int) -> dict[str, Any]:
@@ -267,9 +270,14 @@ def learned_day(spec: str, model: str | None, day: str, stock: dict[str, Any], s
 
 
 def learned_days(pol: Policy, day: str, stock: dict[str, Any], seeds: list[int], workers: int) -> pd.DataFrame:
-    """Per-seed summaries of a learned policy (in ``workers`` processes; module:attr objects in this one)."""
+    """Per-seed summaries of a learned policy, in this process or in worker processes.
+
+    Up to ``workers`` processes of at least :data:`DAYS_PER_WORKER` days each; module:attr objects
+    always play in this one.
+    """
     from gpu_sched_env.core.fanout import map_cells
 
+    workers = min(workers, len(seeds) // DAYS_PER_WORKER)
     if pol.kind == "object" or workers <= 1:
         _CACHE.setdefault(f"{pol.spec}|{pol.model_name}", pol)
         rows = [learned_day(pol.spec, pol.model_name, day, stock, s) for s in seeds]
