@@ -151,12 +151,17 @@ def reference_store() -> CellStore | None:
     return CellStore(user_cache_dir() / "reference", REFERENCE_SOURCES)
 
 
+def _reference_names() -> list[str]:
+    """The reference rows' policies, in their order: the deferring rules, then the bounds."""
+    from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
+
+    return [*EXTENSIONS, *BOUNDS]
+
+
 def _reference_cell(day: str, params_json: str, seed: int) -> dict[str, Any]:
     import numpy as np
 
-    from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
-
-    names = [*EXTENSIONS, *BOUNDS]
+    names = _reference_names()
     return {"day": day, "params": params_json, "seed": int(seed), "policies": names, "numpy": np.__version__}
 
 
@@ -198,7 +203,7 @@ def reference_rows(day: str, params: dict[str, Any], seeds: list[int], workers: 
         store.write_chunk([{**r, KEY: keys[int(r["seed"])]} for r in new.to_dict("records")])
         stored = pd.concat([stored[stored[KEY].isin(have)], new.assign(**{KEY: new.seed.map(keys)})])
     rows = stored[stored[KEY].isin(set(keys.values()))][COLS].astype({"seed": int})
-    names = _reference_cell(day, params_json, 0)["policies"]  # as computed: policy-major, the seeds in order
+    names = _reference_names()  # as computed: policy-major, the seeds in order
     rows = rows.assign(_p=rows.policy.map(names.index), _s=rows.seed.map(key[2].index))
     _REFERENCE[key] = rows.sort_values(["_p", "_s"]).drop(columns=["_p", "_s"]).reset_index(drop=True)
     return _REFERENCE[key]
