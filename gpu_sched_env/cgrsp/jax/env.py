@@ -17,6 +17,9 @@ the day type and the stock model per-env data (:mod:`.mix`).
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from collections import OrderedDict
 from collections.abc import Mapping
 from functools import partial
 from typing import Any
@@ -79,6 +82,41 @@ def check_supported(cfg: CGRSPEnvConfig) -> None:
         raise ConfigError(
             f"gpu_types: the nominal estimates per class {est} tie; the JAX env needs SPT's order of the classes strict"
         )
+
+
+# The envs from_config / mixed built, by what determines them (an LRU of the last _SHARED_MAX).
+_SHARED: OrderedDict = OrderedDict()
+_SHARED_MAX = 16
+
+
+def _shared(design: type, cfg: CGRSPEnvConfig, dtype: Any, records: bool, checked: bool, mix_key, mix=None):
+    """The one env of these arguments in this process: built once, then served again.
+
+    An env is immutable after ``__init__`` (its config, its params and its jitted functions), so
+    two callers asking for the same env may share it, and with it every program JAX traced and
+    compiled for it (a rule's day, a step): ``gpu-sched evaluate``, ``train.py`` and the tests
+    ask for the same env many times. Keyed by the design, the config's JSON, the resolved dtype,
+    JAX's x64 switch, ``records``, ``checked`` and the mix; a config JSON cannot encode (an array
+    in ``params``) builds a new env every time.
+    """
+    x64 = bool(jax.config.jax_enable_x64)
+    try:  # a dtype or config the key cannot hold: no key (the constructor names what is wrong)
+        dt = jnp.dtype(dtype if dtype is not None else (jnp.float64 if x64 else jnp.float32)).name
+        cfg_json = json.dumps(dataclasses.asdict(cfg), sort_keys=True)
+        key = (design, cfg_json, dt, x64, bool(records), bool(checked), mix_key)
+        hash(key)
+    except TypeError:
+        key = None
+    if key is not None and key in _SHARED:
+        _SHARED.move_to_end(key)
+        return _SHARED[key]
+    extra = {} if mix is None else {"mix": mix()}
+    env = design(cfg, dtype, records, checked=checked, **extra)
+    if key is not None:
+        _SHARED[key] = env
+        while len(_SHARED) > _SHARED_MAX:
+            _SHARED.popitem(last=False)
+    return env
 
 
 class JaxCGRSP:
@@ -183,11 +221,13 @@ class JaxCGRSP:
         (dispatch, start, completion, slot) from the state: the dynamics never read them, and
         an auto-reset then touches no N-sized array (training; the metrics stay in ``info``).
         ``checked=True`` raises on an illegal action instead of playing its substitute (debugging).
+        Equal arguments return the same env (an env is immutable), with the programs JAX has
+        already traced and compiled for it.
         """
         cfg = as_env_config(cfg)
         cfg = cfg.replace(**kwargs) if kwargs else cfg
         check_supported(cfg)
-        return design_of(cfg)(cfg, dtype, records, checked=checked)
+        return _shared(design_of(cfg), cfg, dtype, records, checked, None)
 
     @classmethod
     def mixed(
@@ -209,7 +249,8 @@ class JaxCGRSP:
         """
         cfg = as_env_config(cfg)
         check_supported(cfg)
-        return design_of(cfg)(cfg, dtype, records, mix=regimes_of(stocks, days), checked=checked)
+        mix_key = (tuple(repr(x) for x in stocks), None if days is None else tuple(sorted(days.items())))
+        return _shared(design_of(cfg), cfg, dtype, records, checked, mix_key, lambda: regimes_of(stocks, days))
 
     @property
     def rule_env(self) -> JaxCGRSP:
@@ -401,12 +442,9 @@ class JaxCGRSP:
             n_steps=s.n_steps + 1,
             n_invalid=s.n_invalid + invalid.astype(jnp.int32),
         )
-        n = sp.n
-        if params.n_jobs is None:
-            mean_wait, miss_pct = s.sum_wait / n / 60.0, 100.0 * s.n_miss / n
-        else:  # a mixed env: the regime's count is data (times_inv_n: the same bits as the constant's)
-            mean_wait = times_inv_n(s.sum_wait, params, den=60.0)
-            miss_pct = times_inv_n(s.n_miss.astype(s.sum_wait.dtype), params, num=100.0)
+        # one rounded constant per metric, static or (a mixed env) data: the same bits in both
+        mean_wait = times_inv_n(s.sum_wait, params, den=60.0, n=sp.n)
+        miss_pct = times_inv_n(s.n_miss.astype(s.sum_wait.dtype), params, num=100.0, n=sp.n)
         info = {
             "job": job,
             "slot": jnp.where(do, slot, -1),

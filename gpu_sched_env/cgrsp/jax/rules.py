@@ -291,9 +291,26 @@ def _policy(env, rule: Rule | Callable, weights: Any) -> tuple[Callable, bool]:
     """``rule`` as ``f(state, params) -> action`` (its ``weights`` bound to ``weights``) and whether it subqueues."""
     if not isinstance(rule, Rule):
         return rule, False
+    act = _jitted_act(env, rule)
     if rule.weights is None:
-        return (lambda st, p: rule.act(env, st, p)), rule.subqueue
-    return (lambda st, p: rule.act(env, st, p, weights)), rule.subqueue
+        return act, rule.subqueue
+    return (lambda st, p: act(st, p, weights)), rule.subqueue
+
+
+def _jitted_act(env, rule: Rule) -> Callable:
+    """``rule.act`` bound to ``env``, jitted once per env and rule.
+
+    Every rollout that plays it (another batch shape, step cap or caller) reuses its trace
+    instead of tracing the rule again.
+    """
+    cache = _COMPILED.setdefault(env, OrderedDict())
+    key = ("act", rule.act, rule.weights is not None)
+    if key not in cache:
+        if rule.weights is None:
+            cache[key] = jax.jit(lambda st, p: rule.act(env, st, p))
+        else:
+            cache[key] = jax.jit(lambda st, p, w: rule.act(env, st, p, w))
+    return cache[key]
 
 
 def rollout(
@@ -308,7 +325,7 @@ def rollout(
     """
     w = rule.weights if weights is None and isinstance(rule, Rule) else weights
     act, sub = _policy(env, rule, w)
-    step = env._step_subqueue if sub else env._step
+    step = env.step_subqueue if sub else env.step  # jitted: traced once per env, reused by every rollout
     key = jax.random.PRNGKey(0)  # unused by the dynamics (the day holds its draws)
     cap = cap_of(env) if max_steps is None else int(max_steps)
 
@@ -351,7 +368,7 @@ def _day_metrics(env, rule: Rule | Callable, cap: int) -> Callable:
         return cache[key]
 
     def one(x, params, weights):
-        _, s = env._reset_to_day(x, params) if isinstance(x, Day) else env._reset(x, params)
+        _, s = env.reset_to_day(x, params) if isinstance(x, Day) else env.reset(x, params)
         s = rollout(env, rule, s, params, cap, weights)
         n = env.spec.n
         return {

@@ -67,6 +67,30 @@ def test_supported_variants_build_and_bad_dtype():
         JaxCGRSP.from_config(joint_heads("quiet"), dtype=jnp.float64)
 
 
+def test_from_config_serves_one_env_per_config_and_builds_anew_for_any_difference():
+    """An env is immutable: equal requests share it (and its compiled programs); any difference builds another."""
+    env = JaxCGRSP.from_config(joint_heads("quiet"), records=False)
+    assert JaxCGRSP.from_config(joint_heads("quiet"), records=False) is env
+    assert JaxCGRSP.from_config(dict(vars(joint_heads("quiet"))), records=False) is env  # the same config as keywords
+    for other in (
+        JaxCGRSP.from_config(joint_heads("quiet"), records=True),
+        JaxCGRSP.from_config(joint_heads("quiet"), records=False, checked=True),
+        JaxCGRSP.from_config(joint_heads("quiet"), records=False, dtype=jnp.float32),
+        JaxCGRSP.from_config(joint_heads("quiet"), records=False, reward_weights={"miss": 1.0}),
+        JaxCGRSP.from_config(joint_heads("hectic"), records=False),
+    ):
+        assert other is not env and (other.records, other.checked, other.dtype, other.cfg) != (
+            env.records,
+            env.checked,
+            env.dtype,
+            env.cfg,
+        )
+    mixed = JaxCGRSP.mixed(joint_heads("quiet"), stocks=("fresh", 900))
+    assert JaxCGRSP.mixed(joint_heads("quiet"), stocks=("fresh", 900)) is mixed
+    assert JaxCGRSP.mixed(joint_heads("quiet"), stocks=("fresh",)) is not mixed
+    assert JaxCGRSP.mixed(joint_heads("quiet"), stocks=("fresh", 900), days={"quiet": 1.0}) is not mixed
+
+
 def test_flat_obs_is_gymnasium_flatten_without_the_mask():
     cfg = joint_heads("surge")
     env, ref = JaxCGRSP.from_config(cfg), CGRSPEnv(cfg)

@@ -179,7 +179,8 @@ class _Stuck:
     """An env whose step moves no clock and dispatches nothing (a stalled policy or dynamics)."""
 
     def __init__(self, env):
-        self.spec, self.default_params, self._reset_to_day = env.spec, env.default_params, env._reset_to_day
+        self.spec, self.default_params, self.reset_to_day = env.spec, env.default_params, env.reset_to_day
+        self.step = jax.jit(self._step)  # rollouts play an env's jitted step, as JaxCGRSP's
 
     def _step(self, key, s, action, params):
         return None, s.replace(n_steps=s.n_steps + 1), 0.0, s.done, {}
