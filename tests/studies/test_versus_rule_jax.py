@@ -43,12 +43,17 @@ def test_modes_on_one_state_follow_their_definitions(tmp_path):
     _, s = env.reset(jax.random.PRNGKey(1), env.default_params)
     p = env.default_params
     w = learned_rule(env, NumpyPolicy.load(_actor(tmp_path / "a.npz", env.obs_dim, env.n_actions))).weights
-    learned, best = (int(x) for x in vr._dispatches(env, s, p, w))
-    which, slot = int(vr._rule_which(env, s, p, w)), int(vr._rule_slot(env, s, p, w))
+
+    # each function jitted whole (one program each, stored by JAX's compile cache), not run op by op
+    def jit(fn):
+        return jax.jit(lambda *a: fn(env, *a))
+
+    learned, best = (int(x) for x in jit(vr._dispatches)(s, p, w))
+    which, slot = int(jit(vr._rule_which)(s, p, w)), int(jit(vr._rule_slot)(s, p, w))
     if learned == env.wait_action:
         assert which == slot == env.wait_action
     else:
-        assert which == int(vr.base_pair(env, s, p)) and slot // env.spec.c == learned // env.spec.c
+        assert which == int(jit(vr.base_pair)(s, p)) and slot // env.spec.c == learned // env.spec.c
     assert best != env.wait_action  # a dispatch is legal at the first decision point
 
 
