@@ -229,11 +229,7 @@ def _load(pol: Policy) -> Policy:
 
 
 def _loaded(algo: str, path: Path | None) -> tuple[bool, Any]:
-    """``(masked, model)``: an exported ppo_jax policy is NumPy (no PyTorch imported), the others SB3's."""
-    if algo == "ppo_jax":
-        from gpu_sched_agents.rl.ppo_jax.export import load_policy
-
-        return True, load_policy(path)
+    """``(masked, model)`` through the algorithm registry (an exported ppo_jax policy: NumPy, no PyTorch imported)."""
     from gpu_sched_agents.rl.registry import get_algo, load_model
 
     spec = get_algo(algo)

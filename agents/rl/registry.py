@@ -1,22 +1,23 @@
-"""Algorithm registry: name → how to build, load and drive the learner (no if/elif chains)."""
+"""Algorithm registry: name → how to build, load and drive the learner (no if/elif chains).
+
+The SB3 classes are named by ``"module:attr"`` and imported when a spec's ``cls`` or ``policy``
+is read, so looking an algorithm up (``get_algo``) or loading an exported ``ppo_jax`` policy
+imports neither SB3 nor PyTorch.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf
-from sb3_contrib import MaskablePPO
-from stable_baselines3 import PPO
-from stable_baselines3.common.base_class import BaseAlgorithm
-from stable_baselines3.common.utils import LinearSchedule
 
-from gpu_sched_agents.rl.masked_dqn import MaskedDQN, MaskedDQNPolicy
-from gpu_sched_agents.rl.policies import FactoredMaskablePolicy
-from gpu_sched_agents.rl.smdp import TimeDiscountedBuffer
 from gpu_sched_env.core.errors import check_choice
 from gpu_sched_env.core.registry import load_object
+
+if TYPE_CHECKING:
+    from stable_baselines3.common.base_class import BaseAlgorithm
 
 # Config fields that are not keyword arguments of the SB3 constructor.
 _NOT_SB3 = {"name", "net_arch", "bc_teacher", "bc_episodes", "bc_epochs", "time_halflife_s", "lr_final_frac"}
@@ -29,9 +30,13 @@ def _sb3_kwargs(a: Any) -> dict[str, Any]:
     out["policy_kwargs"] = {"net_arch": list(cfg["net_arch"])}
     frac = cfg.get("lr_final_frac", 1.0)
     if frac != 1.0:  # SB3's own schedule: learning_rate at the start, × frac at the end of training
+        from stable_baselines3.common.utils import LinearSchedule
+
         lr = float(cfg["learning_rate"])
         out["learning_rate"] = LinearSchedule(lr, lr * float(frac), end_fraction=1.0)
     if cfg.get("time_halflife_s"):  # semi-MDP discounting (gpu_sched_agents.rl.smdp), PPO only
+        from gpu_sched_agents.rl.smdp import TimeDiscountedBuffer
+
         out["rollout_buffer_class"] = TimeDiscountedBuffer
         out["rollout_buffer_kwargs"] = {"halflife_s": float(cfg["time_halflife_s"])}
     return out
@@ -41,19 +46,32 @@ def _sb3_kwargs(a: Any) -> dict[str, Any]:
 class AlgoSpec:
     """How one algorithm is built and used.
 
-    An SB3 algorithm gives ``cls``/``policy``/``kwargs``; one with a training loop of its own
+    An SB3 algorithm gives ``sb3`` (its class as ``"module:attr"``), ``policy_ref`` (a policy
+    class as ``"module:attr"``, or a name SB3 knows such as ``"MultiInputPolicy"``) and
+    ``kwargs``; :attr:`cls` and :attr:`policy` import them. One with a training loop of its own
     (``ppo_jax``) gives ``trainer(cfg, env_config, run_dir, checkpoint) -> final means``,
     ``validate(cfg, env_config)`` (extra checks, before anything is written) and ``load(path)``.
     """
 
-    cls: type[BaseAlgorithm] | None
-    policy: Any
+    sb3: str | None
+    policy_ref: str | None
     kwargs: Callable[[Any], dict[str, Any]] | None
     masked_env: bool  # True: the env raises on illegal actions and the learner masks them
     save_replay_buffer: bool = False
     trainer: Callable[..., dict[str, float]] | None = None
     validate: Callable[[Any, Any], None] | None = None
     load: Callable[[Any], Any] | None = None
+
+    @property
+    def cls(self) -> type[BaseAlgorithm] | None:
+        """The SB3 algorithm class (imported here), None for an algorithm with its own loop."""
+        return None if self.sb3 is None else load_object(self.sb3)
+
+    @property
+    def policy(self) -> Any:
+        """The policy class (imported here), or the name SB3 resolves itself."""
+        ref = self.policy_ref
+        return load_object(ref) if ref is not None and ":" in ref else ref
 
 
 def _ppo_jax(name: str, module: str = "run") -> Callable[..., Any]:
@@ -71,9 +89,17 @@ def _ppo_jax(name: str, module: str = "run") -> Callable[..., Any]:
 
 
 ALGOS: dict[str, AlgoSpec] = {
-    "ppo": AlgoSpec(MaskablePPO, FactoredMaskablePolicy, _sb3_kwargs, masked_env=True),
-    "ppo_unmasked": AlgoSpec(PPO, "MultiInputPolicy", _sb3_kwargs, masked_env=False),
-    "dqn": AlgoSpec(MaskedDQN, MaskedDQNPolicy, _sb3_kwargs, masked_env=True, save_replay_buffer=True),
+    "ppo": AlgoSpec(
+        "sb3_contrib:MaskablePPO", "gpu_sched_agents.rl.policies:FactoredMaskablePolicy", _sb3_kwargs, masked_env=True
+    ),
+    "ppo_unmasked": AlgoSpec("stable_baselines3:PPO", "MultiInputPolicy", _sb3_kwargs, masked_env=False),
+    "dqn": AlgoSpec(
+        "gpu_sched_agents.rl.masked_dqn:MaskedDQN",
+        "gpu_sched_agents.rl.masked_dqn:MaskedDQNPolicy",
+        _sb3_kwargs,
+        masked_env=True,
+        save_replay_buffer=True,
+    ),
     "ppo_jax": AlgoSpec(
         None,
         None,

@@ -239,3 +239,25 @@ def test_the_rules_days_are_stored_once_and_served_equal_to_fresh_ones(tmp_path,
     monkeypatch.setattr(P, "REFERENCE_SOURCES", P.REFERENCE_SOURCES[1:])  # another code version: nothing served
     rows(seeds[:1])
     assert calls[2:] == [seeds[:1], seeds[:1]]
+
+
+def test_an_exported_ppo_jax_policy_resolves_through_the_registry_without_pytorch(tmp_path):
+    """The registry names SB3's classes and imports them when read: an export loads with NumPy alone."""
+    import subprocess
+    import sys
+
+    path = _npz(tmp_path / "p.npz")
+    code = (
+        "import sys\n"
+        "from gpu_sched_agents.evaluate.policy import resolve\n"
+        "from gpu_sched_agents.rl.registry import get_algo\n"
+        f"pol = resolve({str(path)!r})\n"
+        "assert pol.masked and type(pol.model).__name__ == 'NumpyPolicy', pol\n"
+        "assert get_algo('ppo').sb3 == 'sb3_contrib:MaskablePPO'\n"
+        "print(sorted(m for m in ('torch', 'stable_baselines3', 'sb3_contrib') if m in sys.modules))\n"
+        "get_algo('ppo').cls\n"
+        "print('torch' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["[]", "True"]  # nothing of PyTorch until an SB3 class is asked for
