@@ -443,8 +443,8 @@ class JaxCGRSP:
             n_invalid=s.n_invalid + invalid.astype(jnp.int32),
         )
         # one rounded constant per metric, static or (a mixed env) data: the same bits in both
-        mean_wait = times_inv_n(s.sum_wait, params, den=60.0, n=sp.n)
-        miss_pct = times_inv_n(s.n_miss.astype(s.sum_wait.dtype), params, num=100.0, n=sp.n)
+        mean_wait = times_inv_n(s.sum_wait, sp.n, params, den=60.0)
+        miss_pct = times_inv_n(s.n_miss.astype(s.sum_wait.dtype), sp.n, params, num=100.0)
         info = {
             "job": job,
             "slot": jnp.where(do, slot, -1),

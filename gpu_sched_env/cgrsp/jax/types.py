@@ -194,27 +194,24 @@ def n_jobs_of(n: int, params: EnvParams):
 
 def per_job(x: jnp.ndarray, n: int, params: EnvParams) -> jnp.ndarray:
     """``x / n_jobs``: by the static ``n``, or (a mixed env) by the regime's count, to the same bits."""
-    return times_inv_n(x, params, n=n)
+    return times_inv_n(x, n, params)
 
 
-def times_inv_n(x: jnp.ndarray, params: EnvParams, num: float = 1.0, den: float = 1.0, n: int | None = None):
+def times_inv_n(x: jnp.ndarray, n: int, params: EnvParams, num: float = 1.0, den: float = 1.0) -> jnp.ndarray:
     """``x · c`` with ``c = num / (n_jobs · den)`` rounded once in the quotient's dtype, for every env alike.
 
-    ``n_jobs`` is the static ``n`` of a single-regime env (``c`` formed in NumPy) or a mixed env's
-    regime count (data, ``c`` formed in XLA): IEEE products and quotients round the same in both,
-    so a day plays to the same bits in its own env and in a mixed pool (tests/cgrsp/jax/test_mixed.py
-    checks every step of whole days). The constant is explicit because XLA's folding of
-    ``x / n / 60`` into a product is not a contract: it gave another last bit on the quiet day.
-    The quotient's dtype is float32 for an int32 ``x`` (as ``jnp`` divides it), else ``x``'s.
-    CGRSP-v0 divides twice in float64: within an ulp of this (the equivalence tests' tolerance).
+    ``n_jobs`` is :func:`n_jobs_of` (the static ``n`` of a single-regime env, a mixed env's regime
+    count as data). The product is written out because XLA's folding of ``x / n / 60`` into a
+    product is not a contract (it gave another last bit on the quiet day than the mixed env's);
+    with ``c`` explicit a day plays to the same bits in its own env and in a mixed pool
+    (tests/cgrsp/jax/test_mixed.py checks every step of whole days). The quotient's dtype is
+    float32 for an int32 ``x`` (as ``jnp`` divides it), else ``x``'s. CGRSP-v0 divides twice in
+    float64: within an ulp of this (the equivalence tests' tolerance).
     """
     x = jnp.asarray(x)
     dt = jnp.float32 if jnp.issubdtype(x.dtype, jnp.integer) else x.dtype
-    if params.n_jobs is None:
-        if n is None:
-            raise ValueError("times_inv_n of a single-regime env needs its static job count n")
-        return x * jnp.asarray(np.asarray(num, dt) / (np.asarray(n, dt) * np.asarray(den, dt)), dt)
-    return x * (jnp.asarray(num, dt) / (params.n_jobs.astype(dt) * jnp.asarray(den, dt)))
+    count = jnp.asarray(n_jobs_of(n, params)).astype(dt)
+    return x * (jnp.asarray(num, dt) / (count * jnp.asarray(den, dt)))
 
 
 def flat(x) -> tuple[jnp.ndarray, jnp.ndarray | int]:
