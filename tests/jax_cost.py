@@ -6,7 +6,7 @@ file, of the seconds JAX spent tracing programs to jaxprs, lowering them to MLIR
 the rest of a file's time is running the programs and everything that is not JAX. It reads
 JAX's own monitoring events (``jax.monitoring``), so it changes nothing it measures, and works
 under pytest-xdist (each worker sends its totals to the controller). docs/tests.md says how the
-suite is kept fast and quotes what this table showed.
+suite is kept fast; docs/journal/project.md dates what this table showed.
 """
 
 from __future__ import annotations
