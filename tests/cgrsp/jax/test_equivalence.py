@@ -15,10 +15,10 @@ from tests.cgrsp.jax.helpers import COMBOS, assert_same_records, env_for, joint_
 
 
 def miss_after_band_change(env):
-    """``until`` of :func:`side_by_side`: a miss has been booked and the clock is out of the day's first band."""
+    """Whether misses ``> 0`` have been booked by clock ``t``, which is out of the day's first band."""
     fleet = Fleet.from_params(env.sim_params)
     first = fleet.band(0.0)
-    return lambda ref, st, info: int(info["miss"]) > 0 and fleet.band(float(info["t"])) != first
+    return lambda misses, t: misses > 0 and fleet.band(float(t)) != first
 
 
 @pytest.mark.parametrize(("day", "stock"), COMBOS)
@@ -35,8 +35,14 @@ def test_replay_to_a_miss_and_a_band_change(day, stock):
     """A prefix long enough to book a miss and cross a band (random play misses late on a hectic day)."""
     env = env_for(day, stock)
     reached = miss_after_band_change(env)
-    ref, st, info, steps = side_by_side(env, joint_heads(day, stock), 101, horizon_s=20 * 86400.0, until=reached)
-    assert reached(ref, st, info) and not bool(st.done), f"no miss after a band change in {steps} steps"
+    ref, st, info, steps = side_by_side(
+        env,
+        joint_heads(day, stock),
+        101,
+        horizon_s=20 * 86400.0,
+        until=lambda ref, _: reached(ref.ledger.episode_raw["miss"], ref.sim.t),
+    )
+    assert reached(int(info["miss"]), info["t"]) and not bool(st.done), f"no miss after a band change in {steps} steps"
     assert_same_records(ref.sim, st)
 
 
@@ -45,7 +51,7 @@ def test_whole_day_and_summary(day, stock):
     env = env_for(day, stock)
     ref, st, info, _ = side_by_side(env, joint_heads(day, stock), 7, horizon_s=20 * 86400.0)
     assert bool(st.done) and ref.sim.t < 20 * 86400.0
-    assert miss_after_band_change(env)(ref, st, info), "the whole day booked no miss or crossed no band"
+    assert miss_after_band_change(env)(int(info["miss"]), info["t"]), "the whole day booked no miss or crossed no band"
     assert_same_records(ref.sim, st)
     summ = ref.result().summary()
     np.testing.assert_allclose(float(info["mean_wait_min"]), summ["mean_wait_min"], rtol=1e-9)
@@ -84,3 +90,10 @@ def test_float32_tracks_the_reference():
         env, joint_heads("hectic", "fresh"), 3, max_steps=500, obs_atol=1e-4, rew_rtol=2e-3, rew_atol=1e-3, raw_atol=2.0
     )
     assert_same_records(ref.sim, st, rtol=1e-5)
+
+
+def test_the_replay_names_the_first_step_that_differs():
+    """The comparison can fail, late in a day: a reference that prices a miss otherwise parts at the first miss."""
+    other = joint_heads("hectic", "fresh").replace(reward_weights={"miss": 100.0})
+    with pytest.raises(AssertionError, match=r"reward at step [1-9][0-9]{2}"):
+        side_by_side(env_for("hectic", "fresh"), other, 7, horizon_s=20 * 86400.0)
