@@ -6,6 +6,7 @@ vmapped, over a pool of native days: an auto-reset then gathers a row instead of
 adapter's step on one day, in one scan) and the PPO ``train``.
 """
 
+import importlib.util
 import subprocess
 import sys
 from functools import partial
@@ -15,8 +16,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-pytest.importorskip("gymnax")
-pytest.importorskip("jumanji")
+# Found, not imported: importing gymnax (seaborn, boto3 with it) and jumanji takes ~6 s, which every
+# xdist worker would pay at collection; the adapters import them when first built.
+for _extra in ("gymnax", "jumanji"):
+    if importlib.util.find_spec(_extra) is None:
+        pytest.skip(f"{_extra} is not installed (the jax extra)", allow_module_level=True)
 
 from gpu_sched_env.cgrsp.jax import JaxCGRSP  # noqa: E402
 from gpu_sched_env.cgrsp.jax.gymnax import CGRSPGymnax  # noqa: E402
@@ -221,6 +225,7 @@ def test_illegal_actions_complete_every_job(genv, jenv, env, pool):
 
 
 # ---------------------------------------------------------------------------- PureJaxRL-style PPO
+@pytest.mark.e2e
 def test_purejaxrl_masked_ppo_trains_through_gymnax():
     genv32 = CGRSPGymnax(JaxCGRSP.from_config(joint_heads("hectic"), dtype=jnp.float32, records=False))
     config = {
