@@ -1,6 +1,6 @@
 """Where the test suite's JAX time goes: a pytest plugin, opt-in with ``-p tests.jax_cost``.
 
-``.venv/bin/python -m pytest -m "not slow" -q -p tests.jax_cost`` ends with a table, per test
+``.venv/bin/python -m pytest -m "not slow and not e2e" -q -p tests.jax_cost`` ends with a table, per test
 file, of the seconds JAX spent tracing programs to jaxprs, lowering them to MLIR, compiling them
 (XLA) and loading them from the persistent compile cache, beside the file's whole test time;
 the rest of a file's time is running the programs and everything that is not JAX. It reads

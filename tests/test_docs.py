@@ -21,7 +21,7 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 QUICKSTART = [
     "bash scripts/setup.sh && .venv/bin/python train.py algo=ppo day=hectic",
-    '.venv/bin/python -m pytest -m "not slow" -q',
+    '.venv/bin/python -m pytest -m "not slow and not e2e" -q',
 ]
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)

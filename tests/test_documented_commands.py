@@ -112,6 +112,7 @@ def test_every_command_answers_help(spelling, command, capsys):
     assert capsys.readouterr().out.startswith(f"usage: {spelling}"), spelling
 
 
+@pytest.mark.e2e
 def test_every_documented_file_exists_and_entry_points_answer_help():
     named = entry_points()
     assert "train.py" in named and "scripts/setup.sh" in named  # the parser sees real text

@@ -50,6 +50,7 @@ def test_a_copy_of_the_space_alone_is_detached_a_copy_of_the_env_is_not(env_id, 
         assert clone.action_masks()[clone.action_space.sample()]
 
 
+@pytest.mark.e2e
 def test_subproc_parent_space_is_detached_and_workers_use_forkserver():
     from stable_baselines3.common.vec_env import SubprocVecEnv
 

@@ -182,6 +182,7 @@ def _run_isolated(python: Path, code: str, *args: str, cwd: Path) -> str:
     return r.stdout
 
 
+@pytest.mark.e2e
 def test_wheel_installs_beside_another_agents_package_and_runs(tmp_path):
     _need_pip_and_setuptools()
     ours, standin = _build_wheels(tmp_path)
@@ -219,6 +220,7 @@ def test_wheel_installs_beside_another_agents_package_and_runs(tmp_path):
     assert jobs > 0 and completed == jobs and steps >= jobs
 
 
+@pytest.mark.e2e
 def test_editable_install_maps_gpu_sched_agents_to_the_agents_folder(tmp_path):
     # what scripts/setup.sh does (`pip install -e .`), on a copy of the checkout
     _need_pip_and_setuptools()

@@ -96,6 +96,7 @@ def test_sync_vector_env_random_masked_rollout():
     vec.close()
 
 
+@pytest.mark.e2e
 def test_sb3_subproc_vec_env_random_masked_rollout():
     from stable_baselines3.common.vec_env import SubprocVecEnv
 

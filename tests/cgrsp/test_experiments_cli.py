@@ -28,6 +28,7 @@ def test_sweep_command_writes_results_report_and_figure(tmp_path, capsys):
     assert "12 cells (0 simulated now, 12 from the store)" in capsys.readouterr().out
 
 
+@pytest.mark.e2e
 def test_validation_report_has_tests_and_contract(tmp_path):
     main(["validation", "--policies", "fifo", "rh", "--seeds", "0-2", "--out", str(tmp_path), *FAST])
     md = (tmp_path / "validation" / "report.md").read_text()

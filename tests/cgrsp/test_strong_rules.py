@@ -277,6 +277,7 @@ def test_the_screen_passes_on_only_a_plan_that_leads_the_base_plan():
 
 
 # ----------------------------------------------------------------------------- studies
+@pytest.mark.e2e
 def test_strong_rules_script_on_one_seed(tmp_path):
     mod = strong_rules
     out = tmp_path / "sr.md"
@@ -287,6 +288,7 @@ def test_strong_rules_script_on_one_seed(tmp_path):
     assert "Strongest rule" in text
 
 
+@pytest.mark.e2e
 def test_persistence_script_on_a_tiny_budget(tmp_path):
     mod = persistence
     stem = tmp_path / "persistence"

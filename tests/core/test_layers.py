@@ -47,6 +47,7 @@ def _run(code: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.e2e
 def test_every_gpu_sched_env_module_imports_without_agents():
     r = _run("""
         import importlib, pkgutil, traceback
@@ -275,6 +276,7 @@ def test_entry_point_path_loads_declared_and_third_party_modules(monkeypatch, fr
     assert not reg._failed
 
 
+@pytest.mark.e2e
 def test_fallback_path_when_metadata_lists_no_plugin(monkeypatch, fresh_registry_state):
     monkeypatch.setattr(reg, "entry_points", _fake_entry_points([]))
     for scenario, mod in reg.BUILTIN_PLUGINS.items():
@@ -395,6 +397,7 @@ def test_no_path_edits_or_imports_by_string_beyond_the_registry():
     ]
 
 
+@pytest.mark.e2e
 def test_gpu_sched_names_agents_only_through_its_declared_plugin_commands():
     # gpu_sched_env never imports gpu_sched_agents (tests above); its command table may name a
     # command of the agents layer by string, and only those listed in PLUGIN_COMMANDS
@@ -418,6 +421,7 @@ def test_gpu_sched_names_agents_only_through_its_declared_plugin_commands():
     assert "gpu-sched evaluate: not available: module gpu_sched_agents.evaluate.cli is not installed" in r.stderr
 
 
+@pytest.mark.e2e
 def test_python_m_studies_runs_from_the_root_without_path_edits():
     r = subprocess.run(
         [sys.executable, "-m", "studies", "bench", "nope"], cwd=ROOT, capture_output=True, text=True, timeout=120

@@ -8,6 +8,7 @@ from gpu_sched_env.core.store import CellStore
 from studies.edge import experiment
 
 
+@pytest.mark.e2e
 def test_experiment_runs_and_resumes_from_the_shared_store(tmp_path, capsys):
     def _run(*args):
         code = experiment.main(list(args))

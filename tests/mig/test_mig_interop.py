@@ -113,6 +113,7 @@ def test_cgrsp_no_deadline_uses_loose_window():
     assert np.isinf(hg["deadline"]).all() and hg["memory"].eq(0.5).all()
 
 
+@pytest.mark.e2e
 def test_skip_reason_is_shown_when_the_reference_files_are_missing(tmp_path):
     """Run without the shared folder: every interop test is SKIPPED with a reason saying what is needed."""
     import os

@@ -64,6 +64,7 @@ def own_module(tmp_path, monkeypatch):
     return "my_policies"
 
 
+@pytest.mark.e2e
 def test_a_rule_quick_end_to_end_writes_the_report(tmp_path):
     from gpu_sched_env.cgrsp.batch import run_grid
 
@@ -87,6 +88,7 @@ def test_a_rule_quick_end_to_end_writes_the_report(tmp_path):
     assert "hectic_fresh" in (out / "report.md").read_text()
 
 
+@pytest.mark.e2e
 def test_every_policy_kind_resolves(tmp_path, own_module):
     from hydra_conf import cfg_for
     from omegaconf import OmegaConf
@@ -111,6 +113,7 @@ def test_every_policy_kind_resolves(tmp_path, own_module):
     assert (r.kind, r.algo, r.model_path.name) == ("run", "ppo", "final_model.zip")
 
 
+@pytest.mark.e2e
 def test_learned_policies_play_the_protocol(tmp_path, own_module):
     from gpu_sched_env.cgrsp.evaluation import evaluate
 
@@ -241,6 +244,7 @@ def test_the_rules_days_are_stored_once_and_served_equal_to_fresh_ones(tmp_path,
     assert calls[2:] == [seeds[:1], seeds[:1]]
 
 
+@pytest.mark.e2e
 def test_an_exported_ppo_jax_policy_resolves_through_the_registry_without_pytorch(tmp_path):
     """The registry names SB3's classes and imports them when read: an export loads with NumPy alone."""
     import subprocess

@@ -57,6 +57,7 @@ def trained():
     return trainer, runner, jax.device_get(metrics)
 
 
+@pytest.mark.e2e
 def test_ppo_learns_the_toy_optimum_through_the_mask(trained):
     _, runner, metrics = trained
     opt, rnd = optimal_return(), random_return()
@@ -74,6 +75,7 @@ def test_ppo_learns_the_toy_optimum_through_the_mask(trained):
     np.testing.assert_array_equal(metrics["replayed_days"], metrics["episodes"] - HP.n_envs)
 
 
+@pytest.mark.e2e
 def test_training_is_reproducible_and_vmaps_over_seeds():
     env = ToyEnv()
     hp = PPOHyper(n_envs=4, n_steps=8, total_timesteps=4 * 8 * 3, batch_size=16, n_epochs=2, net_arch=(8,))
@@ -95,6 +97,7 @@ def test_training_is_reproducible_and_vmaps_over_seeds():
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.e2e
 def test_chunked_training_equals_one_run_and_yields_every_chunk():
     from gpu_sched_agents.rl.ppo_jax.jax_eval import train_in_chunks
 
@@ -207,6 +210,7 @@ def test_reward_scaling_is_vecnormalizes():
     np.testing.assert_allclose(float(s.var), rms.var, rtol=2e-4)
 
 
+@pytest.mark.e2e
 def test_learned_rule_plays_new_weights_through_one_compiled_day():
     """Judging a learner every few updates compiles its day once: the weights are an argument of the program."""
     from gpu_sched_agents.rl.ppo_jax.jax_eval import _mlp_act, learned_rule, per_day, test_keys

@@ -129,6 +129,7 @@ class ClockedToy(ToyEnv):
         return obs, s2, reward, done, {**info, "dt": jnp.float32(self.TAU)}
 
 
+@pytest.mark.e2e
 def test_time_aware_training_equals_per_decision_when_every_step_lasts_tau():
     env = ClockedToy()
     base = dict(n_envs=4, n_steps=8, total_timesteps=4 * 8 * 4, batch_size=16, n_epochs=2, net_arch=(8,), gamma=0.9)

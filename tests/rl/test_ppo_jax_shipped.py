@@ -47,6 +47,7 @@ def tiny_run(env, **kw):
     return jax.device_get(jax.jit(make_train(hp, env, env.default_params).train)(jax.random.PRNGKey(0)))
 
 
+@pytest.mark.e2e
 def test_the_default_program_gives_mains_numbers(env):
     runner, _ = tiny_run(env)
     sums = [float(np.abs(x).astype(np.float64).sum()) for x in jax.tree_util.tree_leaves(runner.train_state.params)]
@@ -54,6 +55,7 @@ def test_the_default_program_gives_mains_numbers(env):
     assert float(runner.lam) == 64.0 and float(runner.rho) == 0.0  # carried, never used by the default
 
 
+@pytest.mark.e2e
 def test_time_aware_constrained_run_follows_the_dual_ascent(env):
     """τ and the constraint on the real env: λ after each update is max(0, λ + rate·(rollout miss % − target))."""
     runner, m = tiny_run(env, tau_s=60.0, miss_target_pct=0.0, lambda_rate=2.0, lambda_init_h=64.0, miss_weight=64.0)

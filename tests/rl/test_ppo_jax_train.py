@@ -175,6 +175,7 @@ def test_when_experiments_are_the_ablations_when_time_aware_rows(experiment, reg
     assert cfg.env.action_mode == "when" and cfg.algo.tau_s == 90
 
 
+@pytest.mark.e2e
 def test_tiny_mixed_run_trains_on_the_mix_and_is_selected_on_hectic(tmp_path):
     """day=mixed with a stock mix: trains (one vmapped batch of mixed days), selects on hectic, exports."""
     import jax
@@ -195,6 +196,7 @@ def test_tiny_mixed_run_trains_on_the_mix_and_is_selected_on_hectic(tmp_path):
     assert "train/value_loss" in scalar_tags(run / "tb" / "learned_1")
 
 
+@pytest.mark.e2e
 def test_tiny_run_in_the_when_design(tmp_path):
     """env=when: a two-action actor is exported and judged on CGRSP-v0 and in JAX (the rule on the joint twin).
 
@@ -252,6 +254,7 @@ def test_gpu_asked_without_one_is_a_clear_error(tmp_path):
         tr.train(cfg_for(tmp_path / "r", "train.device=gpu"))
 
 
+@pytest.mark.e2e
 def test_tiny_run_writes_the_run_folder_tags_and_resumes_exactly(tmp_path):
     whole, half = tmp_path / "whole", tmp_path / "half"
     out = tr.train(cfg_for(whole))

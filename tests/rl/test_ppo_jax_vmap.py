@@ -10,6 +10,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 CHILD = textwrap.dedent(
     """
     import jax
@@ -41,6 +43,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.e2e
 def test_vmapped_seeds_train_and_equal_each_seed_alone_on_the_jax_env():
     try:
         out = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=900)

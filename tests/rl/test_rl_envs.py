@@ -98,6 +98,7 @@ def test_mixed_days_follow_the_month_mix():
         assert abs(days.count(day) / n - p) < 4 * np.sqrt(p * (1 - p) / n), day
 
 
+@pytest.mark.e2e
 def test_a_mixed_day_run_trains_and_is_judged_on_the_hectic_day_and_generalises(tmp_path):
     import gpu_sched_agents.rl.train as tr
     from studies.cgrsp import generalise
@@ -126,6 +127,7 @@ def test_a_mixed_day_run_trains_and_is_judged_on_the_hectic_day_and_generalises(
     assert (run / "gen_hectic_cmax7.csv").exists()
 
 
+@pytest.mark.e2e
 def test_env_markov_config_builds_the_persistent_stock_design_and_trains(tmp_path):
     """``experiment=markov``: the options the persistent-stock result rests on, end to end."""
     import gpu_sched_agents.rl.train as tr

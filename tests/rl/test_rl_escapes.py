@@ -95,6 +95,7 @@ def test_common_simulator_parameters_on_the_command_line():
     assert env_config(cfg_for()).params == {}  # unset: the day's values
 
 
+@pytest.mark.e2e
 def test_run_files_have_normal_permissions_and_train_log_holds_progress(tmp_path, caplog):
     caplog.set_level("INFO")
     run = tmp_path / "r"

@@ -24,6 +24,7 @@ def test_month_days_follow_the_mix_and_the_programmes_seeds():
     assert plan.iloc[31].seed == month_day_seed(3, 1) == 1_003_001
 
 
+@pytest.mark.e2e
 def test_a_heuristic_played_as_the_learned_policy_matches_its_own_rows():
     """EDF through the env on the month days = EDF simulated: the days really are matched."""
     config = CGRSPEnvConfig(window=40, params={"n_jobs": 12})

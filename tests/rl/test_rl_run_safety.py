@@ -37,6 +37,7 @@ def cfg_for(*overrides):
         return compose(config_name="config", overrides=list(overrides))
 
 
+@pytest.mark.e2e
 def test_resume_refuses_a_run_trained_under_another_env(tmp_path):
     family = tmp_path / "fam"
     tr.train(cfg_for(*TINY, f"run_dir={family / 't1'}"))
@@ -67,6 +68,7 @@ def test_bad_values_are_config_errors_and_leave_no_run_directory(tmp_path, overr
     assert not run.exists() and not run.parent.exists()
 
 
+@pytest.mark.e2e
 def test_the_final_evaluation_is_logged_for_train_log(tmp_path, caplog):
     caplog.set_level("INFO", logger="gpu_sched_agents.rl.train")
     tr.train(
@@ -146,6 +148,7 @@ def test_a_refused_config_keeps_a_folder_that_existed_before(tmp_path):
     assert mine.is_dir() and not any(mine.iterdir())
 
 
+@pytest.mark.e2e
 def test_train_py_with_a_refused_config_keeps_the_callers_empty_folder(tmp_path):
     """The escape of issue #36 as a user meets it: ``python train.py seed=-1 hydra.run.dir=DIR/run``."""
     import os

@@ -52,6 +52,7 @@ def cfg(scenario: str, *overrides: str):
     return compose_config(f"scenario={scenario}", *SMALL.get(scenario, []), *TINY, *overrides)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("scenario", list(SPECS))
 def test_a_tiny_run_writes_cgrsps_folder_and_resumes(tmp_path, scenario):
     spec = SPECS[scenario]

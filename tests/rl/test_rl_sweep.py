@@ -82,6 +82,7 @@ def check_study(sweep_dir):
     return results, [json.loads(j.read_text()) for j in jobs(sweep_dir)]
 
 
+@pytest.mark.e2e
 def test_optuna_study_minimises_the_selection_objective(tmp_path):
     from gpu_sched_agents.rl.envs import env_config, evaluate_model
     from gpu_sched_agents.rl.registry import get_algo

@@ -38,6 +38,7 @@ def cfg_for(run_dir, *overrides):
         return compose(config_name="config", overrides=[*TINY, f"run_dir={run_dir}", *overrides])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("algo", ["ppo", "ppo_unmasked", "dqn"])
 def test_tiny_training_run_writes_everything(algo, tmp_path):
     run = tmp_path / "run"
@@ -86,6 +87,7 @@ def test_tiny_training_run_writes_everything(algo, tmp_path):
     assert algo in table and "rh" in table and "Paired tests" in table
 
 
+@pytest.mark.e2e
 def test_resume_continues_from_the_last_checkpoint(tmp_path, monkeypatch):
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -132,6 +134,7 @@ def test_resume_without_a_previous_run_is_a_clear_error(tmp_path):
         tr.train(cfg_for(tmp_path / "fam" / "only", "algo=ppo", "resume=true"))
 
 
+@pytest.mark.e2e
 def test_evaluate_cli_on_a_trained_run(tmp_path, capsys):
     from gpu_sched_agents.evaluate.cli import main as evaluate
 
@@ -158,6 +161,7 @@ def test_evaluate_cli_on_a_trained_run(tmp_path, capsys):
     assert evaluate([str(run), "--trace", str(tmp_path / "missing.csv"), "--seeds", "2"]) == 2
 
 
+@pytest.mark.e2e
 def test_reward_normalisation_saves_its_statistics_with_checkpoints(tmp_path):
     run = tmp_path / "run"
     tr.train(cfg_for(run, "algo=ppo", *ALGO_TINY["ppo"], "train.normalize_reward=true", "train.final_eval_seeds=0"))
@@ -167,6 +171,7 @@ def test_reward_normalisation_saves_its_statistics_with_checkpoints(tmp_path):
     ]
 
 
+@pytest.mark.e2e
 def test_cloning_run_reports_its_teacher(tmp_path):
     import json
 

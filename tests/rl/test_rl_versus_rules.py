@@ -44,6 +44,7 @@ def _run(tmp_path, learned_wait, learned_miss, name="run"):
     return d
 
 
+@pytest.mark.e2e
 def test_the_bar_is_the_rule_with_the_lowest_miss_then_wait(tmp_path):
     row = versus_rules(_run(tmp_path, learned_wait=45.0, learned_miss=0.0), rules=RULES)
     assert row["best rule"] == "spt_rescue_defer_exp"  # cadr_defer_exp waits less but misses
@@ -51,6 +52,7 @@ def test_the_bar_is_the_rule_with_the_lowest_miss_then_wait(tmp_path):
     assert row["Δ wait"] < 0 and row["beats"] is True
 
 
+@pytest.mark.e2e
 def test_a_learner_that_waits_more_or_misses_more_does_not_beat_it(tmp_path):
     assert versus_rules(_run(tmp_path, learned_wait=55.0, learned_miss=0.0, name="slow"), rules=RULES)["beats"] is False
     assert (
@@ -58,6 +60,7 @@ def test_a_learner_that_waits_more_or_misses_more_does_not_beat_it(tmp_path):
     )
 
 
+@pytest.mark.e2e
 def test_rules_a_run_was_not_evaluated_against_are_simulated_on_its_seeds(tmp_path):
     d = _run(tmp_path, learned_wait=45.0, learned_miss=0.0, name="old")
     per_seed = pd.read_csv(d / "final_eval_per_seed.csv").assign(day="normal")
@@ -70,6 +73,7 @@ def test_rules_a_run_was_not_evaluated_against_are_simulated_on_its_seeds(tmp_pa
     assert row["rule wait"] < 5.0 and row["beats"] is False
 
 
+@pytest.mark.e2e
 def test_learner_table(tmp_path, capsys):
     from studies.cgrsp import learner_table as mod
 

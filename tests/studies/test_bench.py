@@ -22,6 +22,7 @@ def test_every_benchmark_is_a_module_with_main_and_help(name, capsys):
     assert capsys.readouterr().out.startswith(f"usage: python -m studies bench {name} ")
 
 
+@pytest.mark.e2e
 def test_sim_scaling_child_runs_as_a_module_from_any_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the child must find ``studies`` without relying on the caller's cwd
     row = sim.run_child("fifo", 1_000)

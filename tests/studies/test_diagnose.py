@@ -81,6 +81,7 @@ def tiny_run(run_dir: Path, *overrides: str) -> Path:
     return run_dir
 
 
+@pytest.mark.e2e
 def test_policy_on_a_tiny_trained_run(capsys, tmp_path):
     run_dir = tiny_run(tmp_path / "run", "env.window=4")
     out = run(capsys, "policy", str(run_dir), "--seeds", "1")
@@ -88,6 +89,7 @@ def test_policy_on_a_tiny_trained_run(capsys, tmp_path):
         assert mode in out
 
 
+@pytest.mark.e2e
 def test_versus_rule_splits_when_from_which(capsys, tmp_path):
     """Four plays of the same day; the rule's is the rule driven through the run's own action design."""
     import pandas as pd
@@ -141,6 +143,7 @@ def test_design_cost_of_the_markov_design(capsys):
     assert df.loc["simulate", "mean_wait_min"] == ref["mean_wait_min"] and df.loc["simulate", "vs_simulate_min"] == 0.0
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("experiment", ["joint_heads", "joint_heads_markov"])
 def test_joint_heads_cost_the_strongest_rule_nothing(experiment):
     """SPT+Rescue keeps the deadline order within a class, so experiment=joint_heads's design
@@ -169,6 +172,7 @@ def test_joint_heads_cost_the_strongest_rule_nothing(experiment):
     assert env.sim.dispatch == ref["dispatch"].tolist() and env.sim.job_slot == ref["slot"].tolist()
 
 
+@pytest.mark.e2e
 def test_versus_rule_in_joint_mode(tmp_path):
     """In experiment=joint_heads's design the rule's play is simulate()'s day (the design costs it
     nothing); the hybrids take the rule's when (any dispatch) or its next pair."""
