@@ -88,16 +88,19 @@ def _replay_program(env, length: int):
     return _REPLAYS[env, length]
 
 
-def _first_bad_row(got, want, what: str, rtol: float, atol: float, equal: bool = False) -> None:
-    """Assert rows of ``got`` and ``want`` agree; a failure names the first step that differs."""
+def _first_bad_row(got, want, what: str, rtol: float, atol: float, equal: bool = False, first: int = 0) -> None:
+    """Assert rows of ``got`` and ``want`` agree; a failure names the first step that differs (row 0: ``first``)."""
     got, want = np.asarray(got), np.asarray(want)
+    if len(want) == 0:
+        return
     same = (got == want) if equal else np.isclose(got, want, rtol=rtol, atol=atol)
-    bad = ~same.reshape(len(same), -1).all(axis=1) if same.ndim else ~np.atleast_1d(same)
+    bad = ~same.reshape(len(same), -1).all(axis=1)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
+        msg = f"{what} at step {k + first}"
         if equal:
-            np.testing.assert_array_equal(got[k], want[k], err_msg=f"{what} at step {k}")
-        np.testing.assert_allclose(got[k], want[k], rtol=rtol, atol=atol, err_msg=f"{what} at step {k}")
+            np.testing.assert_array_equal(got[k], want[k], err_msg=msg)
+        np.testing.assert_allclose(got[k], want[k], rtol=rtol, atol=atol, err_msg=msg)
 
 
 def side_by_side(
@@ -142,18 +145,17 @@ def side_by_side(
     padded = np.zeros(length, np.int32)
     padded[:steps] = actions
     day = env.day_of(materialise(env.sim_params, seed, horizon_s))
-    obs0, mask0, (j_obs, j_mask, j_rew, j_raw, j_done, j_t), st, info = _replay_program(env, length)(
-        day, padded, steps
-    )
+    obs0, mask0, (j_obs, j_mask, j_rew, j_raw, j_done, j_t), st, info = _replay_program(env, length)(day, padded, steps)
     k = len(obs)  # states compared: the start and the one after each step the play went on from
     j_obs = np.concatenate([np.asarray(obs0)[None], np.asarray(j_obs)[: k - 1]])
     j_mask = np.concatenate([np.asarray(mask0)[None], np.asarray(j_mask)[: k - 1]])
     _first_bad_row(j_obs, np.asarray(obs), "obs", rtol=1e-5, atol=obs_atol)
     _first_bad_row(j_mask, np.asarray(masks), "mask", 0, 0, equal=True)
-    _first_bad_row(np.asarray(j_rew)[:steps], np.asarray(rewards), "reward", rtol=rew_rtol, atol=rew_atol)
-    _first_bad_row(np.asarray(j_raw)[:steps], np.asarray(raws), "raw parts", rtol=rew_rtol, atol=raw_atol)
-    _first_bad_row(np.asarray(j_done)[:steps], np.asarray(terms), "done", 0, 0, equal=True)
-    _first_bad_row(np.asarray(j_t)[:steps], np.asarray(clocks), "clock", rtol=rew_rtol * 1e-3, atol=0.0)
+    after = {"first": 1}  # the k-th action's outcome is "at step k", as the reference counts its steps
+    _first_bad_row(np.asarray(j_rew)[:steps], np.asarray(rewards), "reward", rew_rtol, rew_atol, **after)
+    _first_bad_row(np.asarray(j_raw)[:steps], np.asarray(raws), "raw parts", rew_rtol, raw_atol, **after)
+    _first_bad_row(np.asarray(j_done)[:steps], np.asarray(terms), "done", 0, 0, equal=True, **after)
+    _first_bad_row(np.asarray(j_t)[:steps], np.asarray(clocks), "clock", rew_rtol * 1e-3, 0.0, **after)
     return ref, st, info, steps
 
 
