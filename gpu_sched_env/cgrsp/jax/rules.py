@@ -23,7 +23,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
-from weakref import WeakKeyDictionary
 
 import jax
 import jax.numpy as jnp
@@ -303,7 +302,7 @@ def _jitted_act(env, rule: Rule) -> Callable:
     Every rollout that plays it (another batch shape, step cap or caller) reuses its trace
     instead of tracing the rule again.
     """
-    cache = _COMPILED.setdefault(env, OrderedDict())
+    cache = _programs(env)
     key = ("act", rule.act, rule.weights is not None)
     if key not in cache:
         if rule.weights is None:
@@ -347,9 +346,16 @@ def check_done(done, what: str, max_steps: int) -> None:
         )
 
 
-# Compiled day evaluations per env: (act, subqueue, learned, cap) -> jitted program (an LRU of the last 32).
-_COMPILED: WeakKeyDictionary = WeakKeyDictionary()
-_COMPILED_MAX = 32
+_COMPILED_MAX = 32  # day programs kept per env (an LRU)
+
+
+def _programs(env) -> OrderedDict:
+    """``env``'s own table of jitted rule programs (acts, and day evaluations by act, subqueue, learned, cap).
+
+    Kept on the env, not in a module table keyed by it: the programs close over their env, so a
+    weak-keyed table would keep every env it ever saw alive; here they go with the env.
+    """
+    return vars(env).setdefault("_rule_programs", OrderedDict())
 
 
 def _day_metrics(env, rule: Rule | Callable, cap: int) -> Callable:
@@ -362,7 +368,7 @@ def _day_metrics(env, rule: Rule | Callable, cap: int) -> Callable:
     from gpu_sched_env.cgrsp.jax.types import Day
 
     key = (rule.act, rule.subqueue, rule.weights is not None, cap) if isinstance(rule, Rule) else None
-    cache = _COMPILED.setdefault(env, OrderedDict())
+    cache = _programs(env)
     if key is not None and key in cache:
         cache.move_to_end(key)
         return cache[key]

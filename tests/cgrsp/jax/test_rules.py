@@ -1,13 +1,14 @@
 """FIFO, SPT and spt_rescue_defer_exp as JAX policies give simulate()'s days job for job."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from gpu_sched_env.cgrsp.api import simulate
-from gpu_sched_env.cgrsp.jax import RULES, evaluate, rollout, stack_days
+from gpu_sched_env.cgrsp.jax import RULES, JaxCGRSP, evaluate, rollout, stack_days
 from gpu_sched_env.cgrsp.jax import rules as jrules
-from tests.cgrsp.jax.helpers import COMBOS, MARKOV, assert_same_records, env_for
+from tests.cgrsp.jax.helpers import COMBOS, MARKOV, assert_same_records, env_for, joint_heads
 
 
 def _check(day, stock, name, seeds, **knobs):
@@ -103,3 +104,22 @@ def test_knob_defaults_are_the_reference_rules():
     from gpu_sched_agents.heuristics.cgrsp.config import DEFER_GAPS, SLOT_SCORES
 
     assert tuple(jrules.DEFER_GAPS) == DEFER_GAPS and tuple(jrules.SLOT_RULES) == SLOT_SCORES
+
+
+def test_an_env_is_freed_with_its_rule_programs():
+    """The jitted acts and day programs a rule evaluation keeps close over their env; they live on the env,
+    so an env nothing else holds is collected (a weak-keyed module table of them never freed one)."""
+    import gc
+    import weakref
+
+    from gpu_sched_env.cgrsp.jax import env as env_module
+
+    env = JaxCGRSP.from_config(joint_heads("quiet").replace(slot_rows=6), records=False)  # no other test shares it
+    out = evaluate(env, RULES["spt_rescue_defer_exp"], jax.vmap(jax.random.PRNGKey)(jnp.arange(2)))
+    assert (out["completed"] == env.spec.n).all()
+    gone = weakref.ref(env)
+    for k in [k for k, v in env_module._SHARED.items() if v is env]:  # from_config's own table of shared envs
+        del env_module._SHARED[k]
+    del env
+    gc.collect()
+    assert gone() is None
