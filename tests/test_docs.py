@@ -40,6 +40,14 @@ def test_readme_quickstart_has_exactly_the_two_commands() -> None:
     assert [line for line in blocks[0].splitlines() if line.strip()] == QUICKSTART
 
 
+def test_ci_runs_the_readmes_test_command_and_the_e2e_tier() -> None:
+    """CI calls the README's test command as written, then every test it leaves out but ``slow``."""
+    steps = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    assert QUICKSTART[1] in steps
+    assert steps.index(".venv/bin/python -m pytest -m e2e -q") > steps.index(QUICKSTART[1])
+    assert '-m "not slow and not e2e"' in QUICKSTART[1]  # the two together: every test not marked slow
+
+
 README_LIMIT = 120
 
 
