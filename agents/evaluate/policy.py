@@ -19,6 +19,7 @@ Anything else is a :class:`ConfigError` naming what was given and the accepted k
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
@@ -242,8 +243,12 @@ def _design(config: CGRSPEnvConfig) -> str:
 
 
 def env_for(pol: Policy, day: str, stock: dict[str, Any]) -> CGRSPEnvConfig:
-    """The policy's env config on ``day`` under the stock model ``stock``."""
-    return pol.config.replace(day=day, params=pol.params(stock))
+    """The policy's env config on ``day`` under the stock model ``stock`` (and no other).
+
+    Its params are set whole: ``CGRSPEnvConfig.replace`` merges params into the old ones, which
+    kept a run trained under Markov stock on Markov stock in the fresh-stock scopes.
+    """
+    return dataclasses.replace(pol.config.replace(day=day), params=pol.params(stock))
 
 
 _CACHE: dict[str, Policy] = {}

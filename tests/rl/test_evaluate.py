@@ -265,3 +265,19 @@ def test_an_exported_ppo_jax_policy_resolves_through_the_registry_without_pytorc
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["[]", "True"]  # nothing of PyTorch until an SB3 class is asked for
+
+
+@pytest.mark.parametrize("trained", [{}, {"stock_process": "markov", "stock_dwell_s": 900.0}])
+def test_a_learner_plays_each_scopes_stock_model_whatever_it_was_trained_under(trained):
+    """A run trained under Markov stock plays the fresh-stock scopes under fresh stock (and the
+    reverse); its other parameters stay. The env config once merged the scope's params into the run's."""
+    from gpu_sched_agents.evaluate.policy import Policy, env_for
+    from gpu_sched_env.cgrsp.stock import stock_params
+
+    config = CGRSPEnvConfig(day="hectic", params={"c_max": 5, **trained})
+    pol = Policy(spec="run", kind="run", label="run", config=config)
+    fresh, markov = env_for(pol, "surge", stock_params("fresh")), env_for(pol, "surge", stock_params("900"))
+    assert fresh.day == markov.day == "surge"
+    assert fresh.sim_params().stock_process == "fresh" and markov.sim_params().stock_process == "markov"
+    assert markov.sim_params().stock_dwell_s == 900.0
+    assert fresh.params == {"c_max": 5} and fresh.sim_params().c_max == 5
