@@ -125,10 +125,11 @@ def page(reports: list[dict[str, Any]]) -> str:
         "machine; its report holds its wall time) are scored on a reduced protocol, named in its table's "
         "heading, beside `spt_rescue_defer_exp` on the same days; tables of different protocols are never ranked "
         "together. A learner's row is the run its command trains, seed 0, trained on the hectic day under fresh "
-        "stock and judged everywhere: `ppo_jax` is `python train.py algo=ppo_jax day=hectic` (every job–slot pair "
-        "chosen), `ppo_jax_when` `python train.py experiment=ppo_jax_when day=hectic` (when to dispatch, on "
-        "`spt_rescue_defer_exp`'s order), `maskable_ppo` the Quickstart's `python train.py algo=ppo day=hectic` "
-        "(MaskablePPO, 100k steps).",
+        "stock unless said and judged everywhere: `ppo_jax` is `python train.py algo=ppo_jax day=hectic` (every "
+        "job–slot pair chosen), `ppo_jax_when` `python train.py experiment=ppo_jax_when day=hectic` (when to "
+        "dispatch, on `spt_rescue_defer_exp`'s order), `ppo_jax_when_markov` `python train.py "
+        "experiment=ppo_jax_when_markov day=hectic` (the same design trained under persistent stock, D = 900 s), "
+        "`maskable_ppo` the Quickstart's `python train.py algo=ppo day=hectic` (MaskablePPO, 100k steps).",
     ]
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in reports:
