@@ -75,3 +75,18 @@ def test_tiny_study_writes_rows_months_and_resumes(tmp_path):
     ).read_text()
     assert study.main(argv) == 0  # resumed: nothing left to do
     assert len(pd.read_csv(tmp_path / "rows.csv")) == 4 and len(pd.read_csv(tmp_path / "month.csv")) == 1
+
+
+def test_each_regime_is_judged_in_the_design_the_generalist_was_trained_in(tmp_path, monkeypatch):
+    """``--override env.action_mode=when``: the per-regime judge builds the when env, not the shipped design's."""
+    from studies.cgrsp.learning import generalist, parity
+
+    seen = []
+    monkeypatch.setattr(parity, "evaluate_regime", lambda regime, cfg, *a: seen.append((regime, cfg)) or [])
+    generalist.judge_regimes({0: tmp_path / "seed0.npz"}, 1000, 2, 2, 1, tmp_path, ["env.action_mode=when"])
+    assert [r for r, _ in seen] == list(parity.REGIMES)
+    assert {cfg.env.action_mode for _, cfg in seen} == {"when"}
+    monkeypatch.setattr(parity, "evaluate_regime", lambda regime, cfg, *a: seen.append((regime, cfg)) or [])
+    seen.clear()
+    generalist.judge_regimes({0: tmp_path / "seed0.npz"}, 1000, 2, 2, 1, tmp_path)
+    assert {cfg.env.action_mode for _, cfg in seen} != {"when"}

@@ -156,12 +156,22 @@ def month_row(policy: Path, config: Any, rules: pd.DataFrame, reps: int) -> dict
 
 
 def judge_regimes(
-    paths: dict[int, Path], budget: int, jax_days: int, confirm_days: int, workers: int, out: Path
+    paths: dict[int, Path],
+    budget: int,
+    jax_days: int,
+    confirm_days: int,
+    workers: int,
+    out: Path,
+    extra: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
-    """Per seed and regime: the parity study's judgement of the generalist, with the 2 % criterion."""
+    """Per seed and regime: the parity study's judgement of the generalist, with the 2 % criterion.
+
+    ``extra``: the Hydra overrides the generalist was trained with (``--override``), so each regime's
+    env has its design (e.g. ``env.action_mode=when``).
+    """
     rows = []
     for regime in parity.REGIMES:
-        cfg = parity.regime_config(regime, budget)
+        cfg = parity.regime_config(regime, budget, extra=extra)
         folder = out / "judge" / regime  # the rules' days: shared by every seed and budget
         folder.mkdir(parents=True, exist_ok=True)
         rows += parity.evaluate_regime(regime, cfg, paths, jax_days, confirm_days, workers, folder)
@@ -259,7 +269,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     todo = {s: p for s, p in paths.items() if not ((done.seed == s) & (done.budget == args.budget)).any()}
     if todo:
-        new = pd.DataFrame(judge_regimes(todo, args.budget, args.jax_days, args.confirm_days, args.workers, args.out))
+        new = pd.DataFrame(
+            judge_regimes(todo, args.budget, args.jax_days, args.confirm_days, args.workers, args.out, args.override)
+        )
         new = new.assign(budget=args.budget, stock_mix=" ".join(args.stock_mix), train_s=seconds)
         done = pd.concat([done, new], ignore_index=True) if len(done) else new
         atomic_write_table(rows_path, done)
