@@ -12,7 +12,8 @@ Five kinds are accepted (:data:`KINDS`), checked in this order:
 * a run folder of ``train.py`` (holds ``config.yaml``): its ``best_model.{zip,npz}``, else its
   ``final_model.{zip,npz}`` (as ``final_eval`` picks), in the run's own env config.
 * an SB3 model (``.zip``, MaskablePPO, DQN or plain PPO of this project) in the default env design.
-* an exported ``algo=ppo_jax`` policy (``.npz``) in the JAX env's design (joint_heads).
+* an exported ``algo=ppo_jax`` policy (``.npz``): a two-action actor in the when design (``algo=ppo_jax``'s
+  default), any other in experiment=joint_heads' design (``experiment=ppo_jax_joint``).
 
 Anything else is a :class:`ConfigError` naming what was given and the accepted kinds.
 """

@@ -177,7 +177,8 @@ def learning_curve_figure(
     for ax, (m, label) in zip(axes, plot):
         for i, (name, means) in enumerate(sorted(heuristics.items())):
             ax.axhline(means[m], color=cmap(i % 20), lw=1, ls="--", label=name)
-        ax.plot(curve.timesteps, curve[m], "k-o", lw=2, ms=4, label="learned")
+        seen = curve.dropna(subset=[m]) if m in curve else curve.iloc[:0]  # rows of a selection alone have no eval/*
+        ax.plot(seen.timesteps, seen[m], "k-o", lw=2, ms=4, label="learned")
         ax.set_xlabel("training steps")
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x / 1000:g}k" if x else "0"))
         ax.set_ylabel(label)

@@ -77,6 +77,9 @@ class PPOJaxConfig:
     # N > 0 = picked on N native JAX selection days (keys 10 000 …) at each evaluation, lexicographically
     # against the first jax_eval_rules rule on the same days: no more misses, then the lowest wait
     select_days: int = 0
+    # steps between those selections (null: every train.eval_freq); the CGRSP-v0 evaluations
+    # (eval/*, learning_curve) keep train.eval_freq, so a cheap JAX selection can run more often
+    select_every: int | None = None
     # returns (agents/rl/ppo_jax/returns.py): "discounted" = γ per decision, or γ^(Δt/τ) per
     # step when tau_s [s] is set; "average" = differential r − ρ·Δt, γ = 1 (gamma must be 1)
     returns: str = "discounted"

@@ -13,7 +13,7 @@ Four figures, all on experiment=joint_heads' design (the one the JAX env impleme
 * ``ref_env_steps_per_s``: CGRSP-v0 under the same random masked actions, one env in a Python
   loop (as ``python -m studies bench env`` times it);
 * ``ppo_fps``: ``algo=ppo_jax`` training frames/s (rollout + update, ``--ppo-updates`` updates of
-  ``--ppo-envs`` × n_steps after a compiled warm-up update), the shipped ``algo=ppo_jax`` settings;
+  ``--ppo-envs`` × n_steps after a compiled warm-up update), ``experiment=ppo_jax_joint``'s settings;
 * ``sb3_ppo_fps``: MaskablePPO's training frames/s on CGRSP-v0 (``experiment=joint_heads``'s
   settings, ``train.n_envs`` envs, ``--sb3-steps`` steps after a warm-up rollout, 1 torch thread).
 
@@ -121,10 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     jax_over = [f"train.n_envs={args.ppo_envs}"] if args.ppo_envs else []
     jax_over += [f"algo.n_steps={args.ppo_n_steps}"] if args.ppo_n_steps else []
     if jax_over:  # the minibatch must divide the smaller rollout: one minibatch per 1/8 rollout, as shipped
-        n_envs = args.ppo_envs or int(compose_config("algo=ppo_jax", "run_dir=/tmp/x").train.n_envs)
-        n_steps = args.ppo_n_steps or int(compose_config("algo=ppo_jax", "run_dir=/tmp/x").algo.n_steps)
+        n_envs = args.ppo_envs or int(compose_config("experiment=ppo_jax_joint", "run_dir=/tmp/x").train.n_envs)
+        n_steps = args.ppo_n_steps or int(compose_config("experiment=ppo_jax_joint", "run_dir=/tmp/x").algo.n_steps)
         jax_over.append(f"algo.batch_size={max(1, n_envs * n_steps // 8)}")
-    jcfg = compose_config("algo=ppo_jax", f"day={args.day}", "run_dir=/tmp/x", *jax_over)
+    jcfg = compose_config("experiment=ppo_jax_joint", f"day={args.day}", "run_dir=/tmp/x", *jax_over)
     scfg = compose_config("experiment=joint_heads", f"day={args.day}", "run_dir=/tmp/x")
     config = env_config(jcfg)
     env = JaxCGRSP.from_config(config, records=False)

@@ -17,8 +17,8 @@ from tests.rl.helpers import scalar_tags
 
 CONF = str(Path(__file__).resolve().parents[2] / "conf")
 register_configs()
-TINY = [
-    "algo=ppo_jax",
+TINY = [  # the machinery on the joint design (algo=ppo_jax's default, the when design: the tests below)
+    "experiment=ppo_jax_joint",
     "day=quiet",
     "train.total_timesteps=256",
     "train.n_envs=4",
@@ -74,6 +74,12 @@ def cfg_for(run_dir, *overrides):
         ("algo.gamma=1.5", r"algo.gamma = 1.5 is out of range; allowed: \(0, 1\]"),
         ("algo.returns=total", r"algo.returns = 'total' is not known; allowed: discounted, average"),
         ("algo.returns=average", r"algo.returns = 'average' with algo.gamma = 0.95: .* allowed: algo.gamma=1.0"),
+        ("algo.tau_s=90 algo.returns=average", r"algo.returns = 'average' with algo.tau_s = 90.0: .* algo.tau_s=null"),
+        ("algo.select_days=4 algo.select_every=0", r"algo.select_every = 0 is out of range"),
+        (
+            "algo.select_every=1000",
+            r"algo.select_every = 1000 with algo.select_days = 0: it would be ignored; allowed: algo.select_every=null",
+        ),
         (
             "algo.returns=average algo.gamma=1.0 algo.tau_s=60",
             r"algo.returns = 'average' with algo.tau_s = 60.0: the average-reward return is undiscounted",
@@ -324,3 +330,54 @@ def test_tiny_run_writes_the_run_folder_tags_and_resumes_exactly(tmp_path):
     assert pd.read_csv(half / "a" / "learning_curve.csv").timesteps.tolist() == [128, 256]
     with pytest.raises(ConfigError, match="trained under another config; differing keys: algo.ent_coef"):
         tr.train(cfg_for(half / "c", "resume=true", "algo.ent_coef=0.5"))
+
+
+def test_the_main_jobs_setting_is_the_when_design_on_the_simulated_clock():
+    """``algo=ppo_jax`` ships the ablation's when_time_aware row, 64×64; experiment=ppo_jax_joint the old setting."""
+    from studies.cgrsp.learning.ablation import ROWS
+    from studies.cgrsp.learning.parity import regime_config
+
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        main = compose(config_name="config", overrides=["algo=ppo_jax", "day=hectic"])
+        joint = compose(config_name="config", overrides=["experiment=ppo_jax_joint", "day=hectic"])
+    assert (main.env.action_mode, main.algo.tau_s, list(main.algo.net_arch)) == ("when", 90, [64, 64])
+    assert (main.algo.select_days, main.algo.select_every, main.train.eval_freq) == (100, 250_000, 500_000)
+    row = regime_config("hectic_fresh", int(main.train.total_timesteps), extra=ROWS["when_time_aware"][1])
+    for k in ("select_days", "select_every", "net_arch"):
+        row.algo[k] = main.algo[k]
+    assert main.algo == row.algo and main.env == row.env and main.day == row.day
+    assert (joint.env.action_mode, joint.algo.tau_s, joint.algo.select_days) == ("joint", None, 0)
+    assert regime_config("hectic_fresh", int(joint.train.total_timesteps)).algo == joint.algo  # the studies' base
+
+
+@pytest.mark.e2e
+def test_the_selection_runs_on_its_own_schedule_beside_the_cgrsp_v0_evaluations(tmp_path):
+    """algo.select_every < train.eval_freq: every selection point ranks, eval/* only at the evaluations."""
+    import json
+
+    from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_pick, rule_miss_pct
+    from gpu_sched_agents.rl.ppo_jax.run import training_env
+
+    run = tmp_path / "main"
+    tiny = ["algo=ppo_jax" if x == "experiment=ppo_jax_joint" else x for x in TINY]
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        cfg = compose(
+            config_name="config",
+            overrides=[
+                *tiny,
+                f"run_dir={run}",
+                "algo.select_days=3",
+                "algo.select_every=128",
+                "train.eval_freq=256",
+                "train.total_timesteps=512",
+            ],
+        )
+    tr.train(cfg)
+    curve = pd.read_csv(run / "learning_curve.csv").sort_values("timesteps").reset_index(drop=True)
+    assert curve.timesteps.tolist() == [128, 256, 384, 512] and curve.select_mean_wait_min.notna().all()
+    assert curve.mean_wait_min.notna().tolist() == [False, True, False, True]
+    env = training_env(cfg, tr.validate(cfg), records=False)
+    evals = pd.DataFrame({"mean_wait_min": curve.select_mean_wait_min, "miss_pct": curve.select_miss_pct})
+    pick = lexicographic_pick(evals, rule_miss_pct(env.rule_env, "spt_rescue_defer_exp", 3))
+    assert json.loads((run / "best.json").read_text())["timesteps"] == int(curve.timesteps[pick])
+    assert (run / "learning_curve.png").stat().st_size > 0

@@ -194,6 +194,13 @@ def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
     check_number("algo.max_grad_norm", a.max_grad_norm, lo=0.0, lo_open=True)
     check_number("algo.jax_eval_seeds", a.jax_eval_seeds, lo=0, hi=10_000, integer=True)
     check_number("algo.select_days", a.select_days, lo=0, hi=10_000, integer=True)
+    if a.select_every is not None:
+        if not int(a.select_days):
+            raise ConfigError(
+                f"algo.select_every = {a.select_every!r} with algo.select_days = 0: it would be ignored; allowed: "
+                "algo.select_every=null, or algo.select_days > 0"
+            )
+        check_number("algo.select_every", a.select_every, lo=1, integer=True)
     if int(a.select_days) and not a.jax_eval_rules:
         raise ConfigError(
             f"algo.select_days = {a.select_days} with algo.jax_eval_rules = []: the selection ranks against the "
@@ -339,28 +346,39 @@ class Evaluator:
         curve = run_dir / "learning_curve.csv"
         self.curve = pd.read_csv(curve).to_dict("records") if curve.exists() else []
 
-    def __call__(self, params: Any, steps: int, obs_dim: int, n_actions: int) -> dict[str, float]:
+    def __call__(
+        self, params: Any, steps: int, obs_dim: int, n_actions: int, on_v0: bool = True, select: bool = True
+    ) -> dict[str, float]:
+        """Evaluate the actor with flax ``params`` at ``steps``: on CGRSP-v0's seeds (``on_v0``) and/or the selection.
+
+        With a :class:`JaxSelection` the best model is decided by the selection alone, so a call with
+        ``select=False`` only logs; without one every call is on CGRSP-v0 and decides.
+        """
         from gpu_sched_agents.rl.envs import evaluate_model
 
-        df = evaluate_model(NumpyPolicy(actor_arrays(params)), self.config, self.seeds, masked=True)
-        means = {m: float(df[m].mean()) for m in EVAL_METRICS}
-        for m, v in means.items():
-            self.writer.add_scalar(f"eval/{m}", v, steps)
+        means: dict[str, float] = {}
+        if on_v0 or self.selection is None:
+            df = evaluate_model(NumpyPolicy(actor_arrays(params)), self.config, self.seeds, masked=True)
+            means = {m: float(df[m].mean()) for m in EVAL_METRICS}
+            for m, v in means.items():
+                self.writer.add_scalar(f"eval/{m}", v, steps)
+        key = None
         if self.selection is None:
             key = [means[SELECT_ON]]
-        else:
+        elif select:
             means |= self.selection(params)
             key = self.selection.key(means)
             for m in ("mean_wait_min", "miss_pct"):
                 self.writer.add_scalar(f"select/{m}", means[f"select_{m}"], steps)
-        if key < self.best:
+        if key is not None and key < self.best:
             self.best = key
             save_policy(self.run_dir / "best_model.npz", params, obs_dim, n_actions)
             extra = {"select_key": key} if self.selection else {}
             atomic_write_json(self.run_dir / "best.json", {"timesteps": int(steps), **means, **extra})
         self.curve = [r for r in self.curve if r["timesteps"] != steps] + [{"timesteps": int(steps), **means}]
         atomic_write_table(self.run_dir / "learning_curve.csv", pd.DataFrame(self.curve))
-        learning_curve_figure(pd.DataFrame(self.curve), self.heuristics, self.run_dir / "learning_curve.png")
+        if on_v0 or self.selection is None:
+            learning_curve_figure(pd.DataFrame(self.curve), self.heuristics, self.run_dir / "learning_curve.png")
         return means
 
 
@@ -470,6 +488,8 @@ def _train_loop(
 
     total = hp.n_updates * hp.steps_per_update
     eval_freq, ckpt_freq = int(cfg.train.eval_freq), int(cfg.train.checkpoint_freq)
+    select_every = cfg.algo.get("select_every")
+    select_freq = eval_freq if select_every is None else int(select_every)
     steps = int(runner.update) * hp.steps_per_update
     while steps < total:
         t_upd = time.perf_counter()
@@ -480,12 +500,18 @@ def _train_loop(
         params = jax.device_get(runner.train_state.params)
         if steps // ckpt_freq > before // ckpt_freq or steps >= total:
             save_runner(run_dir / "checkpoints" / f"model_{steps}_steps.npz", runner)
-        if steps // eval_freq > before // eval_freq or steps >= total:
-            means = evaluate(params, steps, env.obs_dim, env.n_actions)
+        on_v0 = steps // eval_freq > before // eval_freq or steps >= total
+        select = steps // select_freq > before // select_freq or steps >= total
+        if on_v0 or (select and evaluate.selection is not None):
+            means = evaluate(params, steps, env.obs_dim, env.n_actions, on_v0=on_v0, select=select)
             sel = means.get("select_mean_wait_min")
-            on_jax = "" if sel is None else f"; selection days {sel:.2f} min, miss {means['select_miss_pct']:.3f} %"
-            mine = f"eval mean wait {means['mean_wait_min']:.2f} min, miss {means['miss_pct']:.2f} %"
-            log.info(f"{steps} steps: {mine}{on_jax}")
+            parts = (
+                []
+                if "mean_wait_min" not in means
+                else [f"eval mean wait {means['mean_wait_min']:.2f} min, miss {means['miss_pct']:.2f} %"]
+            )
+            parts += [] if sel is None else [f"selection days {sel:.2f} min, miss {means['select_miss_pct']:.3f} %"]
+            log.info(f"{steps} steps: {'; '.join(parts)}")
     return runner, steps
 
 

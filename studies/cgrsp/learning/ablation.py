@@ -1,9 +1,9 @@
 r"""Which of issue 34's items moves ``algo=ppo_jax`` towards the rule: each on and off, per regime.
 
     python -m studies ablation --budget 1000000 --out runs/ppo_jax_ablation \
-        --regimes hectic_fresh --rows shipped time_aware average lagrangian time_aware_lagrangian
+        --regimes hectic_fresh --rows joint time_aware average lagrangian time_aware_lagrangian
 
-A *row* is a set of Hydra overrides of the shipped ``algo=ppo_jax`` config (:data:`ROWS`; items
+A *row* is a set of Hydra overrides of ``experiment=ppo_jax_joint`` (:data:`ROWS`; the joint design from scratch; items
 1-4 of the issue: time-aware or average-reward returns, the ``occupancy`` reward with
 ``backlog_risk`` shaping, the ``joint_hold`` action design, the Lagrangian miss constraint).
 Per regime (hectic / surge × fresh / D = 900 s) and row the seeds train side by side (one
@@ -32,9 +32,9 @@ import pandas as pd
 
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
-# row -> (issue-34 item, Hydra overrides of the shipped algo=ppo_jax config)
+# row -> (issue-34 item, Hydra overrides of experiment=ppo_jax_joint, which algo=ppo_jax shipped before the when design)
 ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "shipped": ("-", ()),
+    "joint": ("-", ()),
     "time_aware": ("1", ("algo.tau_s=90",)),  # γ 0.95 per 90 s: e-folding over 29 min of simulated time
     "average": ("1", ("algo.returns=average", "algo.gamma=1.0")),
     "occupancy_risk": ("2", ("env.reward=occupancy", "env.shaping=backlog_risk", "env.shaping_gamma=0.95")),

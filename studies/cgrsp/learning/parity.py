@@ -5,8 +5,8 @@
 Four regimes (hectic / surge × fresh stock / Markov stock with D = 900 s), training seeds 0-3
 from scratch (no teacher). Per regime one jitted program (``make_train(...).train``: every
 update of the budget, ``jax.vmap``-ped over the seeds' keys, or the seeds in turn with
-``--in-turn``) trains the seeds, the shipped ``algo=ppo_jax`` settings with ``--budget`` steps
-per seed; the final network of each seed is exported
+``--in-turn``) trains the seeds, ``experiment=ppo_jax_joint``'s settings (every job–slot pair, from scratch;
+``--override`` changes them) with ``--budget`` steps per seed; the final network of each seed is exported
 (``<out>/<regime>/seed<k>.npz``) and judged two ways:
 
 * in JAX, paired on ``--jax-days`` native days (keys 20 000 …): learned − rule, 95 % CI of the
@@ -66,7 +66,12 @@ def regime_config(
     over += [f"train.n_envs={n_envs}"] if n_envs else []
     over += [f"algo.n_steps={n_steps}"] if n_steps else []
     cfg = compose_config(
-        "algo=ppo_jax", f"day={day}", "run_dir=/tmp/unused", f"train.total_timesteps={budget}", *over, *extra
+        "experiment=ppo_jax_joint",
+        f"day={day}",
+        "run_dir=/tmp/unused",
+        f"train.total_timesteps={budget}",
+        *over,
+        *extra,
     )
     if n_envs or n_steps:  # other rollout sizes: four minibatches per epoch (or one when 4 does not divide it)
         rollout = int(cfg.train.n_envs) * int(cfg.algo.n_steps)
@@ -411,7 +416,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--override",
         nargs="*",
         default=[],
-        help="extra Hydra overrides of the algo=ppo_jax config (tuned on selection seeds)",
+        help="extra Hydra overrides of the experiment=ppo_jax_joint config (tuned on selection seeds)",
     )
     args = ap.parse_args(argv)
     if args.select_every < 0:

@@ -3,7 +3,7 @@ r"""Tune ``algo=ppo_jax`` on the selection days only: learning curves judged in 
     python -m studies tune --out runs/ppo_jax_tune --name base \
         --budget 1500000 --every 250000 --days 200 -- algo.learning_rate=3e-4 train.n_envs=64
 
-Trains one ``algo=ppo_jax`` config (the Hydra overrides after ``--``) and every ``--every`` steps
+Trains one ``experiment=ppo_jax_joint`` config (the Hydra overrides after ``--``) and every ``--every`` steps
 plays the current actor (the exported NumPy weights, as ``final_eval`` plays them, two-level
 mode) and the JAX rule ``spt_rescue_defer_exp`` on the same ``--days`` native JAX days drawn from
 the *selection* keys ``PRNGKey(10 000 + i)`` (never the test keys 20 000 …), and appends one row
@@ -47,7 +47,7 @@ def curve(overrides: Sequence[str], budget: int, every: int, days: int, seed: in
     from studies.conf import compose_config
 
     cfg = compose_config(
-        "algo=ppo_jax", "run_dir=/tmp/unused", f"train.total_timesteps={budget}", f"seed={seed}", *overrides
+        "experiment=ppo_jax_joint", "run_dir=/tmp/unused", f"train.total_timesteps={budget}", f"seed={seed}", *overrides
     )
     config = env_config(cfg)
     validate_ppo_jax(cfg, config)
@@ -99,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--every", type=int, default=250_000, help="steps between evaluations")
     p.add_argument("--days", type=int, default=200, help="native selection days per evaluation")
     p.add_argument("--seed", type=int, default=0, help="training seed")
-    p.add_argument("overrides", nargs="*", help="Hydra overrides of the algo=ppo_jax config (after --)")
+    p.add_argument("overrides", nargs="*", help="Hydra overrides of the experiment=ppo_jax_joint config (after --)")
     a = p.parse_args(argv)
     for name, v in (("--budget", a.budget), ("--every", a.every), ("--days", a.days)):
         if v < 1:
