@@ -4,6 +4,11 @@ import os
 import sys
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+# The stores of deterministic reference results in the user's cache (the rules' and heuristics' days,
+# gpu_sched_env.core.store.reference_cache) are off: every test computes what it asserts on (a
+# compile count, a simulated day), whatever an earlier run left there. The tests of the stores turn
+# them on in a temporary cache folder.
+os.environ["GPU_SCHED_REFERENCE_CACHE"] = "0"
 # Bytecode caches on even under PYTHONDONTWRITEBYTECODE=1: without them every run, and each
 # xdist worker, recompiles the project's modules and re-rewrites every test module's asserts
 # (about 5 s of CPU per worker on the project's 2-core machine). They are __pycache__/ folders,

@@ -22,7 +22,6 @@ A policy exported by ``algo=ppo_jax`` is also played in JAX on ``jax_days`` nati
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -37,7 +36,7 @@ from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S
 from gpu_sched_env.cgrsp.stock import stock_params
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.io import atomic_write_table
-from gpu_sched_env.core.store import KEY, CellStore, user_cache_dir
+from gpu_sched_env.core.store import CellStore, reference_cache, stored_rows
 
 REGIMES: dict[str, tuple[str, str]] = {  # name -> (day, stock: "fresh" or the Markov dwell D [s])
     "hectic_fresh": ("hectic", "fresh"),
@@ -134,7 +133,6 @@ _REFERENCE: dict[tuple[str, str, tuple[int, ...]], pd.DataFrame] = {}
 # What decides a reference day's rows: the simulator and the rules, the bounds, and this module
 # (which rules, which bounds, the SRPT row). Any change to them gives new keys (never a stale row).
 REFERENCE_SOURCES = (*SIM_SOURCES, "gpu_sched_env/cgrsp/bounds.py", "agents/evaluate/protocol.py")
-REFERENCE_CACHE = "GPU_SCHED_REFERENCE_CACHE"  # "0": neither read nor store the reference days
 
 
 def reference_store() -> CellStore | None:
@@ -146,9 +144,7 @@ def reference_store() -> CellStore | None:
     the day, the parameters, the seed, the policies, NumPy's version (its random streams) and the
     hash of :data:`REFERENCE_SOURCES`.
     """
-    if os.environ.get(REFERENCE_CACHE, "1") == "0":
-        return None
-    return CellStore(user_cache_dir() / "reference", REFERENCE_SOURCES)
+    return reference_cache("reference", REFERENCE_SOURCES)
 
 
 def _reference_names() -> list[str]:
@@ -190,19 +186,9 @@ def reference_rows(day: str, params: dict[str, Any], seeds: list[int], workers: 
     key = (day, params_json, tuple(int(s) for s in seeds))
     if key in _REFERENCE:
         return _REFERENCE[key]
-    store = reference_store()
-    if store is None:
-        _REFERENCE[key] = _compute_reference(day, params, list(key[2]), workers)
-        return _REFERENCE[key]
-    keys = {s: store.key(_reference_cell(day, params_json, s)) for s in key[2]}
-    stored = store.load()
-    have = set(stored[KEY]) & set(keys.values())
-    todo = [s for s in key[2] if keys[s] not in have]
-    if todo:
-        new = _compute_reference(day, params, todo, workers)
-        store.write_chunk([{**r, KEY: keys[int(r["seed"])]} for r in new.to_dict("records")])
-        stored = pd.concat([stored[stored[KEY].isin(have)], new.assign(**{KEY: new.seed.map(keys)})])
-    rows = stored[stored[KEY].isin(set(keys.values()))][COLS].astype({"seed": int})
+    cells = {s: _reference_cell(day, params_json, s) for s in key[2]}
+    rows = stored_rows(reference_store(), cells, lambda todo: _compute_reference(day, params, todo, workers), "seed")
+    rows = rows[COLS].astype({"seed": int})
     names = _reference_names()  # as computed: policy-major, the seeds in order
     rows = rows.assign(_p=rows.policy.map(names.index), _s=rows.seed.map(key[2].index))
     _REFERENCE[key] = rows.sort_values(["_p", "_s"]).drop(columns=["_p", "_s"]).reset_index(drop=True)

@@ -24,8 +24,30 @@ TEST_METRICS = ("miss_pct", "mean_wait_min")
 def heuristic_runs(
     names: Sequence[str], seeds: Sequence[int], day: str, params: dict[str, Any], progress: bool = False
 ) -> pd.DataFrame:
-    """Per-seed summaries of the heuristics (``simulate`` = the env driven by the heuristic agents)."""
-    return run_grid(list(names), list(seeds), day=day, params=params, executor="serial", progress=progress)
+    """Per-seed summaries of the heuristics (``simulate`` = the env driven by the heuristic agents), policy-major.
+
+    The days are deterministic given the day, the parameters, the seed and the simulator's and
+    heuristics' code, so they are kept in the user's cache (``reference_cache("heuristics")``, one cell
+    per seed, keyed by all of these): a run that asks for stored seeds reads them instead of
+    simulating (``GPU_SCHED_REFERENCE_CACHE=0``: always simulated).
+    """
+    import json
+
+    import numpy as np
+
+    from gpu_sched_env.cgrsp.batch import SIM_SOURCES
+    from gpu_sched_env.core.store import reference_cache, stored_rows
+
+    names, seeds = list(names), [int(s) for s in seeds]
+    blob = json.dumps(params, sort_keys=True, default=str)
+    cells = {s: {"day": day, "params": blob, "seed": s, "policies": names, "numpy": np.__version__} for s in seeds}
+
+    def simulate(todo: list[int]) -> pd.DataFrame:
+        return run_grid(names, todo, day=day, params=params, executor="serial", progress=progress)
+
+    rows = stored_rows(reference_cache("heuristics", SIM_SOURCES), cells, simulate, "seed")
+    order = rows.policy.map(names.index) * len(seeds) + rows.seed.map(seeds.index)
+    return rows.iloc[np.argsort(order.to_numpy(), kind="stable")].reset_index(drop=True)
 
 
 def comparison(

@@ -189,4 +189,56 @@ class ChunkWriter:
         self.flush()
 
 
-__all__ = ["KEY", "CellStore", "ChunkWriter", "code_version", "config_key", "source_fingerprint", "user_cache_dir"]
+REFERENCE_CACHE = "GPU_SCHED_REFERENCE_CACHE"  # "0": neither read nor store deterministic reference results
+
+
+def reference_cache(name: str, sources: Sequence[str]) -> CellStore | None:
+    """The cross-run store ``<user cache>/<name>`` of a deterministic reference (None under ``REFERENCE_CACHE=0``).
+
+    For results that depend only on their cell's configuration and the code in ``sources`` (a
+    rule's days, a heuristic's days): every run on this machine shares them.
+    """
+    if os.environ.get(REFERENCE_CACHE, "1") == "0":
+        return None
+    return CellStore(user_cache_dir() / name, sources)
+
+
+def stored_rows(
+    store: CellStore | None,
+    cells: Mapping[Any, Mapping[str, Any]],
+    compute: Any,
+    unit: str,
+) -> pd.DataFrame:
+    """The rows of every cell of ``cells`` (id → configuration): stored ones read, the others computed and stored.
+
+    ``compute(ids)`` returns the rows of those cells, each with its id in column ``unit``; the
+    result holds the stored and the new rows (no key column), in no particular order. Without a
+    store everything is computed.
+    """
+    ids = list(cells)
+    if store is None:
+        return compute(ids)
+    keys = {u: store.key(c) for u, c in cells.items()}
+    stored = store.load()
+    have = set(stored[KEY]) & set(keys.values())
+    todo = [u for u in ids if keys[u] not in have]
+    parts = [stored[stored[KEY].isin(have)].drop(columns=KEY)] if have else []
+    if todo:
+        new = compute(todo)
+        store.write_chunk([{**r, KEY: keys[r[unit]]} for r in new.to_dict("records")])
+        parts.append(new)
+    return pd.concat(parts, ignore_index=True)
+
+
+__all__ = [
+    "KEY",
+    "REFERENCE_CACHE",
+    "CellStore",
+    "ChunkWriter",
+    "code_version",
+    "config_key",
+    "reference_cache",
+    "source_fingerprint",
+    "stored_rows",
+    "user_cache_dir",
+]

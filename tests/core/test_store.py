@@ -65,3 +65,34 @@ def test_writer_flushes_on_an_exception(tmp_path):
         w.add("k", [{"m": 1}])
         raise KeyboardInterrupt
     pd.testing.assert_frame_equal(store.load(), pd.DataFrame({"m": [1], "key": ["k"]}))
+
+
+def test_stored_rows_computes_only_the_cells_not_stored_and_serves_them_equal(tmp_path, monkeypatch):
+    from gpu_sched_env.core.store import REFERENCE_CACHE, reference_cache, stored_rows
+
+    calls = []
+
+    def compute(ids):
+        calls.append(list(ids))
+        return pd.DataFrame([{"seed": i, "policy": p, "value": i * 10 + len(p)} for i in ids for p in ("a", "bb")])
+
+    store = CellStore(tmp_path / "s", version="v1")
+    cells = {i: {"seed": i, "day": "quiet"} for i in (3, 1, 2)}
+    first = stored_rows(store, {3: cells[3]}, compute, "seed")
+    both = stored_rows(store, cells, compute, "seed")
+    assert calls == [[3], [1, 2]]  # seed 3 was read, not computed again
+    again = stored_rows(store, cells, compute, "seed")
+    assert calls == [[3], [1, 2]]
+    key = ["seed", "policy"]
+    pd.testing.assert_frame_equal(
+        again.sort_values(key).reset_index(drop=True), compute(sorted(cells)).sort_values(key).reset_index(drop=True)
+    )
+    assert len(first) == 2 and len(both) == 6
+    assert len(stored_rows(CellStore(tmp_path / "s", version="v2"), cells, compute, "seed")) == 6  # new code: new keys
+    assert calls[-1] == [3, 1, 2]
+    assert len(stored_rows(None, cells, compute, "seed")) == 6 and calls[-1] == [3, 1, 2]  # no store: all computed
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(REFERENCE_CACHE, raising=False)  # tests/conftest.py turns the stores off
+    assert reference_cache("x", ["gpu_sched_env/core/store.py"]).root == tmp_path / "cache" / "gpu_sched_env" / "x"
+    monkeypatch.setenv(REFERENCE_CACHE, "0")
+    assert reference_cache("x", ["gpu_sched_env/core/store.py"]) is None

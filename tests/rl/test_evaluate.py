@@ -15,6 +15,7 @@ from gpu_sched_agents.evaluate.report import SCHEMA, TOP_KEYS
 from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.cgrsp.env import CGRSPEnv
+from gpu_sched_env.core.store import REFERENCE_CACHE
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--seeds", "2", "--regimes", "surge_fresh", "--month-reps", "0", "--workers", "1"]
@@ -220,10 +221,10 @@ def test_the_rules_days_are_stored_once_and_served_equal_to_fresh_ones(tmp_path,
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setattr(P, "_REFERENCE", {})
     params, seeds = stock_params("900"), [20000, 20001, 20002]
-    monkeypatch.setenv(P.REFERENCE_CACHE, "0")
+    monkeypatch.setenv(REFERENCE_CACHE, "0")
     fresh = P.reference_rows("quiet", params, seeds, 1)
     assert not (tmp_path / "cache").exists() and len(fresh) == 3 * (len(EXTENSIONS) + 3)
-    monkeypatch.delenv(P.REFERENCE_CACHE)
+    monkeypatch.delenv(REFERENCE_CACHE)
     calls, compute = [], P._compute_reference
     monkeypatch.setattr(P, "_compute_reference", lambda d, p, s, w: calls.append(list(s)) or compute(d, p, s, w))
 

@@ -229,3 +229,32 @@ def test_learned_rule_plays_new_weights_through_one_compiled_day():
     w = learned_rule(env, nets[1]).weights
     closed = per_day(env, {"net": lambda s, p: _mlp_act(env, s, p, w)}, keys)  # the weights as constants
     np.testing.assert_allclose(second[list(closed.columns[2:])], closed[list(closed.columns[2:])], rtol=1e-6)
+
+
+def test_a_rules_jax_days_are_stored_and_a_learners_never(tmp_path, monkeypatch):
+    """per_day keeps a registered rule's days in the user's cache (equal when served); a learned actor is played."""
+    import pandas as pd
+
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import learned_rule, per_day, test_keys
+    from gpu_sched_env.cgrsp.jax import RULES, JaxCGRSP
+    from gpu_sched_env.core.store import REFERENCE_CACHE
+    from tests.cgrsp.jax.helpers import joint_heads
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    store = tmp_path / "gpu_sched_env" / "jax_rule_days"
+    env = JaxCGRSP.from_config(joint_heads("surge", "fresh"), records=False)
+    rule, keys = {"r": RULES["spt_rescue_defer_exp"]}, test_keys(3)
+    monkeypatch.setenv(REFERENCE_CACHE, "0")
+    fresh = per_day(env, rule, keys)
+    assert not store.exists()
+    monkeypatch.delenv(REFERENCE_CACHE)
+    pd.testing.assert_frame_equal(per_day(env, rule, keys), fresh)
+    assert len(list(store.glob("chunk-*"))) == 1
+    pd.testing.assert_frame_equal(per_day(env, rule, keys), fresh)  # served
+    assert len(list(store.glob("chunk-*"))) == 1
+    per_day(env, rule, test_keys(3, 10_000))  # other days: another cell
+    assert len(list(store.glob("chunk-*"))) == 2
+    net = ActorCritic(n_actions=env.n_actions, net_arch=(16,))
+    actor = NumpyPolicy(actor_arrays(net.init(jax.random.PRNGKey(0), jnp.zeros((1, env.obs_dim)))))
+    per_day(env, {"net": learned_rule(env, actor)}, keys)
+    assert len(list(store.glob("chunk-*"))) == 2

@@ -44,3 +44,28 @@ def test_comparison_pairs_matched_seeds_and_adjusts_over_the_family():
     assert tests.t_p_holm.to_numpy() == pytest.approx(multipletests(t_ps, method="holm")[1])
     assert (tests.better == ((tests.mean_diff < 0) & (tests.t_p < 0.05))).all()
     assert comparison(learned, heur.iloc[:0], "ppo")[1].empty
+
+
+def test_the_heuristics_days_are_stored_and_served_equal_to_fresh_ones(tmp_path, monkeypatch):
+    """train.py's heuristic rows come from the user's cache on a rerun: equal to a fresh simulation, same order."""
+    import pandas as pd
+
+    from gpu_sched_agents.rl import compare
+    from gpu_sched_env.cgrsp.batch import run_grid
+    from gpu_sched_env.core.store import REFERENCE_CACHE
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(REFERENCE_CACHE, raising=False)  # tests/conftest.py turns the stores off
+    names, seeds, params = ["spt", "cadr_defer_exp"], [20002, 20000, 20001], {"stock_process": "fresh"}
+    fresh = run_grid(names, seeds, day="quiet", params=params, executor="serial")
+    part = compare.heuristic_runs(names, seeds[:1], "quiet", params)
+    calls = []
+    monkeypatch.setattr(compare, "run_grid", lambda n, s, **kw: calls.append(list(s)) or run_grid(n, s, **kw))
+    whole = compare.heuristic_runs(names, seeds, "quiet", params)
+    assert calls == [seeds[1:]] and len(part) == 2
+    again = compare.heuristic_runs(names, seeds, "quiet", params)
+    assert calls == [seeds[1:]]  # nothing simulated
+    for got in (whole, again):
+        pd.testing.assert_frame_equal(got[fresh.columns], fresh, check_dtype=False)
+    compare.heuristic_runs(names, seeds, "quiet", {"stock_process": "markov", "stock_dwell_s": 900.0})
+    assert calls[-1] == seeds  # other parameters: other cells

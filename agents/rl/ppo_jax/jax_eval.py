@@ -11,6 +11,8 @@ with its 95 % CI (t interval) and the paired t and Wilcoxon p values.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ import pandas as pd
 
 from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy, actor_arrays
 from gpu_sched_agents.rl.ppo_jax.network import factored_mode, masked_logits
+from gpu_sched_env.cgrsp.batch import SIM_SOURCES
 from gpu_sched_env.cgrsp.jax.rules import Rule
 from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
@@ -92,21 +95,62 @@ def selection_objective(days: pd.DataFrame) -> float:
     return float(days.mean_wait_min.mean() + MISS_AS_WAIT_MIN * days.miss_pct.mean() / 100.0)
 
 
+# What decides a JAX rule's days besides their cell: the simulator's parameters, the JAX env and rules, this module
+RULE_DAY_SOURCES = (
+    *SIM_SOURCES,
+    "gpu_sched_env/cgrsp/config.py",
+    "gpu_sched_env/cgrsp/jax/*.py",
+    "agents/rl/ppo_jax/jax_eval.py",
+)
+
+
+def _rule_days_cell(on: Any, rule: Rule, keys: jnp.ndarray) -> dict[str, Any] | None:
+    """The store cell of a registered JAX rule's days on ``on`` (None where the days are not a config's alone)."""
+    from gpu_sched_env.cgrsp.jax import RULES
+
+    if RULES.get(rule.name) is not rule or on.is_mixed or on.default_params.pool is not None:
+        return None
+    return {
+        "config": json.dumps(on.cfg.as_dict(), sort_keys=True, default=str),
+        "design": type(on).__name__,
+        "dtype": str(np.dtype(on.dtype)),
+        "rule": rule.name,
+        "keys": hashlib.sha1(np.asarray(jax.random.key_data(keys)).tobytes()).hexdigest(),
+        "n": len(keys),
+        "jax": jax.__version__,
+    }
+
+
 def per_day(env: Any, policies: dict[str, Any], keys: jnp.ndarray, chunk: int = 4096) -> pd.DataFrame:
     """One row per (policy, day): :data:`METRICS` of each policy (a JAX ``Rule`` or callable) on ``keys``.
 
     A rule without weights (a joint-space rule of ``RULES``) plays on ``env.rule_env`` (``env``
     itself, or the joint twin of a design with other actions, ``when``); the same days either way.
+    Such a rule's days are deterministic, so they are kept in the user's cache
+    (``reference_cache("jax_rule_days")``, keyed by the env's config, the rule, the keys and the
+    code of :data:`RULE_DAY_SOURCES`) and read on the next call (``GPU_SCHED_REFERENCE_CACHE=0``: always played).
     """
-    from gpu_sched_env.cgrsp.jax.rules import Rule, evaluate
+    from gpu_sched_env.cgrsp.jax.rules import evaluate
+    from gpu_sched_env.core.store import reference_cache, stored_rows
 
     rows = []
     seeds = np.arange(len(keys))
     for label, rule in policies.items():
         on = env.rule_env if isinstance(rule, Rule) and rule.weights is None else env
-        parts = [jax.device_get(evaluate(on, rule, keys[i : i + chunk])) for i in range(0, len(keys), chunk)]
-        out = {m: np.concatenate([np.asarray(p[m], float) for p in parts]) for m in METRICS}
-        rows.append(pd.DataFrame({"policy": label, "day_index": seeds, **out}))
+
+        def play(_: Any, on: Any = on, rule: Any = rule) -> pd.DataFrame:
+            parts = [jax.device_get(evaluate(on, rule, keys[i : i + chunk])) for i in range(0, len(keys), chunk)]
+            out = {m: np.concatenate([np.asarray(p[m], float) for p in parts]) for m in METRICS}
+            return pd.DataFrame({"cell": 0, "day_index": seeds, **out})
+
+        cell = _rule_days_cell(on, rule, keys) if isinstance(rule, Rule) and rule.weights is None else None
+        days = (
+            play(None)
+            if cell is None
+            else stored_rows(reference_cache("jax_rule_days", RULE_DAY_SOURCES), {0: cell}, play, "cell")
+        )
+        days = days.sort_values("day_index").drop(columns="cell")
+        rows.append(days.assign(policy=label)[["policy", "day_index", *METRICS]])
     return pd.concat(rows, ignore_index=True)
 
 
