@@ -173,7 +173,7 @@ def one(pol: Any, out: Path, protocol: Any, workers: int, args: argparse.Namespa
         return
     t0 = time.perf_counter()
     parts = out / "days"
-    key = {"policy": pol.describe(), "protocol": dataclasses.asdict(protocol)}
+    key = {"policy": pol.describe(), "fingerprint": pol.fingerprint(), "protocol": dataclasses.asdict(protocol)}
     stamp = parts / "key.json"
     if parts.is_dir() and (not stamp.is_file() or json.loads(stamp.read_text()) != json.loads(json.dumps(key))):
         for f in parts.glob("*.csv"):  # another policy or protocol: nothing there is ours

@@ -95,6 +95,22 @@ class Policy:
             "model": None if self.model_path is None else str(self.model_path),
         }
 
+    def fingerprint(self) -> dict[str, Any]:
+        """What decides the policy's days beyond :meth:`describe`: the env config and the model's or module's bytes.
+
+        A model retrained into the same path, or a module edited in place, gets another fingerprint,
+        so the per-scope days a rerun would reuse (``--out``'s ``days/``) are never another policy's.
+        """
+        import hashlib
+
+        source = self.model_path
+        if source is None and self.kind == "object":
+            source = getattr(sys.modules.get(self.spec.split(":")[0]), "__file__", None)
+        digest = None
+        if source is not None and Path(source).is_file():
+            digest = hashlib.sha1(Path(source).read_bytes()).hexdigest()
+        return {"config": json.loads(json.dumps(self.config.as_dict(), default=str)), "sha1": digest}
+
 
 def resolve(spec: str, load: bool = True, model: str | None = None) -> Policy:
     """The :class:`Policy` of ``spec`` (ConfigError naming ``spec`` and the accepted kinds otherwise).

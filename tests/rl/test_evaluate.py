@@ -282,3 +282,20 @@ def test_a_learner_plays_each_scopes_stock_model_whatever_it_was_trained_under(t
     assert fresh.sim_params().stock_process == "fresh" and markov.sim_params().stock_process == "markov"
     assert markov.sim_params().stock_dwell_s == 900.0
     assert fresh.params == {"c_max": 5} and fresh.sim_params().c_max == 5
+
+
+def test_a_model_retrained_into_the_same_path_is_never_served_the_old_days(tmp_path):
+    """--out's days/ are reused only for the same policy: the key holds the model's bytes, not only its path."""
+    import shutil
+
+    a, b, path = _npz(tmp_path / "a.npz"), tmp_path / "b.npz", tmp_path / "m.npz"
+    arrays = dict(np.load(a))
+    np.savez(b, **{**arrays, "pi_0/kernel": -arrays["pi_0/kernel"]})  # another network of the same shape
+    shutil.copy(a, path)
+    first = resolve(str(path), load=False)
+    key = first.fingerprint()
+    assert resolve(str(path), load=False).fingerprint() == key  # the same file: the same days
+    shutil.copy(b, path)
+    again = resolve(str(path), load=False)
+    assert again.describe() == first.describe()  # what the old key held: the path alone
+    assert again.fingerprint() != key  # retrained in place: nothing reused
