@@ -125,10 +125,12 @@ def page(reports: list[dict[str, Any]]) -> str:
         "machine; its report holds its wall time) are scored on a reduced protocol, named in its table's "
         "heading, beside `spt_rescue_defer_exp` on the same days; tables of different protocols are never ranked "
         "together. A learner's row is the run its command trains, seed 0, trained on the hectic day under fresh "
-        "stock unless said and judged everywhere: `ppo_jax` is `python train.py algo=ppo_jax day=hectic` (every "
-        "job–slot pair chosen), `ppo_jax_when` `python train.py experiment=ppo_jax_when day=hectic` (when to "
-        "dispatch, on `spt_rescue_defer_exp`'s order), `ppo_jax_when_markov` `python train.py "
+        "stock unless said and judged everywhere: `ppo_jax` is `python train.py algo=ppo_jax day=hectic` (when to "
+        "dispatch, on `spt_rescue_defer_exp`'s order, 64×64), `ppo_jax_when` `python train.py "
+        "experiment=ppo_jax_when day=hectic` (the same design, 128×128), `ppo_jax_when_markov` `python train.py "
         "experiment=ppo_jax_when_markov day=hectic` (the same design trained under persistent stock, D = 900 s), "
+        "`ppo_jax_joint` `python train.py experiment=ppo_jax_joint day=hectic` (every job–slot pair chosen, from "
+        "scratch), "
         "`maskable_ppo` the Quickstart's `python train.py algo=ppo day=hectic` (MaskablePPO, 100k steps).",
     ]
     groups: dict[tuple, list[dict[str, Any]]] = {}
