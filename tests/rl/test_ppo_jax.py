@@ -243,7 +243,7 @@ def test_a_rules_jax_days_are_stored_and_a_learners_never(tmp_path, monkeypatch)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     store = tmp_path / "gpu_sched_env" / "jax_rule_days"
     env = JaxCGRSP.from_config(joint_heads("surge", "fresh"), records=False)
-    rule, keys = {"r": RULES["spt_rescue_defer_exp"]}, test_keys(3)
+    rule, keys = {"r": RULES["spt_rescue_defer_exp"]}, test_keys(2)  # the batch of the test above
     monkeypatch.setenv(REFERENCE_CACHE, "0")
     fresh = per_day(env, rule, keys)
     assert not store.exists()
@@ -252,7 +252,7 @@ def test_a_rules_jax_days_are_stored_and_a_learners_never(tmp_path, monkeypatch)
     assert len(list(store.glob("chunk-*"))) == 1
     pd.testing.assert_frame_equal(per_day(env, rule, keys), fresh)  # served
     assert len(list(store.glob("chunk-*"))) == 1
-    per_day(env, rule, test_keys(3, 10_000))  # other days: another cell
+    per_day(env, rule, test_keys(2, 10_000))  # other days: another cell
     assert len(list(store.glob("chunk-*"))) == 2
     net = ActorCritic(n_actions=env.n_actions, net_arch=(16,))
     actor = NumpyPolicy(actor_arrays(net.init(jax.random.PRNGKey(0), jnp.zeros((1, env.obs_dim)))))
