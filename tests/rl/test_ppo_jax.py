@@ -232,29 +232,42 @@ def test_learned_rule_plays_new_weights_through_one_compiled_day():
 
 
 def test_a_rules_jax_days_are_stored_and_a_learners_never(tmp_path, monkeypatch):
-    """per_day keeps a registered rule's days in the user's cache (equal when served); a learned actor is played."""
+    """per_day keeps a registered rule's days in the user's cache (served equal); a learned actor is always played.
+
+    The days are played by a stand-in for ``rules.evaluate`` that counts its calls (the real one's
+    programs are the JAX suite's to test; compiling one here would cost more than the rest of this file).
+    """
     import pandas as pd
 
-    from gpu_sched_agents.rl.ppo_jax.jax_eval import learned_rule, per_day, test_keys
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import METRICS, learned_rule, per_day, test_keys
     from gpu_sched_env.cgrsp.jax import RULES, JaxCGRSP
+    from gpu_sched_env.cgrsp.jax import rules as jrules
     from gpu_sched_env.core.store import REFERENCE_CACHE
     from tests.cgrsp.jax.helpers import joint_heads
 
+    played = []
+
+    def fake_evaluate(on, rule, keys):
+        played.append(rule.name)
+        base = np.asarray(jax.random.key_data(keys), float)[:, -1] / 2**32
+        return {m: base + k for k, m in enumerate(METRICS)}
+
+    monkeypatch.setattr(jrules, "evaluate", fake_evaluate)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     store = tmp_path / "gpu_sched_env" / "jax_rule_days"
     env = JaxCGRSP.from_config(joint_heads("surge", "fresh"), records=False)
-    rule, keys = {"r": RULES["spt_rescue_defer_exp"]}, test_keys(2)  # the batch of the test above
-    monkeypatch.setenv(REFERENCE_CACHE, "0")
-    fresh = per_day(env, rule, keys)
-    assert not store.exists()
+    rule, keys = {"r": RULES["spt_rescue_defer_exp"]}, test_keys(3)
+    fresh = per_day(env, rule, keys)  # tests/conftest.py turns the stores off
+    assert not store.exists() and played == ["spt_rescue_defer_exp"]
     monkeypatch.delenv(REFERENCE_CACHE)
     pd.testing.assert_frame_equal(per_day(env, rule, keys), fresh)
-    assert len(list(store.glob("chunk-*"))) == 1
-    pd.testing.assert_frame_equal(per_day(env, rule, keys), fresh)  # served
-    assert len(list(store.glob("chunk-*"))) == 1
-    per_day(env, rule, test_keys(2, 10_000))  # other days: another cell
-    assert len(list(store.glob("chunk-*"))) == 2
+    assert len(list(store.glob("chunk-*"))) == 1 and len(played) == 2
+    pd.testing.assert_frame_equal(per_day(env, {"x": RULES["spt_rescue_defer_exp"]}, keys), fresh.assign(policy="x"))
+    assert len(played) == 2  # served, not played
+    per_day(env, rule, test_keys(3, 10_000))  # other days: another cell
+    assert len(list(store.glob("chunk-*"))) == 2 and len(played) == 3
     net = ActorCritic(n_actions=env.n_actions, net_arch=(16,))
     actor = NumpyPolicy(actor_arrays(net.init(jax.random.PRNGKey(0), jnp.zeros((1, env.obs_dim)))))
-    per_day(env, {"net": learned_rule(env, actor)}, keys)
-    assert len(list(store.glob("chunk-*"))) == 2
+    for _ in range(2):
+        per_day(env, {"net": learned_rule(env, actor)}, keys)
+    assert len(list(store.glob("chunk-*"))) == 2 and len(played) == 5  # a learner: played each time
