@@ -2,7 +2,7 @@
 
     python -m studies bench ppo-jax-seeds [--budget 32768] [--seeds 4]
 
-The shipped ``algo=ppo_jax`` settings on hectic fresh stock (``studies.cgrsp.learning.parity``'s
+``experiment=ppo_jax_joint``'s settings on hectic fresh stock (``studies.cgrsp.learning.parity``'s
 ``regime_config``), ``--budget`` steps per seed; both programs are compiled first (compile
 seconds printed), then timed twice, alternately. One JSON object per timing round.
 """
