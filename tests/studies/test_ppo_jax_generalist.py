@@ -78,15 +78,15 @@ def test_tiny_study_writes_rows_months_and_resumes(tmp_path):
 
 
 def test_each_regime_is_judged_in_the_design_the_generalist_was_trained_in(tmp_path, monkeypatch):
-    """``--override env.action_mode=when``: the per-regime judge builds the when env, not the shipped design's."""
+    """The per-regime judge builds the env the generalist trained in: by default and under ``--override``."""
     from studies.cgrsp.learning import generalist, parity
 
     seen = []
     monkeypatch.setattr(parity, "evaluate_regime", lambda regime, cfg, *a: seen.append((regime, cfg)) or [])
-    generalist.judge_regimes({0: tmp_path / "seed0.npz"}, 1000, 2, 2, 1, tmp_path, ["env.action_mode=when"])
-    assert [r for r, _ in seen] == list(parity.REGIMES)
-    assert {cfg.env.action_mode for _, cfg in seen} == {"when"}
-    monkeypatch.setattr(parity, "evaluate_regime", lambda regime, cfg, *a: seen.append((regime, cfg)) or [])
-    seen.clear()
-    generalist.judge_regimes({0: tmp_path / "seed0.npz"}, 1000, 2, 2, 1, tmp_path)
-    assert {cfg.env.action_mode for _, cfg in seen} != {"when"}
+    for extra in ([], ["env=joint_heads", "algo.tau_s=null"], ["env.action_mode=when", "algo.net_arch=[128,128]"]):
+        seen.clear()
+        trained = generalist.generalist_config(1000, ["fresh", "900"], None, None, extra)
+        generalist.judge_regimes({0: tmp_path / "seed0.npz"}, 1000, 2, 2, 1, tmp_path, extra)
+        assert [r for r, _ in seen] == list(parity.REGIMES)
+        for _, cfg in seen:
+            assert cfg.env.action_mode == trained.env.action_mode and cfg.algo == trained.algo, extra

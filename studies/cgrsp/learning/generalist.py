@@ -166,12 +166,13 @@ def judge_regimes(
 ) -> list[dict[str, Any]]:
     """Per seed and regime: the parity study's judgement of the generalist, with the 2 % criterion.
 
-    ``extra``: the Hydra overrides the generalist was trained with (``--override``), so each regime's
-    env has its design (e.g. ``env.action_mode=when``).
+    Each regime's config is ``algo=ppo_jax`` (what ``experiment=generalist`` trains) with the Hydra
+    overrides the generalist was trained with (``extra``, ``--override``), so each regime's env has
+    the trained design (the ``when`` design by default, the joint one under ``--override env=joint_heads``).
     """
     rows = []
     for regime in parity.REGIMES:
-        cfg = parity.regime_config(regime, budget, extra=extra)
+        cfg = parity.regime_config(regime, budget, extra=extra, base="algo=ppo_jax")
         folder = out / "judge" / regime  # the rules' days: shared by every seed and budget
         folder.mkdir(parents=True, exist_ok=True)
         rows += parity.evaluate_regime(regime, cfg, paths, jax_days, confirm_days, workers, folder)

@@ -56,9 +56,14 @@ def tolerance(rule_wait: float) -> float:
 
 
 def regime_config(
-    regime: str, budget: int, n_envs: int | None = None, n_steps: int | None = None, extra: Sequence[str] = ()
+    regime: str,
+    budget: int,
+    n_envs: int | None = None,
+    n_steps: int | None = None,
+    extra: Sequence[str] = (),
+    base: str = "experiment=ppo_jax_joint",
 ) -> Any:
-    """The composed ``algo=ppo_jax`` config of ``regime`` with ``budget`` steps per seed."""
+    """The composed config of ``regime`` with ``budget`` steps per seed: ``base`` (the joint design), then ``extra``."""
     from studies.conf import compose_config
 
     day, params = REGIMES[regime]
@@ -66,7 +71,7 @@ def regime_config(
     over += [f"train.n_envs={n_envs}"] if n_envs else []
     over += [f"algo.n_steps={n_steps}"] if n_steps else []
     cfg = compose_config(
-        "experiment=ppo_jax_joint",
+        base,
         f"day={day}",
         "run_dir=/tmp/unused",
         f"train.total_timesteps={budget}",
