@@ -36,7 +36,7 @@ from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S
 from gpu_sched_env.cgrsp.stock import stock_params
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.io import atomic_write_table
-from gpu_sched_env.core.store import CellStore, reference_cache, stored_rows
+from gpu_sched_env.core.store import CellStore, in_grid_order, reference_cache, stored_rows
 
 REGIMES: dict[str, tuple[str, str]] = {  # name -> (day, stock: "fresh" or the Markov dwell D [s])
     "hectic_fresh": ("hectic", "fresh"),
@@ -189,9 +189,7 @@ def reference_rows(day: str, params: dict[str, Any], seeds: list[int], workers: 
     cells = {s: _reference_cell(day, params_json, s) for s in key[2]}
     rows = stored_rows(reference_store(), cells, lambda todo: _compute_reference(day, params, todo, workers), "seed")
     rows = rows[COLS].astype({"seed": int})
-    names = _reference_names()  # as computed: policy-major, the seeds in order
-    rows = rows.assign(_p=rows.policy.map(names.index), _s=rows.seed.map(key[2].index))
-    _REFERENCE[key] = rows.sort_values(["_p", "_s"]).drop(columns=["_p", "_s"]).reset_index(drop=True)
+    _REFERENCE[key] = in_grid_order(rows, _reference_names(), key[2])  # as computed: policy-major
     return _REFERENCE[key]
 
 

@@ -36,7 +36,7 @@ def heuristic_runs(
     import numpy as np
 
     from gpu_sched_env.cgrsp.batch import SIM_SOURCES
-    from gpu_sched_env.core.store import reference_cache, stored_rows
+    from gpu_sched_env.core.store import in_grid_order, reference_cache, stored_rows
 
     names, seeds = list(names), [int(s) for s in seeds]
     blob = json.dumps(params, sort_keys=True, default=str)
@@ -45,9 +45,7 @@ def heuristic_runs(
     def simulate(todo: list[int]) -> pd.DataFrame:
         return run_grid(names, todo, day=day, params=params, executor="serial", progress=progress)
 
-    rows = stored_rows(reference_cache("heuristics", SIM_SOURCES), cells, simulate, "seed")
-    order = rows.policy.map(names.index) * len(seeds) + rows.seed.map(seeds.index)
-    return rows.iloc[np.argsort(order.to_numpy(), kind="stable")].reset_index(drop=True)
+    return in_grid_order(stored_rows(reference_cache("heuristics", SIM_SOURCES), cells, simulate, "seed"), names, seeds)
 
 
 def comparison(

@@ -230,6 +230,17 @@ def stored_rows(
     return pd.concat(parts, ignore_index=True)
 
 
+def in_grid_order(rows: pd.DataFrame, policies: Sequence[str], seeds: Sequence[int]) -> pd.DataFrame:
+    """Rows of a policy × seed grid (e.g. :func:`stored_rows`' stored and new ones) policy-major, seeds in order.
+
+    The order ``gpu_sched_env.cgrsp.batch.run_grid`` computes them in. (Here, not in ``batch.py``:
+    that file's hash keys the simulator's stored cells, and an order helper does not change a day.)
+    """
+    policies, seeds = list(policies), [int(s) for s in seeds]
+    order = rows.policy.map(policies.index) * len(seeds) + rows.seed.astype(int).map(seeds.index)
+    return rows.iloc[order.to_numpy().argsort(kind="stable")].reset_index(drop=True)
+
+
 __all__ = [
     "KEY",
     "REFERENCE_CACHE",
@@ -237,6 +248,7 @@ __all__ = [
     "ChunkWriter",
     "code_version",
     "config_key",
+    "in_grid_order",
     "reference_cache",
     "source_fingerprint",
     "stored_rows",
