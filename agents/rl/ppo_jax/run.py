@@ -356,8 +356,9 @@ class Evaluator:
         """
         from gpu_sched_agents.rl.envs import evaluate_model
 
+        on_v0 = on_v0 or self.selection is None  # without a selection, CGRSP-v0's evaluation decides
         means: dict[str, float] = {}
-        if on_v0 or self.selection is None:
+        if on_v0:
             df = evaluate_model(NumpyPolicy(actor_arrays(params)), self.config, self.seeds, masked=True)
             means = {m: float(df[m].mean()) for m in EVAL_METRICS}
             for m, v in means.items():
@@ -377,7 +378,7 @@ class Evaluator:
             atomic_write_json(self.run_dir / "best.json", {"timesteps": int(steps), **means, **extra})
         self.curve = [r for r in self.curve if r["timesteps"] != steps] + [{"timesteps": int(steps), **means}]
         atomic_write_table(self.run_dir / "learning_curve.csv", pd.DataFrame(self.curve))
-        if on_v0 or self.selection is None:
+        if on_v0:
             learning_curve_figure(pd.DataFrame(self.curve), self.heuristics, self.run_dir / "learning_curve.png")
         return means
 
