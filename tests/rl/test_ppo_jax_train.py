@@ -350,6 +350,28 @@ def test_the_main_jobs_setting_is_the_when_design_on_the_simulated_clock():
     assert regime_config("hectic_fresh", int(joint.train.total_timesteps)).algo == joint.algo  # the studies' base
 
 
+@pytest.mark.parametrize(("day", "regime"), [("hectic", "hectic_fresh"), ("surge", "surge_fresh")])
+def test_the_long_experiment_is_the_parity_studys_6m_setting(day, regime):
+    """experiment=ppo_jax_long = the parity study of the when design (64×64, τ 90 s) at 6M steps.
+
+    The study's command (docs/training.md): ``--budget 6000000 --select-every 250000 --select-days 100
+    --override env.action_mode=when algo.tau_s=90 "algo.net_arch=[64,64]"``; it trains what the
+    composed config says, with the selection on the study's own schedule (the same as here).
+    """
+    from studies.cgrsp.learning.parity import regime_config
+
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        long = compose(config_name="config", overrides=["experiment=ppo_jax_long", f"day={day}"])
+        main = compose(config_name="config", overrides=["algo=ppo_jax", f"day={day}"])
+    study = regime_config(regime, 6_000_000, extra=["env.action_mode=when", "algo.tau_s=90", "algo.net_arch=[64,64]"])
+    assert int(long.train.total_timesteps) == 6_000_000 == 2 * int(main.train.total_timesteps)
+    assert (long.algo.select_days, long.algo.select_every) == (100, 250_000)  # the study's --select-*
+    for k in ("select_days", "select_every"):
+        study.algo[k] = long.algo[k]
+    assert long.algo == study.algo and long.env == study.env and long.day == study.day
+    assert long.algo == main.algo and long.env == main.env and long.day == main.day  # only the budget differs
+
+
 @pytest.mark.e2e
 def test_the_selection_runs_on_its_own_schedule_beside_the_cgrsp_v0_evaluations(tmp_path):
     """algo.select_every < train.eval_freq: every selection point ranks, eval/* only at the evaluations."""
