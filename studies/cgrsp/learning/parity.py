@@ -63,7 +63,7 @@ def regime_config(
     extra: Sequence[str] = (),
     base: str = "experiment=ppo_jax_joint",
 ) -> Any:
-    """The composed config of ``regime`` with ``budget`` steps per seed: ``base`` (the joint design), then ``extra``."""
+    """The config of ``regime``, ``budget`` steps per seed: ``base`` (default: the joint design), then ``extra``."""
     from studies.conf import compose_config
 
     day, params = REGIMES[regime]
