@@ -124,10 +124,16 @@ class DayConfig:
     days are drawn under, uniformly, each ``fresh`` or a Markov mean dwell D in seconds
     (``day.stock_mix=[fresh,300,900,3600]``: issue #28's generalist, ``experiment=generalist``);
     null: the env's own stock model.
+
+    ``day_mix`` (``day=mixed`` only, both learners): day type → weight the training days are drawn
+    with (``day.day_mix={hectic:1,surge:1,normal:1,quiet:1}``); null: the month's mix, 4 hectic,
+    3 surge, 18 normal, 5 quiet of 30. Evaluation stays on the hectic day. Typed ``Any``: OmegaConf can
+    neither merge a mapping into a null ``dict`` node nor add keys to a struct one; ``day_mix`` checks it.
     """
 
     name: str = "hectic"
     stock_mix: list[str] | None = None
+    day_mix: Any = None
 
 
 @dataclass

@@ -6,7 +6,7 @@ run's env config (``gpu-sched evaluate`` on an ``algo=ppo_jax`` run) needs no Py
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
@@ -101,17 +101,20 @@ MIXED_EVAL_DAY = "hectic"
 class MixedDays(gym.Wrapper):
     """Each training day's type drawn from the month mix, its seed from :class:`TrainingDays`.
 
-    The mix is ``DEFAULT_MONTH_MIX`` (4 hectic, 3 surge, 18 normal, 5 quiet days of 30). One ``CGRSPEnv`` per day type;
-    their spaces are identical (they differ in ``n_jobs`` and the arrival rate only), so the learner sees one env.
+    The mix is ``days`` (day type → weight, ``day.day_mix``) or by default ``DEFAULT_MONTH_MIX`` (4 hectic, 3 surge,
+    18 normal, 5 quiet days of 30). One ``CGRSPEnv`` per day type; their spaces are identical (they differ in
+    ``n_jobs`` and the arrival rate only), so the learner sees one env.
     """
 
-    def __init__(self, config: CGRSPEnvConfig, seed: int, env_index: int) -> None:
+    def __init__(
+        self, config: CGRSPEnvConfig, seed: int, env_index: int, days: Mapping[str, float] | None = None
+    ) -> None:
         from gpu_sched_env.cgrsp.env import CGRSPEnv
-        from gpu_sched_env.cgrsp.workload import DEFAULT_MONTH_MIX
+        from gpu_sched_env.cgrsp.workload import day_weights
 
-        self._envs = {d: CGRSPEnv(config.replace(day=d)) for d in DEFAULT_MONTH_MIX}
-        counts = np.asarray(list(DEFAULT_MONTH_MIX.values()), float)
-        self._days, self._p = list(DEFAULT_MONTH_MIX), counts / counts.sum()
+        weights = day_weights(days, "day.day_mix")
+        self._envs = {d: CGRSPEnv(config.replace(day=d)) for d in (*weights, MIXED_EVAL_DAY)}
+        self._days, self._p = list(weights), np.asarray(list(weights.values()), float)
         super().__init__(self._envs[MIXED_EVAL_DAY])
         ss = np.random.SeedSequence(int(seed), spawn_key=(_TRAIN_KEY + 1, int(env_index)))
         self._rng = np.random.default_rng(ss)  # day types: their own stream, beside the day seeds
@@ -156,11 +159,39 @@ def env_config(cfg: Any) -> CGRSPEnvConfig:
     return env_config_of(cfg.env, day)
 
 
-def _make(config: CGRSPEnvConfig, seed: int, env_index: int, masked: bool, mixed: bool = False):
+def day_mix(cfg: Any) -> dict[str, float] | None:
+    """``day.day_mix`` as day type → probability (checked: ConfigError naming the field), None when unset.
+
+    A mix with ``day`` other than ``mixed`` is a ConfigError: only ``day=mixed`` draws its days' types.
+    """
+    from omegaconf import DictConfig, OmegaConf
+
+    from gpu_sched_env.cgrsp.workload import day_weights
+    from gpu_sched_env.core.errors import ConfigError
+
+    given = cfg.day.get("day_mix")
+    if given is None:  # unset (also in run configs older than the field): the month's mix
+        return None
+    if cfg.day.name != MIXED:
+        raise ConfigError(
+            f"day.day_mix = {given!r} with day={cfg.day.name}: a day mix is for day=mixed only (its training days' "
+            "types are drawn from it); allowed otherwise: day.day_mix=null"
+        )
+    return day_weights(OmegaConf.to_container(given) if isinstance(given, DictConfig) else given, "day.day_mix")
+
+
+def _make(
+    config: CGRSPEnvConfig,
+    seed: int,
+    env_index: int,
+    masked: bool,
+    mixed: bool = False,
+    days: Mapping[str, float] | None = None,
+):
     def thunk() -> gym.Env:
         from gpu_sched_env.cgrsp.env import CGRSPEnv
 
-        base = MixedDays(config, seed, env_index) if mixed else CGRSPEnv(config)
+        base = MixedDays(config, seed, env_index, days) if mixed else CGRSPEnv(config)
         env: gym.Env = TrainingDays(base, seed, env_index)
         if not masked:
             env = IllegalActionFallback(env)
@@ -172,10 +203,16 @@ def _make(config: CGRSPEnvConfig, seed: int, env_index: int, masked: bool, mixed
 
 
 def make_vec_env(
-    config: CGRSPEnvConfig, n_envs: int, seed: int, kind: str = "dummy", masked: bool = True, mixed: bool = False
+    config: CGRSPEnvConfig,
+    n_envs: int,
+    seed: int,
+    kind: str = "dummy",
+    masked: bool = True,
+    mixed: bool = False,
+    days: Mapping[str, float] | None = None,
 ) -> VecEnv:
     """``n_envs`` training envs (SB3 ``VecEnv``); env i plays ``training_seeds(seed, ·, i)``.
 
-    ``mixed``: each day's type is drawn from the month mix (:class:`MixedDays`).
+    ``mixed``: each day's type is drawn from ``days`` (day type → weight; default the month mix, :class:`MixedDays`).
     """
-    return vec_env(kind, [_make(config, seed, i, masked, mixed) for i in range(n_envs)])
+    return vec_env(kind, [_make(config, seed, i, masked, mixed, days) for i in range(n_envs)])

@@ -41,6 +41,7 @@ from gpu_sched_agents.rl.envs import (
     TEST_SEED0,
     TEST_SEEDS,
     VEC_ENVS,
+    day_mix,
     env_config,
     evaluate_model,
     make_vec_env,
@@ -100,6 +101,7 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
             "implemented for day=mixed with algo=ppo_jax only (the JAX env draws the stock model per day); allowed "
             "otherwise: day.stock_mix=null (the env's stock model, env.stock_process / env.stock_dwell_s)"
         )
+    day_mix(cfg)  # ConfigError naming day.day_mix
     spec = get_algo(cfg.algo.name)
     check_evaluation(cfg, spec)
     if halflife is not None and cfg.env.shaping != "none":
@@ -310,6 +312,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
         str(cfg.train.vec_env),
         masked=spec.masked_env,
         mixed=cfg.day.name == MIXED,
+        days=day_mix(cfg),
     )
     venv = normalized(venv, cfg, ckpt)
     model = _model(cfg, spec, config, venv, run_dir, ckpt)

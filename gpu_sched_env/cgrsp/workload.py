@@ -7,6 +7,8 @@ fraction, so raising the fraction keeps every previously tight job tight.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +61,30 @@ def draw_runtimes(p: CGRSPParams, seed: int, cx: np.ndarray) -> np.ndarray:
 
 # Default month mix (spec §1): back-calculated counts, ≈ 7 800 jobs a month.
 DEFAULT_MONTH_MIX: dict[str, int] = {"hectic": 4, "surge": 3, "normal": 18, "quiet": 5}
+
+
+def day_weights(days: object | None = None, field: str = "day mix") -> dict[str, float]:
+    """Day type → probability: ``days`` (day type → weight ≥ 0, normalised) or the month's mix.
+
+    The one check of a training day mix (``day.day_mix``; the SB3 and JAX mixed envs both draw
+    from it): ConfigError naming ``field``, the entry and what is allowed. Types of weight 0 are
+    dropped; the order is ``days``'s.
+    """
+    given = DEFAULT_MONTH_MIX if days is None else days
+    if not isinstance(given, Mapping) or not given:
+        raise ConfigError(
+            f"{field} = {days!r}: give day type → weight, e.g. {{hectic: 1, surge: 1, normal: 1, quiet: 1}}; "
+            f"day types: {', '.join(DAY_TYPES)}"
+        )
+    for d, w in given.items():
+        if d not in DAY_TYPES:
+            raise ConfigError(f"{field}: {d!r} is not a day type; allowed: {', '.join(DAY_TYPES)}")
+        if isinstance(w, bool) or not (isinstance(w, int | float) and math.isfinite(w) and w >= 0):
+            raise ConfigError(f"{field}: weight of {d} = {w!r}; allowed: a number >= 0")
+    total = float(sum(given.values()))
+    if total <= 0:
+        raise ConfigError(f"{field} = {dict(given)!r}: the weights sum to 0; give at least one day type a weight > 0")
+    return {str(d): float(w) / total for d, w in given.items() if w > 0}
 
 
 # Day d of month replication r is simulated with run seed MONTH_SEED_BASE + 1000·r + d, so

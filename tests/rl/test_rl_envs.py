@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from gpu_sched_agents.rl.envs import (
     SELECTION_SEEDS,
@@ -96,6 +97,36 @@ def test_mixed_days_follow_the_month_mix():
     for day, k in DEFAULT_MONTH_MIX.items():
         p = k / total
         assert abs(days.count(day) / n - p) < 4 * np.sqrt(p * (1 - p) / n), day
+
+
+def test_mixed_days_follow_a_given_day_mix():
+    from gpu_sched_agents.rl.envs import MixedDays
+
+    env = MixedDays(CGRSPEnvConfig(window=1, action_mode="slot", slot_rows=10), 0, 0, days={"surge": 3, "quiet": 1})
+    days = []
+    for s in range(400):
+        env.reset(seed=s)
+        days.append(env.unwrapped.day)
+    assert set(days) == {"surge", "quiet"}  # a type without weight is never drawn
+    assert stats.binomtest(days.count("surge"), len(days), 0.75).pvalue > 1e-3
+
+
+@pytest.mark.parametrize(
+    ("overrides", "match"),
+    [
+        (["day=mixed", "day.day_mix={busy:1}"], r"day.day_mix: 'busy' is not a day type; allowed: quiet"),
+        (["day=mixed", "day.day_mix={hectic:-1}"], r"day.day_mix: weight of hectic = -1; allowed: a number >= 0"),
+        (["day=mixed", "day.day_mix=[1,2]"], r"day.day_mix = \[1, 2\]: give day type → weight"),
+        (["day=hectic", "day.day_mix={hectic:1}"], r"a day mix is for day=mixed only"),
+    ],
+)
+def test_bad_day_mix_is_refused_before_anything_is_written(tmp_path, overrides, match):
+    import gpu_sched_agents.rl.train as tr
+
+    run = tmp_path / "r"
+    with pytest.raises(ConfigError, match=match):
+        tr.train(cfg_for(*overrides, f"run_dir={run}"))
+    assert not run.exists()
 
 
 @pytest.mark.e2e

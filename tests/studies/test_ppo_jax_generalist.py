@@ -54,12 +54,24 @@ def test_table_applies_the_criterion_to_stored_numbers():
         (["--stock-mix", "fresh", "stale"], "--stock-mix entry 'stale'"),
         (["--month-stocks", "0"], "--month-stocks entry '0'"),
         (["--reps", "1"], "--reps = 1: too small"),
+        (["--day-mix", "hectic=2", "busy=1"], "--day-mix: 'busy' is not a day type"),
+        (["--day-mix", "hectic"], "--day-mix entry 'hectic': give each day type once as TYPE=WEIGHT"),
+        (["--day-mix", "hectic=0"], "--day-mix = {'hectic': 0.0}: the weights sum to 0"),
     ],
 )
 def test_bad_arguments_are_refused_before_training(tmp_path, capsys, args, match):
     with pytest.raises(SystemExit):
         study.main(["--budget", "64", "--out", str(tmp_path / "o"), *args])
     assert match in capsys.readouterr().err and not (tmp_path / "o").exists()
+
+
+def test_the_day_mix_reaches_the_training_config():
+    from gpu_sched_agents.rl.envs import day_mix
+
+    mix = study.parse_day_mix(["hectic=2", "surge=1", "normal=1", "quiet=0.5"])
+    cfg = study.generalist_config(1000, ["fresh", "900"], None, None, day_mix=mix)
+    assert day_mix(cfg) == pytest.approx({"hectic": 4 / 9, "surge": 2 / 9, "normal": 2 / 9, "quiet": 1 / 9}, abs=1e-12)
+    assert day_mix(study.generalist_config(1000, ["fresh"], None, None)) is None  # default: the month's mix
 
 
 @pytest.mark.slow

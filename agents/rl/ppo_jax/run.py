@@ -242,7 +242,7 @@ def stock_mix(cfg: DictConfig, config: CGRSPEnvConfig) -> list[str]:
 
 
 def training_env(cfg: DictConfig, config: CGRSPEnvConfig, **kwargs: Any) -> Any:
-    """The JAX env trained on: ``config``'s, or for ``day=mixed`` a mixed env (the month's day mix × the stock mix).
+    """The JAX env trained on: ``config``'s, or for ``day=mixed`` a mixed env (``day.day_mix`` × the stock mix).
 
     ``config`` is the evaluation env's (for ``day=mixed`` the hectic day, :func:`~gpu_sched_agents.rl.envs.env_config`);
     the mixed env shares every other setting with it.
@@ -250,10 +250,12 @@ def training_env(cfg: DictConfig, config: CGRSPEnvConfig, **kwargs: Any) -> Any:
     from gpu_sched_env.cgrsp.jax import JaxCGRSP
 
     if cfg.day.name == "mixed":
+        from gpu_sched_agents.rl.envs import day_mix
         from gpu_sched_env.cgrsp.jax.mix import regimes_of
 
-        regimes_of(stock_mix(cfg, config), field="day.stock_mix")  # the error names the Hydra field
-        return JaxCGRSP.mixed(config, stocks=stock_mix(cfg, config), **kwargs)
+        days = day_mix(cfg)
+        regimes_of(stock_mix(cfg, config), days, field="day.stock_mix")  # the error names the Hydra field
+        return JaxCGRSP.mixed(config, stocks=stock_mix(cfg, config), days=days, **kwargs)
     return JaxCGRSP.from_config(config, **kwargs)
 
 

@@ -25,8 +25,7 @@ import numpy as np
 
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.cgrsp.jax.types import Day, EnvParams, EnvState, Mix, day_of, make_params
-from gpu_sched_env.cgrsp.params import DAY_TYPES
-from gpu_sched_env.cgrsp.workload import DEFAULT_MONTH_MIX
+from gpu_sched_env.cgrsp.workload import day_weights
 from gpu_sched_env.core.errors import ConfigError
 
 FRESH = "fresh"
@@ -69,7 +68,10 @@ def parse_stock(entry: object, field: str = "stock_mix") -> float | None:
 
 
 def regimes_of(
-    stocks: Sequence[object], days: Mapping[str, float] | None = None, field: str = "stock_mix"
+    stocks: Sequence[object],
+    days: Mapping[str, float] | None = None,
+    field: str = "stock_mix",
+    days_field: str = "day mix",
 ) -> tuple[list[Regime], np.ndarray]:
     """The regimes of a day mix × a stock mix and their probabilities (the product law).
 
@@ -77,28 +79,19 @@ def regimes_of(
         stocks: stock models, each ``"fresh"`` or a Markov dwell D [s]; drawn uniformly.
         days: day type → weight (default: the month's mix, 4 hectic, 3 surge, 18 normal, 5 quiet).
         field: the name errors give the stock list under.
+        days_field: the name errors give the day mix under (:func:`~gpu_sched_env.cgrsp.workload.day_weights`).
     """
     if isinstance(stocks, str | bytes) or not isinstance(stocks, Sequence) or not len(stocks):
         raise ConfigError(f"{field} = {stocks!r}: give a non-empty list of 'fresh' and/or Markov dwells D [s]")
     dwells = [parse_stock(s, field) for s in stocks]
     if len(set(dwells)) < len(dwells):
         raise ConfigError(f"{field} = {list(stocks)!r} repeats a stock model; give each once")
-    days = dict(DEFAULT_MONTH_MIX if days is None else days)
-    for d, w in days.items():
-        if d not in DAY_TYPES:
-            raise ConfigError(f"day mix: {d!r} is not a day type; allowed: {', '.join(DAY_TYPES)}")
-        if not (isinstance(w, int | float) and math.isfinite(w) and w >= 0):
-            raise ConfigError(f"day mix: weight of {d} = {w!r}; allowed: a number >= 0")
-    total = float(sum(days.values()))
-    if total <= 0:
-        raise ConfigError(f"day mix {days!r}: the weights sum to 0")
+    weights = day_weights(days, days_field)
     regimes, probs = [], []
-    for d, w in days.items():
-        if w == 0:
-            continue
+    for d, w in weights.items():
         for dw in dwells:
             regimes.append(Regime(d, dw))
-            probs.append(w / total / len(dwells))
+            probs.append(w / len(dwells))
     return regimes, np.asarray(probs, np.float64)
 
 

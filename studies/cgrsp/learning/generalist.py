@@ -30,7 +30,7 @@ on them.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,13 +46,23 @@ LABEL = "ppo_jax"
 
 
 def generalist_config(
-    budget: int, stock_mix: Sequence[str], n_envs: int | None, n_steps: int | None, extra: Sequence[str] = ()
+    budget: int,
+    stock_mix: Sequence[str],
+    n_envs: int | None,
+    n_steps: int | None,
+    extra: Sequence[str] = (),
+    day_mix: Mapping[str, float] | None = None,
 ) -> Any:
-    """The composed ``experiment=generalist`` config with ``budget`` steps per seed and the stock mix."""
+    """The composed ``experiment=generalist`` config with ``budget`` steps per seed, the stock mix and the day mix.
+
+    ``day_mix``: day type → weight of the training days (``day.day_mix``); None: the month's.
+    """
     from studies.conf import compose_config
 
     over = [f"train.n_envs={n_envs}"] if n_envs else []
     over += [f"algo.n_steps={n_steps}"] if n_steps else []
+    if day_mix is not None:
+        over += ["day.day_mix={" + ",".join(f"{d}:{w:g}" for d, w in day_mix.items()) + "}"]
     mix = ",".join(f"'{s}'" for s in stock_mix)
     cfg = compose_config(
         "experiment=generalist",
@@ -66,6 +76,25 @@ def generalist_config(
         rollout = int(cfg.train.n_envs) * int(cfg.algo.n_steps)
         cfg.algo.batch_size = rollout // 4 if rollout % 4 == 0 else rollout
     return cfg
+
+
+def parse_day_mix(entries: Sequence[str]) -> dict[str, float]:
+    """``["hectic=1", "surge=2"]`` → ``{"hectic": 1.0, "surge": 2.0}`` (ConfigError naming ``--day-mix``)."""
+    from gpu_sched_env.cgrsp.workload import day_weights
+    from gpu_sched_env.core.errors import ConfigError
+
+    mix: dict[str, float] = {}
+    for e in entries:
+        name, sep, w = e.partition("=")
+        try:
+            weight = float(w)
+        except ValueError:
+            weight = None
+        if not sep or weight is None or name in mix:
+            raise ConfigError(f"--day-mix entry {e!r}: give each day type once as TYPE=WEIGHT, e.g. hectic=1")
+        mix[name] = weight
+    day_weights(mix, "--day-mix")
+    return mix
 
 
 def within(wait_ci_high: float, rule_wait: float, miss_diff: float, frac: float = WITHIN) -> bool:
@@ -204,6 +233,9 @@ def table_text(regimes: pd.DataFrame, months: pd.DataFrame) -> str:
             "v0_miss_diff",
             "within",
         ]
+        if "day_mix" in regimes and set(regimes.day_mix.dropna()) - {"month"}:  # what the seeds trained on
+            mixes = ", ".join(sorted(set(regimes.day_mix.dropna())))
+            parts.append(f"Training day mix: {mixes} (month: the month's 4 hectic, 3 surge, 18 normal, 5 quiet).\n")
         parts.append("## Per regime\n\n```\n" + regimes[cols].to_string(index=False, float_format=_f) + "\n```\n")
     if len(months):
         cols = ["seed", "budget", "stock", "reps", "learned_wait", "rule", "rule_wait", "ratio", "wait_ci_high"]
@@ -238,6 +270,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="output folder (rows.csv, month.csv, table.md, networks)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
     ap.add_argument("--stock-mix", nargs="+", default=list(GENERALIST_STOCKS), help="fresh and/or Markov dwells D [s]")
+    ap.add_argument(
+        "--day-mix",
+        nargs="+",
+        default=None,
+        metavar="TYPE=WEIGHT",
+        help="the training days' day mix, e.g. hectic=1 surge=1 normal=1 quiet=1 (default: the month's 4/3/18/5)",
+    )
     ap.add_argument("--jax-days", type=int, default=1000, help="native JAX test days per regime")
     ap.add_argument("--confirm-days", type=int, default=100, help="CGRSP-v0 test seeds per regime")
     ap.add_argument("--reps", type=int, default=10, help="month replications (30 days each)")
@@ -253,7 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, name) < lo:
             ap.error(f"--{name.replace('_', '-')} = {getattr(args, name)}: too small (days and reps ≥ 2, others ≥ 1)")
     try:
-        regimes_of(args.stock_mix, field="--stock-mix")
+        day_mix = None if args.day_mix is None else parse_day_mix(args.day_mix)
+        regimes_of(args.stock_mix, day_mix, field="--stock-mix", days_field="--day-mix")
         for s in args.month_stocks:
             parse_stock(s, "--month-stocks")
     except ConfigError as e:
@@ -262,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows_path, month_path = args.out / "rows.csv", args.out / "month.csv"
     done = pd.read_csv(rows_path) if rows_path.exists() else pd.DataFrame(columns=["seed", "budget"])
     months = pd.read_csv(month_path) if month_path.exists() else pd.DataFrame(columns=["seed", "budget", "stock"])
-    cfg = generalist_config(args.budget, args.stock_mix, args.n_envs, args.n_steps, args.override)
+    cfg = generalist_config(args.budget, args.stock_mix, args.n_envs, args.n_steps, args.override, day_mix)
     folder = args.out / f"generalist_b{args.budget}"
     paths, seconds = parity.train_seeds(cfg, args.seeds, folder)
     print(f"generalist: {len(args.seeds)} seed(s) × {args.budget} steps ({seconds:.0f} s of training)", flush=True)
@@ -273,7 +313,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         new = pd.DataFrame(
             judge_regimes(todo, args.budget, args.jax_days, args.confirm_days, args.workers, args.out, args.override)
         )
-        new = new.assign(budget=args.budget, stock_mix=" ".join(args.stock_mix), train_s=seconds)
+        mix = "month" if day_mix is None else " ".join(f"{d}={w:g}" for d, w in day_mix.items())
+        new = new.assign(budget=args.budget, stock_mix=" ".join(args.stock_mix), day_mix=mix, train_s=seconds)
         done = pd.concat([done, new], ignore_index=True) if len(done) else new
         atomic_write_table(rows_path, done)
         atomic_write_text(args.out / "table.md", table_text(done, months))

@@ -115,7 +115,8 @@ def test_day_in_a_mixed_pool_plays_bit_for_bit_as_its_own_env(mixed, regime, max
     steps = int(s_s.n_steps)
     assert bool(s_s.done) if max_steps is None else steps == max_steps  # a whole day ended within the cap
     for what, got, want in [("mask", m_m, m_s), ("obs", o_m, o_s), ("reward", r_m, r_s), ("done", d_m, d_s)] + [
-        (f"info[{k}]", i_m[k], i_s[k]) for k in i_s  # mean_wait_min and miss_pct too: per_job's reciprocal is x / n
+        (f"info[{k}]", i_m[k], i_s[k])
+        for k in i_s  # mean_wait_min and miss_pct too: per_job's reciprocal is x / n
     ]:
         got, want = np.asarray(got)[:steps], np.asarray(want)[:steps]
         bad = ~(got == want).reshape(steps, -1).all(axis=1)
@@ -173,6 +174,11 @@ def test_bad_mixes_are_refused_naming_the_value():
         regimes_of([])
     with pytest.raises(ConfigError, match="'busy' is not a day type"):
         regimes_of(["fresh"], {"busy": 1})
+    with pytest.raises(ConfigError, match=r"day.day_mix = \{'surge': 0\}: the weights sum to 0"):
+        regimes_of(["fresh"], {"surge": 0}, days_field="day.day_mix")
+    regs, probs = regimes_of(["fresh", "900"], {"hectic": 3, "quiet": 1, "normal": 0})  # weight 0: never drawn
+    assert [r.name for r in regs] == ["hectic_fresh", "hectic_D900", "quiet_fresh", "quiet_D900"]
+    assert np.allclose(probs, [0.375, 0.375, 0.125, 0.125])
     assert regimes_of(["fresh", "900"], {"surge": 1})[0] == [Regime("surge", None), Regime("surge", 900.0)]
     env = JaxCGRSP.mixed(joint_heads("hectic"), stocks=["fresh"], days={"surge": 1})
     with pytest.raises(ConfigError, match="native days only"):
