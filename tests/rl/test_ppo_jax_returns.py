@@ -103,6 +103,26 @@ def test_priced_reward_swaps_the_env_miss_price_for_the_multiplier():
     assert float(constraint.priced_reward(r_env, misses, jnp.float32(0.0), 64.0, 1.0)) == pytest.approx(-1.0)
 
 
+def test_worst_regime_selection_on_a_hand_made_table():
+    """The generalist's pick: fewest regimes with more misses than the rule, then the best worst-regime excess."""
+    rules = {"hectic": (44.0, 0.0), "surge": (0.30, 0.0)}  # margins: 2 % of 44 = 0.88 min; surge: the 0.05 floor
+    evals = pd.DataFrame(
+        {
+            "steps": [1, 2, 3, 4],
+            "hectic_wait": [44.2, 44.0, 44.9, 43.0],
+            "hectic_miss": [0.0, 0.0, 0.0, 0.01],
+            "surge_wait": [0.36, 0.40, 0.31, 0.30],
+            "surge_miss": [0.0, 0.0, 0.0, 0.0],
+        }
+    )
+    keys = [constraint.worst_regime_key(r, rules, 0.02, 0.05) for _, r in evals.iterrows()]
+    assert keys[0] == (0, pytest.approx(1.2))  # surge +0.06 over a 0.05 margin is the worst of its two regimes
+    assert keys[2] == (0, pytest.approx(0.9 / 0.88))  # hectic +0.9 over 0.88
+    assert keys[3][0] == 1  # the lowest waits, but more misses than the rule in one regime: last
+    assert constraint.worst_regime_pick(evals, rules, 0.02, 0.05) == 2
+    assert constraint.worst_regime_pick(evals, rules, 0.02, 0.20) == 0  # a 0.2 min floor: hectic decides
+
+
 def test_lexicographic_selection_on_a_hand_made_table():
     evals = pd.DataFrame(
         {"steps": [1, 2, 3, 4], "mean_wait_min": [40.0, 42.0, 41.0, 45.0], "miss_pct": [0.5, 0.0, 0.02, 0.0]}

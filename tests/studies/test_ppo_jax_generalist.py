@@ -74,6 +74,27 @@ def test_the_day_mix_reaches_the_training_config():
     assert day_mix(study.generalist_config(1000, ["fresh"], None, None)) is None  # default: the month's mix
 
 
+@pytest.mark.e2e
+def test_selection_keeps_the_checkpoint_whose_worst_regime_is_best(tmp_path):
+    """Each evaluation plays every judged regime's selection days; the pick is the worst-regime minimum."""
+    from gpu_sched_agents.rl.ppo_jax import constraint
+    from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy
+    from studies.cgrsp.learning import parity
+
+    cfg = study.generalist_config(128, ["fresh", "900"], 4, 16)
+    regimes = {r: c for r, c in study.regime_configs(128).items() if r in ("hectic_fresh", "surge_D900")}  # two of four
+    paths, _ = parity.train_seeds(
+        cfg, [0], tmp_path, select_every=32, select_days=2, select_regimes=regimes, select_margin=(0.02, 0.05)
+    )
+    table = pd.read_csv(tmp_path / "seed0_select.csv")
+    assert table.steps.tolist() == [64, 128]  # every 32 steps rounded to whole updates of 4 × 16
+    rules = {r: (table[f"{r}_rule_wait"].iloc[0], table[f"{r}_rule_miss"].iloc[0]) for r in regimes}
+    assert all(f"{r}_wait" in table and f"{r}_miss" in table for r in regimes)
+    assert table.picked.sum() == 1
+    assert table.index[table.picked][0] == constraint.worst_regime_pick(table, rules, 0.02, 0.05)
+    assert NumpyPolicy.load(paths[0]) is not None
+
+
 @pytest.mark.slow
 def test_tiny_study_writes_rows_months_and_resumes(tmp_path):
     argv = ["--budget", "64", "--out", str(tmp_path), "--seeds", "0", "--jax-days", "2", "--confirm-days", "2"]

@@ -17,7 +17,9 @@ both in reward units.
 Model selection (:func:`lexicographic_pick`): among the evaluated checkpoints, those with no more
 misses than the rule on the same selection days (an exact count: same days, same jobs, so the
 mean miss % orders as the count), then the lowest mean wait; when none qualifies, the fewest
-misses, then the lowest wait.
+misses, then the lowest wait. For a policy judged on several regimes (the generalist),
+:func:`worst_regime_pick`: the fewest regimes with more misses than the rule, then the smallest
+wait excess of the worst regime in units of the criterion's margin.
 """
 
 from __future__ import annotations
@@ -75,6 +77,27 @@ def lexicographic_pick(evals: pd.DataFrame, rule_miss_pct: float) -> Any:
     return evals.index[min(range(len(keys)), key=keys.__getitem__)]
 
 
+def worst_regime_key(
+    evals: pd.Series, rules: dict[str, tuple[float, float]], frac: float, floor_min: float
+) -> tuple[int, float]:
+    """Lower is better: (regimes with more misses than the rule, the worst regime's wait excess).
+
+    ``evals``: one checkpoint's ``<regime>_wait`` and ``<regime>_miss`` on each regime's selection
+    days; ``rules``: regime → the rule's (mean wait [min], miss %) on the same days. A regime's
+    excess is (wait − rule's) / max(``frac`` × rule's wait, ``floor_min``): ≤ 1 inside the
+    generalist criterion's margin, so the key ranks checkpoints by the criterion's worst regime.
+    """
+    over = sum(int(evals[f"{r}_miss"] > m + 1e-9) for r, (_, m) in rules.items())
+    excess = max((evals[f"{r}_wait"] - w) / max(frac * w, floor_min) for r, (w, _) in rules.items())
+    return over, float(excess)
+
+
+def worst_regime_pick(evals: pd.DataFrame, rules: dict[str, tuple[float, float]], frac: float, floor_min: float) -> Any:
+    """The index of the checkpoint whose worst regime is best (:func:`worst_regime_key`); ties keep the earliest."""
+    keys = [worst_regime_key(row, rules, frac, floor_min) for _, row in evals.iterrows()]
+    return evals.index[min(range(len(keys)), key=keys.__getitem__)]
+
+
 __all__ = [
     "MISS",
     "dual_update",
@@ -83,4 +106,6 @@ __all__ = [
     "priced_reward",
     "rollout_miss_pct",
     "rule_miss_pct",
+    "worst_regime_key",
+    "worst_regime_pick",
 ]

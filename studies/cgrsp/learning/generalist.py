@@ -184,6 +184,15 @@ def month_row(policy: Path, config: Any, rules: pd.DataFrame, reps: int) -> dict
     return row
 
 
+def regime_configs(budget: int, extra: Sequence[str] = ()) -> dict[str, Any]:
+    """Regime → its config as the generalist is judged (and selected) there: ``algo=ppo_jax`` and ``extra``.
+
+    ``extra``: the Hydra overrides the generalist was trained with (``--override``), so each
+    regime's env has the trained design (the ``when`` design by default).
+    """
+    return {r: parity.regime_config(r, budget, extra=extra, base="algo=ppo_jax") for r in parity.REGIMES}
+
+
 def judge_regimes(
     paths: dict[int, Path],
     budget: int,
@@ -200,8 +209,7 @@ def judge_regimes(
     the trained design (the ``when`` design by default, the joint one under ``--override env=joint_heads``).
     """
     rows = []
-    for regime in parity.REGIMES:
-        cfg = parity.regime_config(regime, budget, extra=extra, base="algo=ppo_jax")
+    for regime, cfg in regime_configs(budget, extra).items():
         folder = out / "judge" / regime  # the rules' days: shared by every seed and budget
         folder.mkdir(parents=True, exist_ok=True)
         rows += parity.evaluate_regime(regime, cfg, paths, jax_days, confirm_days, workers, folder)
@@ -283,11 +291,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--month-stocks", nargs="+", default=list(MONTH_STOCKS), help="stock models of the month runs")
     ap.add_argument("--n-envs", type=int, default=None, help="envs per seed (default: the shipped train.n_envs)")
     ap.add_argument("--n-steps", type=int, default=None, help="steps per env per update (default: algo.n_steps)")
+    ap.add_argument(
+        "--select-every",
+        type=int,
+        default=0,
+        help="evaluate each seed every N steps on the judged regimes' selection days and keep the checkpoint "
+        "whose worst regime is best (0: the final network)",
+    )
+    ap.add_argument("--select-days", type=int, default=100, help="native selection days per regime per evaluation")
     ap.add_argument("--workers", type=int, default=1, help="processes for the CGRSP-v0 days")
     ap.add_argument("--override", nargs="*", default=[], help="extra Hydra overrides (tuned on selection seeds)")
     ap.add_argument("--train-only", action="store_true", help="train and export, judge later (the same command)")
     args = ap.parse_args(argv)
-    for name in ("budget", "jax_days", "confirm_days", "reps", "workers"):
+    if args.select_every < 0:
+        ap.error(f"--select-every = {args.select_every}: give 0 (the final network) or a number of steps > 0")
+    for name in ("budget", "jax_days", "confirm_days", "reps", "workers", "select_days"):
         lo = 2 if name.endswith("days") or name == "reps" else 1
         if getattr(args, name) < lo:
             ap.error(f"--{name.replace('_', '-')} = {getattr(args, name)}: too small (days and reps ≥ 2, others ≥ 1)")
@@ -302,9 +320,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows_path, month_path = args.out / "rows.csv", args.out / "month.csv"
     done = pd.read_csv(rows_path) if rows_path.exists() else pd.DataFrame(columns=["seed", "budget"])
     months = pd.read_csv(month_path) if month_path.exists() else pd.DataFrame(columns=["seed", "budget", "stock"])
+    setting = {
+        "stock_mix": " ".join(args.stock_mix),
+        "day_mix": "month" if day_mix is None else " ".join(f"{d}={w:g}" for d, w in day_mix.items()),
+        "select_every": args.select_every,
+    }
+    for col, value in setting.items():  # one training setting per folder and budget: rows are keyed by seed
+        same_budget = done[done.budget == args.budget] if len(done) else done
+        if col in same_budget and (same_budget[col].astype(str) != str(value)).any():
+            ap.error(
+                f"--out {args.out} holds rows of budget {args.budget} trained with {col} = "
+                f"{same_budget[col].iloc[0]!r}, not {value!r}; give another --out"
+            )
     cfg = generalist_config(args.budget, args.stock_mix, args.n_envs, args.n_steps, args.override, day_mix)
-    folder = args.out / f"generalist_b{args.budget}"
-    paths, seconds = parity.train_seeds(cfg, args.seeds, folder)
+    folder = args.out / (f"generalist_b{args.budget}" + (f"_sel{args.select_every}" if args.select_every else ""))
+    paths, seconds = parity.train_seeds(
+        cfg,
+        args.seeds,
+        folder,
+        select_every=args.select_every,
+        select_days=args.select_days,
+        select_regimes=regime_configs(args.budget, args.override),
+        select_margin=(WITHIN, FLOOR_MIN),
+    )
     print(f"generalist: {len(args.seeds)} seed(s) × {args.budget} steps ({seconds:.0f} s of training)", flush=True)
     if args.train_only:
         return 0
@@ -313,8 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         new = pd.DataFrame(
             judge_regimes(todo, args.budget, args.jax_days, args.confirm_days, args.workers, args.out, args.override)
         )
-        mix = "month" if day_mix is None else " ".join(f"{d}={w:g}" for d, w in day_mix.items())
-        new = new.assign(budget=args.budget, stock_mix=" ".join(args.stock_mix), day_mix=mix, train_s=seconds)
+        new = new.assign(budget=args.budget, **setting, train_s=seconds)
         done = pd.concat([done, new], ignore_index=True) if len(done) else new
         atomic_write_table(rows_path, done)
         atomic_write_text(args.out / "table.md", table_text(done, months))

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,8 @@ def train_seeds(
     select_every: int = 0,
     select_days: int = 100,
     select_by: str = "objective",
+    select_regimes: Mapping[str, Any] | None = None,
+    select_margin: tuple[float, float] = (0.02, 0.05),
 ) -> tuple[dict[int, Path], float]:
     """Train ``seeds`` of one regime in one compiled program; export each actor. Returns paths and seconds.
 
@@ -107,6 +110,12 @@ def train_seeds(
     lists the evaluations); 0 exports the final network. ``select_by="lexicographic"``: the
     evaluation with no more misses than the JAX rule on the same days, then the lowest wait
     (:func:`~gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_pick`).
+
+    ``select_regimes`` (regime name → its config, the trained design; needed for ``day=mixed``,
+    the generalist): every evaluation plays each regime's selection days, the JAX rule plays them
+    once, and the checkpoint whose worst regime is best is exported
+    (:func:`~gpu_sched_agents.rl.ppo_jax.constraint.worst_regime_pick`, ``select_margin`` =
+    (fraction of the rule's wait, floor [min]): the generalist criterion's margin).
     """
     from gpu_sched_agents.rl.envs import env_config
     from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, per_day, test_keys
@@ -120,26 +129,87 @@ def train_seeds(
     todo = [s for s in seeds if not paths[s].exists()]
     if not todo:
         return paths, 0.0
-    if select_every > 0 and cfg.day.name == "mixed":
+    if select_every > 0 and cfg.day.name == "mixed" and not select_regimes:
         raise ConfigError(
             f"select_every = {select_every}: selection plays native days of one regime; day = 'mixed' (the "
-            "generalist) trains without it (0)"
+            "generalist) selects with select_regimes (the regimes it is judged on) or trains without it (0)"
         )
     env = training_env(cfg, config, records=False)  # day=mixed (the generalist): a mixed env
     hp = hyper(cfg, env)
     trainer = make_train(hp, env, env.default_params)
     every = max(1, select_every // hp.steps_per_update) if select_every > 0 else hp.n_updates
     sel_keys = test_keys(select_days, SELECT_SEED0)
-    rule_miss = None
-    if select_every > 0 and select_by == "lexicographic":
+    select = None
+    if select_every > 0:
         from gpu_sched_env.cgrsp.jax import RULES
 
-        rule_miss = float(per_day(env, {JAX_RULE: RULES[JAX_RULE]}, sel_keys).miss_pct.mean())
+        rule = {JAX_RULE: RULES[JAX_RULE]}
+        if select_regimes:
+            envs = {r: training_env(c, env_config(c), records=False) for r, c in select_regimes.items()}
+            rules = {}
+            for r, e in envs.items():
+                days = per_day(e, rule, sel_keys)
+                rules[r] = (float(days.mean_wait_min.mean()), float(days.miss_pct.mean()))
+            select = _Selection(envs, sel_keys, rules=rules, margin=select_margin)
+        else:
+            miss = float(per_day(env, rule, sel_keys).miss_pct.mean()) if select_by == "lexicographic" else None
+            select = _Selection({"": env}, sel_keys, rule_miss=miss)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     for group in [todo] if together else [[s] for s in todo]:
-        _train_group(trainer, hp, env, group, every, select_every > 0, sel_keys, rule_miss, out, paths)
+        _train_group(trainer, hp, env, group, every, select, out, paths)
     return paths, time.perf_counter() - t0
+
+
+@dataclass
+class _Selection:
+    """What a selection evaluation plays and how :func:`train_seeds` picks among the evaluations.
+
+    ``envs``: ``{"": env}`` (the trained regime) or regime → env (the generalist). ``rule_miss``:
+    lexicographic on one regime; ``rules``: regime → the JAX rule's (wait, miss %), worst-regime
+    pick with ``margin``; neither: the lowest selection objective, kept as it comes.
+    """
+
+    envs: dict[str, Any]
+    keys: Any
+    rule_miss: float | None = None
+    rules: dict[str, tuple[float, float]] | None = None
+    margin: tuple[float, float] = (0.02, 0.05)
+
+    @property
+    def keeps_all(self) -> bool:
+        """Whether every candidate is kept until the end (the pick needs all evaluations)."""
+        return self.rule_miss is not None or self.rules is not None
+
+    def evaluate(self, actor: Any, steps: int) -> dict[str, float]:
+        """One checkpoint's row: its mean wait, miss % and objective per regime (columns prefixed by the regime)."""
+        from gpu_sched_agents.rl.ppo_jax.jax_eval import play_params, selection_objective
+
+        row: dict[str, float] = {"steps": steps}
+        for name, env in self.envs.items():
+            days = play_params(env, actor, self.keys)
+            if name:  # one regime of several
+                row |= {f"{name}_wait": days.mean_wait_min.mean(), f"{name}_miss": days.miss_pct.mean()}
+            else:
+                row |= {"mean_wait_min": days.mean_wait_min.mean(), "miss_pct": days.miss_pct.mean()}
+                row["objective"] = selection_objective(days)
+        return row
+
+    def pick(self, table: pd.DataFrame) -> Any:
+        """The index of the kept checkpoint (:attr:`keeps_all` only)."""
+        from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_pick, worst_regime_pick
+
+        if self.rules is not None:
+            return worst_regime_pick(table, self.rules, *self.margin)
+        return lexicographic_pick(table, self.rule_miss)
+
+    def annotate(self, table: pd.DataFrame) -> pd.DataFrame:
+        """The rule's numbers beside the evaluations (the selection table's extra columns)."""
+        if self.rules is not None:
+            return table.assign(**{f"{r}_rule_wait": w for r, (w, _) in self.rules.items()}).assign(
+                **{f"{r}_rule_miss": m for r, (_, m) in self.rules.items()}
+            )
+        return table.assign(rule_miss_pct=self.rule_miss)
 
 
 def _train_group(
@@ -148,9 +218,7 @@ def _train_group(
     env: Any,
     group: list[int],
     every: int,
-    select: bool,
-    sel_keys: Any,
-    rule_miss: float | None,
+    select: _Selection | None,
     out: Path,
     paths: dict[int, Path],
 ) -> None:
@@ -160,7 +228,7 @@ def _train_group(
     from gpu_sched_agents.rl.ppo_jax.jax_eval import train_in_chunks
 
     keys = jax.numpy.stack([jax.random.PRNGKey(s) for s in group])
-    best = {s: (float("inf"), None) for s in group}
+    best: dict[int, tuple[float, Any]] = {s: (float("inf"), None) for s in group}
     chunks: list[Any] = []
     evals: dict[int, list[dict[str, float]]] = {s: [] for s in group}
     kept: dict[int, list[Any]] = {s: [] for s in group}
@@ -169,72 +237,40 @@ def _train_group(
         chunks.append(jax.device_get(metrics))
         for i, s in enumerate(group):
             mine = jax.tree_util.tree_map(lambda x, i=i: x[i], params)
-            if not select:
+            if select is None:
                 best[s] = (0.0, mine)
                 continue
-            steps = updates * hp.steps_per_update
-            best[s] = _selection_step(env, mine, sel_keys, steps, rule_miss, best[s], evals[s], kept[s])
+            row = select.evaluate(mine, updates * hp.steps_per_update)
+            evals[s].append(row)
+            if select.keeps_all:  # every candidate is kept until the end
+                kept[s].append(mine)
+            elif row["objective"] < best[s][0]:
+                best[s] = (row["objective"], mine)
     for i, s in enumerate(group):
         curve = {k: np.concatenate([np.asarray(c[k][i]) for c in chunks]) for k in chunks[0]}
         atomic_write_table(out / f"seed{s}_curve.csv", pd.DataFrame(curve))
-        _export(out, s, paths[s], env, best[s], evals[s], kept[s], rule_miss)
-
-
-def _selection_step(
-    env: Any,
-    actor: Any,
-    sel_keys: Any,
-    steps: int,
-    rule_miss: float | None,
-    best: tuple[float, Any],
-    evals: list[dict[str, float]],
-    kept: list[Any],
-) -> tuple[float, Any]:
-    """Evaluate one seed's ``actor`` after ``steps`` on the selection days; returns the best (score, actor) so far.
-
-    Appends the evaluation to ``evals``; lexicographic selection (``rule_miss`` given) keeps every
-    candidate in ``kept`` and picks at the end (:func:`_export`).
-    """
-    from gpu_sched_agents.rl.ppo_jax.jax_eval import play_params, selection_objective
-
-    days = play_params(env, actor, sel_keys)
-    score = selection_objective(days)
-    evals.append(
-        {
-            "steps": steps,
-            "mean_wait_min": days.mean_wait_min.mean(),
-            "miss_pct": days.miss_pct.mean(),
-            "objective": score,
-        }
-    )
-    if rule_miss is not None:  # lexicographic: every candidate is kept until the end
-        kept.append(actor)
-    elif score < best[0]:
-        return score, actor
-    return best
+        _export(s, paths[s], env, best[s], evals[s], kept[s], select)
 
 
 def _export(
-    out: Path,
     s: int,
     path: Path,
     env: Any,
     best: tuple[float, Any],
     evals: list[dict[str, float]],
     kept: list[Any],
-    rule_miss: float | None,
+    select: _Selection | None,
 ) -> None:
-    """Seed ``s``'s selection table and chosen actor (the lexicographic pick made here) under ``out``."""
-    from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_pick
+    """Seed ``s``'s selection table (``seed<s>_select.csv`` beside ``path``) and its chosen actor."""
     from gpu_sched_agents.rl.ppo_jax.export import save_policy
 
-    if rule_miss is not None:
-        table = pd.DataFrame(evals).assign(rule_miss_pct=rule_miss)
-        pick = lexicographic_pick(table, rule_miss)
-        best = (float(table.objective[pick]), kept[pick])
+    if select is not None and select.keeps_all:
+        table = select.annotate(pd.DataFrame(evals))
+        pick = select.pick(table)
+        best = (0.0, kept[pick])
         evals = table.assign(picked=table.index == pick).to_dict("records")
     if evals:
-        atomic_write_table(out / f"seed{s}_select.csv", pd.DataFrame(evals))
+        atomic_write_table(path.parent / f"seed{s}_select.csv", pd.DataFrame(evals))
     save_policy(path, best[1], env.obs_dim, env.n_actions)  # last: its presence marks the seed done
 
 
