@@ -65,6 +65,18 @@ def test_bad_arguments_are_refused_before_training(tmp_path, capsys, args, match
     assert match in capsys.readouterr().err and not (tmp_path / "o").exists()
 
 
+def test_an_out_folder_keeps_one_training_setting(tmp_path, capsys):
+    rows = pd.DataFrame({"seed": [0], "budget": [64], "stock_mix": ["fresh 300 900 3600"], "day_mix": ["month"]})
+    rows.assign(select_every=0).to_csv(tmp_path / "rows.csv", index=False)
+    with pytest.raises(SystemExit):
+        study.main(["--budget", "64", "--out", str(tmp_path), "--select-every", "1000"])
+    assert "trained with select_every = 0, not 1000; give another --out" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        study.main(["--budget", "64", "--out", str(tmp_path), "--day-mix", "hectic=1"])
+    assert "trained with day_mix = month, not hectic=1;" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.csv"]  # nothing trained or written
+
+
 def test_the_day_mix_reaches_the_training_config():
     from gpu_sched_agents.rl.envs import day_mix
 

@@ -330,7 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if col in same_budget and (same_budget[col].astype(str) != str(value)).any():
             ap.error(
                 f"--out {args.out} holds rows of budget {args.budget} trained with {col} = "
-                f"{same_budget[col].iloc[0]!r}, not {value!r}; give another --out"
+                f"{same_budget[col].astype(str).iloc[0]}, not {value}; give another --out"
             )
     cfg = generalist_config(args.budget, args.stock_mix, args.n_envs, args.n_steps, args.override, day_mix)
     folder = args.out / (f"generalist_b{args.budget}" + (f"_sel{args.select_every}" if args.select_every else ""))
