@@ -141,11 +141,18 @@ def test_stock_mix_with_sb3_is_refused(tmp_path):
     assert not run.exists()
 
 
-def test_generalist_experiment_composes():
+def test_generalist_experiment_is_the_generalist_studys_6m_setting():
+    from gpu_sched_env.cgrsp.jax.mix import GENERALIST_STOCKS
+    from studies.cgrsp.learning.generalist import generalist_config
+
     with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["experiment=generalist"])
-    assert cfg.algo.name == "ppo_jax" and cfg.day.name == "mixed"
-    assert list(cfg.day.stock_mix) == ["fresh", "300", "900", "3600"]
+        cfg = compose(config_name="config", overrides=["experiment=generalist", "run_dir=/tmp/unused"])
+        main = compose(config_name="config", overrides=["algo=ppo_jax", "run_dir=/tmp/unused"])
+    assert cfg.algo.name == "ppo_jax" and cfg.day.name == "mixed" and cfg.day.day_mix is None
+    assert list(cfg.day.stock_mix) == ["fresh", "300", "900", "3600"] == list(GENERALIST_STOCKS)
+    assert int(cfg.train.total_timesteps) == 6_000_000  # the study's measured budget (docs/training.md)
+    assert cfg == generalist_config(6_000_000, GENERALIST_STOCKS, None, None)
+    assert cfg.algo == main.algo and cfg.env == main.env  # algo=ppo_jax's design, only the days differ
 
 
 def test_persistent_stock_experiment_is_the_ablations_time_aware_row():
