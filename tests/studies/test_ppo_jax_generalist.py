@@ -46,6 +46,9 @@ def test_table_applies_the_criterion_to_stored_numbers():
     assert "within 2 % in 1 of 2 regimes and 1 of 1 months" in text and "criterion NOT met" in text
     r, m = study.with_verdicts(regimes, months)
     assert r.within.tolist() == [True, False] and m.within.tolist() == [True]
+    # the same month with 10 replications beside the 3: the 10 decide (here: outside the margin)
+    more = pd.concat([months, months.assign(reps=10, wait_ci_high=0.5)], ignore_index=True)
+    assert "within 2 % in 1 of 2 regimes and 0 of 1 months" in study.table_text(regimes, more)
 
 
 @pytest.mark.parametrize(

@@ -252,6 +252,8 @@ def table_text(regimes: pd.DataFrame, months: pd.DataFrame) -> str:
     lines = []
     for (seed, budget), g in regimes.groupby(["seed", "budget"]) if len(regimes) else []:
         m = months[(months.seed == seed) & (months.budget == budget)] if len(months) else months
+        if len(m) and "reps" in m:  # a stock judged with several replication counts: the most replications decide
+            m = m.sort_values("reps", kind="stable").groupby(m.stock.astype(str)).tail(1)
         ok = bool(g.within.all()) and len(m) > 0 and bool(m.within.all())
         worst = max([*g.v0_ratio.tolist(), *(m.ratio.tolist() if len(m) else [])])
         lines.append(
@@ -266,11 +268,9 @@ def _f(x: float) -> str:
     return f"{x:.3f}"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Train, judge and tabulate (resumable); returns the exit status."""
-    from gpu_sched_agents.rl.envs import env_config
+def parse_args(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """The study's arguments, checked (an error exits naming the argument); ``args.day_mix`` parsed to a dict."""
     from gpu_sched_env.cgrsp.jax.mix import GENERALIST_STOCKS, parse_stock, regimes_of
-    from gpu_sched_env.cgrsp.jax.rules import RULES  # noqa: F401  (JAX present: fail before training)
     from gpu_sched_env.core.errors import ConfigError
 
     ap = argparse.ArgumentParser(prog="python -m studies generalist", description=__doc__.splitlines()[0])
@@ -310,19 +310,55 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, name) < lo:
             ap.error(f"--{name.replace('_', '-')} = {getattr(args, name)}: too small (days and reps ≥ 2, others ≥ 1)")
     try:
-        day_mix = None if args.day_mix is None else parse_day_mix(args.day_mix)
-        regimes_of(args.stock_mix, day_mix, field="--stock-mix", days_field="--day-mix")
+        args.day_mix = None if args.day_mix is None else parse_day_mix(args.day_mix)
+        regimes_of(args.stock_mix, args.day_mix, field="--stock-mix", days_field="--day-mix")
         for s in args.month_stocks:
             parse_stock(s, "--month-stocks")
     except ConfigError as e:
         ap.error(str(e))
+    return ap, args
+
+
+def judge_months(
+    args: argparse.Namespace, cfg: Any, paths: dict[int, Path], done: pd.DataFrame, months: pd.DataFrame
+) -> pd.DataFrame:
+    """Each seed's month rows under each ``--month-stocks`` model with ``--reps`` (resumable, written per row)."""
+    from gpu_sched_agents.rl.envs import env_config
+    from gpu_sched_env.cgrsp.jax.mix import parse_stock
+
+    eval_config = env_config(cfg)  # the hectic day; each month day is played with config.replace(day=...)
+    for stock in args.month_stocks:
+        d = parse_stock(stock)
+        config = eval_config.replace(
+            stock_process="fresh" if d is None else "markov", **({} if d is None else {"stock_dwell_s": d})
+        )
+        rules = None
+        for s, path in paths.items():
+            have = (months.seed == s) & (months.budget == args.budget) & (months.stock.astype(str) == stock)
+            have &= months.reps == args.reps if "reps" in months else False
+            if len(months) and have.any():
+                continue
+            if rules is None:
+                rules = month_rules(config, args.reps, args.out / "judge" / f"month_{stock}", args.workers)
+            row = {"seed": s, "budget": args.budget, "stock": stock, **month_row(path, config, rules, args.reps)}
+            months = pd.concat([months, pd.DataFrame([row])], ignore_index=True) if len(months) else pd.DataFrame([row])
+            atomic_write_table(args.out / "month.csv", months)
+            atomic_write_text(args.out / "table.md", table_text(done, months))
+    return months
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Train, judge and tabulate (resumable); returns the exit status."""
+    from gpu_sched_env.cgrsp.jax.rules import RULES  # noqa: F401  (JAX present: fail before training)
+
+    ap, args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     rows_path, month_path = args.out / "rows.csv", args.out / "month.csv"
     done = pd.read_csv(rows_path) if rows_path.exists() else pd.DataFrame(columns=["seed", "budget"])
     months = pd.read_csv(month_path) if month_path.exists() else pd.DataFrame(columns=["seed", "budget", "stock"])
     setting = {
         "stock_mix": " ".join(args.stock_mix),
-        "day_mix": "month" if day_mix is None else " ".join(f"{d}={w:g}" for d, w in day_mix.items()),
+        "day_mix": "month" if args.day_mix is None else " ".join(f"{d}={w:g}" for d, w in args.day_mix.items()),
         "select_every": args.select_every,
     }
     for col, value in setting.items():  # one training setting per folder and budget: rows are keyed by seed
@@ -332,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"--out {args.out} holds rows of budget {args.budget} trained with {col} = "
                 f"{same_budget[col].astype(str).iloc[0]}, not {value}; give another --out"
             )
-    cfg = generalist_config(args.budget, args.stock_mix, args.n_envs, args.n_steps, args.override, day_mix)
+    cfg = generalist_config(args.budget, args.stock_mix, args.n_envs, args.n_steps, args.override, args.day_mix)
     folder = args.out / (f"generalist_b{args.budget}" + (f"_sel{args.select_every}" if args.select_every else ""))
     paths, seconds = parity.train_seeds(
         cfg,
@@ -355,24 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         done = pd.concat([done, new], ignore_index=True) if len(done) else new
         atomic_write_table(rows_path, done)
         atomic_write_text(args.out / "table.md", table_text(done, months))
-    eval_config = env_config(cfg)  # the hectic day; each month day is played with config.replace(day=...)
-    for stock in args.month_stocks:
-        d = parse_stock(stock)
-        config = eval_config.replace(
-            stock_process="fresh" if d is None else "markov", **({} if d is None else {"stock_dwell_s": d})
-        )
-        rules = None
-        for s, path in paths.items():
-            have = (months.seed == s) & (months.budget == args.budget) & (months.stock.astype(str) == stock)
-            have &= months.reps == args.reps if "reps" in months else False
-            if len(months) and have.any():
-                continue
-            if rules is None:
-                rules = month_rules(config, args.reps, args.out / "judge" / f"month_{stock}", args.workers)
-            row = {"seed": s, "budget": args.budget, "stock": stock, **month_row(path, config, rules, args.reps)}
-            months = pd.concat([months, pd.DataFrame([row])], ignore_index=True) if len(months) else pd.DataFrame([row])
-            atomic_write_table(month_path, months)
-            atomic_write_text(args.out / "table.md", table_text(done, months))
+    months = judge_months(args, cfg, paths, done, months)
     text = table_text(done, months)
     atomic_write_text(args.out / "table.md", text)
     print(text)
