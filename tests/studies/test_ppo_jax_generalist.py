@@ -69,11 +69,12 @@ def test_bad_arguments_are_refused_before_training(tmp_path, capsys, args, match
 
 
 def test_an_out_folder_keeps_one_training_setting(tmp_path, capsys):
-    rows = pd.DataFrame({"seed": [0], "budget": [64], "stock_mix": ["fresh 300 900 3600"], "day_mix": ["month"]})
-    rows.assign(select_every=0).to_csv(tmp_path / "rows.csv", index=False)
+    rows = pd.DataFrame({"seed": [0, 1], "budget": [64, 64], "stock_mix": ["fresh 300 900 3600"] * 2})
+    rows.assign(day_mix=[None, "month"], select_every=[None, 0]).to_csv(tmp_path / "rows.csv", index=False)
+    # seed 0's row predates the recorded columns (empty there), seed 1's says 0 (read back as 0.0)
     with pytest.raises(SystemExit):
         study.main(["--budget", "64", "--out", str(tmp_path), "--select-every", "1000"])
-    assert "trained with select_every = 0, not 1000; give another --out" in capsys.readouterr().err
+    assert "trained with select_every = 0.0, not 1000; give another --out" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         study.main(["--budget", "64", "--out", str(tmp_path), "--day-mix", "hectic=1"])
     assert "trained with day_mix = month, not hectic=1;" in capsys.readouterr().err

@@ -268,6 +268,14 @@ def _f(x: float) -> str:
     return f"{x:.3f}"
 
 
+def _same_value(stored: Any, value: Any) -> bool:
+    """Whether a value read back from ``rows.csv`` is ``value`` (numbers by value: a CSV column may turn 0 into 0.0)."""
+    try:
+        return float(stored) == float(value)
+    except (TypeError, ValueError):
+        return str(stored) == str(value)
+
+
 def parse_args(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
     """The study's arguments, checked (an error exits naming the argument); ``args.day_mix`` parsed to a dict."""
     from gpu_sched_env.cgrsp.jax.mix import GENERALIST_STOCKS, parse_stock, regimes_of
@@ -363,10 +371,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     for col, value in setting.items():  # one training setting per folder and budget: rows are keyed by seed
         same_budget = done[done.budget == args.budget] if len(done) else done
-        if col in same_budget and (same_budget[col].astype(str) != str(value)).any():
+        there = same_budget[col].dropna().tolist() if col in same_budget else []  # empty: rows older than the column
+        other = [v for v in there if not _same_value(v, value)]
+        if other:
             ap.error(
-                f"--out {args.out} holds rows of budget {args.budget} trained with {col} = "
-                f"{same_budget[col].astype(str).iloc[0]}, not {value}; give another --out"
+                f"--out {args.out} holds rows of budget {args.budget} trained with {col} = {other[0]}, not {value}; "
+                "give another --out"
             )
     cfg = generalist_config(args.budget, args.stock_mix, args.n_envs, args.n_steps, args.override, args.day_mix)
     folder = args.out / (f"generalist_b{args.budget}" + (f"_sel{args.select_every}" if args.select_every else ""))
