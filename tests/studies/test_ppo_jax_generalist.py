@@ -94,7 +94,6 @@ def test_the_day_mix_reaches_the_training_config():
 def test_selection_keeps_the_checkpoint_whose_worst_regime_is_best(tmp_path):
     """Each evaluation plays every judged regime's selection days; the pick is the worst-regime minimum."""
     from gpu_sched_agents.rl.ppo_jax import constraint
-    from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy
     from studies.cgrsp.learning import parity
 
     cfg = study.generalist_config(128, ["fresh", "900"], 4, 16)
@@ -108,7 +107,7 @@ def test_selection_keeps_the_checkpoint_whose_worst_regime_is_best(tmp_path):
     assert all(f"{r}_wait" in table and f"{r}_miss" in table for r in regimes)
     assert table.picked.sum() == 1
     assert table.index[table.picked][0] == constraint.worst_regime_pick(table, rules, 0.02, 0.05)
-    assert NumpyPolicy.load(paths[0]) is not None
+    assert paths[0].exists()  # the pick is exported (the study's resume key)
 
 
 @pytest.mark.slow

@@ -206,9 +206,8 @@ class _Selection:
     def annotate(self, table: pd.DataFrame) -> pd.DataFrame:
         """The rule's numbers beside the evaluations (the selection table's extra columns)."""
         if self.rules is not None:
-            return table.assign(**{f"{r}_rule_wait": w for r, (w, _) in self.rules.items()}).assign(
-                **{f"{r}_rule_miss": m for r, (_, m) in self.rules.items()}
-            )
+            cols = {f"{r}_rule_{k}": v for r, (w, m) in self.rules.items() for k, v in (("wait", w), ("miss", m))}
+            return table.assign(**cols)
         return table.assign(rule_miss_pct=self.rule_miss)
 
 
