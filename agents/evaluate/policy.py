@@ -32,6 +32,7 @@ from typing import Any
 import pandas as pd
 
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig, as_env_config
+from gpu_sched_env.cgrsp.stock import with_stock
 from gpu_sched_env.core.errors import ConfigError
 
 KINDS = {
@@ -41,7 +42,6 @@ KINDS = {
     "npz": "an exported ppo_jax policy (.npz)",
     "object": "module:attr (an object with predict(obs, state, episode_start, deterministic))",
 }
-STOCK_KEYS = ("stock_process", "stock_dwell_s")
 _MODULE_ATTR = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
@@ -82,8 +82,7 @@ class Policy:
 
     def params(self, stock: dict[str, Any]) -> dict[str, Any]:
         """The policy's simulator parameters under another stock model (the rules and bounds get the same)."""
-        own = {k: v for k, v in self.config.params.items() if k not in STOCK_KEYS}
-        return {**own, **stock}
+        return with_stock(self.config.params, stock)
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready description (report.json's ``policy``)."""

@@ -80,6 +80,11 @@ class PPOJaxConfig:
     # steps between those selections (null: every train.eval_freq); the CGRSP-v0 evaluations
     # (eval/*, learning_curve) keep train.eval_freq, so a cheap JAX selection can run more often
     select_every: int | None = None
+    # regimes the selection plays (names <day>_fresh / <day>_D<dwell s>, e.g. the protocol's hectic_fresh,
+    # hectic_D900, surge_fresh, surge_D900; [] = the run's own regime): select_days days in each, and the
+    # checkpoint whose worst regime is best is kept (constraint.worst_regime_key: the fewest regimes with
+    # more misses than the rule, then the worst wait excess in units of the generalist's 2 % margin)
+    select_regimes: list[str] = field(default_factory=list)
     # returns (agents/rl/ppo_jax/returns.py): "discounted" = γ per decision, or γ^(Δt/τ) per
     # step when tau_s [s] is set; "average" = differential r − ρ·Δt, γ = 1 (gamma must be 1)
     returns: str = "discounted"

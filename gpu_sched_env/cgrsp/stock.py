@@ -30,7 +30,7 @@ from bisect import bisect_right
 import numpy as np
 
 from gpu_sched_env.cgrsp.fleet import Fleet
-from gpu_sched_env.cgrsp.params import CGRSPParams
+from gpu_sched_env.cgrsp.params import DAY_TYPES, CGRSPParams
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.rng import ChunkedUniforms, stream
 
@@ -158,6 +158,38 @@ def stock_params(dwell: str) -> dict[str, object]:
     return {"stock_process": "markov", "stock_dwell_s": d}
 
 
+STOCK_KEYS = ("stock_process", "stock_dwell_s")  # the simulator parameters that make the stock model
+
+
+def parse_regime(name: str) -> tuple[str, dict[str, object]]:
+    """A regime's day type and stock parameters from its name: ``<day>_fresh`` or ``<day>_D<dwell s>``.
+
+    ``hectic_D900`` is the hectic day under the Markov stock with a mean dwell of 900 s (the
+    protocol's regimes, ``gpu_sched_agents.evaluate.protocol.REGIMES``, are such names).
+    """
+    day, sep, stock = str(name).rpartition("_")
+    if sep and day in DAY_TYPES and (stock == "fresh" or stock[:1] == "D"):
+        try:
+            return day, stock_params("fresh" if stock == "fresh" else stock[1:])
+        except ConfigError:
+            pass
+    raise ConfigError(
+        f"regime = {name!r} is not allowed; allowed: <day>_fresh or <day>_D<mean dwell in seconds > 0> with a day "
+        f"in {sorted(DAY_TYPES)}, e.g. hectic_fresh, surge_D900"
+    )
+
+
+def regime_config(config, name: str):
+    """``config`` (a CGRSPEnvConfig) on regime ``name``'s day under its stock model, its other parameters kept."""
+    day, stock = parse_regime(name)
+    return config.replace(day=day, params=with_stock(config.params, stock))
+
+
+def with_stock(params: dict[str, object], stock: dict[str, object]) -> dict[str, object]:
+    """Simulator ``params`` under another stock model (``stock``: :func:`stock_params`' output), the rest kept."""
+    return {**{k: v for k, v in params.items() if k not in STOCK_KEYS}, **stock}
+
+
 # ---------------------------------------------------------------------- the public model's expectations
 # What a scheduler may compute from the public stock model (the band's probabilities, the mean
 # dwell, the mean delay per status) and the public state (expected free times, arrivals still
@@ -208,5 +240,9 @@ __all__ = [
     "defer_cost",
     "make_stock_process",
     "next_event_gap",
+    "STOCK_KEYS",
+    "parse_regime",
+    "regime_config",
     "stock_params",
+    "with_stock",
 ]

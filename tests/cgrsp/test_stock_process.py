@@ -153,3 +153,18 @@ def test_stock_parameters_reach_the_env_hydra_and_the_experiments(tmp_path):
         configure("stock", values=["30"])
     v = configure("validation", base_params={"stock_process": "markov", "stock_dwell_s": 300.0})
     assert build_cells(v)[0]["params"] == {"stock_process": "markov", "stock_dwell_s": 300.0}
+
+
+def test_regime_names_give_their_day_and_stock_model():
+    from gpu_sched_agents.evaluate.protocol import REGIMES
+    from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
+    from gpu_sched_env.cgrsp.stock import parse_regime, regime_config, stock_params
+
+    for name, (day, dwell) in REGIMES.items():  # the protocol's regimes are such names
+        assert parse_regime(name) == (day, stock_params(dwell))
+    assert parse_regime("normal_D3600.5") == ("normal", {"stock_process": "markov", "stock_dwell_s": 3600.5})
+    base = CGRSPEnvConfig(day="surge", params={"c_max": 7, "stock_process": "markov", "stock_dwell_s": 300.0})
+    assert regime_config(base, "hectic_fresh") == base.replace(day="hectic", params={"c_max": 7})  # the rest kept
+    for bad in ("hectic", "hectic_D", "hectic_D0", "hectic_D-5", "hectic_Dx", "busy_fresh", "hectic_stale", "_fresh"):
+        with pytest.raises(ConfigError, match=rf"regime = '{bad}' is not allowed; allowed: <day>_fresh or <day>_D"):
+            parse_regime(bad)

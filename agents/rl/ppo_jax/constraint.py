@@ -24,28 +24,39 @@ wait excess of the worst regime in units of the criterion's margin.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jax.numpy as jnp
 import pandas as pd
 
+if TYPE_CHECKING:  # JAX is imported where the traced functions run: the studies read the margin without it
+    import jax.numpy as jnp
+
 MISS = 1  # index of ``miss`` in the env's raw reward parts (gpu_sched_env.cgrsp.rewards.REWARD_PARTS)
+# The generalist criterion's margin on a regime's mean wait: 2 % of the best rule's, never below 0.05 min (the
+# parity criterion's floor; the surge rule waits ~0.3 min). worst_regime_pick's default, and the study's criterion.
+GENERALIST_MARGIN = (0.02, 0.05)
 
 
 def priced_reward(
     reward: jnp.ndarray, misses: jnp.ndarray, lam_h: jnp.ndarray, miss_weight: float, job_hour: float
 ) -> jnp.ndarray:
     """The reward with a miss priced at ``lam_h`` job-hours instead of the env's ``miss_weight``."""
+    import jax.numpy as jnp
+
     return reward + misses * (jnp.float32(miss_weight) - lam_h * jnp.float32(job_hour))
 
 
 def rollout_miss_pct(misses: jnp.ndarray, dispatched: jnp.ndarray) -> jnp.ndarray:
     """Misses per dispatched job in a rollout [%] (0 when nothing was dispatched)."""
+    import jax.numpy as jnp
+
     return 100.0 * misses.sum() / jnp.maximum(dispatched.sum(), 1.0)
 
 
 def dual_update(lam_h: jnp.ndarray, miss_pct: jnp.ndarray, target_pct: float, rate: float) -> jnp.ndarray:
     """Projected dual ascent: λ ← max(0, λ + rate·(miss % − target %))."""
+    import jax.numpy as jnp
+
     return jnp.maximum(0.0, lam_h + rate * (miss_pct - target_pct))
 
 
@@ -99,6 +110,7 @@ def worst_regime_pick(evals: pd.DataFrame, rules: dict[str, tuple[float, float]]
 
 
 __all__ = [
+    "GENERALIST_MARGIN",
     "MISS",
     "dual_update",
     "lexicographic_key",

@@ -25,7 +25,7 @@ import pandas as pd
 from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy, actor_arrays
 from gpu_sched_agents.rl.ppo_jax.network import factored_mode, masked_logits
 from gpu_sched_env.cgrsp.batch import SIM_SOURCES
-from gpu_sched_env.cgrsp.jax.rules import Rule
+from gpu_sched_env.cgrsp.jax.rules import RULES, Rule
 from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
@@ -88,6 +88,27 @@ def train_in_chunks(trainer: Any, n_updates: int, keys: jnp.ndarray, every: int)
 def play_params(env: Any, params: Any, keys: jnp.ndarray) -> pd.DataFrame:
     """Per-day :data:`METRICS` of the actor with flax ``params`` (as exported: NumPy weights, two-level mode)."""
     return per_day(env, {"ppo_jax": learned_rule(env, NumpyPolicy(actor_arrays(params)))}, keys)
+
+
+def regime_row(envs: dict[str, Any], params: Any, keys: jnp.ndarray) -> dict[str, float]:
+    """``<regime>_wait`` [min] and ``<regime>_miss`` [%] of the actor with flax ``params`` on each regime's days.
+
+    ``envs``: regime name → its JAX env; ``keys``: the native days played in each (selection days).
+    """
+    row: dict[str, float] = {}
+    for name, env in envs.items():
+        days = play_params(env, params, keys)
+        row |= {f"{name}_wait": float(days.mean_wait_min.mean()), f"{name}_miss": float(days.miss_pct.mean())}
+    return row
+
+
+def rule_regime_means(envs: dict[str, Any], rule: str, keys: jnp.ndarray) -> dict[str, tuple[float, float]]:
+    """Regime → the JAX ``rule``'s (mean wait [min], miss %) on the same days as :func:`regime_row`."""
+    out = {}
+    for name, env in envs.items():
+        days = per_day(env, {rule: RULES[rule]}, keys)
+        out[name] = (float(days.mean_wait_min.mean()), float(days.miss_pct.mean()))
+    return out
 
 
 def selection_objective(days: pd.DataFrame) -> float:
@@ -215,6 +236,8 @@ __all__ = [
     "paired_table",
     "per_day",
     "play_params",
+    "regime_row",
+    "rule_regime_means",
     "selection_objective",
     "test_keys",
     "train_in_chunks",

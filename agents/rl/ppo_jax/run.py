@@ -201,6 +201,7 @@ def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
                 "algo.select_every=null, or algo.select_days > 0"
             )
         check_number("algo.select_every", a.select_every, lo=1, integer=True)
+    _validate_select_regimes(a)
     if int(a.select_days) and not a.jax_eval_rules:
         raise ConfigError(
             f"algo.select_days = {a.select_days} with algo.jax_eval_rules = []: the selection ranks against the "
@@ -284,42 +285,96 @@ def load_runner(path: Path, like: Any) -> Any:
     return jax.tree_util.tree_unflatten(treedef, [jax.numpy.asarray(s, dtype=x.dtype) for s, x in zip(saved, leaves)])
 
 
+def _validate_select_regimes(a: DictConfig) -> None:
+    """``algo.select_regimes``: regime names (:func:`~gpu_sched_env.cgrsp.stock.parse_regime`), each once, with days."""
+    from gpu_sched_env.cgrsp.stock import parse_regime
+
+    regimes = list(a.get("select_regimes") or [])
+    for i, name in enumerate(regimes):
+        try:
+            parse_regime(name)
+        except ConfigError as e:
+            raise ConfigError(f"algo.select_regimes[{i}]: {e}") from None
+    if len(set(regimes)) < len(regimes):
+        raise ConfigError(f"algo.select_regimes = {regimes}: a regime named twice; allowed: each regime once")
+    if regimes and not int(a.select_days):
+        raise ConfigError(
+            f"algo.select_regimes = {regimes} with algo.select_days = 0: no days to play them on; allowed: "
+            "algo.select_days > 0, or algo.select_regimes=[]"
+        )
+
+
 class JaxSelection:
     """``algo.select_days`` > 0: each evaluation also plays the actor on native JAX selection days.
 
     The days are keys 10 000 … (never the test keys); the rule (the first ``algo.jax_eval_rules``)
-    is played once on the same days. :meth:`key` orders candidates by the key
-    :func:`~gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_pick` ranks with, one evaluation
-    at a time, so the best so far is kept without holding every candidate.
+    is played once on the same days. On the run's own regime :meth:`key` orders candidates by
+    :func:`~gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_key` (no more misses than the
+    rule, then the lowest wait); with ``regimes`` (``algo.select_regimes``: name → that regime's
+    env) by :func:`~gpu_sched_agents.rl.ppo_jax.constraint.worst_regime_key`, as the generalist
+    study's ``--select-every`` picks. One evaluation at a time: the best so far is kept without
+    holding every candidate (the first of equal keys, as the study's picks).
     """
 
-    def __init__(self, env: Any, n_days: int, rule: str) -> None:
-        from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, per_day, test_keys
-        from gpu_sched_env.cgrsp.jax import RULES
+    def __init__(self, env: Any, n_days: int, rule: str, regimes: dict[str, Any] | None = None) -> None:
+        from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, rule_regime_means, test_keys
 
-        self.env, self.keys, self.rule = env, test_keys(n_days, SELECT_SEED0), rule
-        days = per_day(env, {rule: RULES[rule]}, self.keys)
-        self.rule_miss = float(days.miss_pct.mean())
-        log.info(
-            f"selection on {n_days} native JAX days: {rule} waits {days.mean_wait_min.mean():.2f} min and misses "
-            f"{self.rule_miss:.4f} % there"
-        )
+        self.envs = dict(regimes) if regimes else {"": env}
+        self.keys, self.rule = test_keys(n_days, SELECT_SEED0), rule
+        self.rules = rule_regime_means(self.envs, rule, self.keys)
+        self.rule_miss = self.rules[""][1] if "" in self.rules else None
+        for name, (wait, miss) in self.rules.items():
+            log.info(
+                f"selection on {n_days} native JAX days{f' of {name}' if name else ''}: {rule} waits {wait:.2f} min "
+                f"and misses {miss:.4f} % there"
+            )
 
     def __call__(self, params: Any) -> dict[str, float]:
-        """``select_mean_wait_min`` and ``select_miss_pct`` of the actor with flax ``params``."""
-        from gpu_sched_agents.rl.ppo_jax.jax_eval import play_params
+        """The actor with flax ``params`` on the selection days: ``select_mean_wait_min`` and ``select_miss_pct``.
 
-        days = play_params(self.env, params, self.keys)
-        return {
-            "select_mean_wait_min": float(days.mean_wait_min.mean()),
-            "select_miss_pct": float(days.miss_pct.mean()),
-        }
+        With regimes: ``select_<regime>_wait`` and ``select_<regime>_miss`` per regime, and
+        ``select_worst_excess`` (the worst regime's wait excess in units of the margin).
+        """
+        from gpu_sched_agents.rl.ppo_jax.jax_eval import regime_row
+
+        row = regime_row(self.envs, params, self.keys)
+        if self.rule_miss is not None:
+            return {"select_mean_wait_min": row["_wait"], "select_miss_pct": row["_miss"]}
+        return {f"select_{k}": v for k, v in row.items()} | {"select_worst_excess": self.key_of(row)[1]}
+
+    def key_of(self, row: dict[str, float]) -> tuple[float, ...]:
+        """The ranking key of one evaluation's :func:`regime_row` (lower is better)."""
+        from gpu_sched_agents.rl.ppo_jax.constraint import (
+            GENERALIST_MARGIN,
+            lexicographic_key,
+            worst_regime_key,
+        )
+
+        if self.rule_miss is not None:
+            return lexicographic_key(row["_miss"], row["_wait"], self.rule_miss)
+        return worst_regime_key(pd.Series(row), self.rules, *GENERALIST_MARGIN)
 
     def key(self, means: dict[str, float]) -> list[float]:
-        """:func:`~gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_key` of an evaluation (lower is better)."""
-        from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_key
+        """The ranking key of an evaluation's :meth:`__call__` means (lower is better)."""
+        if self.rule_miss is not None:
+            return list(self.key_of({"_wait": means["select_mean_wait_min"], "_miss": means["select_miss_pct"]}))
+        row = {f"{r}_{m}": means[f"select_{r}_{m}"] for r in self.envs for m in ("wait", "miss")}
+        return [float(x) for x in self.key_of(row)]
 
-        return list(lexicographic_key(means["select_miss_pct"], means["select_mean_wait_min"], self.rule_miss))
+    def scalars(self, means: dict[str, float]) -> dict[str, float]:
+        """What TensorBoard's ``select/*`` shows of an evaluation."""
+        return {k.removeprefix("select_"): v for k, v in means.items() if k.startswith("select_")}
+
+    def describe(self, means: dict[str, float]) -> str:
+        """The training log's words for an evaluation."""
+        if self.rule_miss is not None:
+            return f"selection days {means['select_mean_wait_min']:.2f} min, miss {means['select_miss_pct']:.3f} %"
+        worst = max(self.envs, key=lambda r: means[f"select_{r}_wait"] / max(self.rules[r][0], 1e-9))
+        return (
+            f"selection: worst regime's wait excess {means['select_worst_excess']:.2f} margins "
+            f"({len(self.envs)} regimes; {worst} {means[f'select_{worst}_wait']:.2f} min against the rule's "
+            f"{self.rules[worst][0]:.2f})"
+        )
 
 
 class Evaluator:
@@ -371,8 +426,8 @@ class Evaluator:
         elif select:
             means |= self.selection(params)
             key = self.selection.key(means)
-            for m in ("mean_wait_min", "miss_pct"):
-                self.writer.add_scalar(f"select/{m}", means[f"select_{m}"], steps)
+            for m, v in self.selection.scalars(means).items():
+                self.writer.add_scalar(f"select/{m}", v, steps)
         if key is not None and key < self.best:
             self.best = key
             save_policy(self.run_dir / "best_model.npz", params, obs_dim, n_actions)
@@ -479,8 +534,21 @@ def _logging(
         for event in hparams(flat_hparams(cfg, config), {"eval/miss_pct": 0.0, "eval/mean_wait_min": 0.0}):
             writer.file_writer.add_summary(event)
     n_sel = int(cfg.algo.get("select_days", 0))
-    selection = JaxSelection(eval_env, n_sel, str(cfg.algo.jax_eval_rules[0])) if n_sel else None
+    selection = (
+        JaxSelection(eval_env, n_sel, str(cfg.algo.jax_eval_rules[0]), selection_regimes(cfg, config))
+        if n_sel
+        else None
+    )
     return writer, Evaluator(config, eval_seeds, run_dir, heur_means, writer, selection)
+
+
+def selection_regimes(cfg: DictConfig, config: CGRSPEnvConfig) -> dict[str, Any] | None:
+    """``algo.select_regimes``' JAX envs: the run's design (``config``) on each regime's day and stock model."""
+    from gpu_sched_env.cgrsp.jax import JaxCGRSP
+    from gpu_sched_env.cgrsp.stock import regime_config
+
+    names = list(cfg.algo.get("select_regimes") or [])
+    return {r: JaxCGRSP.from_config(regime_config(config, r), records=False) for r in names} or None
 
 
 def _train_loop(
@@ -507,13 +575,12 @@ def _train_loop(
         select = steps // select_freq > before // select_freq or steps >= total
         if on_v0 or (select and evaluate.selection is not None):
             means = evaluate(params, steps, env.obs_dim, env.n_actions, on_v0=on_v0, select=select)
-            sel = means.get("select_mean_wait_min")
             parts = (
                 []
                 if "mean_wait_min" not in means
                 else [f"eval mean wait {means['mean_wait_min']:.2f} min, miss {means['miss_pct']:.2f} %"]
             )
-            parts += [] if sel is None else [f"selection days {sel:.2f} min, miss {means['select_miss_pct']:.3f} %"]
+            parts += [evaluate.selection.describe(means)] if select and evaluate.selection is not None else []
             log.info(f"{steps} steps: {'; '.join(parts)}")
     return runner, steps
 

@@ -36,11 +36,11 @@ from typing import Any
 
 import pandas as pd
 
+from gpu_sched_agents.rl.ppo_jax.constraint import GENERALIST_MARGIN
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 from studies.cgrsp.learning import parity as parity
 
-WITHIN = 0.02  # the generalist's margin: 2 % of the best rule's mean wait
-FLOOR_MIN = 0.05  # ... and never below the parity criterion's 0.05 min (surge's rule waits ~0.3 min)
+WITHIN, FLOOR_MIN = GENERALIST_MARGIN  # 2 % of the best rule's mean wait, never below 0.05 min
 MONTH_STOCKS = ("fresh", "900")
 LABEL = "ppo_jax"
 

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from gpu_sched_agents.evaluate.protocol import REGIMES as PROTOCOL_REGIMES
+from gpu_sched_agents.rl.ppo_jax.constraint import GENERALIST_MARGIN
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
 # The standard protocol's regimes (gpu-sched evaluate's), as env params: name -> (day, params)
@@ -94,7 +95,7 @@ def train_seeds(
     select_days: int = 100,
     select_by: str = "objective",
     select_regimes: Mapping[str, Any] | None = None,
-    select_margin: tuple[float, float] = (0.02, 0.05),
+    select_margin: tuple[float, float] = GENERALIST_MARGIN,
 ) -> tuple[dict[int, Path], float]:
     """Train ``seeds`` of one regime in one compiled program; export each actor. Returns paths and seconds.
 
@@ -118,7 +119,7 @@ def train_seeds(
     (fraction of the rule's wait, floor [min]): the generalist criterion's margin).
     """
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, per_day, test_keys
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, per_day, rule_regime_means, test_keys
     from gpu_sched_agents.rl.ppo_jax.ppo import make_train
     from gpu_sched_agents.rl.ppo_jax.run import hyper, training_env, validate_ppo_jax
     from gpu_sched_env.core.errors import ConfigError
@@ -143,15 +144,12 @@ def train_seeds(
     if select_every > 0:
         from gpu_sched_env.cgrsp.jax import RULES
 
-        rule = {JAX_RULE: RULES[JAX_RULE]}
         if select_regimes:
             envs = {r: training_env(c, env_config(c), records=False) for r, c in select_regimes.items()}
-            rules = {}
-            for r, e in envs.items():
-                days = per_day(e, rule, sel_keys)
-                rules[r] = (float(days.mean_wait_min.mean()), float(days.miss_pct.mean()))
+            rules = rule_regime_means(envs, JAX_RULE, sel_keys)
             select = _Selection(envs, sel_keys, rules=rules, margin=select_margin)
         else:
+            rule = {JAX_RULE: RULES[JAX_RULE]}
             miss = float(per_day(env, rule, sel_keys).miss_pct.mean()) if select_by == "lexicographic" else None
             select = _Selection({"": env}, sel_keys, rule_miss=miss)
     out.mkdir(parents=True, exist_ok=True)
@@ -174,7 +172,7 @@ class _Selection:
     keys: Any
     rule_miss: float | None = None
     rules: dict[str, tuple[float, float]] | None = None
-    margin: tuple[float, float] = (0.02, 0.05)
+    margin: tuple[float, float] = GENERALIST_MARGIN
 
     @property
     def keeps_all(self) -> bool:
@@ -183,17 +181,17 @@ class _Selection:
 
     def evaluate(self, actor: Any, steps: int) -> dict[str, float]:
         """One checkpoint's row: its mean wait, miss % and objective per regime (columns prefixed by the regime)."""
-        from gpu_sched_agents.rl.ppo_jax.jax_eval import play_params, selection_objective
+        from gpu_sched_agents.rl.ppo_jax.jax_eval import play_params, regime_row, selection_objective
 
-        row: dict[str, float] = {"steps": steps}
-        for name, env in self.envs.items():
-            days = play_params(env, actor, self.keys)
-            if name:  # one regime of several
-                row |= {f"{name}_wait": days.mean_wait_min.mean(), f"{name}_miss": days.miss_pct.mean()}
-            else:
-                row |= {"mean_wait_min": days.mean_wait_min.mean(), "miss_pct": days.miss_pct.mean()}
-                row["objective"] = selection_objective(days)
-        return row
+        if self.rules is not None:  # regimes of the generalist
+            return {"steps": steps, **regime_row(self.envs, actor, self.keys)}
+        days = play_params(self.envs[""], actor, self.keys)
+        return {
+            "steps": steps,
+            "mean_wait_min": days.mean_wait_min.mean(),
+            "miss_pct": days.miss_pct.mean(),
+            "objective": selection_objective(days),
+        }
 
     def pick(self, table: pd.DataFrame) -> Any:
         """The index of the kept checkpoint (:attr:`keeps_all` only)."""
