@@ -78,7 +78,7 @@ def cfg_for(run_dir, *overrides):
         ("algo.select_days=4 algo.select_every=0", r"algo.select_every = 0 is out of range"),
         (
             "algo.select_days=4 algo.select_regimes=[hectic_fresh,hectic_D0]",
-            r"algo.select_regimes\[1\]: regime = 'hectic_D0' is not allowed; allowed: <day>_fresh or <day>_D<mean dwell",
+            r"algo.select_regimes\[1\]: regime = 'hectic_D0' is not allowed; allowed: <day>_fresh or <day>_D<mean",
         ),
         ("algo.select_days=4 algo.select_regimes=[busy_fresh]", r"algo.select_regimes\[0\]: regime = 'busy_fresh'"),
         (
