@@ -19,7 +19,7 @@ from gpu_sched_env.core.commands import Command, Group, dispatch
 PROG = "python -m studies"
 
 BENCH = Group(
-    "benchmarks: sim, env, edge, hgsp, mig, train, jax, illegal, jax-ab, ppo-jax-seeds",
+    "benchmarks: sim, env, edge, hgsp, mig, train, jax, jax-days, illegal, jax-ab, ppo-jax-seeds",
     {
         "sim": Command(
             "studies.bench.sim:main",
@@ -37,6 +37,10 @@ BENCH = Group(
         "jax": Command(
             "studies.bench.jax:main",
             "JAX env steps/s vs CGRSP-v0's; ppo_jax training frames/s vs MaskablePPO's (--json)",
+        ),
+        "jax-days": Command(
+            "studies.bench.jax_days:main",
+            "policies on many native JAX days: batches of 100 days (one compiled shape) vs one batch of all",
         ),
         "illegal": Command(
             "gpu_sched_env.cgrsp.jax.illegal:main",

@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 import pytest
 from ppo_jax_toy import MASK, N_CTX, R, T, ToyEnv, optimal_return, random_return
 from stable_baselines3.common.running_mean_std import RunningMeanStd
@@ -226,6 +227,13 @@ def test_learned_rule_plays_new_weights_through_one_compiled_day():
     program = jrules._day_metrics(env, learned_rule(env, nets[0]), jrules.max_steps_of(env.spec.n))
     assert program._cache_size() == 1  # the second network reused the first one's program
     assert not np.allclose(first.mean_wait_min, second.mean_wait_min)  # and played as itself
+    # five days two at a time (the last batch padded): the same program; the days as in one batch of five
+    chunked = per_day(env, {"net": learned_rule(env, nets[1])}, test_keys(5), chunk=2)
+    assert program._cache_size() == 1
+    whole = per_day(env, {"net": learned_rule(env, nets[1])}, test_keys(5), chunk=5)
+    assert program._cache_size() == 2 and chunked.day_index.tolist() == list(range(5))
+    pd.testing.assert_frame_equal(chunked, whole)
+    pd.testing.assert_frame_equal(chunked.head(2), second)
     w = learned_rule(env, nets[1]).weights
     closed = per_day(env, {"net": lambda s, p: _mlp_act(env, s, p, w)}, keys)  # the weights as constants
     np.testing.assert_allclose(second[list(closed.columns[2:])], closed[list(closed.columns[2:])], rtol=1e-6)

@@ -142,8 +142,28 @@ def _rule_days_cell(on: Any, rule: Rule, keys: jnp.ndarray) -> dict[str, Any] | 
     }
 
 
-def per_day(env: Any, policies: dict[str, Any], keys: jnp.ndarray, chunk: int = 4096) -> pd.DataFrame:
+DAY_CHUNK = 100  # days per compiled evaluation (the selection's 100 days; more are played 100 at a time)
+
+
+def _chunks(keys: jnp.ndarray, chunk: int) -> Iterator[tuple[jnp.ndarray, int]]:
+    """``keys`` in batches of ``min(chunk, len(keys))`` (the last padded with its own first key) and each one's length.
+
+    Every batch has one shape, so a policy's evaluation on any number of days above ``chunk``
+    runs one compiled program (the selection's and the final test's alike).
+    """
+    size = min(chunk, len(keys))
+    for i in range(0, len(keys), size):
+        part = keys[i : i + size]
+        n = len(part)
+        yield (part if n == size else jnp.concatenate([part, jnp.repeat(part[:1], size - n, axis=0)])), n
+
+
+def per_day(env: Any, policies: dict[str, Any], keys: jnp.ndarray, chunk: int = DAY_CHUNK) -> pd.DataFrame:
     """One row per (policy, day): :data:`METRICS` of each policy (a JAX ``Rule`` or callable) on ``keys``.
+
+    The days are played ``chunk`` at a time (:func:`_chunks`: one compiled shape for any number of
+    days; on the 2-core CPU 1000 hectic days take no longer in batches of 100 than in one batch,
+    docs/performance.md).
 
     A rule without weights (a joint-space rule of ``RULES``) plays on ``env.rule_env`` (``env``
     itself, or the joint twin of a design with other actions, ``when``); the same days either way.
@@ -160,8 +180,8 @@ def per_day(env: Any, policies: dict[str, Any], keys: jnp.ndarray, chunk: int = 
         on = env.rule_env if isinstance(rule, Rule) and rule.weights is None else env
 
         def play(_: Any, on: Any = on, rule: Any = rule) -> pd.DataFrame:
-            parts = [jax.device_get(evaluate(on, rule, keys[i : i + chunk])) for i in range(0, len(keys), chunk)]
-            out = {m: np.concatenate([np.asarray(p[m], float) for p in parts]) for m in METRICS}
+            parts = [(jax.device_get(evaluate(on, rule, part)), n) for part, n in _chunks(keys, chunk)]
+            out = {m: np.concatenate([np.asarray(p[m], float)[:n] for p, n in parts]) for m in METRICS}
             return pd.DataFrame({"cell": 0, "day_index": seeds, **out})
 
         cell = _rule_days_cell(on, rule, keys) if isinstance(rule, Rule) and rule.weights is None else None
@@ -230,6 +250,7 @@ def final_jax_evaluation(
 
 __all__ = [
     "EPISODE_KEYS",
+    "DAY_CHUNK",
     "SELECT_SEED0",
     "final_jax_evaluation",
     "learned_rule",
