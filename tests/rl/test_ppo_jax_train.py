@@ -154,18 +154,28 @@ def test_stock_mix_with_sb3_is_refused(tmp_path):
     assert not run.exists()
 
 
-def test_generalist_experiment_is_the_generalist_studys_6m_setting():
+def test_generalist_experiment_is_the_generalist_studys_10m_worst_regime_setting():
+    from gpu_sched_agents.evaluate.protocol import REGIMES
+    from gpu_sched_agents.rl.ppo_jax.run import hyper, training_env
     from gpu_sched_env.cgrsp.jax.mix import GENERALIST_STOCKS
-    from studies.cgrsp.learning.generalist import generalist_config
+    from studies.cgrsp.learning.generalist import generalist_config, parse_args
 
     with initialize_config_dir(config_dir=CONF, version_base="1.3"):
         cfg = compose(config_name="config", overrides=["experiment=generalist", "run_dir=/tmp/unused"])
         main = compose(config_name="config", overrides=["algo=ppo_jax", "run_dir=/tmp/unused"])
     assert cfg.algo.name == "ppo_jax" and cfg.day.name == "mixed" and cfg.day.day_mix is None
     assert list(cfg.day.stock_mix) == ["fresh", "300", "900", "3600"] == list(GENERALIST_STOCKS)
-    assert int(cfg.train.total_timesteps) == 6_000_000  # the study's measured budget (docs/training.md)
-    assert cfg == generalist_config(6_000_000, GENERALIST_STOCKS, None, None)
-    assert cfg.algo == main.algo and cfg.env == main.env  # algo=ppo_jax's design, only the days differ
+    assert int(cfg.train.total_timesteps) == 10_000_000  # the study's measured budget (docs/training.md)
+    assert cfg == generalist_config(10_000_000, GENERALIST_STOCKS, None, None)
+    # the study's --select-every 500000 (whole updates, its selection days) on the protocol's four regimes
+    _, args = parse_args(["--budget", "10000000", "--out", "/tmp/unused", "--select-every", "500000"])
+    per_update = hyper(cfg, training_env(cfg, tr.validate(cfg), records=False)).steps_per_update
+    assert int(cfg.algo.select_every) == args.select_every // per_update * per_update
+    assert list(cfg.algo.select_regimes) == list(REGIMES) and int(cfg.algo.select_days) == args.select_days
+    other = {"select_every", "select_regimes"}  # otherwise algo=ppo_jax's design; only the days differ
+    same = [k for k in main.algo if k not in other]
+    assert [cfg.algo[k] for k in same] == [main.algo[k] for k in same] and set(cfg.algo) == set(main.algo)
+    assert cfg.env == main.env
 
 
 def test_persistent_stock_experiment_is_the_ablations_time_aware_row():
