@@ -99,8 +99,13 @@ def worst_regime_key(
     generalist criterion's margin, so the key ranks checkpoints by the criterion's worst regime.
     """
     over = sum(int(evals[f"{r}_miss"] > m + 1e-9) for r, (_, m) in rules.items())
-    excess = max((evals[f"{r}_wait"] - w) / max(frac * w, floor_min) for r, (w, _) in rules.items())
+    excess = max(wait_excess(evals[f"{r}_wait"], w, frac, floor_min) for r, (w, _) in rules.items())
     return over, float(excess)
+
+
+def wait_excess(wait: float, rule_wait: float, frac: float, floor_min: float) -> float:
+    """(wait − the rule's) in units of the margin max(``frac`` × the rule's wait, ``floor_min``): ≤ 1 is inside it."""
+    return (wait - rule_wait) / max(frac * rule_wait, floor_min)
 
 
 def worst_regime_pick(evals: pd.DataFrame, rules: dict[str, tuple[float, float]], frac: float, floor_min: float) -> Any:
@@ -118,6 +123,7 @@ __all__ = [
     "priced_reward",
     "rollout_miss_pct",
     "rule_miss_pct",
+    "wait_excess",
     "worst_regime_key",
     "worst_regime_pick",
 ]

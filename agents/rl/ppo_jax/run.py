@@ -369,7 +369,12 @@ class JaxSelection:
         """The training log's words for an evaluation."""
         if self.rule_miss is not None:
             return f"selection days {means['select_mean_wait_min']:.2f} min, miss {means['select_miss_pct']:.3f} %"
-        worst = max(self.envs, key=lambda r: means[f"select_{r}_wait"] / max(self.rules[r][0], 1e-9))
+        from gpu_sched_agents.rl.ppo_jax.constraint import GENERALIST_MARGIN, wait_excess
+
+        def excess(r: str) -> float:
+            return wait_excess(means[f"select_{r}_wait"], self.rules[r][0], *GENERALIST_MARGIN)
+
+        worst = max(self.envs, key=excess)
         return (
             f"selection: worst regime's wait excess {means['select_worst_excess']:.2f} margins "
             f"({len(self.envs)} regimes; {worst} {means[f'select_{worst}_wait']:.2f} min against the rule's "
