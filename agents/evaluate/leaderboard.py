@@ -130,9 +130,9 @@ def page(reports: list[dict[str, Any]]) -> str:
         "experiment=ppo_jax_when day=hectic` (the same design, 128×128), `ppo_jax_when_markov` `python train.py "
         "experiment=ppo_jax_when_markov day=hectic` (the same design trained under persistent stock, D = 900 s), "
         "`ppo_jax_joint` `python train.py experiment=ppo_jax_joint day=hectic` (every job–slot pair chosen, from "
-        "scratch), `ppo_jax_generalist` seed 0 of `python -m studies generalist --budget 6000000 --out "
-        "runs/gen_6m` (`algo=ppo_jax`'s design trained on the month's day mix × fresh, D = 300, 900, 3600 s; the "
-        "study's final network), "
+        "scratch), `ppo_jax_generalist` seed 0 of `python -m studies generalist --budget 10000000 --select-every "
+        "500000 --out runs/gen_10m_sel` (`algo=ppo_jax`'s design trained on the month's day mix × fresh, D = 300, "
+        "900, 3600 s; the checkpoint whose worst regime is best: `experiment=generalist`), "
         "`maskable_ppo` the Quickstart's `python train.py algo=ppo day=hectic` (MaskablePPO, 100k steps).",
     ]
     groups: dict[tuple, list[dict[str, Any]]] = {}
