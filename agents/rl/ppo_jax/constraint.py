@@ -62,11 +62,9 @@ def dual_update(lam_h: jnp.ndarray, miss_pct: jnp.ndarray, target_pct: float, ra
 
 def rule_miss_pct(env: Any, rule: str, n_days: int) -> float:
     """The JAX rule's mean miss % on ``n_days`` native selection days (keys 10 000 …): the default target."""
-    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, per_day, test_keys
-    from gpu_sched_env.cgrsp.jax import RULES
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, rule_regime_means, test_keys
 
-    days = per_day(env, {rule: RULES[rule]}, test_keys(n_days, SELECT_SEED0))
-    return float(days.miss_pct.mean())
+    return rule_regime_means({"": env}, rule, test_keys(n_days, SELECT_SEED0))[""][1]
 
 
 def lexicographic_key(miss_pct: float, wait_min: float, rule_miss_pct: float) -> tuple[float, float, float]:

@@ -119,7 +119,8 @@ def train_seeds(
     (fraction of the rule's wait, floor [min]): the generalist criterion's margin).
     """
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, per_day, rule_regime_means, test_keys
+    from gpu_sched_agents.rl.ppo_jax.constraint import rule_miss_pct
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, rule_regime_means, test_keys
     from gpu_sched_agents.rl.ppo_jax.ppo import make_train
     from gpu_sched_agents.rl.ppo_jax.run import hyper, training_env, validate_ppo_jax
     from gpu_sched_env.core.errors import ConfigError
@@ -142,15 +143,12 @@ def train_seeds(
     sel_keys = test_keys(select_days, SELECT_SEED0)
     select = None
     if select_every > 0:
-        from gpu_sched_env.cgrsp.jax import RULES
-
         if select_regimes:
             envs = {r: training_env(c, env_config(c), records=False) for r, c in select_regimes.items()}
             rules = rule_regime_means(envs, JAX_RULE, sel_keys)
             select = _Selection(envs, sel_keys, rules=rules, margin=select_margin)
         else:
-            rule = {JAX_RULE: RULES[JAX_RULE]}
-            miss = float(per_day(env, rule, sel_keys).miss_pct.mean()) if select_by == "lexicographic" else None
+            miss = rule_miss_pct(env, JAX_RULE, select_days) if select_by == "lexicographic" else None
             select = _Selection({"": env}, sel_keys, rule_miss=miss)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
