@@ -371,7 +371,7 @@ def test_the_main_jobs_setting_is_the_when_design_on_the_simulated_clock():
         main = compose(config_name="config", overrides=["algo=ppo_jax", "day=hectic"])
         joint = compose(config_name="config", overrides=["experiment=ppo_jax_joint", "day=hectic"])
     assert (main.env.action_mode, main.algo.tau_s, list(main.algo.net_arch)) == ("when", 90, [64, 64])
-    assert (main.algo.select_days, main.algo.select_every, main.train.eval_freq) == (100, 250_000, 500_000)
+    assert (main.algo.select_days, main.algo.select_every, main.train.eval_freq) == (100, 250_000, 1_000_000)
     row = regime_config("hectic_fresh", int(main.train.total_timesteps), extra=ROWS["when_time_aware"][1])
     for k in ("select_days", "select_every", "net_arch"):
         row.algo[k] = main.algo[k]
