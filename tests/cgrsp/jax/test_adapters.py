@@ -18,7 +18,7 @@ import pytest
 
 # Found, not imported: importing gymnax (seaborn, boto3 with it) and jumanji takes ~3 s here, which every
 # xdist worker would pay at collection (every worker collects every file); the adapter modules subclass
-# the libraries' classes, so the tests import them when they first need one (:func:`adapters`).
+# the libraries' classes, so the fixtures and tests import them where they use them.
 for _extra in ("gymnax", "jumanji"):
     if importlib.util.find_spec(_extra) is None:
         pytest.skip(f"{_extra} is not installed (the jax extra)", allow_module_level=True)
@@ -33,14 +33,6 @@ P_ILLEGAL = 0.3
 POOL = 48  # native days the auto-resets draw from (JaxCGRSP.with_pool); `side` auto-resets to a freshly drawn day
 
 
-def adapters():
-    """The gymnax adapter class, the Jumanji adapter class and the Jumanji adapter's State (imported on first use)."""
-    from gpu_sched_env.cgrsp.jax.gymnax import CGRSPGymnax
-    from gpu_sched_env.cgrsp.jax.jumanji import CGRSPJumanji, State
-
-    return CGRSPGymnax, CGRSPJumanji, State
-
-
 @pytest.fixture(scope="module")
 def env():
     return JaxCGRSP.from_config(joint_heads("hectic"))
@@ -48,7 +40,9 @@ def env():
 
 @pytest.fixture(scope="module")
 def genv(env):
-    return adapters()[0](env)
+    from gpu_sched_env.cgrsp.jax.gymnax import CGRSPGymnax
+
+    return CGRSPGymnax(env)
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +53,9 @@ def pool(env):
 
 @pytest.fixture(scope="module")
 def jenv(env):
-    return adapters()[1](env)
+    from gpu_sched_env.cgrsp.jax.jumanji import CGRSPJumanji
+
+    return CGRSPJumanji(env)
 
 
 def choose(key, mask, p_illegal):
@@ -114,6 +110,8 @@ def _side(genv, jenv, key, p_illegal):
     (A native day: gymnax's auto-reset selects between the day's state and a new native day's, so
     both must have the same shapes; a materialised day carries the reference's stock draws.)
     """
+    from gpu_sched_env.cgrsp.jax.jumanji import State
+
     env, params = genv.env, genv.default_params
     k0, key = jax.random.split(key)
     s0 = env._reset_state(k0, params)
@@ -132,7 +130,7 @@ def _side(genv, jenv, key, p_illegal):
         jum = {"obs": ts.observation, "reward": ts.reward, "done": ts.last(), "discount": ts.discount}
         return (s, sg, sj), (ref, gym, jum)
 
-    _, out = jax.lax.scan(body, (s0, s0, adapters()[2](env=s0, key=key)), jax.random.split(key, PLAY_STEPS))
+    _, out = jax.lax.scan(body, (s0, s0, State(env=s0, key=key)), jax.random.split(key, PLAY_STEPS))
     return out
 
 
@@ -234,7 +232,9 @@ def test_illegal_actions_complete_every_job(genv, jenv, env, pool):
 # ---------------------------------------------------------------------------- PureJaxRL-style PPO
 @pytest.mark.e2e
 def test_purejaxrl_masked_ppo_trains_through_gymnax():
-    genv32 = adapters()[0](JaxCGRSP.from_config(joint_heads("hectic"), dtype=jnp.float32, records=False))
+    from gpu_sched_env.cgrsp.jax.gymnax import CGRSPGymnax
+
+    genv32 = CGRSPGymnax(JaxCGRSP.from_config(joint_heads("hectic"), dtype=jnp.float32, records=False))
     config = {
         "ENV": genv32, "ENV_PARAMS": genv32.default_params, "NUM_ENVS": 4, "NUM_STEPS": 32,
         "TOTAL_TIMESTEPS": 4 * 32 * 3, "UPDATE_EPOCHS": 2, "NUM_MINIBATCHES": 2, "LR": 3e-4, "GAMMA": 0.99,
@@ -252,14 +252,19 @@ def test_purejaxrl_masked_ppo_trains_through_gymnax():
 
 # ---------------------------------------------------------------------------- building, extras
 def test_unsupported_design_lists_what_jax_implements():
-    for cls in adapters()[:2]:
+    from gpu_sched_env.cgrsp.jax.gymnax import CGRSPGymnax
+    from gpu_sched_env.cgrsp.jax.jumanji import CGRSPJumanji
+
+    for cls in (CGRSPGymnax, CGRSPJumanji):
         with pytest.raises(ConfigError, match=r"window_by = 'order'.*supported: action_mode in"):
             cls.from_config(joint_heads("hectic").replace(window_by="order"))
 
 
 def test_env_and_config_together_is_an_error(env):
+    from gpu_sched_env.cgrsp.jax.gymnax import CGRSPGymnax
+
     with pytest.raises(ConfigError, match="either a built JaxCGRSP or an env config"):
-        adapters()[0](env, joint_heads("hectic"))
+        CGRSPGymnax(env, joint_heads("hectic"))
 
 
 # One fresh process answers the three import questions below (each process pays JAX's import, ~2.5 s here):
@@ -299,9 +304,9 @@ def test_jax_package_does_not_import_the_adapters_libraries(imports):
 
 def test_mixed_env_bounds_cover_every_regime(env):
     from gpu_sched_env.cgrsp.jax.adapt import vector_bounds
+    from gpu_sched_env.cgrsp.jax.gymnax import CGRSPGymnax
 
-    gymnax_env = adapters()[0]
-    mixed = gymnax_env(JaxCGRSP.mixed(joint_heads("hectic"), stocks=("fresh", "900"), days={"hectic": 1, "quiet": 1}))
+    mixed = CGRSPGymnax(JaxCGRSP.mixed(joint_heads("hectic"), stocks=("fresh", "900"), days={"hectic": 1, "quiet": 1}))
     assert mixed.name == "CGRSP-jax-mixed" and mixed.num_actions == env.n_actions
     lo, hi = vector_bounds(mixed.env)
     for r in mixed.env.regimes:  # each regime's own env: its bounds inside the mixed env's
