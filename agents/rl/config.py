@@ -68,6 +68,9 @@ class PPOJaxConfig:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     net_arch: list[int] = field(default_factory=lambda: [128, 128])
+    # the policy head (agents/rl/ppo_jax/network.py): "flat" = one softmax over every legal action;
+    # "factored" = wait with probability σ(z), else the other legal actions by their softmax
+    head: str = "flat"
     # in-JAX evaluation after training: the learned policy paired with these JAX rules on this many
     # native JAX test days (keys 20 000 …); 0 = none. The strongest rule by default: each rule costs
     # about a minute per 1000 hectic days on 2 cores (docs/performance.md)

@@ -38,12 +38,12 @@ import pandas as pd
 MODES = ("learned", "rule", "rule_when", "rule_which", "rule_slot")
 
 
-def _dispatches(env: Any, s: Any, params: Any, weights: Any) -> tuple[jnp.ndarray, jnp.ndarray]:
+def _dispatches(env: Any, s: Any, params: Any, weights: Any, head: str = "flat") -> tuple[jnp.ndarray, jnp.ndarray]:
     """(the actor's two-level action, its likeliest dispatch; the no-op when no dispatch is legal)."""
     from gpu_sched_agents.rl.ppo_jax.jax_eval import actor_logits
     from gpu_sched_agents.rl.ppo_jax.network import factored_mode
 
-    z = actor_logits(env, s, params, weights)
+    z = actor_logits(env, s, params, weights, head)
     legal = env._action_mask(s, params)[:-1]
     best = jnp.where(legal.any(), jnp.argmax(z[:-1]), env.wait_action)
     return factored_mode(z), best.astype(jnp.int32)
@@ -72,31 +72,35 @@ def rule_slot_for(env: Any, s: Any, params: Any, action: jnp.ndarray) -> jnp.nda
     return jnp.where(action == env.wait_action, action, pos * c + slot).astype(jnp.int32)
 
 
-def _rule_when(env, s, params, weights):
+def _rule_when(env, s, params, weights, head="flat"):
     from gpu_sched_env.cgrsp.jax.rules import spt_rescue_defer_exp
 
     wait = spt_rescue_defer_exp(env, s, params) == env.wait_action
-    return jnp.where(wait, env.wait_action, _dispatches(env, s, params, weights)[1]).astype(jnp.int32)
+    return jnp.where(wait, env.wait_action, _dispatches(env, s, params, weights, head)[1]).astype(jnp.int32)
 
 
-def _rule_which(env, s, params, weights):
-    learned = _dispatches(env, s, params, weights)[0]
+def _rule_which(env, s, params, weights, head="flat"):
+    learned = _dispatches(env, s, params, weights, head)[0]
     return jnp.where(learned == env.wait_action, learned, base_pair(env, s, params)).astype(jnp.int32)
 
 
-def _rule_slot(env, s, params, weights):
-    return rule_slot_for(env, s, params, _dispatches(env, s, params, weights)[0])
+def _rule_slot(env, s, params, weights, head="flat"):
+    return rule_slot_for(env, s, params, _dispatches(env, s, params, weights, head)[0])
 
 
-def _learned(env, s, params, weights):
-    return _dispatches(env, s, params, weights)[0]
+def _learned(env, s, params, weights, head="flat"):
+    return _dispatches(env, s, params, weights, head)[0]
 
 
-def policies(env: Any, weights: Any) -> dict[str, Any]:
-    """The five :data:`MODES` as JAX ``Rule``s (the actor's ``weights`` an argument of each)."""
+def policies(env: Any, weights: Any, head: str = "flat") -> dict[str, Any]:
+    """The five :data:`MODES` as JAX ``Rule``s (the actor's ``weights`` an argument of each; its policy ``head``)."""
+    import functools
+
     from gpu_sched_env.cgrsp.jax.rules import RULES, Rule
 
     acts = {"learned": _learned, "rule_when": _rule_when, "rule_which": _rule_which, "rule_slot": _rule_slot}
+    if head != "flat":
+        acts = {m: functools.partial(f, head=head) for m, f in acts.items()}
     return {m: RULES["spt_rescue_defer_exp"] if m == "rule" else Rule(m, acts[m], weights=weights) for m in MODES}
 
 
@@ -132,8 +136,9 @@ def run(actor: Path, regime: str, overrides: Sequence[str], days: int) -> pd.Dat
             f"action_mode = {env.cfg.action_mode!r}: this diagnostic splits a joint-design actor's pairs; "
             "allowed: 'joint'"
         )
-    weights = learned_rule(env, NumpyPolicy.load(actor)).weights
-    return table(per_day(env, policies(env, weights), test_keys(days, SELECT_SEED0)))
+    policy = NumpyPolicy.load(actor)
+    weights = learned_rule(env, policy).weights
+    return table(per_day(env, policies(env, weights, policy.head), test_keys(days, SELECT_SEED0)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -98,6 +98,7 @@ def cfg_for(run_dir, *overrides):
             r"algo.returns = 'average' with algo.tau_s = 60.0: the average-reward return is undiscounted",
         ),
         ("algo.returns=average algo.gamma=1.0 algo.rho_rate=0", r"algo.rho_rate = 0.0 is out of range"),
+        ("algo.head=twolevel", r"algo.head = 'twolevel' is not known; allowed: flat, factored"),
         (
             "algo.miss_constraint=true algo.miss_target_pct=150",
             r"algo.miss_target_pct = 150.0 is out of range; allowed: \[0, 100\]",

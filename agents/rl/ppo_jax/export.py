@@ -1,13 +1,15 @@
 """The trained ``algo=ppo_jax`` network as ``.npz`` and its NumPy forward pass (no JAX import).
 
-A policy file holds the actor's weights (``pi_<i>/kernel``, ``pi_<i>/bias``, ``pi_out/...``; the
-value net is left out, acting needs none) and ``meta/*`` arrays: the observation width, the
-number of actions and the activation. :class:`NumpyPolicy` acts on CGRSP-v0 as an SB3 model does
+A policy file holds the actor's weights (``pi_<i>/kernel``, ``pi_<i>/bias``, and the output layer
+``pi_out/...`` for a flat head or ``pi_factored/...`` for a factored one, so the file says how its
+outputs are read: :mod:`.network`; the value net is left out, acting needs none) and ``meta/*``
+arrays: the observation width, the number of actions and the activation.
+:class:`NumpyPolicy` acts on CGRSP-v0 as an SB3 model does
 (``predict(obs, state, episode_start, deterministic, action_masks)``), so
 :func:`gpu_sched_env.cgrsp.evaluation.evaluate` and the ``final_eval`` table run it unchanged:
 CGRSP-v0's dict observation is flattened as the JAX env flattens it
 (``gymnasium.spaces.flatten`` of every key but ``action_mask``, in the space's order; the same
-vector ``JaxCGRSP.flatten_obs`` returns), then MLP → masked logits → the two-level mode of
+vector ``JaxCGRSP.flatten_obs`` returns), then MLP → the head's masked logits → the two-level mode of
 ``algo=ppo`` (deterministic) or a sample.
 """
 
@@ -23,6 +25,24 @@ from gpu_sched_env.core.errors import ConfigError
 
 MASK_KEY = "action_mask"  # CGRSP-v0 carries the mask in the observation; the JAX env's vector does not
 MASKED_LOGIT = -1e9  # as gpu_sched_agents.rl.ppo_jax.network.MASKED_LOGIT (not imported: that module imports JAX)
+OUT_LAYER = {"flat": "pi_out", "factored": "pi_factored"}  # as network.OUT_LAYER: the output layer names the head
+
+
+def _log_softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+def policy_logits(logits: np.ndarray, mask: np.ndarray, head: str = "flat") -> np.ndarray:
+    """:func:`gpu_sched_agents.rl.ppo_jax.network.policy_logits` in NumPy (float32, the same numbers)."""
+    mask = np.asarray(mask, bool)
+    if head == "factored":
+        z = logits[..., -1:]
+        act = _log_softmax(np.where(mask[..., :-1], logits[..., :-1], MASKED_LOGIT).astype(np.float32))
+        log_sig = -np.logaddexp(0.0, -z).astype(np.float32)  # log σ(z)
+        log_not = -np.logaddexp(0.0, z).astype(np.float32)  # log σ(−z)
+        logits = np.concatenate([act + log_not, log_sig], axis=-1)
+    return np.where(mask, logits, MASKED_LOGIT).astype(np.float32)
 
 
 def actor_arrays(params: Mapping[str, Any]) -> dict[str, np.ndarray]:
@@ -72,11 +92,19 @@ class NumpyPolicy:
     def __init__(
         self, weights: Mapping[str, np.ndarray], flatten: Callable[[Any], np.ndarray] | None = None, seed: int = 0
     ) -> None:
-        n_hidden = sum(1 for k in weights if k.endswith("/kernel") and k != "pi_out/kernel")
+        heads = [h for h, layer in OUT_LAYER.items() if f"{layer}/kernel" in weights]
+        if len(heads) != 1:
+            raise ConfigError(
+                f"ppo_jax policy weights name {len(heads)} output layers ({heads}); exactly one of "
+                f"{sorted(f'{v}/kernel' for v in OUT_LAYER.values())} is allowed"
+            )
+        self.head = heads[0]
+        out = OUT_LAYER[self.head]
+        n_hidden = sum(1 for k in weights if k.endswith("/kernel") and k != f"{out}/kernel")
         self.layers = [
             (np.asarray(weights[f"pi_{i}/kernel"]), np.asarray(weights[f"pi_{i}/bias"])) for i in range(n_hidden)
         ]
-        self.out = (np.asarray(weights["pi_out/kernel"]), np.asarray(weights["pi_out/bias"]))
+        self.out = (np.asarray(weights[f"{out}/kernel"]), np.asarray(weights[f"{out}/bias"]))
         self.obs_dim = int(self.layers[0][0].shape[0] if self.layers else self.out[0].shape[0])
         self.n_actions = int(self.out[0].shape[1])
         self.flatten = flatten
@@ -89,9 +117,10 @@ class NumpyPolicy:
         if not path.is_file():
             raise ConfigError(f"ppo_jax policy file {str(path)!r} does not exist")
         with np.load(path) as z:
-            if "pi_out/kernel" not in z.files or str(z.get("meta/activation", "")) != "tanh":
+            outs = [f"{layer}/kernel" for layer in OUT_LAYER.values()]
+            if not any(k in z.files for k in outs) or str(z.get("meta/activation", "")) != "tanh":
                 raise ConfigError(
-                    f"{path} is not an exported ppo_jax policy (no pi_out/kernel or meta/activation = tanh)"
+                    f"{path} is not an exported ppo_jax policy (none of {outs}, or no meta/activation = tanh)"
                 )
             return cls({k: z[k] for k in z.files if not k.startswith("meta/")}, **kwargs)
 
@@ -113,7 +142,7 @@ class NumpyPolicy:
         self.flatten = lambda obs: flatten_without_mask(space, obs)
 
     def logits(self, x: np.ndarray) -> np.ndarray:
-        """Unmasked logits of flat observations ``x`` [..., obs_dim] (float32, as the JAX forward)."""
+        """The output layer of flat observations ``x`` [..., obs_dim] (float32, as the JAX forward; unmasked)."""
         h = np.asarray(x, np.float32)
         for w, b in self.layers:
             h = np.tanh(h @ w + b)
@@ -121,7 +150,7 @@ class NumpyPolicy:
 
     def act(self, x: np.ndarray, mask: np.ndarray, deterministic: bool = True) -> np.ndarray:
         """Actions for flat observations ``x`` and boolean masks ``mask`` (batch or single)."""
-        z = np.where(np.asarray(mask, bool), self.logits(x), MASKED_LOGIT)
+        z = policy_logits(self.logits(x), mask, self.head)
         p = np.exp(z - z.max(axis=-1, keepdims=True))
         p /= p.sum(axis=-1, keepdims=True)
         if deterministic:  # the two-level mode of algo=ppo (agents/rl/policies.py)
@@ -158,4 +187,4 @@ def load_policy(path: str | Path) -> NumpyPolicy:
     return NumpyPolicy.load(path.with_suffix(".npz") if path.suffix != ".npz" else path)
 
 
-__all__ = ["NumpyPolicy", "actor_arrays", "flatten_without_mask", "load_policy", "save_policy"]
+__all__ = ["NumpyPolicy", "actor_arrays", "flatten_without_mask", "load_policy", "policy_logits", "save_policy"]

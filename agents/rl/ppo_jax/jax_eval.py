@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy, actor_arrays
-from gpu_sched_agents.rl.ppo_jax.network import factored_mode, masked_logits
+from gpu_sched_agents.rl.ppo_jax.network import factored_mode, policy_logits
 from gpu_sched_env.cgrsp.batch import SIM_SOURCES
 from gpu_sched_env.cgrsp.jax.rules import RULES, Rule
 from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S
@@ -36,18 +36,26 @@ SELECT_SEED0 = 10_000  # selection days (model selection, tuning): keys PRNGKey(
 MISS_AS_WAIT_MIN = MISS_AS_WAIT_S / 60.0  # the `deadline` objective's price of a miss [min of one job's wait]
 
 
-def actor_logits(env: Any, s: Any, params: Any, weights: Any) -> jnp.ndarray:
-    """The exported actor's masked logits on ``env``'s observation of ``s`` (``weights``: hidden layers, output)."""
+def actor_logits(env: Any, s: Any, params: Any, weights: Any, head: str = "flat") -> jnp.ndarray:
+    """The exported actor's policy logits (``network.policy_logits`` of its ``head``) on ``env``'s observation of ``s``.
+
+    ``weights``: hidden layers, output layer.
+    """
     layers, (w_out, b_out) = weights
     h = env._obs(s, params)
     for w, b in layers:
         h = jnp.tanh(h @ w + b)
-    return masked_logits(h @ w_out + b_out, env._action_mask(s, params))
+    return policy_logits(h @ w_out + b_out, env._action_mask(s, params), head)
 
 
 def _mlp_act(env: Any, s: Any, params: Any, weights: Any) -> jnp.ndarray:
-    """The exported actor's two-level mode on ``env``'s observation of ``s``."""
+    """The exported actor's two-level mode on ``env``'s observation of ``s`` (a flat head)."""
     return factored_mode(actor_logits(env, s, params, weights))
+
+
+def _mlp_act_factored(env: Any, s: Any, params: Any, weights: Any) -> jnp.ndarray:
+    """:func:`_mlp_act` of a factored head (a function of its own: one compiled day per head)."""
+    return factored_mode(actor_logits(env, s, params, weights, "factored"))
 
 
 def learned_rule(env: Any, policy: NumpyPolicy, name: str = "ppo_jax") -> Rule:
@@ -58,7 +66,7 @@ def learned_rule(env: Any, policy: NumpyPolicy, name: str = "ppo_jax") -> Rule:
     """
     layers = tuple((jnp.asarray(w), jnp.asarray(b)) for w, b in policy.layers)
     out = (jnp.asarray(policy.out[0]), jnp.asarray(policy.out[1]))
-    return Rule(name, _mlp_act, weights=(layers, out))
+    return Rule(name, _mlp_act_factored if policy.head == "factored" else _mlp_act, weights=(layers, out))
 
 
 def test_keys(n: int, seed0: int = TEST_SEED0) -> jnp.ndarray:

@@ -4,6 +4,14 @@ Two separate tanh MLPs of widths ``net_arch`` (policy and value, as SB3's ``MlpP
 them for ``algo=ppo``), orthogonal initialisation (gain √2 hidden, 0.01 policy head, 1 value
 head). Illegal actions get the logit :data:`MASKED_LOGIT` so their probability is exactly 0
 in float32 and a log-probability times that probability is 0, not NaN.
+
+Two policy heads over the same actions (``algo.head``; every CGRSP design's last action is its
+*wait*): ``flat``, one softmax over every legal action (the output layer ``pi_out``), and
+``factored``, the two-level distribution whose mode ``algo=ppo`` already plays: p(wait) =
+σ(z), z the last output, and the other legal actions share 1 − σ(z) by the softmax of their
+outputs (the layer ``pi_factored``; the layer's name tells an exported actor's head). At
+initialisation (outputs ≈ 0) a flat head waits with probability 1/(legal actions), 1/16 on a
+hectic joint step; a factored head waits half the time, as the ``when`` design's two actions do.
 """
 
 from __future__ import annotations
@@ -11,10 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import flax.linen as nn
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 MASKED_LOGIT = -1e9  # exp(-1e9 - max) underflows to 0 in float32; finite, so 0 × logit = 0
+HEADS = ("flat", "factored")
+OUT_LAYER = {"flat": "pi_out", "factored": "pi_factored"}  # the policy's output layer, by head
 
 
 class ActorCritic(nn.Module):
@@ -22,6 +33,7 @@ class ActorCritic(nn.Module):
 
     n_actions: int
     net_arch: Sequence[int] = (128, 128)
+    head: str = "flat"  # one of HEADS: how policy_logits reads the outputs
 
     @nn.compact
     def __call__(self, obs: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
@@ -30,7 +42,7 @@ class ActorCritic(nn.Module):
         for i, width in enumerate(self.net_arch):
             pi = nn.tanh(nn.Dense(width, kernel_init=hidden, name=f"pi_{i}")(pi))
             vf = nn.tanh(nn.Dense(width, kernel_init=hidden, name=f"vf_{i}")(vf))
-        logits = nn.Dense(self.n_actions, kernel_init=nn.initializers.orthogonal(0.01), name="pi_out")(pi)
+        logits = nn.Dense(self.n_actions, kernel_init=nn.initializers.orthogonal(0.01), name=OUT_LAYER[self.head])(pi)
         value = nn.Dense(1, kernel_init=nn.initializers.orthogonal(1.0), name="vf_out")(vf)
         return logits, value[..., 0]
 
@@ -38,6 +50,22 @@ class ActorCritic(nn.Module):
 def masked_logits(logits: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
     """``logits`` with illegal actions (``mask`` False) set to :data:`MASKED_LOGIT`."""
     return jnp.where(mask, logits, MASKED_LOGIT)
+
+
+def policy_logits(logits: jnp.ndarray, mask: jnp.ndarray, head: str = "flat") -> jnp.ndarray:
+    """Masked logits whose softmax is the policy of ``head`` (module docstring) on the legal actions ``mask``.
+
+    ``flat``: :func:`masked_logits`. ``factored``: the two-level distribution's log-probabilities,
+    log σ(z) for the wait and log(1 − σ(z)) + log softmax (over the legal others) for the rest;
+    where only the wait or only the others are legal, the softmax of the result renormalises to
+    them (all of the wait, or the others' softmax).
+    """
+    if head == "flat":
+        return masked_logits(logits, mask)
+    z = logits[..., -1]
+    act = jax.nn.log_softmax(masked_logits(logits[..., :-1], mask[..., :-1]), axis=-1)
+    two_level = jnp.concatenate([act + jax.nn.log_sigmoid(-z)[..., None], jax.nn.log_sigmoid(z)[..., None]], -1)
+    return masked_logits(two_level, mask)
 
 
 def factored_mode(logits: jnp.ndarray) -> jnp.ndarray:
@@ -51,4 +79,4 @@ def factored_mode(logits: jnp.ndarray) -> jnp.ndarray:
     return jnp.where(p[..., -1] > 0.5, logits.shape[-1] - 1, dispatch)
 
 
-__all__ = ["MASKED_LOGIT", "ActorCritic", "factored_mode", "masked_logits"]
+__all__ = ["HEADS", "MASKED_LOGIT", "OUT_LAYER", "ActorCritic", "factored_mode", "masked_logits", "policy_logits"]

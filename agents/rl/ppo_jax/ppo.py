@@ -40,7 +40,7 @@ import optax
 from flax.training.train_state import TrainState
 
 from gpu_sched_agents.rl.ppo_jax import constraint, returns
-from gpu_sched_agents.rl.ppo_jax.network import ActorCritic, masked_logits
+from gpu_sched_agents.rl.ppo_jax.network import ActorCritic, policy_logits
 
 REWARD_CLIP = 10.0  # VecNormalize's clip_reward
 
@@ -63,6 +63,7 @@ class PPOHyper:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     net_arch: tuple[int, ...] = field(default=(128, 128))
+    head: str = "flat"  # the policy head (network.HEADS): one softmax, or wait-or-act then which
     normalize_reward: bool = True
     # returns (module .returns): "discounted" (per decision, or time-aware when tau_s is set) | "average"
     returns: str = "discounted"
@@ -249,7 +250,7 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
     vmapped env functions, network and optimiser that ``jax.jit`` traces as one program (PureJaxRL's
     layout); the shipped run's numbers are pinned bit for bit, so its traced body stays in one place.
     """
-    net = ActorCritic(int(env.n_actions), tuple(int(w) for w in hp.net_arch))
+    net = ActorCritic(int(env.n_actions), tuple(int(w) for w in hp.net_arch), hp.head)
     init_params = network_init(net, int(env.obs_dim))
     n_sgd = max(1, hp.n_updates) * hp.n_epochs * hp.n_minibatches
     lr = optax.linear_schedule(hp.learning_rate, hp.learning_rate * hp.lr_final_frac, n_sgd)
@@ -272,7 +273,7 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
         key, k_act, k_env = jax.random.split(r.key, 3)
         mask = v_mask(r.env_state, env_params)
         logits, value = net.apply(r.train_state.params, r.obs)
-        logits = masked_logits(logits, mask)
+        logits = policy_logits(logits, mask, hp.head)
         action = jax.random.categorical(k_act, logits)
         log_prob = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=1)[:, 0]
         obs, state, reward, done, info = v_step(jax.random.split(k_env, hp.n_envs), r.env_state, action, env_params)
@@ -315,7 +316,7 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
 
     def loss_fn(params, t: Transition, adv, ret):
         logits, value = net.apply(params, t.obs)
-        logp_all = jax.nn.log_softmax(masked_logits(logits, t.mask))
+        logp_all = jax.nn.log_softmax(policy_logits(logits, t.mask, hp.head))
         logp = jnp.take_along_axis(logp_all, t.action[:, None], axis=1)[:, 0]
         ratio = jnp.exp(logp - t.log_prob)
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)

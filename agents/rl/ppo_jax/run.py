@@ -67,6 +67,7 @@ def hyper(cfg: DictConfig, env: Any = None) -> Any:
         vf_coef=float(a.vf_coef),
         max_grad_norm=float(a.max_grad_norm),
         net_arch=tuple(int(w) for w in a.net_arch),
+        head=str(a.get("head", "flat")),
         normalize_reward=bool(t.normalize_reward),
     )
 
@@ -228,6 +229,9 @@ def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
 
     for rule in a.jax_eval_rules:
         check_choice("algo.jax_eval_rules[]", rule, RULES)
+    from gpu_sched_agents.rl.ppo_jax.network import HEADS
+
+    check_choice("algo.head", a.get("head", "flat"), HEADS)
     validate_returns(a, config)
 
     training_env(cfg, config)  # ConfigError listing what the JAX env implements, or naming a bad stock mix entry

@@ -5,7 +5,8 @@ r"""Which of issue 34's items moves ``algo=ppo_jax`` towards the rule: each on a
 
 A *row* is a set of Hydra overrides of ``experiment=ppo_jax_joint`` (:data:`ROWS`; the joint design from scratch; items
 1-4 of the issue: time-aware or average-reward returns, the ``occupancy`` reward with
-``backlog_risk`` shaping, the ``joint_hold`` action design, the Lagrangian miss constraint).
+``backlog_risk`` shaping, the ``joint_hold`` action design or the two-level policy head ``algo.head=factored``,
+the Lagrangian miss constraint).
 Per regime (hectic / surge × fresh / D = 900 s) and row the seeds train side by side (one
 ``jax.vmap``-ped program, :func:`studies.cgrsp.learning.parity.train_seeds`), each seed's actor is
 picked lexicographically on ``--select-days`` selection days (no more misses than the rule, then
@@ -42,6 +43,10 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     # learned timing on the rule's order (env=when): the learner decides when, the base order which
     "when": ("3w", ("env.action_mode=when",)),
     "when_time_aware": ("1+3w", ("env.action_mode=when", "algo.tau_s=90")),
+    # the factored policy head (wait with probability σ(z), else a pair by its softmax): the when design's
+    # 50/50 timing at the start, every job-slot pair still learned from scratch
+    "factored": ("3f", ("algo.head=factored",)),
+    "factored_time_aware": ("1+3f", ("algo.head=factored", "algo.tau_s=90")),
     "lagrangian": ("4", ("algo.miss_constraint=true",)),
     "time_aware_lagrangian": ("1+4", ("algo.tau_s=90", "algo.miss_constraint=true")),
     "average_lagrangian": ("1+4", ("algo.returns=average", "algo.gamma=1.0", "algo.miss_constraint=true")),
