@@ -23,9 +23,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from gpu_sched_agents.rl.ppo_jax.export import OUT_LAYER  # the policy's output layer, by head (export reads it)
+
 MASKED_LOGIT = -1e9  # exp(-1e9 - max) underflows to 0 in float32; finite, so 0 × logit = 0
-HEADS = ("flat", "factored")
-OUT_LAYER = {"flat": "pi_out", "factored": "pi_factored"}  # the policy's output layer, by head
+HEADS = tuple(OUT_LAYER)  # ("flat", "factored")
 
 
 class ActorCritic(nn.Module):
