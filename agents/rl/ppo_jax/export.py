@@ -28,20 +28,15 @@ MASKED_LOGIT = -1e9  # as gpu_sched_agents.rl.ppo_jax.network.MASKED_LOGIT (not 
 OUT_LAYER = {"flat": "pi_out", "factored": "pi_factored"}  # the output layer names the head (network.HEADS)
 
 
-def _log_softmax(z: np.ndarray) -> np.ndarray:
-    z = z - z.max(axis=-1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
-
-
 def policy_logits(logits: np.ndarray, mask: np.ndarray, head: str = "flat") -> np.ndarray:
     """:func:`gpu_sched_agents.rl.ppo_jax.network.policy_logits` in NumPy (float32, the same numbers)."""
     mask = np.asarray(mask, bool)
     if head == "factored":
+        from scipy.special import log_expit, log_softmax
+
         z = logits[..., -1:]
-        act = _log_softmax(np.where(mask[..., :-1], logits[..., :-1], MASKED_LOGIT).astype(np.float32))
-        log_sig = -np.logaddexp(0.0, -z).astype(np.float32)  # log σ(z)
-        log_not = -np.logaddexp(0.0, z).astype(np.float32)  # log σ(−z)
-        logits = np.concatenate([act + log_not, log_sig], axis=-1)
+        act = log_softmax(np.where(mask[..., :-1], logits[..., :-1], MASKED_LOGIT).astype(np.float32), axis=-1)
+        logits = np.concatenate([act + log_expit(-z), log_expit(z)], axis=-1)  # log σ(−z), log σ(z)
     return np.where(mask, logits, MASKED_LOGIT).astype(np.float32)
 
 

@@ -11,6 +11,7 @@ with its 95 % CI (t interval) and the paired t and Wilcoxon p values.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
@@ -48,14 +49,12 @@ def actor_logits(env: Any, s: Any, params: Any, weights: Any, head: str = "flat"
     return policy_logits(h @ w_out + b_out, env._action_mask(s, params), head)
 
 
-def _mlp_act(env: Any, s: Any, params: Any, weights: Any) -> jnp.ndarray:
-    """The exported actor's two-level mode on ``env``'s observation of ``s`` (a flat head)."""
-    return factored_mode(actor_logits(env, s, params, weights))
+def _mlp_act(env: Any, s: Any, params: Any, weights: Any, head: str = "flat") -> jnp.ndarray:
+    """The exported actor's two-level mode on ``env``'s observation of ``s``."""
+    return factored_mode(actor_logits(env, s, params, weights, head))
 
 
-def _mlp_act_factored(env: Any, s: Any, params: Any, weights: Any) -> jnp.ndarray:
-    """:func:`_mlp_act` of a factored head (a function of its own: one compiled day per head)."""
-    return factored_mode(actor_logits(env, s, params, weights, "factored"))
+_mlp_act_factored = functools.partial(_mlp_act, head="factored")  # one object per head: one compiled day each
 
 
 def learned_rule(env: Any, policy: NumpyPolicy, name: str = "ppo_jax") -> Rule:
