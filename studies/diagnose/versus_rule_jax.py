@@ -2,7 +2,7 @@ r"""Where an ``algo=ppo_jax`` actor loses to the rule, in JAX: *when* it dispatc
 
 The JAX counterpart of ``diagnose versus-rule`` (which needs an SB3 run and plays CGRSP-v0).
 A decision of the joint design has three parts: dispatch or wait (*when*), which job (a
-window position) and which slot. Each day is played by five policies on the same native
+window position) and which slot. Each day is played by seven policies on the same native
 JAX days (common random numbers):
 
 * ``learned``: the exported actor (its two-level deterministic action);
@@ -13,13 +13,19 @@ JAX days (common random numbers):
   next one on the idle slots (SPT+Rescue's job order, the deferring rules' slot: the least
   expected delay + W̄; no deferral), its *which*;
 * ``rule_slot``: the actor's *when* and job, the rule's slot for that job (the least expected
-  delay + W̄ over the idle slots).
+  delay + W̄ over the idle slots);
+* ``rule_rescue`` and ``rule_spt`` split ``rule_which`` in two: the actor's timing, and the base
+  order's next pair only where its job is *urgent* (``rule_rescue``: SPT+Rescue's rescue, a job
+  whose laxity less the least expected run time on the idle slots is under ``THETA_S``) or only
+  where it is not (``rule_spt``: the shortest class first, then the earliest deadline); elsewhere
+  the actor's pair.
 
 If ``rule_when`` comes close to ``rule`` the actor's choice of pair is as good as the rule's and
 its timing (the deferral) is what costs; if ``rule_which`` does, the reverse; ``rule_slot``
-against ``learned`` isolates the slot. The table is each mode's mean wait and miss with the paired
-difference to ``rule`` (95 % CI), on ``--days`` days of the *selection* keys (10 000 …; not
-the test keys, so reading it cannot tune on test days).
+against ``learned`` isolates the slot; ``rule_rescue`` and ``rule_spt`` say which of the rule's
+two orders (rescuing urgent jobs, or the shortest first) the actor's pairs lack. The table is
+each mode's mean wait and miss with the paired difference to ``rule`` (95 % CI), on ``--days``
+days of the *selection* keys (10 000 …; not the test keys, so reading it cannot tune on test days).
 
     python -m studies diagnose versus-rule-jax runs/ablation_3m/hectic_D900_time_aware_b3000000/seed1.npz \
         --regime hectic_D900 --overrides algo.tau_s=90 --days 200
@@ -35,7 +41,7 @@ from typing import Any
 import jax.numpy as jnp
 import pandas as pd
 
-MODES = ("learned", "rule", "rule_when", "rule_which", "rule_slot")
+MODES = ("learned", "rule", "rule_when", "rule_which", "rule_slot", "rule_rescue", "rule_spt")
 
 
 def _dispatches(env: Any, s: Any, params: Any, weights: Any, head: str = "flat") -> tuple[jnp.ndarray, jnp.ndarray]:
@@ -51,11 +57,21 @@ def _dispatches(env: Any, s: Any, params: Any, weights: Any, head: str = "flat")
 
 def base_pair(env: Any, s: Any, params: Any) -> jnp.ndarray:
     """The rule's base order's next pair on the state as it is (no deferral; the no-op when nothing fits)."""
-    from gpu_sched_env.cgrsp.jax.rules import SLOT_SCORE, _joint, rescue_plan
+    return base_pair_urgent(env, s, params)[0]
+
+
+def base_pair_urgent(env: Any, s: Any, params: Any) -> tuple[jnp.ndarray, jnp.ndarray]:
+    """(:func:`base_pair`, whether its job is urgent): SPT+Rescue's test on the idle slots, as ``rescue_plan`` ranks."""
+    from gpu_sched_env.cgrsp.jax.core import INF
+    from gpu_sched_env.cgrsp.jax.rules import SLOT_SCORE, THETA_S, _joint, rescue_plan
+    from gpu_sched_env.cgrsp.jax.types import day_of
 
     idle = s.slot_job < 0
     jobs, slots, length = rescue_plan(env, params, s, s.ptr, idle, SLOT_SCORE)
-    return _joint(env, s, params, jobs[0], slots[0], length > 0)
+    day, job = day_of(s, params), jobs[0]
+    m = jnp.min(jnp.where(idle, params.wbar[day.cx[job], params.slot_type], INF))
+    urgent = (length > 0) & ((day.deadline[job] - s.t) - m < THETA_S)
+    return _joint(env, s, params, job, slots[0], length > 0), urgent
 
 
 def rule_slot_for(env: Any, s: Any, params: Any, action: jnp.ndarray) -> jnp.ndarray:
@@ -84,6 +100,13 @@ def _rule_which(env, s, params, weights, head="flat"):
     return jnp.where(learned == env.wait_action, learned, base_pair(env, s, params)).astype(jnp.int32)
 
 
+def _rule_urgent(env, s, params, weights, head="flat", urgent=True):
+    learned = _dispatches(env, s, params, weights, head)[0]
+    pair, is_urgent = base_pair_urgent(env, s, params)
+    swap = (learned != env.wait_action) & (is_urgent == urgent)
+    return jnp.where(swap, pair, learned).astype(jnp.int32)
+
+
 def _rule_slot(env, s, params, weights, head="flat"):
     return rule_slot_for(env, s, params, _dispatches(env, s, params, weights, head)[0])
 
@@ -93,12 +116,19 @@ def _learned(env, s, params, weights, head="flat"):
 
 
 def policies(env: Any, weights: Any, head: str = "flat") -> dict[str, Any]:
-    """The five :data:`MODES` as JAX ``Rule``s (the actor's ``weights`` an argument of each; its policy ``head``)."""
+    """The :data:`MODES` as JAX ``Rule``s (the actor's ``weights`` an argument of each; its policy ``head``)."""
     import functools
 
     from gpu_sched_env.cgrsp.jax.rules import RULES, Rule
 
-    acts = {"learned": _learned, "rule_when": _rule_when, "rule_which": _rule_which, "rule_slot": _rule_slot}
+    acts = {
+        "learned": _learned,
+        "rule_when": _rule_when,
+        "rule_which": _rule_which,
+        "rule_slot": _rule_slot,
+        "rule_rescue": functools.partial(_rule_urgent, urgent=True),
+        "rule_spt": functools.partial(_rule_urgent, urgent=False),
+    }
     if head != "flat":
         acts = {m: functools.partial(f, head=head) for m, f in acts.items()}
     return {m: RULES["spt_rescue_defer_exp"] if m == "rule" else Rule(m, acts[m], weights=weights) for m in MODES}

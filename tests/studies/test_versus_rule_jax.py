@@ -1,4 +1,4 @@
-"""``python -m studies diagnose versus-rule-jax``: the five modes on the same days, the table, bad input."""
+"""``python -m studies diagnose versus-rule-jax``: the seven modes on the same days, the table, bad input."""
 
 import jax
 import jax.numpy as jnp
@@ -19,7 +19,7 @@ def test_table_pairs_every_mode_with_the_rule():
     )
     t = vr.table(days).set_index("mode")
     assert list(t.index) == list(vr.MODES)
-    np.testing.assert_allclose(t.mean_wait_min_diff.to_numpy(), [-1.0, 0.0, 1.0, 2.0, 3.0])
+    np.testing.assert_allclose(t.mean_wait_min_diff.to_numpy(), [-1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
     assert t.loc["rule", "mean_wait_min_ci"] == 0.0
 
 
@@ -32,7 +32,8 @@ def _actor(path, obs_dim: int, n_actions: int):
 
 
 def test_modes_on_one_state_follow_their_definitions(tmp_path):
-    """On one hectic state: rule_which dispatches the base pair when the actor dispatches; rule_slot keeps its job."""
+    """On one hectic state: rule_which dispatches the base pair when the actor dispatches; rule_slot keeps its job;
+    of rule_rescue and rule_spt the one matching the base job's urgency is rule_which, the other the actor."""
     from gpu_sched_agents.rl.envs import env_config
     from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy
     from gpu_sched_agents.rl.ppo_jax.jax_eval import learned_rule
@@ -50,10 +51,21 @@ def test_modes_on_one_state_follow_their_definitions(tmp_path):
 
     learned, best = (int(x) for x in jit(vr._dispatches)(s, p, w))
     which, slot = int(jit(vr._rule_which)(s, p, w)), int(jit(vr._rule_slot)(s, p, w))
+    pair, urgent = (int(x) for x in jit(vr.base_pair_urgent)(s, p))
+    rescue = int(jit(lambda *a: vr._rule_urgent(*a, urgent=True))(s, p, w))
+    spt = int(jit(lambda *a: vr._rule_urgent(*a, urgent=False))(s, p, w))
     if learned == env.wait_action:
-        assert which == slot == env.wait_action
+        assert which == slot == rescue == spt == env.wait_action
     else:
-        assert which == int(jit(vr.base_pair)(s, p)) and slot // env.spec.c == learned // env.spec.c
+        assert which == pair and slot // env.spec.c == learned // env.spec.c
+        assert (rescue, spt) == ((pair, learned) if urgent else (learned, pair))
+    # the base job is urgent once its deadline is under THETA_S away, not at the day's start (8 h of laxity)
+    from gpu_sched_env.cgrsp.jax.obs import window
+    from gpu_sched_env.cgrsp.jax.types import day_of
+
+    job = window(s, p, env.class_order, env.K, env.spec.n)[0][pair // env.spec.c]
+    late = s.replace(t=day_of(s, p).deadline[job] - 1.0)
+    assert not urgent and bool(jit(vr.base_pair_urgent)(late, p)[1])
     assert best != env.wait_action  # a dispatch is legal at the first decision point
 
 
