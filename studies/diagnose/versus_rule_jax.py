@@ -62,15 +62,13 @@ def base_pair(env: Any, s: Any, params: Any) -> jnp.ndarray:
 
 def base_pair_urgent(env: Any, s: Any, params: Any) -> tuple[jnp.ndarray, jnp.ndarray]:
     """(:func:`base_pair`, whether its job is urgent): SPT+Rescue's test on the idle slots, as ``rescue_plan`` ranks."""
-    from gpu_sched_env.cgrsp.jax.core import INF
-    from gpu_sched_env.cgrsp.jax.rules import SLOT_SCORE, THETA_S, _joint, rescue_plan
+    from gpu_sched_env.cgrsp.jax.rules import SLOT_SCORE, _joint, is_urgent, rescue_plan
     from gpu_sched_env.cgrsp.jax.types import day_of
 
     idle = s.slot_job < 0
     jobs, slots, length = rescue_plan(env, params, s, s.ptr, idle, SLOT_SCORE)
     day, job = day_of(s, params), jobs[0]
-    m = jnp.min(jnp.where(idle, params.wbar[day.cx[job], params.slot_type], INF))
-    urgent = (length > 0) & ((day.deadline[job] - s.t) - m < THETA_S)
+    urgent = (length > 0) & is_urgent(params, s.t, day.deadline[job], day.cx[job], idle)
     return _joint(env, s, params, job, slots[0], length > 0), urgent
 
 

@@ -45,28 +45,32 @@ def test_modes_on_one_state_follow_their_definitions(tmp_path):
     p = env.default_params
     w = learned_rule(env, NumpyPolicy.load(_actor(tmp_path / "a.npz", env.obs_dim, env.n_actions))).weights
 
-    # each function jitted whole (one program each, stored by JAX's compile cache), not run op by op
-    def jit(fn):
-        return jax.jit(lambda *a: fn(env, *a))
-
-    learned, best = (int(x) for x in jit(vr._dispatches)(s, p, w))
-    which, slot = int(jit(vr._rule_which)(s, p, w)), int(jit(vr._rule_slot)(s, p, w))
-    pair, urgent = (int(x) for x in jit(vr.base_pair_urgent)(s, p))
-    rescue = int(jit(lambda *a: vr._rule_urgent(*a, urgent=True))(s, p, w))
-    spt = int(jit(lambda *a: vr._rule_urgent(*a, urgent=False))(s, p, w))
-    if learned == env.wait_action:
-        assert which == slot == rescue == spt == env.wait_action
-    else:
-        assert which == pair and slot // env.spec.c == learned // env.spec.c
-        assert (rescue, spt) == ((pair, learned) if urgent else (learned, pair))
-    # the base job is urgent once its deadline is under THETA_S away, not at the day's start (8 h of laxity)
     from gpu_sched_env.cgrsp.jax.obs import window
     from gpu_sched_env.cgrsp.jax.types import day_of
 
-    job = window(s, p, env.class_order, env.K, env.spec.n)[0][pair // env.spec.c]
-    late = s.replace(t=day_of(s, p).deadline[job] - 1.0)
-    assert not urgent and bool(jit(vr.base_pair_urgent)(late, p)[1])
-    assert best != env.wait_action  # a dispatch is legal at the first decision point
+    def modes(st, p, w):
+        learned, best = vr._dispatches(env, st, p, w)
+        pair, urgent = vr.base_pair_urgent(env, st, p)
+        which, slot = vr._rule_which(env, st, p, w), vr._rule_slot(env, st, p, w)
+        rescue, spt = vr._rule_urgent(env, st, p, w, urgent=True), vr._rule_urgent(env, st, p, w, urgent=False)
+        return learned, best, pair, urgent, which, slot, rescue, spt
+
+    @jax.jit  # one program (stored by JAX's compile cache), not op by op: the day's first state and the same
+    def both(s, p, w):  # state at 1 s before the base job's deadline, where that job is urgent
+        job = window(s, p, env.class_order, env.K, env.spec.n)[0][vr.base_pair(env, s, p) // env.spec.c]
+        late = s.replace(t=day_of(s, p).deadline[job] - 1.0)
+        states = jax.tree.map(lambda a, b: jnp.stack([a, b]), s, late)
+        return jax.vmap(modes, in_axes=(0, None, None))(states, p, w)
+
+    out = np.asarray(jnp.stack(both(s, p, w), axis=1).astype(jnp.int32))
+    assert out[0, 1] != env.wait_action  # a dispatch is legal at the first decision point
+    assert (out[:, 3] == [0, 1]).all()  # not urgent at the day's start (8 h of laxity), urgent 1 s before the deadline
+    for learned, _, pair, urgent, which, slot, rescue, spt in out:
+        if learned == env.wait_action:
+            assert which == slot == rescue == spt == env.wait_action
+        else:
+            assert which == pair and slot // env.spec.c == learned // env.spec.c
+            assert (rescue, spt) == ((pair, learned) if urgent else (learned, pair))
 
 
 def test_a_non_joint_actor_and_a_missing_file_are_refused(tmp_path):

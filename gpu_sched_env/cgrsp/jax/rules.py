@@ -168,6 +168,15 @@ def slot_delay(params: EnvParams, s: EnvState, cx: jnp.ndarray, idle: jnp.ndarra
 SLOT_RULES: dict[str, Callable] = {"delay": slot_delay, "rule": slot_spt}  # slot_score knob -> slot rule
 
 
+def is_urgent(params: EnvParams, t: jnp.ndarray, d: jnp.ndarray, cx: jnp.ndarray, offered: jnp.ndarray) -> jnp.ndarray:
+    """SPT+Rescue's urgency of jobs with deadlines ``d`` and classes ``cx`` at ``t``: laxity less m_κ under ``THETA_S``.
+
+    m_κ is the class's least mean run time over the ``offered`` slots.
+    """
+    m = jnp.min(jnp.where(offered[None, :], params.wbar[:, params.slot_type], INF), axis=1)  # m_κ over offered slots
+    return (d - t) - m[cx] < THETA_S
+
+
 def rescue_plan(
     env,
     params: EnvParams,
@@ -191,14 +200,13 @@ def rescue_plan(
     slot_rule = SLOT_RULES[slot_score]
     t = s.t
     k = jnp.sum(offered, dtype=jnp.int32)
-    m = jnp.min(jnp.where(offered[None, :], params.wbar[:, params.slot_type], INF), axis=1)  # m_κ over offered slots
     # candidates: the first C waiting jobs of each subqueue (the plan takes at most C jobs)
     depth = 1 if first else c
     pos = ptr[:, None] + jnp.arange(depth)[None, :]
     valid = (pos < s.end[:, None]).reshape(-1)
     j = day.order_sub[jnp.minimum(day.sub_off[:-1, None] + pos, n - 1)].reshape(-1)
     d, sub, cx = day.deadline[j], day.submit[j], day.cx[j]
-    urgent = (d - t) - m[cx] < THETA_S
+    urgent = is_urgent(params, t, d, cx, offered)
     jf = j.astype(d.dtype)
     keys = (
         jf,
@@ -481,6 +489,7 @@ __all__ = [
     "fifo",
     "cap_of",
     "max_steps_of",
+    "is_urgent",
     "rescue_plan",
     "rollout",
     "rollout_batch",

@@ -45,6 +45,9 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     # the objective itself as the reward (α1 · job-seconds waited in the step, a miss at the configured price)
     "deadline": ("2", ("env.reward=deadline",)),
     "deadline_time_aware": ("1+2", ("env.reward=deadline", "algo.tau_s=90")),  # the wait integrated over Δt, γ per 90 s
+    # capacity with a fraction of occupancy's run charge: a short job pays a little less than a long one at its dispatch
+    "capacity_run01": ("2", ("+env.reward_weights.run=0.1",)),
+    "capacity_run03": ("2", ("+env.reward_weights.run=0.3",)),
     "joint_hold": ("3", ("env.action_mode=joint_hold",)),
     # learned timing on the rule's order (env=when): the learner decides when, the base order which
     "when": ("3w", ("env.action_mode=when",)),
