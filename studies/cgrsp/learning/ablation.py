@@ -39,8 +39,8 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     "time_aware": ("1", ("algo.tau_s=90",)),  # γ 0.95 per 90 s: e-folding over 29 min of simulated time
     "average": ("1", ("algo.returns=average", "algo.gamma=1.0")),
     "occupancy_risk": ("2", ("env.reward=occupancy", "env.shaping=backlog_risk", "env.shaping_gamma=0.95")),
-    # the run time charged at the dispatch, the mean run time handed back (Φ_b): a short job pays less than a long
-    # one in its own step, the SPT order capacity cannot see (diagnose versus-rule-jax's rule_spt)
+    # the run time charged at the dispatch, W̄·(b − 1)/C handed back (Φ_b): a short job pays less than a long one in
+    # its own step, the SPT order capacity cannot see (diagnose versus-rule-jax's rule_spt)
     "occupancy_backlog": ("2", ("env.reward=occupancy", "env.shaping=backlog", "env.shaping_gamma=0.95")),
     # the objective itself as the reward (α1 · job-seconds waited in the step, a miss at the configured price)
     "deadline": ("2", ("env.reward=deadline",)),
