@@ -69,6 +69,9 @@ DIAGNOSE = Group(
         "reward": Command(
             "studies.diagnose.reward:main", "step reward of dispatch vs idle by stock (and a Monte-Carlo value)"
         ),
+        "reward-scale": Command(
+            "studies.diagnose.reward_scale:main", "the JAX step reward's shaping term vs the rest, by time of day"
+        ),
         "reward-alignment": Command(
             "studies.diagnose.reward_alignment:main", "do reward presets rank heuristics as the objective?"
         ),

@@ -148,22 +148,25 @@ def table(days: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run(actor: Path, regime: str, overrides: Sequence[str], days: int) -> pd.DataFrame:
-    """The :func:`table` of ``actor`` (an exported ``.npz``) in ``regime`` on ``days`` selection days."""
+def joint_env(regime: str, overrides: Sequence[str], why: str) -> Any:
+    """The JAX env of ``regime`` (``experiment=ppo_jax_joint`` + ``overrides``); a ConfigError unless it is joint."""
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy
-    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, learned_rule, per_day, test_keys
     from gpu_sched_env.cgrsp.jax import JaxCGRSP
     from gpu_sched_env.core.errors import ConfigError
     from studies.cgrsp.learning.parity import regime_config
 
-    cfg = regime_config(regime, 1, extra=tuple(overrides))
-    env = JaxCGRSP.from_config(env_config(cfg), records=False)
+    env = JaxCGRSP.from_config(env_config(regime_config(regime, 1, extra=tuple(overrides))), records=False)
     if env.n_actions != env.K * env.spec.c + 1:
-        raise ConfigError(
-            f"action_mode = {env.cfg.action_mode!r}: this diagnostic splits a joint-design actor's pairs; "
-            "allowed: 'joint'"
-        )
+        raise ConfigError(f"action_mode = {env.cfg.action_mode!r}: {why}; allowed: 'joint'")
+    return env
+
+
+def run(actor: Path, regime: str, overrides: Sequence[str], days: int) -> pd.DataFrame:
+    """The :func:`table` of ``actor`` (an exported ``.npz``) in ``regime`` on ``days`` selection days."""
+    from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, learned_rule, per_day, test_keys
+
+    env = joint_env(regime, overrides, "this diagnostic splits a joint-design actor's pairs")
     policy = NumpyPolicy.load(actor)
     weights = learned_rule(env, policy).weights
     return table(per_day(env, policies(env, weights, policy.head), test_keys(days, SELECT_SEED0)))

@@ -42,6 +42,8 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     # the run time charged at the dispatch, W̄·(b − 1)/C handed back (Φ_b): a short job pays less than a long one in
     # its own step, the SPT order capacity cannot see (diagnose versus-rule-jax's rule_spt)
     "occupancy_backlog": ("2", ("env.reward=occupancy", "env.shaping=backlog", "env.shaping_gamma=0.95")),
+    # the same with the shaping undiscounted: no (1 − γ)·Φ_b drift with the time of day (diagnose reward-scale)
+    "occupancy_backlog_g1": ("2", ("env.reward=occupancy", "env.shaping=backlog", "env.shaping_gamma=1.0")),
     # the objective itself as the reward (α1 · job-seconds waited in the step, a miss at the configured price)
     "deadline": ("2", ("env.reward=deadline",)),
     "deadline_time_aware": ("1+2", ("env.reward=deadline", "algo.tau_s=90")),  # the wait integrated over Δt, γ per 90 s
