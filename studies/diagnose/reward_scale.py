@@ -24,7 +24,10 @@ BLOCK_H = 1.0  # [h] the table's blocks of the day
 
 
 def step_parts(env: Any, keys: Any) -> pd.DataFrame:
-    """Per step of the rule on the days of ``keys``: ``t_h`` (its start [h]), ``reward``, ``shaping``, ``rest``.
+    """Per step of the rule on the days of ``keys``: ``t_h`` (its start [h]), ``shaping``, ``rest``.
+
+    ``shaping`` is the env's own :func:`~gpu_sched_env.cgrsp.jax.shaping.shaping_term` of the step,
+    ``rest`` the reward less it (the weighted raw parts).
 
     The days are played side by side in one compiled ``while_loop``, each step's row written to a
     buffer of the env's step cap (:func:`~gpu_sched_env.cgrsp.jax.rules.cap_of`, the bound a day of
@@ -35,19 +38,19 @@ def step_parts(env: Any, keys: Any) -> pd.DataFrame:
     from jax import lax
 
     from gpu_sched_env.cgrsp.jax.rules import RULES, cap_of, check_done
+    from gpu_sched_env.cgrsp.jax.shaping import shaping_term
 
     p, rule, cap = env.default_params, RULES["spt_rescue_defer_exp"], cap_of(env)
 
     def move(s, k):
-        a = rule.act(env, s, p)
-        _, s1, r, _, info = env.step(k, s, a, p)
-        rest = -p.reward_scale * jnp.sum(p.weights * info["reward_raw"])
-        return s1, jnp.stack([s.t / 3600.0, r, r - rest, rest]), ~s.done
+        _, s1, r, _, _ = env.step(k, s, rule.act(env, s, p), p)
+        shaping = shaping_term(env.cfg.shaping, env.spec, p, s, s1)
+        return s1, jnp.stack([s.t / 3600.0, shaping, r - shaping]), ~s.done
 
     @jax.jit
     def play(keys):
         _, s = jax.vmap(env.reset, in_axes=(0, None))(keys, p)
-        rows = jnp.zeros((cap, len(keys), 4), s.t.dtype)
+        rows = jnp.zeros((cap, len(keys), 3), s.t.dtype)
         live = jnp.zeros((cap, len(keys)), bool)
 
         def body(c):
@@ -60,14 +63,14 @@ def step_parts(env: Any, keys: Any) -> pd.DataFrame:
 
     done, rows, live = jax.device_get(play(keys))
     check_done(done, "spt_rescue_defer_exp's days (reward-scale)", cap)
-    return pd.DataFrame(rows[live], columns=["t_h", "reward", "shaping", "rest"])
+    return pd.DataFrame(rows[live], columns=["t_h", "shaping", "rest"])
 
 
 def table(steps: pd.DataFrame) -> pd.DataFrame:
     """Per hour of the day: steps, and the mean and std per step of the shaping term and the rest."""
     block = (steps.t_h // BLOCK_H).astype(int)
     g = steps.groupby(block)
-    t = pd.DataFrame(
+    return pd.DataFrame(
         {
             "hours": [f"{int(b * BLOCK_H)}-{int((b + 1) * BLOCK_H)}" for b in g.groups],
             "steps": g.size().to_numpy(),
@@ -77,7 +80,6 @@ def table(steps: pd.DataFrame) -> pd.DataFrame:
             "rest_std": g.rest.std(ddof=0).to_numpy(),
         }
     )
-    return t
 
 
 def run(regime: str, overrides: Sequence[str], days: int) -> pd.DataFrame:

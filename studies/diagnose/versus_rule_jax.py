@@ -100,8 +100,8 @@ def _rule_which(env, s, params, weights, head="flat"):
 
 def _rule_urgent(env, s, params, weights, head="flat", urgent=True):
     learned = _dispatches(env, s, params, weights, head)[0]
-    pair, is_urgent = base_pair_urgent(env, s, params)
-    swap = (learned != env.wait_action) & (is_urgent == urgent)
+    pair, pair_urgent = base_pair_urgent(env, s, params)
+    swap = (learned != env.wait_action) & (pair_urgent == urgent)
     return jnp.where(swap, pair, learned).astype(jnp.int32)
 
 

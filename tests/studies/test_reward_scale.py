@@ -7,9 +7,7 @@ from studies.diagnose import reward_scale as rs
 
 
 def test_table_groups_steps_by_hour_of_the_day():
-    steps = pd.DataFrame(
-        {"t_h": [0.1, 0.9, 1.5, 3.2], "reward": [0.0] * 4, "shaping": [1.0, 3.0, 5.0, 7.0], "rest": [-1.0, -1.0, 0, 0]}
-    )
+    steps = pd.DataFrame({"t_h": [0.1, 0.9, 1.5, 3.2], "shaping": [1.0, 3.0, 5.0, 7.0], "rest": [-1.0, -1.0, 0, 0]})
     t = rs.table(steps)
     assert t.hours.tolist() == ["0-1", "1-2", "3-4"] and t.steps.tolist() == [2, 1, 1]
     assert t.shaping_mean.tolist() == [2.0, 5.0, 7.0] and t.shaping_std.tolist() == [1.0, 0.0, 0.0]
