@@ -1,8 +1,8 @@
 """What CGRSP-v0 rewards: named presets of the objective's weights, lost capacity, and shaping.
 
-The env books six raw quantities (``wait`` [job-s], ``miss`` [jobs], ``cost`` [$], ``waste``
-[job-s], ``run`` [job-s], ``delay`` [s]); a *preset* turns them into weights, derived from the simulator's parameters so
-that there is one source of truth (``alpha1``, ``alpha2`` in
+The env books seven raw quantities (``wait`` [job-s], ``miss`` [jobs], ``cost`` [$], ``waste``
+[job-s], ``run`` [job-s], ``delay`` [s], ``excess_run`` [job-s]); a *preset* turns them into
+weights, derived from the simulator's parameters so that there is one source of truth (``alpha1``, ``alpha2`` in
 :class:`~gpu_sched_env.cgrsp.params.CGRSPParams`):
 
 * ``study``: the model's objective α1·Σw + α2·misses (spec §2; α2 = 10 by default, so a miss
@@ -31,6 +31,13 @@ that there is one source of truth (``alpha1``, ``alpha2`` in
   decision (low variance, no delay). ``capacity`` leaves the run time out: it cannot tell a
   short job from a long one, so it does not rank the SPT family above EDF. Judged on
   ``deadline``.
+
+``excess_run`` is in no preset (opt-in, ``+env.reward_weights.excess_run=w``): at a dispatch, the
+dispatched class's *mean* run time on the slot's type above the class mix's mean there,
+(W̄[c_j, g] − Σ_c p_c·W̄[c, g]) · q/C. A short class earns, a long one pays, in proportion to
+the queue: the order SPT follows, which ``capacity`` cannot see, without ``run``'s two other
+terms (the mix's mean run time charged at q/C on every dispatch, which weighs dispatching under a
+long queue against the rest; the realised run time's noise, which the policy cannot know).
 
 ``cost`` is weighted 1 per dollar in all four (a tie-breaker: ~$6 a day against ~10^6 s).
 
@@ -107,6 +114,7 @@ PARTS: dict[str, Part] = {
     "waste": Part("job-s", waiting=True),  # lost slot capacity at the queue's exchange rate q/C
     "run": Part("job-s"),  # a dispatch's run time at the same rate
     "delay": Part("s"),  # a dispatch's provisioning delay, on its own
+    "excess_run": Part("job-s"),  # the class's mean run time above the mix's, on the slot's type, at q/C
 }
 REWARD_PARTS: tuple[str, ...] = tuple(PARTS)
 
@@ -327,6 +335,8 @@ class RewardLedger:
         self.potential = make_potential(config.shaping, sim, config.reward, self.weights)
         self.C = len(sim.fleet.slot_type)
         self._price = sim.fleet.price_per_s
+        wbar = np.asarray(sim.fleet.wbar, np.float64)  # (3 classes, T types)
+        self._excess = wbar - np.asarray(sim.params.complexity_probs, np.float64) @ wbar  # W̄[c, g] − mix mean
         wl = sim.workload
         self._cum_submit = np.concatenate([[0.0], np.cumsum(wl.submit)])
         self._dl_order = np.argsort(wl.deadline, kind="stable")
@@ -352,6 +362,8 @@ class RewardLedger:
         rate = (len(sim.waiting) + 1) / self.C  # q/C: the queue before this dispatch, per slot
         raw["waste"] += delay * rate  # capacity lost to provisioning, at the exchange rate
         raw["run"] += run * rate  # the slot time it spends running, at the same rate
+        g = sim.fleet.slot_type[slot]
+        raw["excess_run"] += self._excess[sim.workload.complexity[job], g] * rate  # its class against the mix
         raw["cost"] += run * self._price[sim.fleet.slot_type[slot]]  # realised run cost
 
     def on_advance(self, sim, t0: float, q0: int, n0: int, idle0: int, alive: bool) -> None:

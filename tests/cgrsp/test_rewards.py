@@ -9,7 +9,7 @@ from gpu_sched_agents.rl.envs import (
 )
 from gpu_sched_agents.rl.train import validate
 from gpu_sched_env.cgrsp.env import CGRSPEnv
-from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S, summary_objective
+from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S, REWARD_PARTS, summary_objective
 from gpu_sched_env.core.errors import ConfigError
 from tests.hydra_conf import cfg_for
 
@@ -40,29 +40,16 @@ def test_the_config_holds_no_copy_of_the_weights():
 
 
 def test_reward_presets():
+    none = dict.fromkeys(REWARD_PARTS, 0.0)  # every part a preset does not name weighs 0
     p = CGRSPEnv(day="normal", alpha1=2.0, alpha2=30.0)
-    assert p.reward_weights == {"wait": 2.0, "miss": 30.0, "cost": 1.0, "waste": 0.0, "run": 0.0, "delay": 0.0}
+    assert p.reward_weights == {**none, "wait": 2.0, "miss": 30.0, "cost": 1.0}
     d = CGRSPEnv(day="normal", reward="deadline", alpha1=2.0)
-    assert d.reward_weights == {
-        "wait": 2.0,
-        "miss": 2.0 * MISS_AS_WAIT_S,
-        "cost": 1.0,
-        "waste": 0.0,
-        "run": 0.0,
-        "delay": 0.0,
-    }
+    assert d.reward_weights == {**none, "wait": 2.0, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0}
     c = CGRSPEnv(day="normal", reward="capacity")
     assert c.reward_weights["wait"] == 0.0 and c.reward_weights["waste"] == 1.0 and c.reward_weights["run"] == 0.0
     assert c.objective_weights == CGRSPEnv(day="normal", reward="deadline").reward_weights
     o = CGRSPEnv(day="normal", reward="occupancy", alpha1=2.0)
-    assert o.reward_weights == {
-        "wait": 0.0,
-        "miss": 2.0 * MISS_AS_WAIT_S,
-        "cost": 1.0,
-        "waste": 2.0,
-        "run": 2.0,
-        "delay": 0.0,
-    }
+    assert o.reward_weights == {**none, "miss": 2.0 * MISS_AS_WAIT_S, "cost": 1.0, "waste": 2.0, "run": 2.0}
     assert o.objective_weights == CGRSPEnv(day="normal", reward="deadline", alpha1=2.0).reward_weights
     # an explicit price of a miss holds for the reward and for what the episode is judged on
     m = CGRSPEnv(day="normal", reward="occupancy", reward_weights={"miss": 14400.0, "run": 0.5})
@@ -130,11 +117,14 @@ def test_a_low_stock_dispatch_is_charged_at_once_under_queue_shaping():
 
 def test_waste_books_lost_capacity_at_the_queue_exchange_rate():
     """A dispatch that advances no time books its provisioning delay × q/C; a *leave idle* that
-    advances time without a dispatch books idle slots × Δt × q/C (both cases must occur)."""
+    advances time without a dispatch books idle slots × Δt × q/C (both cases must occur). A
+    dispatch's ``excess_run`` is its class's mean run time on the slot's type above the class
+    mix's, at q/C (negative for a short class, positive for a long one: both must occur)."""
     env = CGRSPEnv(day="hectic", n_jobs=200, reward="capacity", action_mode="slot")
     env.reset(seed=2)
-    C = env.sim.params.c_max
-    checked = {"dispatch": 0, "idle": 0}
+    p = env.sim.params
+    C = p.c_max
+    checked = {"dispatch": 0, "idle": 0, "earns": 0, "pays": 0}
     for k in range(400):
         mask = env.action_masks()
         q, idle, slot = len(env.sim.waiting), env.sim.n_idle, env.offered_slot
@@ -148,14 +138,19 @@ def test_waste_books_lost_capacity_at_the_queue_exchange_rate():
             assert info["reward_raw"]["delay"] == pytest.approx(
                 start - env.sim.t
             )  # its own provisioning, at face value
+            job, g = env.sim.slot_job[slot], env.sim.fleet.slot_type[slot]
+            w = p.gpu_types[g].mean_runtime_s
+            excess = w[env.sim.workload.complexity[job]] - sum(pc * wc for pc, wc in zip(p.complexity_probs, w))
+            assert info["reward_raw"]["excess_run"] == pytest.approx(excess * q / C)
+            checked["earns" if excess < 0 else "pays"] += q > 0
             checked["dispatch"] += 1
         elif a == env.wait_action and info["dt"] > 0 and q:
             assert waste == pytest.approx(idle * info["dt"] * q / C)
-            assert run_part == 0.0 and info["reward_raw"]["delay"] == 0.0
+            assert run_part == 0.0 and info["reward_raw"]["delay"] == 0.0 == info["reward_raw"]["excess_run"]
             checked["idle"] += 1
         if done:
             break
-    assert checked["dispatch"] > 0 and checked["idle"] > 0, checked
+    assert min(checked.values()) > 0, checked
 
 
 def test_backlog_shaping_hands_back_the_run_time_at_a_dispatch_and_ignores_arrivals():
@@ -241,6 +236,7 @@ def test_presets_are_weight_tables_and_the_rest_is_derived():
         "waste": 0.0,
         "run": 0.0,
         "delay": 0.0,
+        "excess_run": 0.0,
     }
     assert REWARD_PRESETS["deadline"](p) == {
         "wait": 2.0,
@@ -249,6 +245,7 @@ def test_presets_are_weight_tables_and_the_rest_is_derived():
         "waste": 0.0,
         "run": 0.0,
         "delay": 0.0,
+        "excess_run": 0.0,
     }
     assert REWARD_PRESETS["capacity"](p) == {
         "wait": 0.0,
@@ -257,6 +254,7 @@ def test_presets_are_weight_tables_and_the_rest_is_derived():
         "waste": 2.0,
         "run": 0.0,
         "delay": 0.0,
+        "excess_run": 0.0,
     }
     assert REWARD_PRESETS["occupancy"](p) == {
         "wait": 0.0,
@@ -265,6 +263,7 @@ def test_presets_are_weight_tables_and_the_rest_is_derived():
         "waste": 2.0,
         "run": 2.0,
         "delay": 0.0,
+        "excess_run": 0.0,
     }
     assert OBJECTIVE_OF == {"study": "study", "deadline": "deadline", "capacity": "deadline", "occupancy": "deadline"}
     assert SHAPING_PART == {"study": "wait", "deadline": "wait", "capacity": "waste", "occupancy": "waste"}

@@ -244,7 +244,7 @@ def n_idle(s: EnvState) -> jnp.ndarray:
 def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tuple[EnvState, jnp.ndarray, jnp.ndarray]:
     """Process events to the next decision point when ``go`` (else nothing happens).
 
-    Returns ``(state, raw parts booked [f[6]], tight misses)``; ``state.done`` is set when
+    Returns ``(state, raw parts booked [f[7]], tight misses)``; ``state.done`` is set when
     the day is over.
     """
     day = day_of(s, params)
@@ -307,7 +307,7 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
     flight_miss = (job0 >= 0) & (dj > t0) & (dj <= t1) & (end0 > dj)  # a slot's job completes at its end time
     miss = jnp.sum(waiting_miss) + jnp.sum(flight_miss)
     tight_miss = (jnp.sum(waiting_miss[1::2]) + jnp.sum(flight_miss & day.tight[j])).astype(jnp.int32)
-    raw = jnp.stack([wait, miss.astype(t1.dtype), 0.0 * t1, waste, 0.0 * t1, 0.0 * t1])
+    raw = jnp.stack([wait, miss.astype(t1.dtype), 0.0 * t1, waste, 0.0 * t1, 0.0 * t1, 0.0 * t1])
     return s, raw, tight_miss
 
 
@@ -350,7 +350,8 @@ def dispatch(
     delay = start - t
     rate = q_before.astype(t.dtype) / spec.c  # in the state's float (an int32 quotient is float32 under x64)
     z = 0.0 * t
-    raw = jnp.stack([delay, z, run * params.price_per_s[g], delay * rate, run * rate, delay])
+    excess = params.wbar[day.cx[j], g] - params.complexity_probs @ params.wbar[:, g]  # the class against the mix
+    raw = jnp.stack([delay, z, run * params.price_per_s[g], delay * rate, run * rate, delay, excess * rate])
     raw = jnp.where(do, raw, 0.0)
     s = s.replace(
         sum_wait=s.sum_wait + jnp.where(do, start - day.submit[j], 0.0),

@@ -50,6 +50,10 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     # capacity with a fraction of occupancy's run charge: a short job pays a little less than a long one at its dispatch
     "capacity_run01": ("2", ("+env.reward_weights.run=0.1",)),
     "capacity_run03": ("2", ("+env.reward_weights.run=0.3",)),
+    # capacity with the SPT charge alone (rewards.py, excess_run): the class's mean run time above the mix's, at
+    # q/C; without run's mix-mean charge on every dispatch and without the realised run time's noise
+    "capacity_excess03": ("2", ("+env.reward_weights.excess_run=0.3",)),
+    "capacity_excess1": ("2", ("+env.reward_weights.excess_run=1.0",)),
     "joint_hold": ("3", ("env.action_mode=joint_hold",)),
     # learned timing on the rule's order (env=when): the learner decides when, the base order which
     "when": ("3w", ("env.action_mode=when",)),

@@ -9,7 +9,7 @@ import numpy as np
 
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.cgrsp.day import materialise
-from gpu_sched_env.cgrsp.env import CGRSPEnv
+from gpu_sched_env.cgrsp.env import REWARD_PARTS, CGRSPEnv
 
 MARKOV = {"stock_process": "markov", "stock_dwell_s": 900.0}
 COMBOS = [("hectic", "fresh"), ("hectic", "markov"), ("surge", "fresh"), ("surge", "markov")]
@@ -133,7 +133,7 @@ def side_by_side(
         o, r, term, _, ref_info = ref.step(a)
         actions.append(a)
         rewards.append(r)
-        raws.append([ref_info["reward_raw"][k] for k in ("wait", "miss", "cost", "waste", "run", "delay")])
+        raws.append([ref_info["reward_raw"][k] for k in REWARD_PARTS])
         terms.append(term)
         clocks.append(ref.sim.t)
         if term or (until is not None and until(ref, ref_info)):

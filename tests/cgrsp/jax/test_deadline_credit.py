@@ -8,11 +8,9 @@ are both exercised), a whole day, and each option on its own.
 import numpy as np
 import pytest
 
-from gpu_sched_env.cgrsp.env import CGRSPEnv
+from gpu_sched_env.cgrsp.env import REWARD_PARTS, CGRSPEnv
 from gpu_sched_env.cgrsp.jax import JaxCGRSP
 from tests.cgrsp.jax.helpers import assert_same_records, joint_heads, side_by_side
-
-PARTS = ("wait", "miss", "cost", "waste", "run", "delay")
 
 
 def markov_design(day: str, stock: str):
@@ -55,22 +53,24 @@ def test_whole_day_returns():
     env = JaxCGRSP.from_config(cfg)
     ref, st, info, steps = side_by_side(env, cfg, 7, horizon_s=20 * 86400.0, rew_rtol=1e-7)
     assert bool(st.done) and steps > 1000
-    np.testing.assert_allclose(np.asarray(st.ep_raw), [ref.ledger.episode_raw[k] for k in PARTS], rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(st.ep_raw), [ref.ledger.episode_raw[k] for k in REWARD_PARTS], rtol=1e-6)
     summ = ref.result().summary()
     np.testing.assert_allclose(float(info["mean_wait_min"]), summ["mean_wait_min"], rtol=1e-9)
 
 
 @pytest.mark.parametrize(
-    ("reward", "shaping", "gamma"),
+    ("reward", "shaping", "gamma", "weights"),
     [
-        ("occupancy", "none", 1.0),
-        ("capacity", "backlog_risk", 0.9),
-        ("occupancy", "backlog", 1.0),
-        ("deadline", "backlog_risk", 0.95),
+        ("occupancy", "none", 1.0, {}),
+        ("capacity", "backlog_risk", 0.9, {"excess_run": 0.3}),  # the opt-in SPT charge on the joint design's reward
+        ("occupancy", "backlog", 1.0, {}),
+        ("deadline", "backlog_risk", 0.95, {}),
     ],
 )
-def test_each_option_alone(reward, shaping, gamma):
-    cfg = joint_heads("hectic", "markov").replace(reward=reward, shaping=shaping, shaping_gamma=gamma)
+def test_each_option_alone(reward, shaping, gamma, weights):
+    cfg = joint_heads("hectic", "markov").replace(
+        reward=reward, shaping=shaping, shaping_gamma=gamma, reward_weights=weights
+    )
     env = JaxCGRSP.from_config(cfg)
     side_by_side(env, cfg, 11, max_steps=150, horizon_s=4 * 86400.0, rew_rtol=1e-7)
 

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from gpu_sched_env.cgrsp.env import REWARD_PARTS
 from gpu_sched_env.cgrsp.fleet import Fleet
 from tests.cgrsp.jax.helpers import COMBOS, assert_same_records, env_for, joint_heads, side_by_side
 
@@ -62,7 +63,7 @@ def test_whole_day_and_summary(day, stock):
     assert int(info["tight_miss"]) == round(summ["tight_miss_pct"] / 100 * ref.sim.workload.tight.sum())
     np.testing.assert_allclose(
         np.asarray(st.ep_raw),
-        [ref.ledger.episode_raw[k] for k in ("wait", "miss", "cost", "waste", "run", "delay")],
+        [ref.ledger.episode_raw[k] for k in REWARD_PARTS],
         rtol=1e-6,
     )
 
