@@ -54,6 +54,7 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     # q/C; without run's mix-mean charge on every dispatch and without the realised run time's noise
     "capacity_excess03": ("2", ("+env.reward_weights.excess_run=0.3",)),
     "capacity_excess1": ("2", ("+env.reward_weights.excess_run=1.0",)),
+    "capacity_excess03_lagrangian": ("2+4", ("+env.reward_weights.excess_run=0.3", "algo.miss_constraint=true")),
     "joint_hold": ("3", ("env.action_mode=joint_hold",)),
     # learned timing on the rule's order (env=when): the learner decides when, the base order which
     "when": ("3w", ("env.action_mode=when",)),
