@@ -350,7 +350,7 @@ def dispatch(
     delay = start - t
     rate = q_before.astype(t.dtype) / spec.c  # in the state's float (an int32 quotient is float32 under x64)
     z = 0.0 * t
-    excess = params.wbar[day.cx[j], g] - params.complexity_probs @ params.wbar[:, g]  # the class against the mix
+    excess = params.wbar_excess[day.cx[j], g]  # the class's mean run time against the mix's
     raw = jnp.stack([delay, z, run * params.price_per_s[g], delay * rate, run * rate, delay, excess * rate])
     raw = jnp.where(do, raw, 0.0)
     s = s.replace(

@@ -102,6 +102,7 @@ class EnvParams:
 
     wbar: jnp.ndarray  # f[3, T] [s]
     wbar_rel: jnp.ndarray  # f[3, T]
+    wbar_excess: jnp.ndarray  # f[3, T] W̄[c, g] − Σ_c' p_c'·W̄[c', g] [s] (the excess_run part's per-dispatch charge)
     slot_type: jnp.ndarray  # i32[C]
     price_per_s: jnp.ndarray  # f[T]
     slot_price_rel: jnp.ndarray  # f[C]
@@ -242,6 +243,7 @@ def make_params(p: CGRSPParams, cfg, dtype) -> EnvParams:
     return EnvParams(
         wbar=f(wbar),
         wbar_rel=f(wbar / wbar.max()),
+        wbar_excess=f(wbar - np.asarray(p.complexity_probs, np.float64) @ wbar),
         slot_type=jnp.asarray(fl.slot_type, jnp.int32),
         price_per_s=f(fl.price_per_s),
         slot_price_rel=f(price[fl.slot_type] / max(price.max(), 1e-12)),
