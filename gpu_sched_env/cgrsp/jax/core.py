@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from gpu_sched_env.cgrsp.jax.types import N_SUB, Day, EnvParams, EnvState, day_of, flat
+from gpu_sched_env.cgrsp.jax.types import N_SUB, REWARD_PARTS, Day, EnvParams, EnvState, day_of, flat
 
 DAY_S = 86400.0
 INF = float("inf")
@@ -241,6 +241,18 @@ def n_idle(s: EnvState) -> jnp.ndarray:
     return jnp.sum(s.slot_job < 0, dtype=jnp.int32)
 
 
+def book(like: jnp.ndarray, **parts: jnp.ndarray) -> jnp.ndarray:
+    """The raw reward parts named in ``parts`` as one vector in :data:`REWARD_PARTS` order (a part not named is 0).
+
+    By name, so the order lives in one place (``rewards.PARTS``); an unknown name fails at trace time.
+    """
+    unknown = sorted(set(parts) - set(REWARD_PARTS))
+    if unknown:
+        raise KeyError(f"reward parts {unknown} are not in REWARD_PARTS {REWARD_PARTS}")
+    zero = 0.0 * like
+    return jnp.stack([parts.get(k, zero) for k in REWARD_PARTS])
+
+
 def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tuple[EnvState, jnp.ndarray, jnp.ndarray]:
     """Process events to the next decision point when ``go`` (else nothing happens).
 
@@ -307,7 +319,7 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
     flight_miss = (job0 >= 0) & (dj > t0) & (dj <= t1) & (end0 > dj)  # a slot's job completes at its end time
     miss = jnp.sum(waiting_miss) + jnp.sum(flight_miss)
     tight_miss = (jnp.sum(waiting_miss[1::2]) + jnp.sum(flight_miss & day.tight[j])).astype(jnp.int32)
-    raw = jnp.stack([wait, miss.astype(t1.dtype), 0.0 * t1, waste, 0.0 * t1, 0.0 * t1, 0.0 * t1])
+    raw = book(t1, wait=wait, miss=miss.astype(t1.dtype), waste=waste)
     return s, raw, tight_miss
 
 
@@ -349,14 +361,21 @@ def dispatch(
     )
     delay = start - t
     rate = q_before.astype(t.dtype) / spec.c  # in the state's float (an int32 quotient is float32 under x64)
-    z = 0.0 * t
     excess = params.wbar_excess[day.cx[j], g]  # the class's mean run time against the mix's
-    raw = jnp.stack([delay, z, run * params.price_per_s[g], delay * rate, run * rate, delay, excess * rate])
+    raw = book(
+        t,
+        wait=delay,
+        cost=run * params.price_per_s[g],
+        waste=delay * rate,
+        run=run * rate,
+        delay=delay,
+        excess_run=excess * rate,
+    )
     raw = jnp.where(do, raw, 0.0)
     s = s.replace(
         sum_wait=s.sum_wait + jnp.where(do, start - day.submit[j], 0.0),
-        sum_delay=s.sum_delay + raw[5],
-        cost=s.cost + raw[2],
+        sum_delay=s.sum_delay + raw[REWARD_PARTS.index("delay")],
+        cost=s.cost + raw[REWARD_PARTS.index("cost")],
     )
     return s, raw, jnp.where(do, j, -1)
 
@@ -366,6 +385,7 @@ __all__ = [
     "Spec",
     "advance",
     "band_of",
+    "book",
     "dispatch",
     "draw_stock",
     "exponential",

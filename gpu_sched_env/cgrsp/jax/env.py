@@ -437,7 +437,7 @@ class JaxCGRSP:
         reward = reward + shaping_term(self.cfg.shaping, sp, params, s0, s)  # γ·Φ′ − Φ (.shaping)
         s = s.replace(
             ep_raw=s.ep_raw + raw,
-            n_miss=s.n_miss + raw[1].astype(jnp.int32),
+            n_miss=s.n_miss + raw[REWARD_PARTS.index("miss")].astype(jnp.int32),
             n_tight_miss=s.n_tight_miss + tight_miss,
             n_steps=s.n_steps + 1,
             n_invalid=s.n_invalid + invalid.astype(jnp.int32),

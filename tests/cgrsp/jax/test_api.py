@@ -161,3 +161,16 @@ def test_pool_rows_play_like_their_days():
         assert got.dispatch.shape == (0,) and got.day.submit.shape == (0,)
         for k in ("sum_wait", "cost", "n_miss", "n_completed", "t"):
             np.testing.assert_allclose(np.asarray(getattr(got, k)), np.asarray(getattr(want, k)), rtol=1e-12)
+
+
+def test_raw_parts_are_booked_by_name_in_reward_parts_order():
+    from gpu_sched_env.cgrsp.jax.core import book
+    from gpu_sched_env.cgrsp.rewards import REWARD_PARTS
+
+    t = jnp.float32(3.0)
+    raw = book(t, miss=jnp.float32(2.0), excess_run=jnp.float32(-1.5))
+    assert raw.shape == (len(REWARD_PARTS),) and raw.dtype == t.dtype
+    want = {"miss": 2.0, "excess_run": -1.5}
+    assert raw.tolist() == [want.get(k, 0.0) for k in REWARD_PARTS]
+    with pytest.raises(KeyError, match="runtime"):
+        book(t, runtime=t)
