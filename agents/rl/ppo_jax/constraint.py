@@ -28,10 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from gpu_sched_env.cgrsp.rewards import REWARD_PARTS
+
 if TYPE_CHECKING:  # JAX is imported where the traced functions run: the studies read the margin without it
     import jax.numpy as jnp
 
-MISS = 1  # index of ``miss`` in the env's raw reward parts (gpu_sched_env.cgrsp.rewards.REWARD_PARTS)
+MISS = REWARD_PARTS.index("miss")  # the miss count's column in the env's raw reward parts (info["reward_raw"])
 # The generalist criterion's margin on a regime's mean wait: 2 % of the best rule's, never below 0.05 min (the
 # parity criterion's floor; the surge rule waits ~0.3 min). worst_regime_pick's default, and the study's criterion.
 GENERALIST_MARGIN = (0.02, 0.05)

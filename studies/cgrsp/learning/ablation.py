@@ -52,7 +52,9 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     "capacity_run03": ("2", ("+env.reward_weights.run=0.3",)),
     # capacity with the SPT charge alone (rewards.py, excess_run): the class's mean run time above the mix's, at
     # q/C; without run's mix-mean charge on every dispatch and without the realised run time's noise
+    "capacity_excess01": ("2", ("+env.reward_weights.excess_run=0.1",)),
     "capacity_excess03": ("2", ("+env.reward_weights.excess_run=0.3",)),
+    "capacity_excess03_time_aware": ("1+2", ("+env.reward_weights.excess_run=0.3", "algo.tau_s=90")),
     "capacity_excess1": ("2", ("+env.reward_weights.excess_run=1.0",)),
     "capacity_excess03_lagrangian": ("2+4", ("+env.reward_weights.excess_run=0.3", "algo.miss_constraint=true")),
     "joint_hold": ("3", ("env.action_mode=joint_hold",)),
