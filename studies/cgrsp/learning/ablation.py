@@ -55,6 +55,8 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     "capacity_excess01": ("2", ("+env.reward_weights.excess_run=0.1",)),
     "capacity_excess03": ("2", ("+env.reward_weights.excess_run=0.3",)),
     "capacity_excess03_time_aware": ("1+2", ("+env.reward_weights.excess_run=0.3", "algo.tau_s=90")),
+    # a miss at 256 job-hours instead of 64 (fixed): do the late checkpoints' misses (6M) go, and the wait with them?
+    "capacity_excess03_miss256": ("2", ("+env.reward_weights.excess_run=0.3", "env.reward_weights.miss=921600")),
     "capacity_excess1": ("2", ("+env.reward_weights.excess_run=1.0",)),
     "capacity_excess03_lagrangian": ("2+4", ("+env.reward_weights.excess_run=0.3", "algo.miss_constraint=true")),
     "joint_hold": ("3", ("env.action_mode=joint_hold",)),
@@ -65,6 +67,11 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     # 50/50 timing at the start, every job-slot pair still learned from scratch
     "factored": ("3f", ("algo.head=factored",)),
     "factored_time_aware": ("1+3f", ("algo.head=factored", "algo.tau_s=90")),
+    # the two-level head's timing, excess_run's order and the clock together
+    "factored_excess03_time_aware": (
+        "1+2+3f",
+        ("algo.head=factored", "+env.reward_weights.excess_run=0.3", "algo.tau_s=90"),
+    ),
     "lagrangian": ("4", ("algo.miss_constraint=true",)),
     "time_aware_lagrangian": ("1+4", ("algo.tau_s=90", "algo.miss_constraint=true")),
     "average_lagrangian": ("1+4", ("algo.returns=average", "algo.gamma=1.0", "algo.miss_constraint=true")),
