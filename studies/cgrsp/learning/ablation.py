@@ -55,6 +55,10 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     "capacity_excess01": ("2", ("+env.reward_weights.excess_run=0.1",)),
     "capacity_excess03": ("2", ("+env.reward_weights.excess_run=0.3",)),
     "capacity_excess03_time_aware": ("1+2", ("+env.reward_weights.excess_run=0.3", "algo.tau_s=90")),
+    # the same charge with a clock twice as long (γ 0.95 per 180 s), and the whole charge with the 90 s clock
+    "capacity_excess03_tau180": ("1+2", ("+env.reward_weights.excess_run=0.3", "algo.tau_s=180")),
+    "capacity_excess1_time_aware": ("1+2", ("+env.reward_weights.excess_run=1.0", "algo.tau_s=90")),
+    "capacity_excess3_time_aware": ("1+2", ("+env.reward_weights.excess_run=3.0", "algo.tau_s=90")),
     # a miss at 256 job-hours instead of 64 (fixed): do the late checkpoints' misses (6M) go, and the wait with them?
     "capacity_excess03_miss256": ("2", ("+env.reward_weights.excess_run=0.3", "env.reward_weights.miss=921600")),
     "capacity_excess1": ("2", ("+env.reward_weights.excess_run=1.0",)),
