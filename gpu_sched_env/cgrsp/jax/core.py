@@ -362,10 +362,11 @@ def dispatch(
     delay = start - t
     rate = q_before.astype(t.dtype) / spec.c  # in the state's float (an int32 quotient is float32 under x64)
     excess = params.wbar_excess[day.cx[j], g]  # the class's mean run time against the mix's
+    cost = run * params.price_per_s[g]
     raw = book(
         t,
         wait=delay,
-        cost=run * params.price_per_s[g],
+        cost=cost,
         waste=delay * rate,
         run=run * rate,
         delay=delay,
@@ -374,8 +375,8 @@ def dispatch(
     raw = jnp.where(do, raw, 0.0)
     s = s.replace(
         sum_wait=s.sum_wait + jnp.where(do, start - day.submit[j], 0.0),
-        sum_delay=s.sum_delay + raw[REWARD_PARTS.index("delay")],
-        cost=s.cost + raw[REWARD_PARTS.index("cost")],
+        sum_delay=s.sum_delay + jnp.where(do, delay, 0.0),
+        cost=s.cost + jnp.where(do, cost, 0.0),
     )
     return s, raw, jnp.where(do, j, -1)
 
