@@ -1,7 +1,7 @@
 """What CGRSP-v0 rewards: named presets of the objective's weights, lost capacity, and shaping.
 
-The env books seven raw quantities (``wait`` [job-s], ``miss`` [jobs], ``cost`` [$], ``waste``
-[job-s], ``run`` [job-s], ``delay`` [s], ``excess_run`` [job-s]); a *preset* turns them into
+The env books eight raw quantities (``wait`` [job-s], ``miss`` [jobs], ``cost`` [$], ``waste``
+[job-s], ``run`` [job-s], ``delay`` [s], ``excess_run`` [job-s], ``order_regret`` [job-s]); a *preset* turns them into
 weights, derived from the simulator's parameters so that there is one source of truth (``alpha1``, ``alpha2`` in
 :class:`~gpu_sched_env.cgrsp.params.CGRSPParams`):
 
@@ -38,6 +38,15 @@ dispatched class's *mean* run time on the slot's type above the class mix's mean
 the queue: the order SPT follows, which ``capacity`` cannot see, without ``run``'s two other
 terms (the mix's mean run time charged at q/C on every dispatch, which weighs dispatching under a
 long queue against the rest; the realised run time's noise, which the policy cannot know).
+
+``order_regret`` is in no preset either (``+env.reward_weights.order_regret=w``): at a dispatch, the
+dispatched class's mean run time on the slot's type above the *shortest class then waiting*'s
+there, (W̄[c_j, g] − min_{c waiting} W̄[c, g]) · q/C (the queue before the dispatch, the job
+itself included). It is 0 when the shortest waiting class is dispatched, and 0 whatever is
+dispatched when one class waits. ``excess_run`` teaches the order only through the learner's
+discount (a charge booked later weighs less), so it also pays a learner to leave a slot idle
+rather than start a long job when nothing shorter waits (measured: ``python -m studies diagnose
+timing-jax``); ``order_regret`` charges only a shorter job passed over, so waiting never lowers it.
 
 ``cost`` is weighted 1 per dollar in all four (a tie-breaker: ~$6 a day against ~10^6 s).
 
@@ -115,6 +124,7 @@ PARTS: dict[str, Part] = {
     "run": Part("job-s"),  # a dispatch's run time at the same rate
     "delay": Part("s"),  # a dispatch's provisioning delay, on its own
     "excess_run": Part("job-s"),  # the class's mean run time above the mix's, on the slot's type, at q/C
+    "order_regret": Part("job-s"),  # the class's mean run time above the shortest waiting class's there, at q/C
 }
 REWARD_PARTS: tuple[str, ...] = tuple(PARTS)
 
@@ -337,6 +347,7 @@ class RewardLedger:
         self._price = sim.fleet.price_per_s
         wbar = np.asarray(sim.fleet.wbar, np.float64)  # (3 classes, T types)
         self._excess = wbar - np.asarray(sim.params.complexity_probs, np.float64) @ wbar  # W̄[c, g] − mix mean
+        self._wbar = wbar
         wl = sim.workload
         self._cum_submit = np.concatenate([[0.0], np.cumsum(wl.submit)])
         self._dl_order = np.argsort(wl.deadline, kind="stable")
@@ -364,7 +375,24 @@ class RewardLedger:
         raw["run"] += run * rate  # the slot time it spends running, at the same rate
         g = sim.fleet.slot_type[slot]
         raw["excess_run"] += self._excess[sim.workload.complexity[job], g] * rate  # its class against the mix
+        raw["order_regret"] += self._regret(sim, job, g) * rate  # its class against the shortest one waiting
         raw["cost"] += run * self._price[sim.fleet.slot_type[slot]]  # realised run cost
+
+    def _regret(self, sim, job: int, g: int) -> float:
+        """W̄[c_job, g] − min W̄[c, g] over the classes waiting with ``job`` (just taken off the queue) [s].
+
+        Scans the queue in submit order until it has seen the shortest class on ``g`` (at once when
+        ``job`` is of it, the common case under an SPT-like order).
+        """
+        w = self._wbar[:, g]
+        cx = sim.workload.complexity
+        mine = w[cx[job]]
+        best, floor = mine, w.min()
+        for k in sim.waiting:
+            if best <= floor:
+                break
+            best = min(best, w[cx[k]])
+        return float(mine - best)
 
     def on_advance(self, sim, t0: float, q0: int, n0: int, idle0: int, alive: bool) -> None:
         """The simulator advanced from ``t0`` (queue ``q0``, ``n0`` arrived, ``idle0`` idle slots)."""

@@ -136,4 +136,4 @@ def test_the_shaping_term_telescopes_with_the_learners_discount(gamma):
 
 
 def test_reward_parts_are_one_tuple():
-    assert REWARD_PARTS == ("wait", "miss", "cost", "waste", "run", "delay", "excess_run")
+    assert REWARD_PARTS == ("wait", "miss", "cost", "waste", "run", "delay", "excess_run", "order_regret")

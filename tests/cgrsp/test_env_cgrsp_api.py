@@ -255,6 +255,7 @@ def test_hand_computed_two_job_day():
         "run": pytest.approx(10.0),
         "delay": 0.0,
         "excess_run": 0.0,  # one class (complexity_probs 1, 0, 0): its mean run time is the mix's
+        "order_regret": 0.0,  # and no other class waits
     }
     assert info["summary"]["mean_wait_min"] == pytest.approx((s0 + 10.0 - s1) / 2 / 60)
 

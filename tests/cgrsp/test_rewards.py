@@ -124,7 +124,7 @@ def test_waste_books_lost_capacity_at_the_queue_exchange_rate():
     env.reset(seed=2)
     p = env.sim.params
     C = p.c_max
-    checked = {"dispatch": 0, "idle": 0, "earns": 0, "pays": 0}
+    checked = {"dispatch": 0, "idle": 0, "earns": 0, "pays": 0, "regret": 0}
     for k in range(400):
         mask = env.action_masks()
         q, idle, slot = len(env.sim.waiting), env.sim.n_idle, env.offered_slot
@@ -143,10 +143,16 @@ def test_waste_books_lost_capacity_at_the_queue_exchange_rate():
             excess = w[env.sim.workload.complexity[job]] - sum(pc * wc for pc, wc in zip(p.complexity_probs, w))
             assert info["reward_raw"]["excess_run"] == pytest.approx(excess * q / C)
             checked["earns" if excess < 0 else "pays"] += q > 0
+            # order_regret: against the shortest class waiting with it (the queue before the dispatch)
+            waiting = [env.sim.workload.complexity[k] for k in env.sim.waiting] + [env.sim.workload.complexity[job]]
+            regret = w[env.sim.workload.complexity[job]] - min(w[c] for c in waiting)
+            assert info["reward_raw"]["order_regret"] == pytest.approx(regret * q / C)
+            checked["regret"] += regret > 0
             checked["dispatch"] += 1
         elif a == env.wait_action and info["dt"] > 0 and q:
             assert waste == pytest.approx(idle * info["dt"] * q / C)
             assert run_part == 0.0 and info["reward_raw"]["delay"] == 0.0 == info["reward_raw"]["excess_run"]
+            assert info["reward_raw"]["order_regret"] == 0.0
             checked["idle"] += 1
         if done:
             break
@@ -237,6 +243,7 @@ def test_presets_are_weight_tables_and_the_rest_is_derived():
         "run": 0.0,
         "delay": 0.0,
         "excess_run": 0.0,
+        "order_regret": 0.0,
     }
     assert REWARD_PRESETS["deadline"](p) == {
         "wait": 2.0,
@@ -246,6 +253,7 @@ def test_presets_are_weight_tables_and_the_rest_is_derived():
         "run": 0.0,
         "delay": 0.0,
         "excess_run": 0.0,
+        "order_regret": 0.0,
     }
     assert REWARD_PRESETS["capacity"](p) == {
         "wait": 0.0,
@@ -255,6 +263,7 @@ def test_presets_are_weight_tables_and_the_rest_is_derived():
         "run": 0.0,
         "delay": 0.0,
         "excess_run": 0.0,
+        "order_regret": 0.0,
     }
     assert REWARD_PRESETS["occupancy"](p) == {
         "wait": 0.0,
@@ -264,6 +273,7 @@ def test_presets_are_weight_tables_and_the_rest_is_derived():
         "run": 2.0,
         "delay": 0.0,
         "excess_run": 0.0,
+        "order_regret": 0.0,
     }
     assert OBJECTIVE_OF == {"study": "study", "deadline": "deadline", "capacity": "deadline", "occupancy": "deadline"}
     assert SHAPING_PART == {"study": "wait", "deadline": "wait", "capacity": "waste", "occupancy": "waste"}

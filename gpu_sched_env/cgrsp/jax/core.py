@@ -256,7 +256,7 @@ def book(like: jnp.ndarray, **parts: jnp.ndarray) -> jnp.ndarray:
 def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tuple[EnvState, jnp.ndarray, jnp.ndarray]:
     """Process events to the next decision point when ``go`` (else nothing happens).
 
-    Returns ``(state, raw parts booked [f[7]], tight misses)``; ``state.done`` is set when
+    Returns ``(state, raw parts booked [f[len(REWARD_PARTS)]], tight misses)``; ``state.done`` is set when
     the day is over.
     """
     day = day_of(s, params)
@@ -362,6 +362,10 @@ def dispatch(
     delay = start - t
     rate = q_before.astype(t.dtype) / spec.c  # in the state's float (an int32 quotient is float32 under x64)
     excess = params.wbar_excess[day.cx[j], g]  # the class's mean run time against the mix's
+    # the class's mean run time against the shortest class still waiting (subqueue 2c + tight; j already taken off)
+    mine = params.wbar[day.cx[j], g]
+    others = (s.ptr < s.end).reshape(N_SUB // 2, 2).any(axis=1)
+    regret = mine - jnp.minimum(mine, jnp.min(jnp.where(others, params.wbar[:, g], INF)))
     cost = run * params.price_per_s[g]
     raw = book(
         t,
@@ -371,6 +375,7 @@ def dispatch(
         run=run * rate,
         delay=delay,
         excess_run=excess * rate,
+        order_regret=regret * rate,
     )
     raw = jnp.where(do, raw, 0.0)
     s = s.replace(

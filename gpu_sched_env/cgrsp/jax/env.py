@@ -466,7 +466,7 @@ class JaxCGRSP:
     def _settle(self, s: EnvState, params: EnvParams, force) -> tuple:
         """Advance to the next decision point when ``force`` or when no assignment is possible now.
 
-        Returns ``(state, raw parts [f[7]], tight misses)`` (:func:`.core.advance`); the
+        Returns ``(state, raw parts [f[len(REWARD_PARTS)]], tight misses)`` (:func:`.core.advance`); the
         joint_hold design (:mod:`.hold`) advances until an idle slot is not held.
         """
         go = force | ~((core.n_idle(s) > 0) & (core.n_waiting(s) > 0))

@@ -83,7 +83,7 @@ class EnvState:
     start: jnp.ndarray  # f[N]
     completion: jnp.ndarray  # f[N]
     job_slot: jnp.ndarray  # i32[N]
-    ep_raw: jnp.ndarray  # f[7] summed raw reward parts (REWARD_PARTS)
+    ep_raw: jnp.ndarray  # f[len(REWARD_PARTS)] summed raw reward parts (REWARD_PARTS)
     sum_wait: jnp.ndarray  # f Σ (start − submit) over dispatched jobs [s]
     sum_delay: jnp.ndarray  # f Σ provisioning delays [s]
     cost: jnp.ndarray  # f [$]
@@ -126,7 +126,7 @@ class EnvParams:
     tight_fraction: jnp.ndarray  # f
     windows: jnp.ndarray  # f[2] deadline window (loose, tight) [s]
     runtime_sigma: jnp.ndarray  # f
-    weights: jnp.ndarray  # f[7] reward weights (REWARD_PARTS)
+    weights: jnp.ndarray  # f[len(REWARD_PARTS)] reward weights (REWARD_PARTS)
     reward_scale: jnp.ndarray  # f
     rho_feat: jnp.ndarray  # f ρ/(1 + ρ)
     lax_h: jnp.ndarray  # f laxity bound [h]

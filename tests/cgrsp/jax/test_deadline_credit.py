@@ -63,6 +63,7 @@ def test_whole_day_returns():
     [
         ("occupancy", "none", 1.0, {}),
         ("capacity", "backlog_risk", 0.9, {"excess_run": 0.3}),  # the opt-in SPT charge on the joint design's reward
+        ("capacity", "none", 1.0, {"order_regret": 1.0}),  # the opt-in order charge (a shorter class passed over)
         ("occupancy", "backlog", 1.0, {}),
         ("deadline", "backlog_risk", 0.95, {}),
     ],
