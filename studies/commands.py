@@ -85,6 +85,9 @@ DIAGNOSE = Group(
         "versus-rule-jax": Command(
             "studies.diagnose.versus_rule_jax:main", "a ppo_jax actor vs the rule in JAX: when, which job, which slot"
         ),
+        "timing-jax": Command(
+            "studies.diagnose.timing_jax:main", "where a ppo_jax actor waits where the rule dispatches, and the reverse"
+        ),
         "headroom": Command(
             "studies.cgrsp.headroom.study:main",
             "the headroom map: the rule vs its bounds, and the planner vs the rule (paired, resumable)",

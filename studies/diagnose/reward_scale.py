@@ -27,42 +27,23 @@ def step_parts(env: Any, keys: Any) -> pd.DataFrame:
     """Per step of the rule on the days of ``keys``: ``t_h`` (its start [h]), ``shaping``, ``rest``.
 
     ``shaping`` is the env's own :func:`~gpu_sched_env.cgrsp.jax.shaping.shaping_term` of the step,
-    ``rest`` the reward less it (the weighted raw parts).
-
-    The days are played side by side in one compiled ``while_loop``, each step's row written to a
-    buffer of the env's step cap (:func:`~gpu_sched_env.cgrsp.jax.rules.cap_of`, the bound a day of
-    a rule cannot pass: :func:`~gpu_sched_env.cgrsp.jax.rules.check_done` names a day that does).
+    ``rest`` the reward less it (the weighted raw parts); the days side by side
+    (:func:`studies.diagnose.jax_steps.play_steps`).
     """
-    import jax
     import jax.numpy as jnp
-    from jax import lax
 
-    from gpu_sched_env.cgrsp.jax.rules import RULES, cap_of, check_done
+    from gpu_sched_env.cgrsp.jax.rules import RULES
     from gpu_sched_env.cgrsp.jax.shaping import shaping_term
+    from studies.diagnose.jax_steps import play_steps
 
-    p, rule, cap = env.default_params, RULES["spt_rescue_defer_exp"], cap_of(env)
+    p, rule = env.default_params, RULES["spt_rescue_defer_exp"]
 
     def move(s, k):
         _, s1, r, _, _ = env.step(k, s, rule.act(env, s, p), p)
         shaping = shaping_term(env.cfg.shaping, env.spec, p, s, s1)
         return s1, jnp.stack([s.t / 3600.0, shaping, r - shaping]), ~s.done
 
-    @jax.jit
-    def play(keys):
-        _, s = jax.vmap(env.reset, in_axes=(0, None))(keys, p)
-        rows = jnp.zeros((cap, len(keys), 3), s.t.dtype)
-        live = jnp.zeros((cap, len(keys)), bool)
-
-        def body(c):
-            i, s, rows, live = c
-            s, row, alive = jax.vmap(move)(s, jax.random.split(jax.random.fold_in(keys[0], i), len(keys)))
-            return i + 1, s, rows.at[i].set(row), live.at[i].set(alive)
-
-        _, s, rows, live = lax.while_loop(lambda c: (c[0] < cap) & ~c[1].done.all(), body, (0, s, rows, live))
-        return s.done, rows, live
-
-    done, rows, live = jax.device_get(play(keys))
-    check_done(done, "spt_rescue_defer_exp's days (reward-scale)", cap)
+    rows, live = play_steps(env, move, keys, 3, "spt_rescue_defer_exp's days (reward-scale)")
     return pd.DataFrame(rows[live], columns=["t_h", "shaping", "rest"])
 
 

@@ -173,18 +173,12 @@ def run(actor: Path, regime: str, overrides: Sequence[str], days: int) -> pd.Dat
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from studies.cgrsp.learning.parity import REGIMES
+    from studies.diagnose.jax_steps import actor_arguments, check_actor_arguments
 
     ap = argparse.ArgumentParser(prog="python -m studies diagnose versus-rule-jax", description=__doc__.split("\n")[0])
-    ap.add_argument("actor", type=Path, help="an exported algo=ppo_jax actor (.npz)")
-    ap.add_argument("--regime", default="hectic_fresh", choices=list(REGIMES))
-    ap.add_argument("--overrides", nargs="*", default=[], help="Hydra overrides the actor was trained with")
-    ap.add_argument("--days", type=int, default=200, help="selection days (keys 10 000 …)")
+    actor_arguments(ap, days=200)
     args = ap.parse_args(argv)
-    if not args.actor.is_file():
-        ap.error(f"actor = {str(args.actor)!r} is not a file (an exported .npz of algo=ppo_jax)")
-    if args.days < 2:
-        ap.error(f"--days = {args.days}: need at least 2 for confidence intervals")
+    check_actor_arguments(ap, args, min_days=2)  # a confidence interval needs two days
     t = run(args.actor, args.regime, args.overrides, args.days)
     print(f"{args.actor} on {args.regime}, {args.days} selection days; diff = mode - rule (95 % CI half-width)")
     print(t.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
