@@ -25,7 +25,10 @@ job; the stock is redrawn there) when
 
 All holds are let go when nothing else can happen (no arrival or completion is left) while
 jobs wait, so a day never stalls. *Hold g* is legal when ``g`` is not held, has an idle slot,
-and holding it leaves an unheld idle slot or a future event; *wait* as in ``joint``.
+its stock status is not High (a hold waits for a better status, and none is better than High),
+and holding it leaves an unheld idle slot or a future event; *wait* as in ``joint``. (Until
+2026-11-30 a type at High could be held too: a learner then tried holds where they can only
+cost, learned to avoid them everywhere and never held at Low stock; docs/training.md.)
 
 The rule ``spt_rescue_defer_exp`` expressed this way: hold each type the rule's deferral test
 leaves idle, then dispatch its plan on the rest (``tests/cgrsp/test_joint_hold.py`` measures
@@ -39,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from gpu_sched_env.cgrsp.actions import JointActions, Pair
-from gpu_sched_env.cgrsp.fleet import Fleet
+from gpu_sched_env.cgrsp.fleet import HIGH, Fleet
 from gpu_sched_env.cgrsp.sim import Simulator
 from gpu_sched_env.cgrsp.stock import defer_cost, next_event_gap
 from gpu_sched_env.core.errors import ConfigError
@@ -149,7 +152,7 @@ class HeldDeferrals(JointActions):
         idle = np.asarray(sim.slot_job) < 0
         for g in range(self.T):
             own = self._type == g
-            if g not in self.held and (idle & own).any():
+            if g not in self.held and sim.stock[g] != HIGH and (idle & own).any():
                 m[kc + g] = future or bool((free & ~own).any())
         m[-1] = future
         return m
@@ -171,6 +174,8 @@ class HeldDeferrals(JointActions):
             return super().why_illegal(sim, win, a)
         if g in self.held:
             why = f"type {g} is held already"
+        elif sim.stock[g] == HIGH:
+            why = f"type {g}'s stock status is High (a hold waits for a better status; none is better)"
         elif not ((np.asarray(sim.slot_job) < 0) & (self._type == g)).any():
             why = f"type {g} has no idle slot"
         else:

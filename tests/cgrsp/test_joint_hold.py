@@ -66,7 +66,12 @@ def legal(env: CGRSPEnv) -> list[bool]:
             return a // sch.C < len(env.window_jobs) and bool(free[a % sch.C])
         if a < env.wait_action:
             g = a - kc
-            return g not in sch.held and bool((idle & (typ == g)).any()) and (future or bool((free & (typ != g)).any()))
+            return (
+                g not in sch.held
+                and sim.stock[g] != 0  # not at High: no better status to wait for
+                and bool((idle & (typ == g)).any())
+                and (future or bool((free & (typ != g)).any()))
+            )
         return future
 
     return [one(a) for a in range(env.action_space.n)]
@@ -137,6 +142,24 @@ def test_a_hold_is_released_when_the_laxity_trigger_fires(params):
     sim.deadline[j] = sim.t + w + cost - 1.0  # one second below: holding g would likely make j miss
     env.actions.on_advance(sim, True)
     assert g not in env.actions.held
+
+
+@pytest.mark.parametrize("params", [{}, MARKOV])
+def test_a_type_at_high_stock_cannot_be_held(params):
+    """A hold waits for a better status; none is better than High: the mask is 0 there and the action is refused."""
+    from gpu_sched_env.core.errors import InvalidActionError
+
+    env, sim, _ = at_first_decision(params)
+    env.actions.held = {}
+    kc, g = env.actions.K * env.actions.C, int(sim.fleet.slot_type[0])
+    for level, legal_now in ((0, False), (1, True), (2, True)):
+        sim.stock[g] = level
+        env._observe()  # the mask of the state as it now is
+        assert bool(env.action_masks()[kc + g]) == legal_now, level
+    sim.stock[g] = 0
+    env._observe()
+    with pytest.raises(InvalidActionError, match=f"type {g}'s stock status is High"):
+        env.step(kc + g)
 
 
 def test_observation_marks_the_slots_not_held():

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from gpu_sched_env.cgrsp.fleet import HIGH
 from gpu_sched_env.cgrsp.jax import core
 from gpu_sched_env.cgrsp.jax.core import INF, band_of, n_waiting
 from gpu_sched_env.cgrsp.jax.env import DESIGNS, JaxCGRSP
@@ -96,7 +97,7 @@ class JaxHold(JaxCGRSP):
         pairs = (jnp.arange(self.K)[:, None] < k) & free[None, :]
         future = future_event(self.spec, params, s)
         own = params.slot_type[None, :] == jnp.arange(self.spec.t)[:, None]  # (T, C)
-        hold = ~s.held & jnp.any(idle & own, axis=1) & (future | jnp.any(free & ~own, axis=1))
+        hold = ~s.held & (s.stock != HIGH) & jnp.any(idle & own, axis=1) & (future | jnp.any(free & ~own, axis=1))
         return jnp.concatenate([(pairs & ok).reshape(-1), hold & ok, jnp.atleast_1d(future & ok)])
 
     def _decode(self, s: EnvState, params: EnvParams, action) -> tuple:
