@@ -25,9 +25,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-COLUMNS = ("learner_waits", "rule_waits", "heads", "cls", "level", "own_level", "t_h")
+COLUMNS = ("learner_waits", "rule_waits", "heads", "cls", "level", "own_level", "hold_level", "t_h")
 CELLS = {
     (False, False): "both dispatch",
     (True, True): "both wait",
@@ -41,7 +42,9 @@ def step_rows(env: Any, weights: Any, head: str, keys: Any, actor: bool = True) 
 
     ``cls`` and ``level``: the rule's pair's job class and its slot's stock status where the rule
     dispatches, else the actor's (both −1 when both wait); ``own_level``: the stock status of the
-    slot the played policy dispatches to (−1: it waits). ``actor=False`` plays the rule instead
+    slot the played policy dispatches to (−1: it waits or holds); ``hold_level``: in the
+    ``joint_hold`` design, the stock status of the type the actor holds (−1: no hold; a hold counts
+    as not dispatching, ``learner_waits``). ``actor=False`` plays the rule instead
     (its own days: ``learner_waits`` is then the rule's). The days side by side
     (:func:`studies.diagnose.jax_steps.play_steps`).
     """
@@ -58,7 +61,9 @@ def step_rows(env: Any, weights: Any, head: str, keys: Any, actor: bool = True) 
     def move(s, k, weights):
         ra = spt_rescue_defer_exp(env, s, p)
         la = _dispatches(env, s, p, weights, head)[0] if actor else ra
-        lw, rw = la == env.wait_action, ra == env.wait_action
+        kc = env.K * c  # the pairs come first; then joint_hold's holds, then the wait (the rule never holds)
+        lw, rw = la >= kc, ra == env.wait_action
+        hold = lw & (la != env.wait_action)
         legal = env._action_mask(s, p)[:-1].any()
         a = jnp.where(rw, la, ra)  # the pair the context is read off: the rule's where it dispatches
         win = window(s, p, env.class_order, env.K, env.spec.n)[0]
@@ -67,7 +72,8 @@ def step_rows(env: Any, weights: Any, head: str, keys: Any, actor: bool = True) 
         cls = jnp.where(both_wait, -1, day_of(s, p).cx[job])
         level = jnp.where(both_wait, -1, s.stock[p.slot_type[a % c]])
         own = jnp.where(lw, -1, s.stock[p.slot_type[la % c]])
-        row = jnp.stack([lw, rw, (win >= 0).sum(), cls, level, own, s.t / 3600.0])
+        held = jnp.where(hold, s.stock[jnp.clip(la - kc, 0, env.spec.t - 1)], -1)
+        row = jnp.stack([lw, rw, (win >= 0).sum(), cls, level, own, held, s.t / 3600.0])
         _, s1, _, _, _ = env.step(k, s, la, p)
         return s1, row, legal & ~s.done
 
@@ -75,7 +81,7 @@ def step_rows(env: Any, weights: Any, head: str, keys: Any, actor: bool = True) 
     out = pd.DataFrame(rows[live], columns=list(COLUMNS))
     for k in ("learner_waits", "rule_waits"):
         out[k] = out[k] > 0
-    for k in ("heads", "cls", "level", "own_level"):
+    for k in ("heads", "cls", "level", "own_level", "hold_level"):
         out[k] = out[k].astype(int)
     return out
 
@@ -104,14 +110,20 @@ def contexts(steps: pd.DataFrame, days: int, learner_waits: bool) -> pd.DataFram
 def by_stock(mine: pd.DataFrame, rule: pd.DataFrame, days: int) -> pd.DataFrame:
     """Dispatches per day by their slot's stock status (0 High, 1 Medium, 2 Low), the actor's and the rule's.
 
-    Each policy on its own days (:func:`step_rows` with ``actor`` true and false).
+    Also the actor's holds per day by the held type's status (``joint_hold``; 0 elsewhere). Each
+    policy on its own days (:func:`step_rows` with ``actor`` true and false).
     """
 
-    def count(d: pd.DataFrame) -> pd.Series:
-        return d.own_level[d.own_level >= 0].value_counts().reindex(range(3), fill_value=0) / days
+    def count(col: pd.Series) -> np.ndarray:
+        return (col[col >= 0].value_counts().reindex(range(3), fill_value=0) / days).to_numpy()
 
     return pd.DataFrame(
-        {"level": range(3), "actor_per_day": count(mine).to_numpy(), "rule_per_day": count(rule).to_numpy()}
+        {
+            "level": range(3),
+            "actor_per_day": count(mine.own_level),
+            "rule_per_day": count(rule.own_level),
+            "actor_holds_per_day": count(mine.hold_level),
+        }
     )
 
 
@@ -124,7 +136,12 @@ def run(actor: Path, regime: str, overrides: Sequence[str], days: int, rule: boo
     from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, learned_rule, test_keys
     from studies.diagnose.versus_rule_jax import joint_env
 
-    env = joint_env(regime, overrides, "this diagnostic compares a joint-design actor's waits with the rule's")
+    env = joint_env(
+        regime,
+        overrides,
+        "this diagnostic compares a joint-design actor's waits with the rule's",
+        ("joint", "joint_hold"),
+    )
     policy = NumpyPolicy.load(actor)
     weights = learned_rule(env, policy).weights
     return step_rows(env, weights, policy.head, test_keys(days, SELECT_SEED0), actor=not rule)
@@ -146,7 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\n{name} by classes waiting (heads), the class and stock status (0 High, 2 Low) of the pair")
         print(contexts(steps, args.days, lw).head(8).to_string(index=False, float_format=fmt))
     rule = run(args.actor, args.regime, args.overrides, args.days, rule=True)
-    print("\ndispatches per day by their slot's stock status (0 High, 1 Medium, 2 Low), each on its own days")
+    print("\ndispatches (and the actor's holds) per day by the stock status (0 High, 1 Medium, 2 Low), each policy")
+    print("on its own days")
     print(by_stock(steps, rule, args.days).to_string(index=False, float_format=fmt))
     return 0
 

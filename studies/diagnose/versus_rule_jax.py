@@ -148,16 +148,20 @@ def table(days: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def joint_env(regime: str, overrides: Sequence[str], why: str) -> Any:
-    """The JAX env of ``regime`` (``experiment=ppo_jax_joint`` + ``overrides``); a ConfigError unless it is joint."""
+def joint_env(regime: str, overrides: Sequence[str], why: str, modes: Sequence[str] = ("joint",)) -> Any:
+    """The JAX env of ``regime`` (``experiment=ppo_jax_joint`` + ``overrides``).
+
+    Raises: ConfigError (naming ``why``) unless its action mode is one of ``modes``.
+    """
     from gpu_sched_agents.rl.envs import env_config
     from gpu_sched_env.cgrsp.jax import JaxCGRSP
     from gpu_sched_env.core.errors import ConfigError
     from studies.cgrsp.learning.parity import regime_config
 
     env = JaxCGRSP.from_config(env_config(regime_config(regime, 1, extra=tuple(overrides))), records=False)
-    if env.n_actions != env.K * env.spec.c + 1:
-        raise ConfigError(f"action_mode = {env.cfg.action_mode!r}: {why}; allowed: 'joint'")
+    if env.cfg.action_mode not in modes:
+        allowed = " or ".join(repr(m) for m in modes)
+        raise ConfigError(f"action_mode = {env.cfg.action_mode!r}: {why}; allowed: {allowed}")
     return env
 
 

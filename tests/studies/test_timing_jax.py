@@ -8,9 +8,9 @@ from studies.diagnose import timing_jax as tj
 
 
 def _steps() -> pd.DataFrame:
-    rows = [(False, False, 3, 0, 0, 0, 1.0)] * 6 + [(True, True, 1, -1, -1, -1, 2.0)] * 2
-    rows += [(True, False, 1, 2, 1, -1, 5.0)] * 3 + [(True, False, 2, 1, 0, -1, 4.0)]
-    rows += [(False, True, 2, 2, 2, 2, 3.0)] * 2
+    rows = [(False, False, 3, 0, 0, 0, -1, 1.0)] * 6 + [(True, True, 1, -1, -1, -1, -1, 2.0)] * 2
+    rows += [(True, False, 1, 2, 1, -1, 1, 5.0)] * 3 + [(True, False, 2, 1, 0, -1, -1, 4.0)]  # 3 holds at Medium
+    rows += [(False, True, 2, 2, 2, 2, -1, 3.0)] * 2
     return pd.DataFrame(rows, columns=list(tj.COLUMNS))
 
 
@@ -34,6 +34,7 @@ def test_by_stock_counts_each_policys_own_dispatches_per_day():
     rule = _steps().assign(own_level=lambda d: d.own_level.where(d.own_level < 2, 0))  # the rule never starts on Low
     t = tj.by_stock(_steps(), rule, days=2)
     assert t.actor_per_day.tolist() == [3.0, 0.0, 1.0] and t.rule_per_day.tolist() == [4.0, 0.0, 0.0]
+    assert t.actor_holds_per_day.tolist() == [0.0, 1.5, 0.0]
 
 
 def test_a_non_joint_actor_and_bad_input_are_refused(tmp_path):
@@ -44,7 +45,9 @@ def test_a_non_joint_actor_and_bad_input_are_refused(tmp_path):
     (tmp_path / "x.npz").write_bytes(b"")
     with pytest.raises(SystemExit):
         tj.main([str(tmp_path / "x.npz"), "--days", "0"])
-    with pytest.raises(ConfigError, match="action_mode = 'when': this diagnostic compares"):
+    with pytest.raises(
+        ConfigError, match="action_mode = 'when': this diagnostic compares.*allowed: 'joint' or 'joint_hold'"
+    ):
         tj.run(tmp_path / "x.npz", "hectic_fresh", ["env.action_mode=when"], 1)
 
 
