@@ -136,12 +136,8 @@ def run(actor: Path, regime: str, overrides: Sequence[str], days: int, rule: boo
     from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, learned_rule, test_keys
     from studies.diagnose.versus_rule_jax import joint_env
 
-    env = joint_env(
-        regime,
-        overrides,
-        "this diagnostic compares a joint-design actor's waits with the rule's",
-        ("joint", "joint_hold"),
-    )
+    why = "this diagnostic compares a joint-design actor's waits with the rule's"
+    env = joint_env(regime, overrides, why, holds=True)
     policy = NumpyPolicy.load(actor)
     weights = learned_rule(env, policy).weights
     return step_rows(env, weights, policy.head, test_keys(days, SELECT_SEED0), actor=not rule)

@@ -148,10 +148,11 @@ def table(days: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def joint_env(regime: str, overrides: Sequence[str], why: str, modes: Sequence[str] = ("joint",)) -> Any:
+def joint_env(regime: str, overrides: Sequence[str], why: str, holds: bool = False) -> Any:
     """The JAX env of ``regime`` (``experiment=ppo_jax_joint`` + ``overrides``).
 
-    Raises: ConfigError (naming ``why``) unless its action mode is one of ``modes``.
+    Raises: ConfigError (naming ``why``) unless its actions are the joint design's pairs and wait
+    (``holds``: or those and ``joint_hold``'s hold actions), read off the env's layout.
     """
     from gpu_sched_agents.rl.envs import env_config
     from gpu_sched_env.cgrsp.jax import JaxCGRSP
@@ -159,8 +160,9 @@ def joint_env(regime: str, overrides: Sequence[str], why: str, modes: Sequence[s
     from studies.cgrsp.learning.parity import regime_config
 
     env = JaxCGRSP.from_config(env_config(regime_config(regime, 1, extra=tuple(overrides))), records=False)
-    if env.cfg.action_mode not in modes:
-        allowed = " or ".join(repr(m) for m in modes)
+    pairs_and_wait = env.n_actions == env.K * env.spec.c + env.n_hold + 1
+    if not pairs_and_wait or (env.n_hold and not holds):
+        allowed = "'joint' or 'joint_hold'" if holds else "'joint'"
         raise ConfigError(f"action_mode = {env.cfg.action_mode!r}: {why}; allowed: {allowed}")
     return env
 
