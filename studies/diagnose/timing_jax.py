@@ -28,7 +28,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-COLUMNS = ("learner_waits", "rule_waits", "heads", "cls", "level", "own_level", "hold_level", "t_h")
+from gpu_sched_env.cgrsp.fleet import LOW
+
+COLUMNS = (
+    "learner_waits",
+    "rule_waits",
+    "heads",
+    "cls",
+    "level",
+    "own_level",
+    "hold_level",
+    "t_h",
+    "waiting",
+    "trigger",
+    "reward",
+)
 CELLS = {
     (False, False): "both dispatch",
     (True, True): "both wait",
@@ -44,12 +58,17 @@ def step_rows(env: Any, weights: Any, head: str, keys: Any, actor: bool = True) 
     dispatches, else the actor's (both −1 when both wait); ``own_level``: the stock status of the
     slot the played policy dispatches to (−1: it waits or holds); ``hold_level``: in the
     ``joint_hold`` design, the stock status of the type the actor holds (−1: no hold; a hold counts
-    as not dispatching, ``learner_waits``). ``actor=False`` plays the rule instead
+    as not dispatching, ``learner_waits``); ``waiting``: the jobs waiting; ``trigger``: whether the
+    held deferrals' laxity trigger (:func:`gpu_sched_env.cgrsp.jax.hold.laxity_trigger`) is on for
+    the played slot's type (a hold of it would be released at once); ``reward``: the env's reward of
+    the played step. ``actor=False`` plays the rule instead
     (its own days: ``learner_waits`` is then the rule's). The days side by side
     (:func:`studies.diagnose.jax_steps.play_steps`).
     """
     import jax.numpy as jnp
 
+    from gpu_sched_env.cgrsp.jax.core import n_waiting
+    from gpu_sched_env.cgrsp.jax.hold import laxity_trigger
     from gpu_sched_env.cgrsp.jax.obs import window
     from gpu_sched_env.cgrsp.jax.rules import spt_rescue_defer_exp
     from gpu_sched_env.cgrsp.jax.types import day_of
@@ -73,15 +92,16 @@ def step_rows(env: Any, weights: Any, head: str, keys: Any, actor: bool = True) 
         level = jnp.where(both_wait, -1, s.stock[p.slot_type[a % c]])
         own = jnp.where(lw, -1, s.stock[p.slot_type[la % c]])
         held = jnp.where(hold, s.stock[jnp.clip(la - kc, 0, env.spec.t - 1)], -1)
-        row = jnp.stack([lw, rw, (win >= 0).sum(), cls, level, own, held, s.t / 3600.0])
-        _, s1, _, _, _ = env.step(k, s, la, p)
+        trig = laxity_trigger(env, p, s)[p.slot_type[la % c]] & ~lw
+        _, s1, r, _, _ = env.step(k, s, la, p)
+        row = jnp.stack([lw, rw, (win >= 0).sum(), cls, level, own, held, s.t / 3600.0, n_waiting(s), trig, r])
         return s1, row, legal & ~s.done
 
     rows, live = play_steps(env, move, keys, len(COLUMNS), "the actor's days (timing-jax)", weights)
     out = pd.DataFrame(rows[live], columns=list(COLUMNS))
-    for k in ("learner_waits", "rule_waits"):
+    for k in ("learner_waits", "rule_waits", "trigger"):
         out[k] = out[k] > 0
-    for k in ("heads", "cls", "level", "own_level", "hold_level"):
+    for k in ("heads", "cls", "level", "own_level", "hold_level", "waiting"):
         out[k] = out[k].astype(int)
     return out
 
@@ -127,6 +147,25 @@ def by_stock(mine: pd.DataFrame, rule: pd.DataFrame, days: int) -> pd.DataFrame:
     )
 
 
+def low_starts(steps: pd.DataFrame, days: int) -> pd.DataFrame:
+    """The played policy's starts on Low stock against its other starts: per day, jobs waiting, trigger, reward."""
+    rows = []
+    for name, d in (
+        ("on Low", steps[steps.own_level == LOW]),
+        ("elsewhere", steps[steps.own_level.between(0, LOW - 1)]),
+    ):
+        rows.append(
+            {
+                "starts": name,
+                "per_day": len(d) / days,
+                "median_waiting": d.waiting.median() if len(d) else float("nan"),
+                "trigger_pct": 100.0 * d.trigger.mean() if len(d) else float("nan"),
+                "mean_reward": d.reward.mean() if len(d) else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def run(actor: Path, regime: str, overrides: Sequence[str], days: int, rule: bool = False) -> pd.DataFrame:
     """The step rows of ``actor`` (an exported ``.npz``) in ``regime`` on ``days`` selection days.
 
@@ -162,6 +201,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\ndispatches (and the actor's holds) per day by the stock status (0 High, 1 Medium, 2 Low), each policy")
     print("on its own days")
     print(by_stock(steps, rule, args.days).to_string(index=False, float_format=fmt))
+    print("\nthe actor's starts on Low stock and elsewhere: jobs waiting, the held deferrals' laxity trigger on the")
+    print("slot's type (% of starts), the env's reward of the step")
+    print(low_starts(steps, args.days).to_string(index=False, float_format=fmt))
     return 0
 
 

@@ -8,9 +8,15 @@ from studies.diagnose import timing_jax as tj
 
 
 def _steps() -> pd.DataFrame:
-    rows = [(False, False, 3, 0, 0, 0, -1, 1.0)] * 6 + [(True, True, 1, -1, -1, -1, -1, 2.0)] * 2
-    rows += [(True, False, 1, 2, 1, -1, 1, 5.0)] * 3 + [(True, False, 2, 1, 0, -1, -1, 4.0)]  # 3 holds at Medium
-    rows += [(False, True, 2, 2, 2, 2, -1, 3.0)] * 2
+    rows = [(False, False, 3, 0, 0, 0, -1, 1.0, 50, False, -0.1)] * 6 + [
+        (True, True, 1, -1, -1, -1, -1, 2.0, 9, False, 0)
+    ] * 2
+    rows += [(True, False, 1, 2, 1, -1, 1, 5.0, 40, False, -0.2)] * 3  # 3 holds at Medium
+    rows += [(True, False, 2, 1, 0, -1, -1, 4.0, 30, False, -0.2)]
+    rows += [
+        (False, True, 2, 2, 2, 2, -1, 3.0, 100, True, -20.0),
+        (False, True, 2, 2, 2, 2, -1, 3.0, 120, False, -22.0),
+    ]
     return pd.DataFrame(rows, columns=list(tj.COLUMNS))
 
 
@@ -35,6 +41,12 @@ def test_by_stock_counts_each_policys_own_dispatches_per_day():
     t = tj.by_stock(_steps(), rule, days=2)
     assert t.actor_per_day.tolist() == [3.0, 0.0, 1.0] and t.rule_per_day.tolist() == [4.0, 0.0, 0.0]
     assert t.actor_holds_per_day.tolist() == [0.0, 1.5, 0.0]
+
+
+def test_low_starts_set_the_starts_on_low_stock_against_the_rest():
+    t = tj.low_starts(_steps(), days=2).set_index("starts")
+    assert t.loc["on Low"].tolist() == [1.0, 110.0, 50.0, -21.0]
+    assert t.loc["elsewhere"].tolist() == [3.0, 50.0, 0.0, pytest.approx(-0.1)]
 
 
 def test_a_non_joint_actor_and_bad_input_are_refused(tmp_path):
@@ -72,6 +84,8 @@ def test_a_random_actor_plays_a_whole_day(tmp_path):
     steps = tj.step_rows(env, w, "flat", test_keys(1, SELECT_SEED0))
     assert (~steps.learner_waits).sum() == 950  # every job dispatched once, by a step with a legal dispatch
     assert ((steps.own_level >= 0) == ~steps.learner_waits).all()
+    assert (steps.waiting >= 1).all() and not steps.trigger[steps.learner_waits].any()
+    assert steps.reward.sum() < 0  # a cost
     rule = tj.step_rows(env, w, "flat", test_keys(1, SELECT_SEED0), actor=False)
     assert (rule.learner_waits == rule.rule_waits).all() and (~rule.learner_waits).sum() == 950
     assert (steps.cls.between(-1, 2)).all() and (steps.level.between(-1, 2)).all()

@@ -38,8 +38,8 @@ def future_event(spec: core.Spec, params: EnvParams, s: EnvState) -> jnp.ndarray
     return (s.n_arrived < n_jobs_of(spec.n, params)) | jnp.any(s.slot_job >= 0)
 
 
-def release(env: JaxHold, params: EnvParams, s: EnvState) -> jnp.ndarray:
-    """The holds kept at a new decision point: status unchanged and no laxity trigger (``HeldDeferrals.on_advance``)."""
+def laxity_trigger(env: JaxCGRSP, params: EnvParams, s: EnvState) -> jnp.ndarray:
+    """Per GPU type (bool[T]): some waiting job's laxity on it is below its ``defer_cost`` (the hold's release test)."""
     spec = env.spec
     present, j, _ = heads(s, params, env.class_order, spec.n)
     day = day_of(s, params)
@@ -47,7 +47,12 @@ def release(env: JaxHold, params: EnvParams, s: EnvState) -> jnp.ndarray:
     laxity = jnp.min(d[:, None] - s.t - params.wbar[day.cx[j]], axis=0)  # f[T] [s]
     gap = next_event_gap(spec, params, s, s.slot_job >= 0)
     cost = defer_cost(params, band_of(params, s.t), gap, spec.markov is not False)
-    return s.held & (s.stock == s.held_level) & ~(laxity < cost) & ~s.done
+    return laxity < cost
+
+
+def release(env: JaxHold, params: EnvParams, s: EnvState) -> jnp.ndarray:
+    """The holds kept at a new decision point: status unchanged and no laxity trigger (``HeldDeferrals.on_advance``)."""
+    return s.held & (s.stock == s.held_level) & ~laxity_trigger(env, params, s) & ~s.done
 
 
 def _raise_illegal(action, invalid, mask, kc: int, n_hold: int) -> None:
