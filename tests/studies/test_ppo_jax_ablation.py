@@ -17,6 +17,20 @@ def test_every_row_is_a_set_of_overrides_and_bad_options_are_refused(capsys):
         study.parse_args(["--budget", "10", "--out", "x", "--rows", "nope"])
 
 
+def test_the_cgrsp_v0_confirmation_joins_each_seed_and_parity_needs_it(capsys):
+    rows = [{"seed": 0, "wait_diff": 0.1, "parity": True}, {"seed": 1, "wait_diff": -0.3, "parity": True}]
+    v0 = [
+        {"seed": 1, "jax_wait_diff": -0.3, "v0_wait_diff": 0.9, "v0_parity": False},
+        {"seed": 0, "jax_wait_diff": 0.1, "v0_wait_diff": 0.2, "v0_parity": True},
+    ]
+    out = study.with_confirmation(rows, v0)
+    assert [r["v0_wait_diff"] for r in out] == [0.2, 0.9] and [r["parity"] for r in out] == [True, False]
+    assert "jax_wait_diff" not in out[0]  # the JAX judge's own columns stay the ablation's
+    with pytest.raises(SystemExit):
+        study.parse_args(["--budget", "10", "--out", "x", "--confirm-days", "1"])
+    assert "--confirm-days = 1: 0 (no confirmation) or at least 2" in capsys.readouterr().err
+
+
 def test_a_row_this_build_cannot_run_is_recorded_with_its_error(tmp_path, monkeypatch):
     """A row refused by validation gets one record naming the ConfigError; it is tried again on the next run."""
     refused = ("9", ("env.window=4",))  # the JAX env implements window 3 only

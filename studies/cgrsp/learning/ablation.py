@@ -59,6 +59,44 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     "capacity_excess03_tau180": ("1+2", ("+env.reward_weights.excess_run=0.3", "algo.tau_s=180")),
     "capacity_excess1_time_aware": ("1+2", ("+env.reward_weights.excess_run=1.0", "algo.tau_s=90")),
     "capacity_excess3_time_aware": ("1+2", ("+env.reward_weights.excess_run=3.0", "algo.tau_s=90")),
+    # the best D = 900 s row with a longer λ-trace (0.99 per decision), more entropy (0.03), or held deferrals
+    "capacity_excess1_time_aware_lam099": (
+        "1+2",
+        ("+env.reward_weights.excess_run=1.0", "algo.tau_s=90", "algo.gae_lambda=0.99"),
+    ),
+    "capacity_excess1_time_aware_ent03": (
+        "1+2",
+        ("+env.reward_weights.excess_run=1.0", "algo.tau_s=90", "algo.ent_coef=0.03"),
+    ),
+    "hold_excess1_time_aware": (
+        "1+2+3",
+        ("env.action_mode=joint_hold", "+env.reward_weights.excess_run=1.0", "algo.tau_s=90"),
+    ),
+    # held deferrals with the clock alone, and with the order charge instead of the SPT charge
+    "hold_time_aware": ("1+3", ("env.action_mode=joint_hold", "algo.tau_s=90")),
+    "hold_excess03": ("2+3", ("env.action_mode=joint_hold", "+env.reward_weights.excess_run=0.3")),  # fresh stock
+    "hold_order1_time_aware": (
+        "1+2+3",
+        ("env.action_mode=joint_hold", "+env.reward_weights.order_regret=1.0", "algo.tau_s=90"),
+    ),
+    # the order charge instead (rewards.py, order_regret): only a shorter class passed over pays, so leaving a slot
+    # idle rather than start the one long class waiting earns nothing (excess_run, discounted, pays for it)
+    "capacity_order03": ("2", ("+env.reward_weights.order_regret=0.3",)),
+    "capacity_order1": ("2", ("+env.reward_weights.order_regret=1.0",)),
+    "capacity_order1_time_aware": ("1+2", ("+env.reward_weights.order_regret=1.0", "algo.tau_s=90")),
+    "capacity_order3_time_aware": ("1+2", ("+env.reward_weights.order_regret=3.0", "algo.tau_s=90")),
+    # + a dispatch's own provisioning delay at face value (the delay part, α1): capacity books it at q/C only, a
+    # fifth of the job's own wait when one job waits on a 5-slot fleet, so a Low-stock start at the day's end
+    # looks cheaper than waiting for the redraw with every slot idle (diagnose timing-jax)
+    "capacity_delay1_time_aware": ("1+2", ("+env.reward_weights.delay=1.0", "algo.tau_s=90")),
+    "capacity_order1_delay1_time_aware": (
+        "1+2",
+        ("+env.reward_weights.order_regret=1.0", "+env.reward_weights.delay=1.0", "algo.tau_s=90"),
+    ),
+    "capacity_excess1_delay1_time_aware": (
+        "1+2",
+        ("+env.reward_weights.excess_run=1.0", "+env.reward_weights.delay=1.0", "algo.tau_s=90"),
+    ),
     # a miss at 256 job-hours instead of 64 (fixed): do the late checkpoints' misses (6M) go, and the wait with them?
     "capacity_excess03_miss256": ("2", ("+env.reward_weights.excess_run=0.3", "env.reward_weights.miss=921600")),
     "capacity_excess1": ("2", ("+env.reward_weights.excess_run=1.0",)),
@@ -83,8 +121,16 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
 SETTINGS = ("n_envs", "n_steps", "select_every", "select_days", "jax_days")
 
 
-def judge(regime: str, cfg, paths: dict[int, Path], jax_days: int, folder: Path) -> list[dict]:
-    """Per seed: learned − rule on ``jax_days`` native test days (wait and miss, 95 % CIs), parity or not."""
+def judge(
+    regime: str, cfg, paths: dict[int, Path], jax_days: int, folder: Path, confirm_days: int = 0, workers: int = 1
+) -> list[dict]:
+    """Per seed: learned − rule on ``jax_days`` native test days (wait and miss, 95 % CIs), parity or not.
+
+    ``confirm_days`` > 0: also the parity study's confirmation through CGRSP-v0
+    (:func:`studies.cgrsp.learning.parity.evaluate_regime`: the NumPy policy on that many test seeds
+    against the deferring rule re-chosen there, paired; ``v0_*`` columns), and parity needs it too.
+    The rules' days are kept per regime beside the rows (``v0_<regime>/``).
+    """
     from gpu_sched_agents.rl.envs import env_config
     from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy
     from gpu_sched_agents.rl.ppo_jax.jax_eval import learned_rule, per_day, test_keys
@@ -114,7 +160,23 @@ def judge(regime: str, cfg, paths: dict[int, Path], jax_days: int, folder: Path)
                 "parity": at_parity(p) and miss.mean + miss.half_width <= 0.01,
             }
         )
+    if confirm_days:
+        from studies.cgrsp.learning.parity import evaluate_regime
+
+        cache = folder.parent / f"v0_{regime}"
+        cache.mkdir(parents=True, exist_ok=True)
+        out = with_confirmation(out, evaluate_regime(regime, cfg, paths, jax_days, confirm_days, workers, cache))
     return out
+
+
+def with_confirmation(rows: list[dict], v0_rows: list[dict]) -> list[dict]:
+    """``rows`` (per seed, the JAX judge's) with the CGRSP-v0 confirmation's ``v0_*`` columns; parity needs both."""
+    v0 = {r["seed"]: r for r in v0_rows}
+    return [
+        {**row, **{k: v for k, v in v0[row["seed"]].items() if k.startswith("v0_")}}
+        | {"parity": bool(row["parity"] and v0[row["seed"]]["v0_parity"])}
+        for row in rows
+    ]
 
 
 def run_row(regime: str, row: str, args: argparse.Namespace) -> list[dict]:
@@ -135,7 +197,7 @@ def run_row(regime: str, row: str, args: argparse.Namespace) -> list[dict]:
     t0 = time.perf_counter()
     paths, train_s = train_seeds(cfg, args.seeds, folder, True, args.select_every, args.select_days, "lexicographic")
     wall = time.perf_counter() - t0
-    rows = judge(regime, cfg, paths, args.jax_days, folder)
+    rows = judge(regime, cfg, paths, args.jax_days, folder, args.confirm_days, args.workers)
     return [{**base, **r, "status": "ok", "train_s": round(train_s, 1), "wall_s": round(wall, 1)} for r in rows]
 
 
@@ -183,6 +245,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--select-days", type=int, default=100, help="native selection days (keys 10 000 …)")
     ap.add_argument("--jax-days", type=int, default=1000, help="native JAX test days of the paired test")
     ap.add_argument(
+        "--confirm-days",
+        type=int,
+        default=0,
+        help="CGRSP-v0 test seeds of the parity study's confirmation (0: the JAX test alone)",
+    )
+    ap.add_argument("--workers", type=int, default=1, help="processes for the CGRSP-v0 days")
+    ap.add_argument(
         "--merge-from",
         type=Path,
         nargs="+",
@@ -190,6 +259,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="other --out folders (rows trained by parallel processes): their rows join --out's, nothing is trained",
     )
     args = ap.parse_args(argv)
+    if args.confirm_days == 1 or args.confirm_days < 0:
+        ap.error(f"--confirm-days = {args.confirm_days}: 0 (no confirmation) or at least 2 for a CI")
+    if args.workers < 1:
+        ap.error(f"--workers = {args.workers}: at least 1")
     for name in ("budget", "select_every", "select_days", "jax_days"):
         if getattr(args, name) < (2 if name.endswith("days") else 1):
             ap.error(f"--{name.replace('_', '-')} = {getattr(args, name)}: too small (days ≥ 2 for a CI, others ≥ 1)")
