@@ -26,9 +26,9 @@ job; the stock is redrawn there) when
 All holds are let go when nothing else can happen (no arrival or completion is left) while
 jobs wait, so a day never stalls. *Hold g* is legal when ``g`` is not held, has an idle slot,
 its stock status is not High (a hold waits for a better status, and none is better than High),
-and holding it leaves an unheld idle slot or a future event; *wait* as in ``joint``. (Until
-2026-11-30 a type at High could be held too: a learner then tried holds where they can only
-cost, learned to avoid them everywhere and never held at Low stock; docs/training.md.)
+and holding it leaves an unheld idle slot or a future event; *wait* as in ``joint``. (A hold at
+High can only cost; learners offered one learned to avoid holds everywhere and never held at Low
+stock: docs/training.md, "The ablation".)
 
 The rule ``spt_rescue_defer_exp`` expressed this way: hold each type the rule's deferral test
 leaves idle, then dispatch its plan on the rest (``tests/cgrsp/test_joint_hold.py`` measures
