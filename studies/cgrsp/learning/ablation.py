@@ -75,6 +75,16 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     # held deferrals with the clock alone, and with the order charge instead of the SPT charge
     "hold_time_aware": ("1+3", ("env.action_mode=joint_hold", "algo.tau_s=90")),
     "hold_excess03": ("2+3", ("env.action_mode=joint_hold", "+env.reward_weights.excess_run=0.3")),  # fresh stock
+    # and the miss as a constraint (the multiplier driven by the rollouts' misses against the rule's rate)
+    "hold_excess1_time_aware_lagrangian": (
+        "1+2+3+4",
+        (
+            "env.action_mode=joint_hold",
+            "+env.reward_weights.excess_run=1.0",
+            "algo.tau_s=90",
+            "algo.miss_constraint=true",
+        ),
+    ),
     "hold_order1_time_aware": (
         "1+2+3",
         ("env.action_mode=joint_hold", "+env.reward_weights.order_regret=1.0", "algo.tau_s=90"),
