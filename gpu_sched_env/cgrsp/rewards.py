@@ -347,7 +347,11 @@ class RewardLedger:
         self._price = sim.fleet.price_per_s
         wbar = np.asarray(sim.fleet.wbar, np.float64)  # (3 classes, T types)
         self._excess = wbar - np.asarray(sim.params.complexity_probs, np.float64) @ wbar  # W̄[c, g] − mix mean
-        self._wbar = wbar
+        self._wbar_of_type = wbar.T.tolist()  # [g][c]: W̄ per class on each type, for order_regret
+        self._cx = sim.complexity  # class of each job
+        self._waiting = [0] * len(wbar)  # jobs waiting per class, kept by on_advance / on_dispatch (O(1) a step)
+        for k in sim.waiting:
+            self._waiting[self._cx[k]] += 1
         wl = sim.workload
         self._cum_submit = np.concatenate([[0.0], np.cumsum(wl.submit)])
         self._dl_order = np.argsort(wl.deadline, kind="stable")
@@ -375,28 +379,17 @@ class RewardLedger:
         raw["run"] += run * rate  # the slot time it spends running, at the same rate
         g = sim.fleet.slot_type[slot]
         raw["excess_run"] += self._excess[sim.workload.complexity[job], g] * rate  # its class against the mix
-        raw["order_regret"] += self._regret(sim, job, g) * rate  # its class against the shortest one waiting
+        c = self._cx[job]
+        self._waiting[c] -= 1  # it has left the queue
+        w = self._wbar_of_type[g]  # against the shortest class waiting with it (its own included)
+        raw["order_regret"] += (w[c] - min(w[k] for k, n in enumerate(self._waiting) if n or k == c)) * rate
         raw["cost"] += run * self._price[sim.fleet.slot_type[slot]]  # realised run cost
-
-    def _regret(self, sim, job: int, g: int) -> float:
-        """W̄[c_job, g] − min W̄[c, g] over the classes waiting with ``job`` (just taken off the queue) [s].
-
-        Scans the queue in submit order until it has seen the shortest class on ``g`` (at once when
-        ``job`` is of it, the common case under an SPT-like order).
-        """
-        w = self._wbar[:, g]
-        cx = sim.workload.complexity
-        mine = w[cx[job]]
-        best, floor = mine, w.min()
-        for k in sim.waiting:
-            if best <= floor:
-                break
-            best = min(best, w[cx[k]])
-        return float(mine - best)
 
     def on_advance(self, sim, t0: float, q0: int, n0: int, idle0: int, alive: bool) -> None:
         """The simulator advanced from ``t0`` (queue ``q0``, ``n0`` arrived, ``idle0`` idle slots)."""
         t1, n1 = sim.t, sim.n_arrived
+        for k in range(n0, n1):  # arrivals join the queue's class counts
+            self._waiting[self._cx[k]] += 1
         cs = self._cum_submit
         # queue-length integral: old queue for the whole interval, arrivals from their submit
         self.raw["wait"] += q0 * (t1 - t0) + (n1 - n0) * t1 - float(cs[n1] - cs[n0])
