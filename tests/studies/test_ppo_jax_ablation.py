@@ -19,13 +19,10 @@ def test_every_row_is_a_set_of_overrides_and_bad_options_are_refused(capsys):
 
 def test_the_cgrsp_v0_confirmation_joins_each_seed_and_parity_needs_it(capsys):
     rows = [{"seed": 0, "wait_diff": 0.1, "parity": True}, {"seed": 1, "wait_diff": -0.3, "parity": True}]
-    v0 = [
-        {"seed": 1, "jax_wait_diff": -0.3, "v0_wait_diff": 0.9, "v0_parity": False},
-        {"seed": 0, "jax_wait_diff": 0.1, "v0_wait_diff": 0.2, "v0_parity": True},
-    ]
+    v0 = {1: {"v0_wait_diff": 0.9, "v0_parity": False}, 0: {"v0_wait_diff": 0.2, "v0_parity": True}}
     out = study.with_confirmation(rows, v0)
     assert [r["v0_wait_diff"] for r in out] == [0.2, 0.9] and [r["parity"] for r in out] == [True, False]
-    assert "jax_wait_diff" not in out[0]  # the JAX judge's own columns stay the ablation's
+    assert [r["wait_diff"] for r in out] == [0.1, -0.3]  # the JAX judge's own columns stay
     with pytest.raises(SystemExit):
         study.parse_args(["--budget", "10", "--out", "x", "--confirm-days", "1"])
     assert "--confirm-days = 1: 0 (no confirmation) or at least 2" in capsys.readouterr().err
@@ -49,10 +46,11 @@ def test_tiny_ablation_trains_judges_and_resumes(tmp_path):
     argv = [
         "--budget", "128", "--out", str(tmp_path), "--regimes", "hectic_fresh", "--rows", "joint", "lagrangian",
         "--seeds", "0", "1", "--n-envs", "4", "--n-steps", "16", "--select-every", "32", "--select-days", "2",
-        "--jax-days", "3",
+        "--jax-days", "3", "--confirm-days", "2",
     ]  # fmt: skip
     assert study.main(argv) == 0
     rows = pd.read_csv(tmp_path / "rows.csv")
+    assert (rows.v0_n == 2).all() and rows.v0_rule.notna().all()  # the CGRSP-v0 confirmation, per seed
     assert rows.row.tolist() == ["joint", "joint", "lagrangian", "lagrangian"] and (rows.status == "ok").all()
     assert (rows.n == 3).all() and (rows.train_s > 0).all() and (rows.miss_ci_high >= rows.miss_diff).all()
     sel = pd.read_csv(tmp_path / "hectic_fresh_lagrangian_b128" / "seed0_select.csv")

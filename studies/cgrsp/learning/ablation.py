@@ -137,7 +137,7 @@ def judge(
     """Per seed: learned − rule on ``jax_days`` native test days (wait and miss, 95 % CIs), parity or not.
 
     ``confirm_days`` > 0: also the parity study's confirmation through CGRSP-v0
-    (:func:`studies.cgrsp.learning.parity.evaluate_regime`: the NumPy policy on that many test seeds
+    (:func:`studies.cgrsp.learning.parity.confirm_v0`: the NumPy policy on that many test seeds
     against the deferring rule re-chosen there, paired; ``v0_*`` columns), and parity needs it too.
     The rules' days are kept per regime beside the rows (``v0_<regime>/``).
     """
@@ -171,22 +171,20 @@ def judge(
             }
         )
     if confirm_days:
-        from studies.cgrsp.learning.parity import evaluate_regime
+        from studies.cgrsp.learning.parity import confirm_v0
 
         cache = folder.parent / f"v0_{regime}"
         cache.mkdir(parents=True, exist_ok=True)
-        out = with_confirmation(out, evaluate_regime(regime, cfg, paths, jax_days, confirm_days, workers, cache))
+        out = with_confirmation(out, confirm_v0(cfg, paths, confirm_days, workers, cache))
     return out
 
 
-def with_confirmation(rows: list[dict], v0_rows: list[dict]) -> list[dict]:
-    """``rows`` (per seed, the JAX judge's) with the CGRSP-v0 confirmation's ``v0_*`` columns; parity needs both."""
-    v0 = {r["seed"]: r for r in v0_rows}
-    return [
-        {**row, **{k: v for k, v in v0[row["seed"]].items() if k.startswith("v0_")}}
-        | {"parity": bool(row["parity"] and v0[row["seed"]]["v0_parity"])}
-        for row in rows
-    ]
+def with_confirmation(rows: list[dict], v0: dict[int, dict]) -> list[dict]:
+    """``rows`` (per seed, the JAX judge's) with the CGRSP-v0 confirmation's columns; parity needs both.
+
+    ``v0``: seed → its ``v0_*`` columns and ``v0_parity`` (:func:`studies.cgrsp.learning.parity.confirm_v0`).
+    """
+    return [{**row, **v0[row["seed"]], "parity": bool(row["parity"] and v0[row["seed"]]["v0_parity"])} for row in rows]
 
 
 def run_row(regime: str, row: str, args: argparse.Namespace) -> list[dict]:

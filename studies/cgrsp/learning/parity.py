@@ -305,16 +305,12 @@ def evaluate_regime(
     regime: str, cfg: Any, paths: dict[int, Path], jax_days: int, confirm_days: int, workers: int, out: Path
 ) -> list[dict[str, Any]]:
     """One row per seed: the JAX paired test and the CGRSP-v0 confirmation against the re-chosen rule."""
-    from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
     from gpu_sched_agents.rl.envs import env_config
     from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy
     from gpu_sched_agents.rl.ppo_jax.jax_eval import learned_rule, per_day, test_keys
-    from gpu_sched_env.cgrsp.batch import run_grid
     from gpu_sched_env.cgrsp.jax import RULES, JaxCGRSP
-    from gpu_sched_env.core.fanout import map_cells
 
-    config = env_config(cfg)
-    env = JaxCGRSP.from_config(config, records=False)
+    env = JaxCGRSP.from_config(env_config(cfg), records=False)
     keys = test_keys(jax_days)
     rule_file = out / f"jax_{JAX_RULE}_{jax_days}.csv"
     if rule_file.exists():
@@ -322,32 +318,11 @@ def evaluate_regime(
     else:
         rule_days = per_day(env, {JAX_RULE: RULES[JAX_RULE]}, keys)
         atomic_write_table(rule_file, rule_days)
-    seeds = list(range(TEST_SEED0, TEST_SEED0 + confirm_days))
-    heur_file = out / f"v0_rules_{confirm_days}.csv"
-    if heur_file.exists():
-        heur = pd.read_csv(heur_file)
-    else:
-        heur = run_grid(
-            list(EXTENSIONS),
-            seeds,
-            day=config.day,
-            params=dict(config.params),
-            executor="process" if workers > 1 else "serial",
-            workers=workers,
-            progress=False,
-        )
-        atomic_write_table(heur_file, heur)
-    means = heur.groupby("policy")[["miss_pct", "mean_wait_min"]].mean()
-    best = min(means.index, key=lambda r: (round(means.loc[r, "miss_pct"], 9), means.loc[r, "mean_wait_min"]))
+    v0 = confirm_v0(cfg, paths, confirm_days, workers, out)
     rows = []
     for s, path in paths.items():
         learned_days = per_day(env, {"ppo_jax": learned_rule(env, NumpyPolicy.load(path))}, keys)
         pj = paired(learned_days, rule_days, "day_index")
-        cells = [{"policy": str(path), "config": config, "seed": d} for d in seeds]
-        v0 = pd.DataFrame(
-            map_cells(_v0_day, cells, executor="process" if workers > 1 else "serial", workers=workers, progress=False)
-        )
-        pv = paired(v0, heur[heur.policy == best], "seed")
         rows.append(
             {
                 "regime": regime,
@@ -355,14 +330,46 @@ def evaluate_regime(
                 "jax_rule": JAX_RULE,
                 **{f"jax_{k}": v for k, v in pj.items()},
                 "jax_parity": at_parity(pj),
-                "v0_rule": best,
-                **{f"v0_{k}": v for k, v in pv.items()},
-                "v0_parity": at_parity(pv),
-                "parity": at_parity(pj) and at_parity(pv),
-                "tolerance_min": tolerance(pv["rule_wait"]),
+                **v0[s],
+                "parity": at_parity(pj) and v0[s]["v0_parity"],
+                "tolerance_min": tolerance(v0[s]["v0_rule_wait"]),
             }
         )
     return rows
+
+
+def confirm_v0(cfg: Any, paths: dict[int, Path], confirm_days: int, workers: int, out: Path) -> dict[int, dict]:
+    """Per seed, the CGRSP-v0 confirmation: ``v0_*`` columns (paired) and ``v0_parity``.
+
+    The NumPy policy plays ``confirm_days`` test seeds against the deferring rule re-chosen there
+    (lowest miss %, then wait; the rules' days kept in ``out``).
+    """
+    from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
+    from gpu_sched_agents.rl.envs import env_config
+    from gpu_sched_env.cgrsp.batch import run_grid
+    from gpu_sched_env.core.fanout import map_cells
+
+    config = env_config(cfg)
+    seeds = list(range(TEST_SEED0, TEST_SEED0 + confirm_days))
+    executor = "process" if workers > 1 else "serial"
+    heur_file = out / f"v0_rules_{confirm_days}.csv"
+    if heur_file.exists():
+        heur = pd.read_csv(heur_file)
+    else:
+        heur = run_grid(
+            list(EXTENSIONS), seeds, day=config.day, params=dict(config.params), executor=executor, workers=workers,
+            progress=False,
+        )  # fmt: skip
+        atomic_write_table(heur_file, heur)
+    means = heur.groupby("policy")[["miss_pct", "mean_wait_min"]].mean()
+    best = min(means.index, key=lambda r: (round(means.loc[r, "miss_pct"], 9), means.loc[r, "mean_wait_min"]))
+    out_rows = {}
+    for s, path in paths.items():
+        cells = [{"policy": str(path), "config": config, "seed": d} for d in seeds]
+        v0 = pd.DataFrame(map_cells(_v0_day, cells, executor=executor, workers=workers, progress=False))
+        pv = paired(v0, heur[heur.policy == best], "seed")
+        out_rows[s] = {"v0_rule": best, **{f"v0_{k}": v for k, v in pv.items()}, "v0_parity": at_parity(pv)}
+    return out_rows
 
 
 def table_text(rows: pd.DataFrame) -> str:
