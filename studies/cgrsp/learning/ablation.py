@@ -33,10 +33,23 @@ import pandas as pd
 
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
+# the overrides the rows combine
+CLOCK = "algo.tau_s=90"  # item 1: γ 0.95 per 90 s of simulated time (e-folding over 29 min)
+HOLD = "env.action_mode=joint_hold"  # item 3: held deferrals
+LAGRANGE = "algo.miss_constraint=true"  # item 4: the miss price a learned multiplier
+FACTORED = "algo.head=factored"  # item 3f: the two-level policy head
+WHEN = "env.action_mode=when"  # item 3w: learned timing on the rule's order
+
+
+def weight(part: str, w: float) -> str:
+    """The override adding reward part ``part`` (rewards.PARTS) at weight ``w`` to the preset's."""
+    return f"+env.reward_weights.{part}={w}"
+
+
 # row -> (issue-34 item, Hydra overrides of experiment=ppo_jax_joint, which algo=ppo_jax shipped before the when design)
 ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     "joint": ("-", ()),
-    "time_aware": ("1", ("algo.tau_s=90",)),  # γ 0.95 per 90 s: e-folding over 29 min of simulated time
+    "time_aware": ("1", (CLOCK,)),
     "average": ("1", ("algo.returns=average", "algo.gamma=1.0")),
     "occupancy_risk": ("2", ("env.reward=occupancy", "env.shaping=backlog_risk", "env.shaping_gamma=0.95")),
     # the run time charged at the dispatch, W̄·(b − 1)/C handed back (Φ_b): a short job pays less than a long one in
@@ -46,87 +59,58 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     "occupancy_backlog_g1": ("2", ("env.reward=occupancy", "env.shaping=backlog", "env.shaping_gamma=1.0")),
     # the objective itself as the reward (α1 · job-seconds waited in the step, a miss at the configured price)
     "deadline": ("2", ("env.reward=deadline",)),
-    "deadline_time_aware": ("1+2", ("env.reward=deadline", "algo.tau_s=90")),  # the wait integrated over Δt, γ per 90 s
+    "deadline_time_aware": ("1+2", ("env.reward=deadline", CLOCK)),  # the wait integrated over Δt, γ per 90 s
     # capacity with a fraction of occupancy's run charge: a short job pays a little less than a long one at its dispatch
-    "capacity_run01": ("2", ("+env.reward_weights.run=0.1",)),
-    "capacity_run03": ("2", ("+env.reward_weights.run=0.3",)),
+    "capacity_run01": ("2", (weight("run", 0.1),)),
+    "capacity_run03": ("2", (weight("run", 0.3),)),
     # capacity with the SPT charge alone (rewards.py, excess_run): the class's mean run time above the mix's, at
     # q/C; without run's mix-mean charge on every dispatch and without the realised run time's noise
-    "capacity_excess01": ("2", ("+env.reward_weights.excess_run=0.1",)),
-    "capacity_excess03": ("2", ("+env.reward_weights.excess_run=0.3",)),
-    "capacity_excess03_time_aware": ("1+2", ("+env.reward_weights.excess_run=0.3", "algo.tau_s=90")),
+    "capacity_excess01": ("2", (weight("excess_run", 0.1),)),
+    "capacity_excess03": ("2", (weight("excess_run", 0.3),)),
+    "capacity_excess03_time_aware": ("1+2", (weight("excess_run", 0.3), CLOCK)),
     # the same charge with a clock twice as long (γ 0.95 per 180 s), and the whole charge with the 90 s clock
-    "capacity_excess03_tau180": ("1+2", ("+env.reward_weights.excess_run=0.3", "algo.tau_s=180")),
-    "capacity_excess1_time_aware": ("1+2", ("+env.reward_weights.excess_run=1.0", "algo.tau_s=90")),
-    "capacity_excess3_time_aware": ("1+2", ("+env.reward_weights.excess_run=3.0", "algo.tau_s=90")),
+    "capacity_excess03_tau180": ("1+2", (weight("excess_run", 0.3), "algo.tau_s=180")),
+    "capacity_excess1_time_aware": ("1+2", (weight("excess_run", 1.0), CLOCK)),
+    "capacity_excess3_time_aware": ("1+2", (weight("excess_run", 3.0), CLOCK)),
     # the best D = 900 s row with a longer λ-trace (0.99 per decision), more entropy (0.03), or held deferrals
-    "capacity_excess1_time_aware_lam099": (
-        "1+2",
-        ("+env.reward_weights.excess_run=1.0", "algo.tau_s=90", "algo.gae_lambda=0.99"),
-    ),
-    "capacity_excess1_time_aware_ent03": (
-        "1+2",
-        ("+env.reward_weights.excess_run=1.0", "algo.tau_s=90", "algo.ent_coef=0.03"),
-    ),
-    "hold_excess1_time_aware": (
-        "1+2+3",
-        ("env.action_mode=joint_hold", "+env.reward_weights.excess_run=1.0", "algo.tau_s=90"),
-    ),
+    "capacity_excess1_time_aware_lam099": ("1+2", (weight("excess_run", 1.0), CLOCK, "algo.gae_lambda=0.99")),
+    "capacity_excess1_time_aware_ent03": ("1+2", (weight("excess_run", 1.0), CLOCK, "algo.ent_coef=0.03")),
+    "hold_excess1_time_aware": ("1+2+3", (HOLD, weight("excess_run", 1.0), CLOCK)),
     # held deferrals with the clock alone, and with the order charge instead of the SPT charge
-    "hold_time_aware": ("1+3", ("env.action_mode=joint_hold", "algo.tau_s=90")),
-    "hold_excess03": ("2+3", ("env.action_mode=joint_hold", "+env.reward_weights.excess_run=0.3")),  # fresh stock
+    "hold_time_aware": ("1+3", (HOLD, CLOCK)),
+    "hold_excess03": ("2+3", (HOLD, weight("excess_run", 0.3))),  # fresh stock
     # and the miss as a constraint (the multiplier driven by the rollouts' misses against the rule's rate)
-    "hold_excess1_time_aware_lagrangian": (
-        "1+2+3+4",
-        (
-            "env.action_mode=joint_hold",
-            "+env.reward_weights.excess_run=1.0",
-            "algo.tau_s=90",
-            "algo.miss_constraint=true",
-        ),
-    ),
-    "hold_order1_time_aware": (
-        "1+2+3",
-        ("env.action_mode=joint_hold", "+env.reward_weights.order_regret=1.0", "algo.tau_s=90"),
-    ),
+    "hold_excess1_time_aware_lagrangian": ("1+2+3+4", (HOLD, weight("excess_run", 1.0), CLOCK, LAGRANGE)),
+    "hold_order1_time_aware": ("1+2+3", (HOLD, weight("order_regret", 1.0), CLOCK)),
     # the order charge instead (rewards.py, order_regret): only a shorter class passed over pays, so leaving a slot
     # idle rather than start the one long class waiting earns nothing (excess_run, discounted, pays for it)
-    "capacity_order03": ("2", ("+env.reward_weights.order_regret=0.3",)),
-    "capacity_order1": ("2", ("+env.reward_weights.order_regret=1.0",)),
-    "capacity_order1_time_aware": ("1+2", ("+env.reward_weights.order_regret=1.0", "algo.tau_s=90")),
-    "capacity_order3_time_aware": ("1+2", ("+env.reward_weights.order_regret=3.0", "algo.tau_s=90")),
+    "capacity_order03": ("2", (weight("order_regret", 0.3),)),
+    "capacity_order1": ("2", (weight("order_regret", 1.0),)),
+    "capacity_order1_time_aware": ("1+2", (weight("order_regret", 1.0), CLOCK)),
+    "capacity_order3_time_aware": ("1+2", (weight("order_regret", 3.0), CLOCK)),
     # + a dispatch's own provisioning delay at face value (the delay part, α1): capacity books it at q/C only, a
     # fifth of the job's own wait when one job waits on a 5-slot fleet, so a Low-stock start at the day's end
     # looks cheaper than waiting for the redraw with every slot idle (diagnose timing-jax)
-    "capacity_delay1_time_aware": ("1+2", ("+env.reward_weights.delay=1.0", "algo.tau_s=90")),
-    "capacity_order1_delay1_time_aware": (
-        "1+2",
-        ("+env.reward_weights.order_regret=1.0", "+env.reward_weights.delay=1.0", "algo.tau_s=90"),
-    ),
-    "capacity_excess1_delay1_time_aware": (
-        "1+2",
-        ("+env.reward_weights.excess_run=1.0", "+env.reward_weights.delay=1.0", "algo.tau_s=90"),
-    ),
+    "capacity_delay1_time_aware": ("1+2", (weight("delay", 1.0), CLOCK)),
+    "capacity_order1_delay1_time_aware": ("1+2", (weight("order_regret", 1.0), weight("delay", 1.0), CLOCK)),
+    "capacity_excess1_delay1_time_aware": ("1+2", (weight("excess_run", 1.0), weight("delay", 1.0), CLOCK)),
     # a miss at 256 job-hours instead of 64 (fixed): do the late checkpoints' misses (6M) go, and the wait with them?
-    "capacity_excess03_miss256": ("2", ("+env.reward_weights.excess_run=0.3", "env.reward_weights.miss=921600")),
-    "capacity_excess1": ("2", ("+env.reward_weights.excess_run=1.0",)),
-    "capacity_excess03_lagrangian": ("2+4", ("+env.reward_weights.excess_run=0.3", "algo.miss_constraint=true")),
-    "joint_hold": ("3", ("env.action_mode=joint_hold",)),
+    "capacity_excess03_miss256": ("2", (weight("excess_run", 0.3), "env.reward_weights.miss=921600")),
+    "capacity_excess1": ("2", (weight("excess_run", 1.0),)),
+    "capacity_excess03_lagrangian": ("2+4", (weight("excess_run", 0.3), LAGRANGE)),
+    "joint_hold": ("3", (HOLD,)),
     # learned timing on the rule's order (env=when): the learner decides when, the base order which
-    "when": ("3w", ("env.action_mode=when",)),
-    "when_time_aware": ("1+3w", ("env.action_mode=when", "algo.tau_s=90")),
+    "when": ("3w", (WHEN,)),
+    "when_time_aware": ("1+3w", (WHEN, CLOCK)),
     # the factored policy head (wait with probability σ(z), else a pair by its softmax): the when design's
     # 50/50 timing at the start, every job-slot pair still learned from scratch
-    "factored": ("3f", ("algo.head=factored",)),
-    "factored_time_aware": ("1+3f", ("algo.head=factored", "algo.tau_s=90")),
+    "factored": ("3f", (FACTORED,)),
+    "factored_time_aware": ("1+3f", (FACTORED, CLOCK)),
     # the two-level head's timing, excess_run's order and the clock together
-    "factored_excess03_time_aware": (
-        "1+2+3f",
-        ("algo.head=factored", "+env.reward_weights.excess_run=0.3", "algo.tau_s=90"),
-    ),
-    "lagrangian": ("4", ("algo.miss_constraint=true",)),
-    "time_aware_lagrangian": ("1+4", ("algo.tau_s=90", "algo.miss_constraint=true")),
-    "average_lagrangian": ("1+4", ("algo.returns=average", "algo.gamma=1.0", "algo.miss_constraint=true")),
+    "factored_excess03_time_aware": ("1+2+3f", (FACTORED, weight("excess_run", 0.3), CLOCK)),
+    "lagrangian": ("4", (LAGRANGE,)),
+    "time_aware_lagrangian": ("1+4", (CLOCK, LAGRANGE)),
+    "average_lagrangian": ("1+4", ("algo.returns=average", "algo.gamma=1.0", LAGRANGE)),
 }
 SETTINGS = ("n_envs", "n_steps", "select_every", "select_days", "jax_days")
 
