@@ -120,10 +120,9 @@ def test_illegal_actions_play_their_substitute_and_lose_no_job():
 
 
 def test_a_day_of_holds_ends_within_the_step_cap():
-    """Holding whenever a hold is legal is a legal policy: it holds more often than there are jobs
-    (before holds at High stock were refused it needed more than 3·N steps, the joint design's cap,
-    which once flagged such days as stalled), completes every job, and stays within
-    ``rules.cap_of`` (3·N + T·(3·N + 1))."""
+    """Holding whenever a hold is legal, else waiting whenever that is legal, is a legal policy: it
+    needs more than 3·N steps (the joint design's cap, which once flagged such days as stalled),
+    completes every job, and stays within ``rules.cap_of`` (3·N + T·(3·N + 1))."""
     from jax import lax
 
     from gpu_sched_env.cgrsp.jax.rules import cap_of, max_steps_of
@@ -141,7 +140,8 @@ def test_a_day_of_holds_ends_within_the_step_cap():
             s, i, holds = c
             m = env._action_mask(s, p)
             hold = m[kc : kc + env.n_hold]
-            a = jnp.where(hold.any(), kc + jnp.argmax(hold), jnp.argmax(m)).astype(jnp.int32)
+            other = jnp.where(m[env.wait_action], env.wait_action, jnp.argmax(m))
+            a = jnp.where(hold.any(), kc + jnp.argmax(hold), other).astype(jnp.int32)
             holds = holds + ((a >= kc) & (a < kc + env.n_hold)).astype(jnp.int32)
             return env._step(key, s, a, p)[1], i + 1, holds
 
@@ -151,4 +151,4 @@ def test_a_day_of_holds_ends_within_the_step_cap():
 
     done, completed, steps, holds = (int(x) for x in play(jax.random.PRNGKey(0)))
     assert done and completed == env.spec.n
-    assert env.spec.n < holds and steps <= cap  # 1 771 holds in 2 721 steps (950 jobs) on this day
+    assert 3 * env.spec.n < steps <= cap and holds > 2 * env.spec.n
