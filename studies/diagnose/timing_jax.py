@@ -83,7 +83,7 @@ def step_rows(env: Any, weights: Any, head: str, keys: Any, actor: bool = True) 
         kc = env.K * c  # the pairs come first; then joint_hold's holds, then the wait (the rule never holds)
         lw, rw = la >= kc, ra == env.wait_action
         hold = lw & (la != env.wait_action)
-        legal = env._action_mask(s, p)[:-1].any()
+        legal = env._action_mask(s, p)[:kc].any()  # some job-slot pair
         a = jnp.where(rw, la, ra)  # the pair the context is read off: the rule's where it dispatches
         win = window(s, p, env.class_order, env.K, env.spec.n)[0]
         job = jnp.maximum(win[jnp.minimum(a // c, env.K - 1)], 0)
