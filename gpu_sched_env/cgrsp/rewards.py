@@ -348,6 +348,7 @@ class RewardLedger:
         wbar = np.asarray(sim.fleet.wbar, np.float64)  # (3 classes, T types)
         self._excess = wbar - np.asarray(sim.params.complexity_probs, np.float64) @ wbar  # W̄[c, g] − mix mean
         self._wbar_of_type = wbar.T.tolist()  # [g][c]: W̄ per class on each type, for order_regret
+        self._shortest_first = np.argsort(wbar, axis=0, kind="stable").T.tolist()  # [g]: the classes, shortest first
         self._cx = sim.complexity  # class of each job
         self._waiting = [0] * len(wbar)  # jobs waiting per class, kept by on_advance / on_dispatch (O(1) a step)
         for k in sim.waiting:
@@ -380,9 +381,13 @@ class RewardLedger:
         g = sim.fleet.slot_type[slot]
         raw["excess_run"] += self._excess[sim.workload.complexity[job], g] * rate  # its class against the mix
         c = self._cx[job]
-        self._waiting[c] -= 1  # it has left the queue
-        w = self._wbar_of_type[g]  # against the shortest class waiting with it (its own included)
-        raw["order_regret"] += (w[c] - min(w[k] for k, n in enumerate(self._waiting) if n or k == c)) * rate
+        waiting = self._waiting
+        waiting[c] -= 1  # it has left the queue
+        for k in self._shortest_first[g]:  # the shortest class waiting with it (its own included)
+            if waiting[k] or k == c:
+                break
+        w = self._wbar_of_type[g]
+        raw["order_regret"] += (w[c] - w[k]) * rate
         raw["cost"] += run * self._price[sim.fleet.slot_type[slot]]  # realised run cost
 
     def on_advance(self, sim, t0: float, q0: int, n0: int, idle0: int, alive: bool) -> None:
