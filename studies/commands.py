@@ -88,6 +88,9 @@ DIAGNOSE = Group(
         "timing-jax": Command(
             "studies.diagnose.timing_jax:main", "where a ppo_jax actor waits where the rule dispatches, and the reverse"
         ),
+        "misses": Command(
+            "studies.diagnose.misses:main", "the jobs a ppo_jax actor misses and the rule does not: slack at dispatch"
+        ),
         "headroom": Command(
             "studies.cgrsp.headroom.study:main",
             "the headroom map: the rule vs its bounds, and the planner vs the rule (paired, resumable)",
