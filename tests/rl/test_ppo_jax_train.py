@@ -212,15 +212,15 @@ def test_when_experiments_are_the_ablations_when_time_aware_rows(experiment, reg
     assert cfg.env.action_mode == "when" and cfg.algo.tau_s == 90
 
 
-def test_held_deferral_experiment_is_the_ablations_hold_row_at_6m():
-    """experiment=ppo_jax_hold_markov ships the ablation's hold_excess1_time_aware row of hectic_D900 at 6M steps."""
+def test_held_deferral_experiment_is_the_ablations_hold_row_at_12m():
+    """experiment=ppo_jax_hold_markov ships the ablation's hold_excess1_time_aware row of hectic_D900 at 12M steps."""
     from studies.cgrsp.learning.ablation import ROWS, parse_args
     from studies.cgrsp.learning.parity import regime_config
 
     with initialize_config_dir(config_dir=CONF, version_base="1.3"):
         cfg = compose(config_name="config", overrides=["experiment=ppo_jax_hold_markov"])
-    assert int(cfg.train.total_timesteps) == 6_000_000
-    row = regime_config("hectic_D900", 6_000_000, extra=ROWS["hold_excess1_time_aware"][1])
+    assert int(cfg.train.total_timesteps) == 12_000_000
+    row = regime_config("hectic_D900", 12_000_000, extra=ROWS["hold_excess1_time_aware"][1])
     protocol = parse_args(["--budget", "1", "--out", "x"])
     assert (cfg.algo.select_days, cfg.train.eval_freq) == (protocol.select_days, protocol.select_every)
     row.algo.select_days, row.train.eval_freq = cfg.algo.select_days, cfg.train.eval_freq
