@@ -25,6 +25,16 @@ def test_paired_uses_common_days_and_a_t_interval():
     assert p["wait_ci_high"] - p["wait_ci_low"] < 0.1  # paired: the day-to-day spread (3 min) cancels
 
 
+def test_paired_bounds_the_miss_difference_from_above():
+    """The issue's miss bound: one day with a job more missed in 100 has a positive mean and a wider upper bound."""
+    rule = pd.DataFrame({"seed": range(100), "mean_wait_min": 44.0, "miss_pct": 0.0})
+    learned = rule.assign(miss_pct=np.where(rule.seed == 7, 0.105, 0.0))
+    p = study.paired(learned, rule, "seed")
+    assert p["miss_diff"] == pytest.approx(0.00105)
+    assert p["miss_ci_high"] == pytest.approx(0.00105 + 1.984217 * 0.0105 / 10, rel=1e-4)
+    assert study.paired(rule, rule, "seed")["miss_ci_high"] == 0.0
+
+
 def test_an_out_folder_refuses_other_training_settings(tmp_path):
     from gpu_sched_env.core.errors import ConfigError
 

@@ -279,12 +279,16 @@ def _v0_day(policy: str, config: Any, seed: int) -> dict[str, Any]:
 
 
 def paired(a: pd.DataFrame, b: pd.DataFrame, key: str) -> dict[str, float]:
-    """Learned ``a`` − rule ``b`` on their common ``key`` values: means, wait CI, miss difference."""
+    """Learned ``a`` − rule ``b`` on their common ``key`` values: means, wait CI, miss difference and its upper bound.
+
+    ``miss_ci_high``: the upper 95 % bound of the paired miss difference [pp], the issue's miss bound (≤ 0.01).
+    """
     from gpu_sched_env.core.stats import mean_ci
 
     a, b = a.set_index(key).sort_index(), b.set_index(key).sort_index()
     common = a.index.intersection(b.index)
     ci = mean_ci(a.loc[common, "mean_wait_min"].to_numpy() - b.loc[common, "mean_wait_min"].to_numpy())
+    miss = mean_ci(a.loc[common, "miss_pct"].to_numpy() - b.loc[common, "miss_pct"].to_numpy())
     return {
         "n": len(common),
         "learned_wait": a.loc[common, "mean_wait_min"].mean(),
@@ -293,6 +297,7 @@ def paired(a: pd.DataFrame, b: pd.DataFrame, key: str) -> dict[str, float]:
         "wait_ci_high": ci.mean + ci.half_width,
         "wait_ci_low": ci.mean - ci.half_width,
         "miss_diff": a.loc[common, "miss_pct"].mean() - b.loc[common, "miss_pct"].mean(),
+        "miss_ci_high": miss.mean + miss.half_width,
     }
 
 
