@@ -27,7 +27,6 @@ from typing import Any
 
 import pandas as pd
 
-SELECT_SEED0 = 10_000  # CGRSP-v0's selection seeds (gpu_sched_agents.rl.envs.SELECTION_SEEDS)
 QUANTILES = (0.001, 0.01, 0.05, 0.5)
 MISSED_COLUMNS = (
     "seed",
@@ -142,12 +141,13 @@ def run(
 
 def main(argv: Sequence[str] | None = None) -> int:
     from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
+    from gpu_sched_agents.rl.envs import SELECTION_SEEDS
     from studies.cgrsp.learning.parity import JAX_RULE
     from studies.diagnose.jax_steps import actor_arguments, check_actor_arguments
 
     ap = argparse.ArgumentParser(prog="python -m studies diagnose misses", description=__doc__.split("\n")[0])
     actor_arguments(ap, days=100)
-    ap.add_argument("--first-seed", type=int, default=SELECT_SEED0, help="the first simulator run seed (CGRSP-v0)")
+    ap.add_argument("--first-seed", type=int, default=SELECTION_SEEDS.start, help="the first CGRSP-v0 run seed")
     ap.add_argument("--rule", default=JAX_RULE, choices=list(EXTENSIONS), help="the deferring rule to set beside it")
     ap.add_argument("--workers", type=int, default=1, help="processes for the days")
     ap.add_argument("--rows", type=int, default=30, help="missed jobs to list (the learner's first)")
