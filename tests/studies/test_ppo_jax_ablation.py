@@ -46,7 +46,7 @@ def test_tiny_ablation_trains_judges_and_resumes(tmp_path):
     argv = [
         "--budget", "128", "--out", str(tmp_path), "--regimes", "hectic_fresh", "--rows", "joint", "lagrangian",
         "--seeds", "0", "1", "--n-envs", "4", "--n-steps", "16", "--select-every", "32", "--select-days", "2",
-        "--jax-days", "3", "--confirm-days", "2",
+        "--jax-days", "3", "--confirm-days", "2", "--recheck-days", "2", "--recheck-top", "1",
     ]  # fmt: skip
     assert study.main(argv) == 0
     rows = pd.read_csv(tmp_path / "rows.csv")
@@ -55,6 +55,8 @@ def test_tiny_ablation_trains_judges_and_resumes(tmp_path):
     assert (rows.n == 3).all() and (rows.train_s > 0).all() and (rows.miss_ci_high >= rows.miss_diff).all()
     sel = pd.read_csv(tmp_path / "hectic_fresh_lagrangian_b128" / "seed0_select.csv")
     assert sel.picked.sum() == 1 and len(sel) == 2  # two updates of 64 steps, one evaluation each, one picked
+    replayed = sel.recheck_wait_min.notna()  # the second stage replayed the best one on 2 more days: it is kept
+    assert replayed.sum() == 1 and sel.picked[replayed].all() and (sel.pooled_rule_miss_pct >= 0).all()
     table = (tmp_path / "table.md").read_text()
     assert "| hectic_fresh | joint |" in table and "| hectic_fresh | lagrangian | 4 | 2 |" in table
     assert study.main(argv) == 0  # resumed: nothing left to do

@@ -83,3 +83,57 @@ def test_tiny_study_writes_rows_and_resumes(tmp_path, capsys):
     assert (tmp_path / "hectic_fresh_b64" / "seed0_select.csv").exists()  # the selection evaluations
     assert study.main(argv) == 0  # resumed: nothing left to do, the rows stay
     assert len(pd.read_csv(tmp_path / "rows.csv")) == 2
+
+
+def test_the_second_stage_repicks_on_pooled_days(monkeypatch):
+    """The lowest wait on few days misses on more: the recheck replays the best few and picks on both stages pooled."""
+    import gpu_sched_agents.rl.ppo_jax.jax_eval as jax_eval
+
+    def play(env, actor, keys):  # the "actor" names its days' (wait, miss %) on the second stage's days
+        return pd.DataFrame({"mean_wait_min": [actor[0]] * len(keys), "miss_pct": [actor[1]] * len(keys)})
+
+    monkeypatch.setattr(jax_eval, "play_params", play)
+    first = pd.DataFrame({"mean_wait_min": [50.0, 44.0, 43.5, 43.0, 43.8], "miss_pct": [0.0, 0.0, 0.0, 0.0, 0.1]})
+    kept = [(50.0, 0.0), (44.1, 0.0), (43.6, 0.0), (43.1, 0.02), (43.0, 0.0)]
+    sel = study._Selection({"": None}, list(range(100)), rule_miss=0.0)
+    assert sel.pick(first) == 3  # one stage: the lowest wait without a miss on its 100 days
+    sel.second = study.Recheck(keys=list(range(300)), rule_miss=0.0, top=3)
+    table, pick = sel.recheck(first, kept)
+    assert pick == 2  # 3 misses on the second stage's days; 4 (a miss in the first stage) is not among the top 3
+    assert table.recheck_wait_min.notna().tolist() == [False, True, True, True, False]
+    assert table.pooled_wait_min[2] == pytest.approx((100 * 43.5 + 300 * 43.6) / 400)
+    assert table.pooled_miss_pct[3] == pytest.approx(300 * 0.02 / 400)
+    sel.second = study.Recheck(keys=list(range(300)), rule_miss=0.05, top=3)  # the rule misses too: 3 is within it
+    assert sel.recheck(first, kept)[1] == 3
+
+
+def test_the_second_stage_is_refused_where_it_cannot_run():
+    from gpu_sched_env.core.errors import ConfigError
+
+    study.check_recheck(0, 100, "objective", None, 0, 8)  # off: nothing to check
+    with pytest.raises(ConfigError, match="recheck_days = -1"):
+        study.check_recheck(1000, 100, "lexicographic", None, -1, 8)
+    with pytest.raises(ConfigError, match="select_by = 'objective'"):
+        study.check_recheck(1000, 100, "objective", None, 500, 8)
+    with pytest.raises(ConfigError, match=r"select_regimes = \['hectic_fresh'\]"):
+        study.check_recheck(1000, 100, "lexicographic", {"hectic_fresh": None}, 500, 8)
+    with pytest.raises(ConfigError, match="recheck_top = 0"):
+        study.check_recheck(1000, 100, "lexicographic", None, 500, 0)
+    with pytest.raises(ConfigError, match="select_days \\+ recheck_days = 10001: .* at most 10000"):
+        study.check_recheck(1000, 100, "lexicographic", None, 9901, 8)
+    study.check_recheck(1000, 100, "lexicographic", None, 9900, 8)  # the last selection key is 19 999
+
+
+def test_a_folder_from_before_the_second_stage_resumes_with_it_off(tmp_path):
+    """settings.json written before ``recheck_*`` existed reads as the stage off; asking for it there is refused."""
+    import json
+
+    from gpu_sched_env.core.errors import ConfigError
+    from studies.cgrsp.learning import ablation
+
+    old = {"n_envs": None, "n_steps": None, "select_every": 250000, "select_days": 100, "jax_days": 1000}
+    (tmp_path / "settings.json").write_text(json.dumps(old))
+    base = ["--budget", "64", "--out", str(tmp_path)]
+    study.check_settings(tmp_path, ablation.parse_args(base), ablation.SETTINGS)
+    with pytest.raises(ConfigError, match="recheck_days: 0 there, 1000 now"):
+        study.check_settings(tmp_path, ablation.parse_args([*base, "--recheck-days", "1000"]), ablation.SETTINGS)

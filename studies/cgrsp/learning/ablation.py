@@ -10,7 +10,9 @@ the Lagrangian miss constraint).
 Per regime (hectic / surge × fresh / D = 900 s) and row the seeds train side by side (one
 ``jax.vmap``-ped program, :func:`studies.cgrsp.learning.parity.train_seeds`), each seed's actor is
 picked lexicographically on ``--select-days`` selection days (no more misses than the rule, then
-the lowest wait; :func:`gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_pick`) and judged
+the lowest wait; :func:`gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_pick`; with
+``--recheck-days`` the best ``--recheck-top`` replayed on more selection days and picked on both
+stages pooled, :meth:`studies.cgrsp.learning.parity._Selection.recheck`) and judged
 as the parity study judges it in JAX: paired against ``spt_rescue_defer_exp`` (the deferring JAX
 rule) on ``--jax-days`` native test days (keys 20 000 …), with the 95 % CIs of the wait and the
 miss differences. A row whose overrides this build cannot run (e.g. an env option not in the JAX
@@ -112,7 +114,7 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     "time_aware_lagrangian": ("1+4", (CLOCK, LAGRANGE)),
     "average_lagrangian": ("1+4", ("algo.returns=average", "algo.gamma=1.0", LAGRANGE)),
 }
-SETTINGS = ("n_envs", "n_steps", "select_every", "select_days", "jax_days")
+SETTINGS = ("n_envs", "n_steps", "select_every", "select_days", "jax_days", "recheck_days", "recheck_top")
 
 
 def judge(
@@ -177,7 +179,17 @@ def run_row(regime: str, row: str, args: argparse.Namespace) -> list[dict]:
         return [{**base, "seed": -1, "status": f"not runnable on this build: {e}"}]
     folder = args.out / f"{regime}_{row}_b{args.budget}"
     t0 = time.perf_counter()
-    paths, train_s = train_seeds(cfg, args.seeds, folder, True, args.select_every, args.select_days, "lexicographic")
+    paths, train_s = train_seeds(
+        cfg,
+        args.seeds,
+        folder,
+        True,
+        args.select_every,
+        args.select_days,
+        "lexicographic",
+        recheck_days=args.recheck_days,
+        recheck_top=args.recheck_top,
+    )
     wall = time.perf_counter() - t0
     rows = judge(regime, cfg, paths, args.jax_days, folder, args.confirm_days, args.workers)
     return [{**base, **r, "status": "ok", "train_s": round(train_s, 1), "wall_s": round(wall, 1)} for r in rows]
@@ -213,7 +225,7 @@ def table_text(rows: pd.DataFrame, args: argparse.Namespace) -> str:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The study's command line, checked (argparse exits with a message naming the option)."""
-    from studies.cgrsp.learning.parity import REGIMES
+    from studies.cgrsp.learning.parity import RECHECK_TOP, REGIMES
 
     ap = argparse.ArgumentParser(prog="python -m studies ablation", description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=int, required=True, help="training steps per seed")
@@ -225,6 +237,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--n-steps", type=int, default=None, help="steps per env per update (default: the shipped)")
     ap.add_argument("--select-every", type=int, default=250_000, help="steps between selection evaluations")
     ap.add_argument("--select-days", type=int, default=100, help="native selection days (keys 10 000 …)")
+    ap.add_argument(
+        "--recheck-days",
+        type=int,
+        default=0,
+        help="the pick's second stage: the --recheck-top best evaluations replayed on this many further selection "
+        "days, the pick made on both stages' days pooled (0: off)",
+    )
+    ap.add_argument("--recheck-top", type=int, default=RECHECK_TOP, help="evaluations the second stage replays")
     ap.add_argument("--jax-days", type=int, default=1000, help="native JAX test days of the paired test")
     ap.add_argument(
         "--confirm-days",
@@ -245,6 +265,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         ap.error(f"--confirm-days = {args.confirm_days}: 0 (no confirmation) or at least 2 for a CI")
     if args.workers < 1:
         ap.error(f"--workers = {args.workers}: at least 1")
+    if args.recheck_days < 0 or args.recheck_top < 1:
+        ap.error(
+            f"--recheck-days = {args.recheck_days}, --recheck-top = {args.recheck_top}: days ≥ 0 (0: off), top ≥ 1"
+        )
     for name in ("budget", "select_every", "select_days", "jax_days"):
         if getattr(args, name) < (2 if name.endswith("days") else 1):
             ap.error(f"--{name.replace('_', '-')} = {getattr(args, name)}: too small (days ≥ 2 for a CI, others ≥ 1)")

@@ -50,6 +50,7 @@ REGIMES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 JAX_RULE = "spt_rescue_defer_exp"
 TEST_SEED0 = 20_000
+RECHECK_TOP = 8  # the lexicographic pick's second stage: the best evaluations replayed (train_seeds' recheck_top)
 
 
 def tolerance(rule_wait: float) -> float:
@@ -96,6 +97,8 @@ def train_seeds(
     select_by: str = "objective",
     select_regimes: Mapping[str, Any] | None = None,
     select_margin: tuple[float, float] = GENERALIST_MARGIN,
+    recheck_days: int = 0,
+    recheck_top: int = RECHECK_TOP,
 ) -> tuple[dict[int, Path], float]:
     """Train ``seeds`` of one regime in one compiled program; export each actor. Returns paths and seconds.
 
@@ -117,6 +120,13 @@ def train_seeds(
     once, and the checkpoint whose worst regime is best is exported
     (:func:`~gpu_sched_agents.rl.ppo_jax.constraint.worst_regime_pick`, ``select_margin`` =
     (fraction of the rule's wait, floor [min]): the generalist criterion's margin).
+
+    ``recheck_days`` > 0 (lexicographic only): a second stage against the winner's curse of picking
+    the lowest wait among many checkpoints on few days, when a miss is a one-in-a-hundred-days event.
+    The ``recheck_top`` best evaluations by the lexicographic key are replayed on ``recheck_days``
+    further selection days (the keys after the first stage's, below the test keys), and the pick is
+    made among them on both stages' days pooled, against the rule's pooled miss rate
+    (:meth:`_Selection.recheck`; the selection table gets ``recheck_*`` and ``pooled_*`` columns).
     """
     from gpu_sched_agents.rl.envs import env_config
     from gpu_sched_agents.rl.ppo_jax.constraint import rule_miss_pct
@@ -141,6 +151,7 @@ def train_seeds(
     trainer = make_train(hp, env, env.default_params)
     every = max(1, select_every // hp.steps_per_update) if select_every > 0 else hp.n_updates
     sel_keys = test_keys(select_days, SELECT_SEED0)
+    check_recheck(select_every, select_days, select_by, select_regimes, recheck_days, recheck_top)
     select = None
     if select_every > 0:
         if select_regimes:
@@ -150,11 +161,60 @@ def train_seeds(
         else:
             miss = rule_miss_pct(env, JAX_RULE, select_days) if select_by == "lexicographic" else None
             select = _Selection({"": env}, sel_keys, rule_miss=miss)
+            if recheck_days:
+                rkeys = test_keys(recheck_days, SELECT_SEED0 + select_days)
+                rule = rule_regime_means({"": env}, JAX_RULE, rkeys)[""][1]
+                select.second = Recheck(rkeys, rule, recheck_top)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     for group in [todo] if together else [[s] for s in todo]:
         _train_group(trainer, hp, env, group, every, select, out, paths)
     return paths, time.perf_counter() - t0
+
+
+@dataclass
+class Recheck:
+    """The lexicographic pick's second stage: the days it plays, the rule's miss % there, how many it replays."""
+
+    keys: Any
+    rule_miss: float
+    top: int = RECHECK_TOP
+
+
+def check_recheck(
+    select_every: int,
+    select_days: int,
+    select_by: str,
+    select_regimes: Mapping[str, Any] | None,
+    recheck_days: int,
+    recheck_top: int,
+) -> None:
+    """ConfigError unless the second stage is off (``recheck_days`` = 0) or runs where it can.
+
+    It needs the lexicographic pick on one regime's evaluations, ``recheck_top`` ≥ 1, and selection
+    days of both stages below the test keys (:data:`TEST_SEED0`).
+    """
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0
+    from gpu_sched_env.core.errors import ConfigError
+
+    if recheck_days == 0:
+        return
+    if recheck_days < 0:
+        raise ConfigError(f"recheck_days = {recheck_days}: 0 (no second stage) or a number of selection days")
+    if select_every <= 0 or select_by != "lexicographic" or select_regimes:
+        raise ConfigError(
+            f"recheck_days = {recheck_days}: the second stage re-ranks the lexicographic pick on one regime "
+            f"(select_every > 0, select_by = 'lexicographic', no select_regimes); got select_every = {select_every}, "
+            f"select_by = {select_by!r}, select_regimes = {sorted(select_regimes or [])}"
+        )
+    if recheck_top < 1:
+        raise ConfigError(f"recheck_top = {recheck_top}: at least 1 evaluation to replay")
+    last = SELECT_SEED0 + select_days + recheck_days
+    if last > TEST_SEED0:
+        raise ConfigError(
+            f"select_days + recheck_days = {select_days + recheck_days}: selection days are keys {SELECT_SEED0} … "
+            f"and must stay below the test keys ({TEST_SEED0}); at most {TEST_SEED0 - SELECT_SEED0} together"
+        )
 
 
 @dataclass
@@ -171,6 +231,7 @@ class _Selection:
     rule_miss: float | None = None
     rules: dict[str, tuple[float, float]] | None = None
     margin: tuple[float, float] = GENERALIST_MARGIN
+    second: Recheck | None = None  # the lexicographic pick's second stage (train_seeds' recheck_days)
 
     @property
     def keeps_all(self) -> bool:
@@ -198,6 +259,36 @@ class _Selection:
         if self.rules is not None:
             return worst_regime_pick(table, self.rules, *self.margin)
         return lexicographic_pick(table, self.rule_miss)
+
+    def recheck(self, table: pd.DataFrame, kept: Sequence[Any]) -> tuple[pd.DataFrame, Any]:
+        """``(table with the second stage's columns, the index picked)`` (:attr:`second` set; lexicographic).
+
+        The ``second.top`` best rows by :func:`~gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_key`
+        play ``second.keys``; ``pooled_*`` = both stages' days together, the pick lexicographic on them
+        against the rule's pooled miss rate (``pooled_rule_miss_pct``). Rows not replayed get NaN there.
+        """
+        from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_key, lexicographic_pick
+        from gpu_sched_agents.rl.ppo_jax.jax_eval import play_params
+
+        second = self.second
+        n1, n2 = len(self.keys), len(second.keys)
+        key = [lexicographic_key(m, w, self.rule_miss) for m, w in zip(table.miss_pct, table.mean_wait_min)]
+        top = sorted(range(len(table)), key=key.__getitem__)[: second.top]
+        table = table.assign(
+            recheck_wait_min=np.nan, recheck_miss_pct=np.nan, pooled_wait_min=np.nan, pooled_miss_pct=np.nan
+        )
+        for i in top:
+            days = play_params(self.envs[""], kept[i], second.keys)
+            w2, m2 = float(days.mean_wait_min.mean()), float(days.miss_pct.mean())
+            w1, m1 = table.mean_wait_min.iloc[i], table.miss_pct.iloc[i]
+            table.iloc[i, table.columns.get_indexer(["recheck_wait_min", "recheck_miss_pct"])] = (w2, m2)
+            pooled = ((n1 * w1 + n2 * w2) / (n1 + n2), (n1 * m1 + n2 * m2) / (n1 + n2))
+            table.iloc[i, table.columns.get_indexer(["pooled_wait_min", "pooled_miss_pct"])] = pooled
+        rule = (n1 * self.rule_miss + n2 * second.rule_miss) / (n1 + n2)
+        table = table.assign(recheck_rule_miss_pct=second.rule_miss, pooled_rule_miss_pct=rule)
+        done = table.iloc[top]
+        pooled = pd.DataFrame({"miss_pct": done.pooled_miss_pct, "mean_wait_min": done.pooled_wait_min})
+        return table, lexicographic_pick(pooled, rule)
 
     def annotate(self, table: pd.DataFrame) -> pd.DataFrame:
         """The rule's numbers beside the evaluations (the selection table's extra columns)."""
@@ -261,7 +352,10 @@ def _export(
 
     if select is not None and select.keeps_all:
         table = select.annotate(pd.DataFrame(evals))
-        pick = select.pick(table)
+        if select.second is not None:
+            table, pick = select.recheck(table, kept)
+        else:
+            pick = select.pick(table)
         best = (0.0, kept[pick])
         evals = table.assign(picked=table.index == pick).to_dict("records")
     if evals:
@@ -411,6 +505,7 @@ def table_text(rows: pd.DataFrame) -> str:
 
 
 SETTINGS = ("n_envs", "n_steps", "override", "select_every", "select_days")  # what trains a seed, beside the budget
+LATER_SETTINGS = {"recheck_days": 0, "recheck_top": RECHECK_TOP}  # settings added later: their value before them
 
 
 def check_settings(out: Path, args: argparse.Namespace, keys: Sequence[str] = SETTINGS) -> None:
@@ -423,7 +518,7 @@ def check_settings(out: Path, args: argparse.Namespace, keys: Sequence[str] = SE
     path = out / "settings.json"
     mine = {k: getattr(args, k) for k in keys}
     if path.exists():
-        saved = json.loads(path.read_text())
+        saved = {**LATER_SETTINGS, **json.loads(path.read_text())}  # a folder from before a setting had its default
         diff = {k: (saved.get(k), mine[k]) for k in keys if saved.get(k) != mine[k]}
         if diff:
             said = ", ".join(f"{k}: {a!r} there, {b!r} now" for k, (a, b) in diff.items())
