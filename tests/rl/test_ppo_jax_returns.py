@@ -139,6 +139,23 @@ def test_lexicographic_selection_on_a_hand_made_table():
     assert int(np.argmin(scores)) == 0
 
 
+def test_the_second_stage_pools_both_stages_days_and_repicks():
+    """best_by_key's top rows replayed; pooled_pick weighs each stage by its days and ranks on the pool."""
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, TEST_SEED0
+
+    assert constraint.SELECTION_ROOM == TEST_SEED0 - SELECT_SEED0
+    evals = pd.DataFrame(
+        {"mean_wait_min": [43.0, 43.5, 44.0, 42.0], "miss_pct": [0.0, 0.0, 0.0, 0.2]}, index=[8, 9, 10, 11]
+    )
+    assert constraint.best_by_key(evals, 0.0, 2) == [8, 9]  # 11 misses: last, whatever its wait
+    table, pick = constraint.pooled_pick(evals, {8: (43.2, 0.01), 9: (43.4, 0.0)}, 100, 900, 0.0, 0.0)
+    assert pick == 9  # 8 misses on the further days
+    assert table.pooled_miss_pct[8] == pytest.approx(0.009) and table.pooled_wait_min[9] == pytest.approx(43.41)
+    assert table.recheck_wait_min.isna().tolist() == [False, False, True, True]
+    table, pick = constraint.pooled_pick(evals, {8: (43.2, 0.01), 9: (43.4, 0.0)}, 100, 900, 0.0, 0.01)
+    assert pick == 8 and table.pooled_rule_miss_pct.iloc[0] == pytest.approx(0.009)  # the rule missed as much
+
+
 class ClockedToy(ToyEnv):
     """The toy MDP whose every step lasts ``TAU`` simulated seconds (``info["dt"]``)."""
 

@@ -113,6 +113,17 @@ def cfg_for(run_dir, *overrides):
             "algo.miss_constraint=true algo.jax_eval_rules=[]",
             r"algo.miss_target_pct = None with algo.jax_eval_rules = \[\]",
         ),
+        ("algo.recheck_days=-1", r"algo.recheck_days = -1 is out of range"),
+        ("algo.recheck_days=100 algo.recheck_top=0", r"algo.recheck_top = 0 is out of range"),
+        ("algo.recheck_days=100", r"algo.recheck_days = 100: the second stage re-ranks .* algo.select_days = 0"),
+        (
+            "algo.recheck_days=100 algo.select_days=4 algo.select_regimes=[quiet_fresh]",
+            r"algo.recheck_days = 100: .*algo.select_regimes = \['quiet_fresh'\] \(the worst-regime pick\)",
+        ),
+        (
+            "algo.recheck_days=9997 algo.select_days=4",
+            r"algo.select_days \+ algo.recheck_days = 10001: .* at most 10000 together",
+        ),
     ],
 )
 def test_bad_config_is_refused_before_anything_is_written(tmp_path, override, match):
@@ -226,6 +237,23 @@ def test_held_deferral_experiment_is_the_ablations_hold_row_at_12m():
     row.algo.select_days, row.train.eval_freq = cfg.algo.select_days, cfg.train.eval_freq
     assert cfg.algo == row.algo and cfg.env == row.env and cfg.train == row.train and cfg.day == row.day
     assert cfg.env.action_mode == "joint_hold" and cfg.env.reward_weights.excess_run == 1.0
+
+
+def test_fresh_stock_held_deferral_experiment_is_the_ablations_two_stage_row():
+    """experiment=ppo_jax_hold ships hectic_fresh's hold_excess1_time_aware row at 12M, picked in two stages."""
+    from studies.cgrsp.learning.ablation import ROWS, parse_args
+    from studies.cgrsp.learning.parity import regime_config
+
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["experiment=ppo_jax_hold"])
+    row = regime_config("hectic_fresh", 12_000_000, extra=ROWS["hold_excess1_time_aware"][1])
+    protocol = parse_args(["--budget", "1", "--out", "x", "--recheck-days", "1000"])
+    assert (cfg.algo.select_days, cfg.train.eval_freq) == (protocol.select_days, protocol.select_every)
+    assert (cfg.algo.recheck_days, cfg.algo.recheck_top) == (protocol.recheck_days, protocol.recheck_top)
+    row.algo.select_days, row.train.eval_freq = cfg.algo.select_days, cfg.train.eval_freq
+    row.algo.recheck_days = cfg.algo.recheck_days
+    assert cfg.algo == row.algo and cfg.env == row.env and cfg.train == row.train and cfg.day == row.day
+    assert cfg.env.params.get("stock_process", "fresh") == "fresh" and cfg.day.name == "hectic"
 
 
 @pytest.mark.e2e
@@ -450,6 +478,47 @@ def test_the_selection_runs_on_its_own_schedule_beside_the_cgrsp_v0_evaluations(
     pick = lexicographic_pick(evals, rule_miss_pct(env.rule_env, "spt_rescue_defer_exp", 3))
     assert json.loads((run / "best.json").read_text())["timesteps"] == int(curve.timesteps[pick])
     assert (run / "learning_curve.png").stat().st_size > 0
+
+
+@pytest.mark.e2e
+def test_the_second_stage_replays_the_best_evaluations_and_picks_on_both_stages_pooled(tmp_path):
+    """algo.recheck_days: the best algo.recheck_top actors kept, replayed at the end; best_model is the pooled pick."""
+    import json
+
+    from gpu_sched_agents.rl.ppo_jax.constraint import best_by_key, lexicographic_pick, rule_miss_pct
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, learned_rule, per_day, test_keys
+    from gpu_sched_agents.rl.ppo_jax.run import training_env
+
+    run = tmp_path / "main"
+    over = ["algo.select_days=3", "algo.select_every=128", "train.total_timesteps=640"]
+    cfg = cfg_for(run, *over, "algo.recheck_days=4", "algo.recheck_top=2")
+    tr.train(cfg)
+    table = pd.read_csv(run / "select_candidates.csv").set_index("steps")
+    assert table.index.tolist() == [128, 256, 384, 512, 640] and table.picked.sum() == 1
+    env = training_env(cfg, tr.validate(cfg), records=False)
+    top = best_by_key(table, rule_miss_pct(env, "spt_rescue_defer_exp", 3), 2)
+    assert table.recheck_wait_min.notna().sum() == 2 and table.recheck_wait_min[top].notna().all()
+    assert sorted(int(p.stem.removeprefix("model_")) for p in (run / "candidates").glob("*.npz")) == sorted(top)
+    pick = int(table.index[table.picked][0])
+    for steps in top:  # the second stage's numbers are the candidate's own on the 4 days after the first 3
+        mine = per_day(
+            env,
+            {"p": learned_rule(env, NumpyPolicy.load(run / "candidates" / f"model_{steps}.npz"))},
+            test_keys(4, SELECT_SEED0 + 3),
+        )
+        assert table.recheck_wait_min[steps] == pytest.approx(mine.mean_wait_min.mean())
+        pooled = (3 * table.mean_wait_min[steps] + 4 * mine.mean_wait_min.mean()) / 7
+        assert table.pooled_wait_min[steps] == pytest.approx(pooled)
+    done = table.loc[top]
+    evals = pd.DataFrame({"mean_wait_min": done.pooled_wait_min, "miss_pct": done.pooled_miss_pct})
+    assert pick == lexicographic_pick(evals, float(table.pooled_rule_miss_pct.iloc[0]))
+    best = json.loads((run / "best.json").read_text())
+    assert best["timesteps"] == pick and best["recheck"]["days"] == 4 and best["recheck"]["evaluations"] == 5
+    with np.load(run / "best_model.npz") as a, np.load(run / "candidates" / f"model_{pick}.npz") as b:
+        assert all(np.array_equal(a[k], b[k]) for k in a.files)
+    stamp = (run / "best.json").stat().st_mtime_ns
+    tr.train(cfg)  # resumed at the end of the budget: the second stage is not redone
+    assert (run / "best.json").stat().st_mtime_ns == stamp
 
 
 @pytest.mark.e2e

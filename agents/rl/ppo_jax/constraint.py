@@ -37,6 +37,7 @@ MISS = REWARD_PARTS.index("miss")  # the miss count's column in the env's raw re
 # The generalist criterion's margin on a regime's mean wait: 2 % of the best rule's, never below 0.05 min (the
 # parity criterion's floor; the surge rule waits ~0.3 min). worst_regime_pick's default, and the study's criterion.
 GENERALIST_MARGIN = (0.02, 0.05)
+SELECTION_ROOM = 10_000  # selection days are keys 10 000 … 19 999: jax_eval.SELECT_SEED0 up to its TEST_SEED0
 
 
 def priced_reward(
@@ -88,6 +89,87 @@ def lexicographic_pick(evals: pd.DataFrame, rule_miss_pct: float) -> Any:
     return evals.index[min(range(len(keys)), key=keys.__getitem__)]
 
 
+RECHECK_TOP = 8  # the lexicographic pick's second stage: how many of the best evaluations it replays
+
+
+def best_by_key(evals: pd.DataFrame, rule_miss_pct: float, top: int) -> list[Any]:
+    """The index labels of the ``top`` best rows of ``evals`` by :func:`lexicographic_key`, best first.
+
+    Ties keep the earlier row first.
+    """
+    keys = [lexicographic_key(m, w, rule_miss_pct) for m, w in zip(evals.miss_pct, evals.mean_wait_min)]
+    return [evals.index[i] for i in sorted(range(len(keys)), key=keys.__getitem__)[:top]]
+
+
+def pooled_pick(
+    evals: pd.DataFrame,
+    replayed: dict[Any, tuple[float, float]],
+    n_first: int,
+    n_second: int,
+    rule_first: float,
+    rule_second: float,
+) -> tuple[pd.DataFrame, Any]:
+    """The lexicographic pick's second stage: ``(evals with its columns, the index picked)``.
+
+    A miss one day in a hundred is invisible to a hundred selection days, so the lowest wait among
+    many checkpoints with no miss there is partly luck (a winner's curse). ``evals``: one row per
+    checkpoint (``mean_wait_min``, ``miss_pct`` on ``n_first`` selection days, where the rule missed
+    ``rule_first`` %); ``replayed``: index → (mean wait, miss %) on ``n_second`` further selection
+    days (the rule's: ``rule_second`` %), for the rows :func:`best_by_key` chose. The pick is
+    :func:`lexicographic_pick` among the replayed rows on both stages' days pooled, against the
+    rule's pooled rate. Columns added: ``recheck_wait_min``, ``recheck_miss_pct``,
+    ``pooled_wait_min``, ``pooled_miss_pct`` (NaN where not replayed), ``recheck_rule_miss_pct``,
+    ``pooled_rule_miss_pct``.
+    """
+    n = n_first + n_second
+
+    def pool(a: float, b: float) -> float:
+        return (n_first * a + n_second * b) / n
+
+    second = pd.DataFrame.from_dict(replayed, orient="index", columns=["recheck_wait_min", "recheck_miss_pct"])
+    table = (
+        evals.join(second)
+        if len(second)
+        else evals.assign(recheck_wait_min=float("nan"), recheck_miss_pct=float("nan"))
+    )
+    table = table.assign(
+        pooled_wait_min=pool(table.mean_wait_min, table.recheck_wait_min),
+        pooled_miss_pct=pool(table.miss_pct, table.recheck_miss_pct),
+        recheck_rule_miss_pct=rule_second,
+        pooled_rule_miss_pct=pool(rule_first, rule_second),
+    )
+    done = table.loc[list(replayed)]
+    pooled = pd.DataFrame({"miss_pct": done.pooled_miss_pct, "mean_wait_min": done.pooled_wait_min})
+    return table, lexicographic_pick(pooled, pool(rule_first, rule_second))
+
+
+def check_recheck(prefix: str, recheck_days: int, recheck_top: int, select_days: int, how: str | None) -> None:
+    """ConfigError unless the second stage is off (``recheck_days`` = 0) or can run.
+
+    ``prefix``: the fields' prefix in the message (``"algo."`` in train.py, ``""`` in the studies);
+    ``how``: None where the selection is lexicographic on one regime, else what it is instead. Both
+    stages' selection days must stay below the test keys (keys 10 000 … below 20 000).
+    """
+    from gpu_sched_env.core.errors import ConfigError
+
+    if recheck_days == 0:
+        return
+    if recheck_days < 0:
+        raise ConfigError(f"{prefix}recheck_days = {recheck_days}: 0 (no second stage) or a number of selection days")
+    if how is not None:
+        raise ConfigError(
+            f"{prefix}recheck_days = {recheck_days}: the second stage re-ranks the lexicographic pick on one "
+            f"regime's selection days; here {how}"
+        )
+    if recheck_top < 1:
+        raise ConfigError(f"{prefix}recheck_top = {recheck_top}: at least 1 evaluation to replay")
+    if select_days + recheck_days > SELECTION_ROOM:
+        raise ConfigError(
+            f"{prefix}select_days + {prefix}recheck_days = {select_days + recheck_days}: selection days are keys "
+            f"10000 … and must stay below the test keys (20000); at most {SELECTION_ROOM} together"
+        )
+
+
 def worst_regime_key(
     evals: pd.Series, rules: dict[str, tuple[float, float]], frac: float, floor_min: float
 ) -> tuple[int, float]:
@@ -116,6 +198,10 @@ def worst_regime_pick(evals: pd.DataFrame, rules: dict[str, tuple[float, float]]
 
 __all__ = [
     "GENERALIST_MARGIN",
+    "RECHECK_TOP",
+    "best_by_key",
+    "check_recheck",
+    "pooled_pick",
     "MISS",
     "dual_update",
     "lexicographic_key",

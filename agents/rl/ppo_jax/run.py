@@ -203,6 +203,7 @@ def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
             )
         check_number("algo.select_every", a.select_every, lo=1, integer=True)
     _validate_select_regimes(a)
+    _validate_recheck(a)
     if int(a.select_days) and not a.jax_eval_rules:
         raise ConfigError(
             f"algo.select_days = {a.select_days} with algo.jax_eval_rules = []: the selection ranks against the "
@@ -308,6 +309,21 @@ def _validate_select_regimes(a: DictConfig) -> None:
         )
 
 
+def _validate_recheck(a: DictConfig) -> None:
+    """``algo.recheck_days`` / ``algo.recheck_top``: the second stage of a lexicographic selection on one regime."""
+    from gpu_sched_agents.rl.ppo_jax.constraint import check_recheck
+
+    days, top = a.get("recheck_days", 0), a.get("recheck_top", 8)
+    check_number("algo.recheck_days", days, lo=0, integer=True)
+    check_number("algo.recheck_top", top, lo=1, integer=True)
+    how = None
+    if not int(a.select_days):
+        how = "algo.select_days = 0 (no selection days: best_model is picked on CGRSP-v0's eval seeds)"
+    elif a.get("select_regimes"):
+        how = f"algo.select_regimes = {list(a.select_regimes)} (the worst-regime pick)"
+    check_recheck("algo.", int(days), int(top), int(a.select_days), how)
+
+
 class JaxSelection:
     """``algo.select_days`` > 0: each evaluation also plays the actor on native JAX selection days.
 
@@ -386,6 +402,9 @@ class JaxSelection:
         )
 
 
+CANDIDATES = "select_candidates.csv"  # the selection's evaluations when algo.recheck_days > 0 (Evaluator.finish)
+
+
 class Evaluator:
     """Held-out evaluation during training on CGRSP-v0 (``eval/*``, best model, learning curve).
 
@@ -401,11 +420,15 @@ class Evaluator:
         heuristics: dict[str, dict[str, float]],
         writer: Any,
         selection: JaxSelection | None = None,
+        recheck: tuple[int, int] | None = None,
     ) -> None:
         import json
 
         self.config, self.seeds, self.run_dir, self.heuristics, self.writer = config, seeds, run_dir, heuristics, writer
         self.selection = selection
+        self.recheck = recheck if selection is not None and selection.rule_miss is not None else None
+        path = run_dir / CANDIDATES
+        self.candidates = pd.read_csv(path).to_dict("records") if self.recheck and path.exists() else []
         best = run_dir / "best.json"
         kept = json.loads(best.read_text()) if best.exists() else {}
         self.best = kept.get("select_key", [float("inf")]) if selection else [kept.get(SELECT_ON, float("inf"))]
@@ -437,6 +460,8 @@ class Evaluator:
             key = self.selection.key(means)
             for m, v in self.selection.scalars(means).items():
                 self.writer.add_scalar(f"select/{m}", v, steps)
+            if self.recheck:
+                self._keep_candidate(params, steps, means, obs_dim, n_actions)
         if key is not None and key < self.best:
             self.best = key
             save_policy(self.run_dir / "best_model.npz", params, obs_dim, n_actions)
@@ -447,6 +472,87 @@ class Evaluator:
         if on_v0:
             learning_curve_figure(pd.DataFrame(self.curve), self.heuristics, self.run_dir / "learning_curve.png")
         return means
+
+    def _table(self) -> pd.DataFrame:
+        """The selection's evaluations so far (``steps``, ``mean_wait_min``, ``miss_pct``), indexed by ``steps``."""
+        return pd.DataFrame(self.candidates, columns=["steps", "mean_wait_min", "miss_pct"]).set_index("steps")
+
+    def _keep_candidate(self, params: Any, steps: int, means: dict[str, float], obs_dim: int, n_actions: int) -> None:
+        """Record an evaluation; keep the actors of the ``recheck_top`` best so far (``candidates/``), drop the rest."""
+        from gpu_sched_agents.rl.ppo_jax.constraint import best_by_key
+
+        row = {
+            "steps": int(steps),
+            "mean_wait_min": means["select_mean_wait_min"],
+            "miss_pct": means["select_miss_pct"],
+        }
+        self.candidates = [r for r in self.candidates if r["steps"] != steps] + [row]
+        top = set(best_by_key(self._table(), self.selection.rule_miss, self.recheck[1]))
+        folder = self.run_dir / "candidates"
+        folder.mkdir(exist_ok=True)
+        if steps in top:
+            save_policy(folder / f"model_{steps}.npz", params, obs_dim, n_actions)
+        atomic_write_table(self.run_dir / CANDIDATES, pd.DataFrame(self.candidates))
+        for f in folder.glob("model_*.npz"):
+            if int(f.stem.removeprefix("model_")) not in top:
+                f.unlink()
+
+    def finish(self) -> None:
+        """The second stage (``algo.recheck_days``): replay the kept candidates, pick on both stages pooled.
+
+        ``best_model.npz`` becomes the pick and ``best.json`` says so (``recheck``); the table with
+        the second stage's columns replaces ``select_candidates.csv``. Done once: a rerun of a
+        finished run finds ``best.json``'s ``recheck`` (made with every evaluation) and leaves it.
+        """
+        import json
+        import shutil
+
+        from gpu_sched_agents.rl.ppo_jax.constraint import best_by_key, lexicographic_key, pooled_pick
+        from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, learned_rule, per_day, test_keys
+        from gpu_sched_env.cgrsp.jax import RULES
+
+        best_path = self.run_dir / "best.json"
+        if not self.recheck or not self.candidates:
+            return
+        done = json.loads(best_path.read_text()).get("recheck", {})
+        if done.get("evaluations") == len(self.candidates):  # finished already, no evaluation since
+            return
+        days, top = self.recheck
+        env, n_first = self.selection.envs[""], len(self.selection.keys)
+        keys = test_keys(days, SELECT_SEED0 + n_first)  # the days after the first stage's
+        rule = self.selection.rule
+        rule_days = per_day(env, {rule: RULES[rule]}, keys)
+        table = self._table()
+        replayed = {}
+        for steps in best_by_key(table, self.selection.rule_miss, top):
+            mine = per_day(env, {"ppo_jax": learned_rule(env, load_policy(self._candidate(steps)))}, keys)
+            replayed[steps] = (float(mine.mean_wait_min.mean()), float(mine.miss_pct.mean()))
+        rule_miss = float(rule_days.miss_pct.mean())
+        table, pick = pooled_pick(table, replayed, n_first, days, self.selection.rule_miss, rule_miss)
+        tmp = self.run_dir / "best_model.tmp.npz"
+        shutil.copyfile(self._candidate(pick), tmp)
+        tmp.replace(self.run_dir / "best_model.npz")
+        chosen = table.loc[pick]
+        cols = ("recheck_wait_min", "recheck_miss_pct", "pooled_wait_min", "pooled_miss_pct", "pooled_rule_miss_pct")
+        second = {k: float(chosen[k]) for k in cols}
+        means = next((r for r in self.curve if r["timesteps"] == pick), {})  # its evaluation's means
+        key = lexicographic_key(chosen.miss_pct, chosen.mean_wait_min, self.selection.rule_miss)
+        best = {
+            **means,
+            "timesteps": int(pick),
+            "select_key": list(key),
+            "recheck": {"days": days, "evaluations": len(table), **second},
+        }
+        atomic_write_json(best_path, {**best, "first_stage": json.loads(best_path.read_text())})
+        atomic_write_table(self.run_dir / CANDIDATES, table.assign(picked=table.index == pick).reset_index())
+        log.info(
+            f"second stage on {days} more selection days: best_model is the {pick}-step actor ({len(replayed)} "
+            f"replayed; pooled {second['pooled_wait_min']:.2f} min, miss {second['pooled_miss_pct']:.4f} % against "
+            f"the rule's {second['pooled_rule_miss_pct']:.4f} %)"
+        )
+
+    def _candidate(self, steps: Any) -> Path:
+        return self.run_dir / "candidates" / f"model_{int(steps)}.npz"
 
 
 # SB3's tags for the same quantities (train/*), so TensorBoard charts line up with algo=ppo's
@@ -512,6 +618,7 @@ def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: 
         # resumed at the end of the budget: the final policy is the only one
         if not (run_dir / "best_model.npz").exists():
             evaluate(params, steps, env.obs_dim, env.n_actions)
+        evaluate.finish()  # algo.recheck_days' second stage, if on
         writer.close()
         log.info(
             f"trained {steps - steps0} steps in {train_s:.0f} s ({(steps - steps0) / max(train_s, 1e-9):.0f} steps/s)"
@@ -548,7 +655,10 @@ def _logging(
         if n_sel
         else None
     )
-    return writer, Evaluator(config, eval_seeds, run_dir, heur_means, writer, selection)
+    recheck = (int(cfg.algo.get("recheck_days", 0)), int(cfg.algo.get("recheck_top", 8)))
+    return writer, Evaluator(
+        config, eval_seeds, run_dir, heur_means, writer, selection, recheck if recheck[0] else None
+    )
 
 
 def selection_regimes(cfg: DictConfig, config: CGRSPEnvConfig) -> dict[str, Any] | None:

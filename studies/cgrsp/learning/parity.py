@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from gpu_sched_agents.evaluate.protocol import REGIMES as PROTOCOL_REGIMES
-from gpu_sched_agents.rl.ppo_jax.constraint import GENERALIST_MARGIN
+from gpu_sched_agents.rl.ppo_jax.constraint import GENERALIST_MARGIN, RECHECK_TOP
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
 # The standard protocol's regimes (gpu-sched evaluate's), as env params: name -> (day, params)
@@ -50,7 +50,6 @@ REGIMES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 JAX_RULE = "spt_rescue_defer_exp"
 TEST_SEED0 = 20_000
-RECHECK_TOP = 8  # the lexicographic pick's second stage: the best evaluations replayed (train_seeds' recheck_top)
 
 
 def tolerance(rule_wait: float) -> float:
@@ -189,32 +188,15 @@ def check_recheck(
     recheck_days: int,
     recheck_top: int,
 ) -> None:
-    """ConfigError unless the second stage is off (``recheck_days`` = 0) or runs where it can.
+    """ConfigError unless :func:`train_seeds`' second stage is off or can run (``constraint.check_recheck``)."""
+    from gpu_sched_agents.rl.ppo_jax.constraint import check_recheck as check
 
-    It needs the lexicographic pick on one regime's evaluations, ``recheck_top`` ≥ 1, and selection
-    days of both stages below the test keys (:data:`TEST_SEED0`).
-    """
-    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0
-    from gpu_sched_env.core.errors import ConfigError
-
-    if recheck_days == 0:
-        return
-    if recheck_days < 0:
-        raise ConfigError(f"recheck_days = {recheck_days}: 0 (no second stage) or a number of selection days")
+    how = None
     if select_every <= 0 or select_by != "lexicographic" or select_regimes:
-        raise ConfigError(
-            f"recheck_days = {recheck_days}: the second stage re-ranks the lexicographic pick on one regime "
-            f"(select_every > 0, select_by = 'lexicographic', no select_regimes); got select_every = {select_every}, "
-            f"select_by = {select_by!r}, select_regimes = {sorted(select_regimes or [])}"
+        how = (
+            f"select_every = {select_every}, select_by = {select_by!r}, select_regimes = {sorted(select_regimes or [])}"
         )
-    if recheck_top < 1:
-        raise ConfigError(f"recheck_top = {recheck_top}: at least 1 evaluation to replay")
-    last = SELECT_SEED0 + select_days + recheck_days
-    if last > TEST_SEED0:
-        raise ConfigError(
-            f"select_days + recheck_days = {select_days + recheck_days}: selection days are keys {SELECT_SEED0} … "
-            f"and must stay below the test keys ({TEST_SEED0}); at most {TEST_SEED0 - SELECT_SEED0} together"
-        )
+    check("", recheck_days, recheck_top, select_days, how)
 
 
 @dataclass
@@ -263,32 +245,19 @@ class _Selection:
     def recheck(self, table: pd.DataFrame, kept: Sequence[Any]) -> tuple[pd.DataFrame, Any]:
         """``(table with the second stage's columns, the index picked)`` (:attr:`second` set; lexicographic).
 
-        The ``second.top`` best rows by :func:`~gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_key`
-        play ``second.keys``; ``pooled_*`` = both stages' days together, the pick lexicographic on them
-        against the rule's pooled miss rate (``pooled_rule_miss_pct``). Rows not replayed get NaN there.
+        The ``second.top`` best rows (:func:`~gpu_sched_agents.rl.ppo_jax.constraint.best_by_key`)
+        play ``second.keys``; the pick is made on both stages' days pooled
+        (:func:`~gpu_sched_agents.rl.ppo_jax.constraint.pooled_pick`).
         """
-        from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_key, lexicographic_pick
+        from gpu_sched_agents.rl.ppo_jax.constraint import best_by_key, pooled_pick
         from gpu_sched_agents.rl.ppo_jax.jax_eval import play_params
 
         second = self.second
-        n1, n2 = len(self.keys), len(second.keys)
-        key = [lexicographic_key(m, w, self.rule_miss) for m, w in zip(table.miss_pct, table.mean_wait_min)]
-        top = sorted(range(len(table)), key=key.__getitem__)[: second.top]
-        table = table.assign(
-            recheck_wait_min=np.nan, recheck_miss_pct=np.nan, pooled_wait_min=np.nan, pooled_miss_pct=np.nan
-        )
-        for i in top:
+        replayed = {}
+        for i in best_by_key(table, self.rule_miss, second.top):
             days = play_params(self.envs[""], kept[i], second.keys)
-            w2, m2 = float(days.mean_wait_min.mean()), float(days.miss_pct.mean())
-            w1, m1 = table.mean_wait_min.iloc[i], table.miss_pct.iloc[i]
-            table.iloc[i, table.columns.get_indexer(["recheck_wait_min", "recheck_miss_pct"])] = (w2, m2)
-            pooled = ((n1 * w1 + n2 * w2) / (n1 + n2), (n1 * m1 + n2 * m2) / (n1 + n2))
-            table.iloc[i, table.columns.get_indexer(["pooled_wait_min", "pooled_miss_pct"])] = pooled
-        rule = (n1 * self.rule_miss + n2 * second.rule_miss) / (n1 + n2)
-        table = table.assign(recheck_rule_miss_pct=second.rule_miss, pooled_rule_miss_pct=rule)
-        done = table.iloc[top]
-        pooled = pd.DataFrame({"miss_pct": done.pooled_miss_pct, "mean_wait_min": done.pooled_wait_min})
-        return table, lexicographic_pick(pooled, rule)
+            replayed[i] = (float(days.mean_wait_min.mean()), float(days.miss_pct.mean()))
+        return pooled_pick(table, replayed, len(self.keys), len(second.keys), self.rule_miss, second.rule_miss)
 
     def annotate(self, table: pd.DataFrame) -> pd.DataFrame:
         """The rule's numbers beside the evaluations (the selection table's extra columns)."""
