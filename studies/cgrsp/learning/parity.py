@@ -128,8 +128,6 @@ def train_seeds(
     (:meth:`_Selection.recheck`; the selection table gets ``recheck_*`` and ``pooled_*`` columns).
     """
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.constraint import rule_miss_pct
-    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, rule_regime_means, test_keys
     from gpu_sched_agents.rl.ppo_jax.ppo import make_train
     from gpu_sched_agents.rl.ppo_jax.run import hyper, training_env, validate_ppo_jax
     from gpu_sched_env.core.errors import ConfigError
@@ -149,26 +147,42 @@ def train_seeds(
     hp = hyper(cfg, env)
     trainer = make_train(hp, env, env.default_params)
     every = max(1, select_every // hp.steps_per_update) if select_every > 0 else hp.n_updates
-    sel_keys = test_keys(select_days, SELECT_SEED0)
     check_recheck(select_every, select_days, select_by, select_regimes, recheck_days, recheck_top)
     select = None
     if select_every > 0:
-        if select_regimes:
-            envs = {r: training_env(c, env_config(c), records=False) for r, c in select_regimes.items()}
-            rules = rule_regime_means(envs, JAX_RULE, sel_keys)
-            select = _Selection(envs, sel_keys, rules=rules, margin=select_margin)
-        else:
-            miss = rule_miss_pct(env, JAX_RULE, select_days) if select_by == "lexicographic" else None
-            select = _Selection({"": env}, sel_keys, rule_miss=miss)
-            if recheck_days:
-                rkeys = test_keys(recheck_days, SELECT_SEED0 + select_days)
-                rule = rule_regime_means({"": env}, JAX_RULE, rkeys)[""][1]
-                select.second = Recheck(rkeys, rule, recheck_top)
+        select = _selection(env, select_days, select_by, select_regimes, select_margin, recheck_days, recheck_top)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     for group in [todo] if together else [[s] for s in todo]:
         _train_group(trainer, hp, env, group, every, select, out, paths)
     return paths, time.perf_counter() - t0
+
+
+def _selection(
+    env: Any,
+    select_days: int,
+    select_by: str,
+    select_regimes: Mapping[str, Any] | None,
+    margin: tuple[float, float],
+    recheck_days: int,
+    recheck_top: int,
+) -> _Selection:
+    """What :func:`train_seeds`' evaluations play and how it picks (the rule played once on the same days)."""
+    from gpu_sched_agents.rl.envs import env_config
+    from gpu_sched_agents.rl.ppo_jax.constraint import rule_miss_pct
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, rule_regime_means, test_keys
+    from gpu_sched_agents.rl.ppo_jax.run import training_env
+
+    keys = test_keys(select_days, SELECT_SEED0)
+    if select_regimes:
+        envs = {r: training_env(c, env_config(c), records=False) for r, c in select_regimes.items()}
+        return _Selection(envs, keys, rules=rule_regime_means(envs, JAX_RULE, keys), margin=margin)
+    miss = rule_miss_pct(env, JAX_RULE, select_days) if select_by == "lexicographic" else None
+    select = _Selection({"": env}, keys, rule_miss=miss)
+    if recheck_days:
+        more = test_keys(recheck_days, SELECT_SEED0 + select_days)  # the days after the first stage's
+        select.second = Recheck(more, rule_regime_means({"": env}, JAX_RULE, more)[""][1], recheck_top)
+    return select
 
 
 @dataclass
