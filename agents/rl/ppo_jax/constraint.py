@@ -24,6 +24,7 @@ wait excess of the worst regime in units of the criterion's margin.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -127,11 +128,7 @@ def pooled_pick(
         return (n_first * a + n_second * b) / n
 
     second = pd.DataFrame.from_dict(replayed, orient="index", columns=["recheck_wait_min", "recheck_miss_pct"])
-    table = (
-        evals.join(second)
-        if len(second)
-        else evals.assign(recheck_wait_min=float("nan"), recheck_miss_pct=float("nan"))
-    )
+    table = evals.join(second)
     table = table.assign(
         pooled_wait_min=pool(table.mean_wait_min, table.recheck_wait_min),
         pooled_miss_pct=pool(table.miss_pct, table.recheck_miss_pct),
@@ -141,6 +138,23 @@ def pooled_pick(
     done = table.loc[list(replayed)]
     pooled = pd.DataFrame({"miss_pct": done.pooled_miss_pct, "mean_wait_min": done.pooled_wait_min})
     return table, lexicographic_pick(pooled, pool(rule_first, rule_second))
+
+
+def recheck_pick(
+    evals: pd.DataFrame,
+    rule_first: float,
+    n_first: int,
+    replay: Callable[[Any], tuple[float, float]],
+    n_second: int,
+    rule_second: float,
+    top: int = RECHECK_TOP,
+) -> tuple[pd.DataFrame, Any]:
+    """The whole second stage: the ``top`` best rows (:func:`best_by_key`) replayed, then :func:`pooled_pick`.
+
+    ``replay``: index → (mean wait, miss %) of that row's actor on the ``n_second`` further days.
+    """
+    replayed = {i: replay(i) for i in best_by_key(evals, rule_first, top)}
+    return pooled_pick(evals, replayed, n_first, n_second, rule_first, rule_second)
 
 
 def check_recheck(prefix: str, recheck_days: int, recheck_top: int, select_days: int, how: str | None) -> None:
@@ -202,6 +216,7 @@ __all__ = [
     "best_by_key",
     "check_recheck",
     "pooled_pick",
+    "recheck_pick",
     "MISS",
     "dual_update",
     "lexicographic_key",

@@ -311,9 +311,9 @@ def _validate_select_regimes(a: DictConfig) -> None:
 
 def _validate_recheck(a: DictConfig) -> None:
     """``algo.recheck_days`` / ``algo.recheck_top``: the second stage of a lexicographic selection on one regime."""
-    from gpu_sched_agents.rl.ppo_jax.constraint import check_recheck
+    from gpu_sched_agents.rl.ppo_jax.constraint import RECHECK_TOP, check_recheck
 
-    days, top = a.get("recheck_days", 0), a.get("recheck_top", 8)
+    days, top = a.get("recheck_days", 0), a.get("recheck_top", RECHECK_TOP)
     check_number("algo.recheck_days", days, lo=0, integer=True)
     check_number("algo.recheck_top", top, lo=1, integer=True)
     how = None
@@ -507,9 +507,14 @@ class Evaluator:
         import json
         import shutil
 
-        from gpu_sched_agents.rl.ppo_jax.constraint import best_by_key, lexicographic_key, pooled_pick
-        from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, learned_rule, per_day, test_keys
-        from gpu_sched_env.cgrsp.jax import RULES
+        from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_key, recheck_pick
+        from gpu_sched_agents.rl.ppo_jax.jax_eval import (
+            SELECT_SEED0,
+            learned_rule,
+            per_day,
+            rule_regime_means,
+            test_keys,
+        )
 
         best_path = self.run_dir / "best.json"
         if not self.recheck or not self.candidates:
@@ -521,14 +526,13 @@ class Evaluator:
         env, n_first = self.selection.envs[""], len(self.selection.keys)
         keys = test_keys(days, SELECT_SEED0 + n_first)  # the days after the first stage's
         rule = self.selection.rule
-        rule_days = per_day(env, {rule: RULES[rule]}, keys)
-        table = self._table()
-        replayed = {}
-        for steps in best_by_key(table, self.selection.rule_miss, top):
+        rule_miss = rule_regime_means({"": env}, rule, keys)[""][1]
+
+        def replay(steps: Any) -> tuple[float, float]:
             mine = per_day(env, {"ppo_jax": learned_rule(env, load_policy(self._candidate(steps)))}, keys)
-            replayed[steps] = (float(mine.mean_wait_min.mean()), float(mine.miss_pct.mean()))
-        rule_miss = float(rule_days.miss_pct.mean())
-        table, pick = pooled_pick(table, replayed, n_first, days, self.selection.rule_miss, rule_miss)
+            return float(mine.mean_wait_min.mean()), float(mine.miss_pct.mean())
+
+        table, pick = recheck_pick(self._table(), self.selection.rule_miss, n_first, replay, days, rule_miss, top)
         tmp = self.run_dir / "best_model.tmp.npz"
         shutil.copyfile(self._candidate(pick), tmp)
         tmp.replace(self.run_dir / "best_model.npz")
@@ -546,7 +550,7 @@ class Evaluator:
         atomic_write_json(best_path, {**best, "first_stage": json.loads(best_path.read_text())})
         atomic_write_table(self.run_dir / CANDIDATES, table.assign(picked=table.index == pick).reset_index())
         log.info(
-            f"second stage on {days} more selection days: best_model is the {pick}-step actor ({len(replayed)} "
+            f"second stage on {days} more selection days: best_model is the {pick}-step actor ({top} best "
             f"replayed; pooled {second['pooled_wait_min']:.2f} min, miss {second['pooled_miss_pct']:.4f} % against "
             f"the rule's {second['pooled_rule_miss_pct']:.4f} %)"
         )
@@ -655,7 +659,7 @@ def _logging(
         if n_sel
         else None
     )
-    recheck = (int(cfg.algo.get("recheck_days", 0)), int(cfg.algo.get("recheck_top", 8)))
+    recheck = (int(cfg.algo.get("recheck_days", 0)), int(cfg.algo.recheck_top))
     return writer, Evaluator(
         config, eval_seeds, run_dir, heur_means, writer, selection, recheck if recheck[0] else None
     )

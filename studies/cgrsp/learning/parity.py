@@ -259,19 +259,20 @@ class _Selection:
     def recheck(self, table: pd.DataFrame, kept: Sequence[Any]) -> tuple[pd.DataFrame, Any]:
         """``(table with the second stage's columns, the index picked)`` (:attr:`second` set; lexicographic).
 
-        The ``second.top`` best rows (:func:`~gpu_sched_agents.rl.ppo_jax.constraint.best_by_key`)
-        play ``second.keys``; the pick is made on both stages' days pooled
-        (:func:`~gpu_sched_agents.rl.ppo_jax.constraint.pooled_pick`).
+        The ``second.top`` best rows play ``second.keys``; the pick is made on both stages' days pooled
+        (:func:`~gpu_sched_agents.rl.ppo_jax.constraint.recheck_pick`).
         """
-        from gpu_sched_agents.rl.ppo_jax.constraint import best_by_key, pooled_pick
+        from gpu_sched_agents.rl.ppo_jax.constraint import recheck_pick
         from gpu_sched_agents.rl.ppo_jax.jax_eval import play_params
 
         second = self.second
-        replayed = {}
-        for i in best_by_key(table, self.rule_miss, second.top):
+
+        def replay(i: Any) -> tuple[float, float]:
             days = play_params(self.envs[""], kept[i], second.keys)
-            replayed[i] = (float(days.mean_wait_min.mean()), float(days.miss_pct.mean()))
-        return pooled_pick(table, replayed, len(self.keys), len(second.keys), self.rule_miss, second.rule_miss)
+            return float(days.mean_wait_min.mean()), float(days.miss_pct.mean())
+
+        n1, n2 = len(self.keys), len(second.keys)
+        return recheck_pick(table, self.rule_miss, n1, replay, n2, second.rule_miss, second.top)
 
     def annotate(self, table: pd.DataFrame) -> pd.DataFrame:
         """The rule's numbers beside the evaluations (the selection table's extra columns)."""
