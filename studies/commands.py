@@ -137,6 +137,10 @@ STUDIES = Group(
         "ablation": Command(
             "studies.cgrsp.learning.ablation:main", "CGRSP: ppo_jax, issue 34's items on and off per regime (resumable)"
         ),
+        "ablation-items": Command(
+            "studies.cgrsp.learning.items:main",
+            "CGRSP: from ablation folders, the design and each of issue 34's items switched, per regime",
+        ),
         "tune": Command("studies.cgrsp.learning.tune:main", "CGRSP: ppo_jax learning curves on the selection days"),
         "hgsp-report": Command(
             "studies.hgsp.cli:main", "HGSP: every policy x task set x cluster, orderings, CP-SAT gaps (docs/hgsp.md)"

@@ -50,6 +50,13 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def print_and_write(text: str, out: str | os.PathLike | None = None) -> None:
+    """Print a study's table and, when ``out`` is given, write it there too (atomically)."""
+    if out:
+        atomic_write_text(out, text)
+    print(text)
+
+
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
     """Atomically write JSON (sorted keys, indented)."""
     return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")

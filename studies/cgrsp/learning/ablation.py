@@ -81,6 +81,7 @@ ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     # held deferrals with the clock alone, and with the order charge instead of the SPT charge
     "hold_time_aware": ("1+3", (HOLD, CLOCK)),
     "hold_excess03": ("2+3", (HOLD, weight("excess_run", 0.3))),  # fresh stock
+    "hold_excess1": ("2+3", (HOLD, weight("excess_run", 1.0))),  # the shipped held-deferral row without the clock
     # and the miss as a constraint (the multiplier driven by the rollouts' misses against the rule's rate)
     "hold_excess1_time_aware_lagrangian": ("1+2+3+4", (HOLD, weight("excess_run", 1.0), CLOCK, LAGRANGE)),
     "hold_order1_time_aware": ("1+2+3", (HOLD, weight("order_regret", 1.0), CLOCK)),
