@@ -13,7 +13,8 @@ def test_items_are_named_against_the_design():
     assert items.switched("2+3") == "−1 (clock)"
     assert items.switched("1+2") == "−3 (holds)"
     assert items.switched("1+2+3+4") == "+4 (miss constraint)"
-    assert items.switched("-") == "−1 (clock), −2 (SPT charge), −3 (holds)"
+    assert items.switched("-") == "none of 1–3"
+    assert items.switched("2") == "−1 (clock), −3 (holds)"
     assert items.switched("1+3w") == "other design (1+3w)"
 
 
@@ -76,7 +77,7 @@ def test_the_table_puts_the_design_first_and_names_the_pick(tmp_path, capsys):
     out = tmp_path / "items.md"
     assert items.main(["--from", str(two), "--out", str(out)]) == 0
     text = out.read_text()
-    lines = [ln for ln in text.splitlines() if ln.startswith("| hectic_fresh")]
+    lines = [ln for ln in text.splitlines() if ln.startswith("| hectic_fresh | ")]  # the per-row table
     assert "| design |" in lines[0] and "−2 (SPT charge)" in lines[1]
     assert "two stages (1000 days)" in lines[0] and "| 0 1 |" in lines[0] and "+1.50" in lines[1]
     assert text == capsys.readouterr().out.rstrip("\n") + "\n"
@@ -99,3 +100,24 @@ def test_bad_folders_and_empty_selections_are_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         items.main(["--from", str(f), "--rows", "joint"])
     assert "no rows left" in capsys.readouterr().err
+
+
+def test_the_matrix_has_one_cell_per_item_and_labels_a_second_pick(tmp_path):
+    two = _folder(tmp_path / "two", [_row(0), _row(1, wait_diff=-0.5), _row(0, row="hold_excess1", item="2+3")], 1000)
+    one = _folder(tmp_path / "one", [_row(0, wait_diff=2.0, miss_ci_high=0.02)])
+    table = items.summary(pd.concat([items.read_folder(two), items.read_folder(one)], ignore_index=True))
+    head, _, line = items.matrix(table).splitlines()
+    assert head == "| regime (budget) | design | −1 (clock) |"
+    design, clock = line.split(" | ")[1:3]
+    assert design == "2 / 2 of 2, −0.40<br>0 / 0 of 1, +2.00 (one stage)"
+    assert clock.startswith("1 / 1 of 1, −0.30") and line.startswith("| hectic_fresh (12M; two stages (1000 days))")
+
+
+def test_the_matrix_goes_between_the_pages_markers(tmp_path):
+    f = _folder(tmp_path / "f", [_row(0)])
+    page = tmp_path / "page.md"
+    page.write_text("before\n<!-- ablation-items:start -->\nold\n<!-- ablation-items:end -->\nafter\n")
+    assert items.main(["--from", str(f), "--update-docs", str(page)]) == 0
+    text = page.read_text()
+    assert "old" not in text and "| hectic_fresh (12M; one stage) | 1 / 1 of 1, −0.30 |" in text
+    assert text.startswith("before\n") and text.endswith("after\n")

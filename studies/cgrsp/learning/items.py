@@ -39,6 +39,8 @@ def switched(item: str) -> str:
     have = frozenset() if item == "-" else frozenset(item.split("+"))
     if not have <= DESIGN | ITEM_NAMES.keys():
         return f"other design ({item})"
+    if not have:
+        return "none of 1–3"
     off = [f"−{i} ({ITEM_NAMES[i]})" for i in sorted(DESIGN - have)]
     on = [f"+{i} ({ITEM_NAMES[i]})" for i in sorted(have - DESIGN)]
     return ", ".join(off + on) or "design"
@@ -92,6 +94,7 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
                 "seeds": " ".join(str(s) for s in g.seed),
                 "train_s": " + ".join(f"{t:.0f}" for t in g.train_s.drop_duplicates()),
                 "jax_wait_diff": per_seed(g.wait_diff),
+                "jax_mean": g.wait_diff.mean(),
                 "v0_wait_diff": per_seed(g.v0_wait_diff) if has_v0 else "–",
                 "bound": f"{int(g.bound.sum())} of {len(g)}",
                 "strict": f"{int(g.strict.sum())} of {len(g)}",
@@ -100,6 +103,36 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
     table = pd.DataFrame(out)
     first = table.assign(other=table["items"] != "design")
     return first.sort_values(["regime", "other"], kind="stable").drop(columns="other").reset_index(drop=True)
+
+
+def cell(line: pd.Series, digits: int) -> str:
+    """One line of :func:`summary` in a matrix cell: parity counts and the mean JAX wait difference."""
+    n = line.bound.split(" of ")[1]
+    mean = f"{line.jax_mean:+.{digits}f}".replace("-", "−")
+    return f"{line.bound.split()[0]} / {line.strict.split()[0]} of {n}, {mean}"
+
+
+def matrix(table: pd.DataFrame) -> str:
+    """Regime × item switched: each line's parity counts (issue's bound / stricter) and mean JAX wait difference.
+
+    A cell with several lines (one per pick or folder) lists them all, each line whose pick is not the regime's
+    first design line's labelled with its pick.
+    """
+    first = ["design", *(switched("+".join(sorted(DESIGN - {i}))) for i in sorted(DESIGN)), switched("1+2+3+4")]
+    cols = [c for c in first if c in set(table["items"])] + [c for c in dict.fromkeys(table["items"]) if c not in first]
+    lines = ["| regime (budget) | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+    for regime, g in table.groupby("regime", sort=False):
+        digits = 3 if g.jax_mean.abs().max() < 0.1 else 2
+        home = g.pick.iloc[0]
+        cells = []
+        for c in cols:
+            here = g[g["items"] == c]
+            cells.append(
+                "<br>".join(cell(r, digits) + ("" if r.pick == home else f" ({r.pick})") for _, r in here.iterrows())
+                or "–"
+            )
+        lines.append(f"| {regime} ({', '.join(dict.fromkeys(g.budget))}; {home}) | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def markdown(table: pd.DataFrame, seeds: Sequence[int] | None) -> str:
@@ -112,6 +145,12 @@ def markdown(table: pd.DataFrame, seeds: Sequence[int] | None) -> str:
         "At parity: the issue's bound (wait within max(1 %, 0.05 min) in both judges, JAX miss bound ≤ 0.01 pp, "
         "no mean miss more on CGRSP-v0) / stricter (also no mean miss more in JAX). train_s: the row's seeds "
         "trained side by side on the 2-core machine (one figure per folder).",
+        "",
+        "Per regime and item switched: seeds at parity by the issue's bound / stricter, and the mean JAX wait "
+        "difference [min].",
+        "",
+        matrix(table),
+        "Per row and seed:",
         "",
         "| regime | items | row | budget | pick | seeds | train_s | JAX wait diff | CGRSP-v0 wait diff "
         "| at parity: issue's bound | stricter | folder |",
@@ -127,13 +166,19 @@ def markdown(table: pd.DataFrame, seeds: Sequence[int] | None) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Read the folders, print the table (and write it to ``--out``)."""
-    from gpu_sched_env.core.io import print_and_write
+    from gpu_sched_env.core.io import print_and_write, replace_doc_section
 
     ap = argparse.ArgumentParser(prog="python -m studies ablation-items", description=__doc__.splitlines()[0])
     ap.add_argument("--from", dest="folders", type=Path, nargs="+", required=True, help="ablation --out folders")
     ap.add_argument("--seeds", type=int, nargs="+", default=None, help="only these training seeds (default: all)")
     ap.add_argument("--rows", nargs="+", default=None, help="only these rows (default: all)")
     ap.add_argument("--out", type=Path, default=None, help="write the table here too (.md)")
+    ap.add_argument(
+        "--update-docs",
+        type=Path,
+        default=None,
+        help="put the regime × item matrix between <!-- ablation-items:start/end --> in this page (docs/training.md)",
+    )
     args = ap.parse_args(argv)
     rows = pd.concat([read_folder(f) for f in args.folders], ignore_index=True)
     if args.seeds is not None:
@@ -142,8 +187,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = rows[rows.row.isin(args.rows)]
     if rows.empty:
         ap.error(f"no rows left in {[str(f) for f in args.folders]} for --seeds {args.seeds} --rows {args.rows}")
-    text = markdown(summary(rows), args.seeds)
-    print_and_write(text, args.out)
+    table = summary(rows)
+    if args.update_docs:
+        replace_doc_section(args.update_docs, "ablation-items", matrix(table))
+    print_and_write(markdown(table, args.seeds), args.out)
     return 0
 
 
