@@ -256,6 +256,26 @@ def test_fresh_stock_held_deferral_experiment_is_the_ablations_two_stage_row():
     assert cfg.env.params.get("stock_process", "fresh") == "fresh" and cfg.day.name == "hectic"
 
 
+def test_surge_held_deferral_experiment_is_the_ablations_row_without_the_clock():
+    """experiment=ppo_jax_hold_surge ships surge_fresh's hold_excess1 row at 6M, picked in two stages."""
+    from studies.cgrsp.learning.ablation import ROWS
+    from studies.cgrsp.learning.parity import regime_config
+
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["experiment=ppo_jax_hold_surge"])
+        hectic = compose(config_name="config", overrides=["experiment=ppo_jax_hold"])
+    row = regime_config("surge_fresh", 6_000_000, extra=ROWS["hold_excess1"][1])
+    row.algo.select_days, row.train.eval_freq = cfg.algo.select_days, cfg.train.eval_freq
+    row.algo.recheck_days = cfg.algo.recheck_days
+    assert cfg.algo == row.algo and cfg.env == row.env and cfg.train == row.train and cfg.day == row.day
+    assert cfg.algo.tau_s is None and cfg.day.name == "surge" and cfg.env.params.get("stock_process") is None
+    assert (cfg.algo.select_days, cfg.algo.recheck_days, cfg.train.eval_freq) == (
+        hectic.algo.select_days,
+        hectic.algo.recheck_days,
+        hectic.train.eval_freq,
+    )  # the pick of the hectic experiment
+
+
 @pytest.mark.e2e
 def test_tiny_mixed_run_trains_on_the_mix_and_is_selected_on_hectic(tmp_path):
     """day=mixed with a stock mix: trains (one vmapped batch of mixed days), selects on hectic, exports."""
