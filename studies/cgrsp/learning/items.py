@@ -105,9 +105,10 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
     return first.sort_values(["regime", "other"], kind="stable").drop(columns="other").reset_index(drop=True)
 
 
-def cell(line: pd.Series, digits: int) -> str:
+def cell(line: pd.Series) -> str:
     """One line of :func:`summary` in a matrix cell: parity counts and the mean JAX wait difference."""
     n = line.bound.split(" of ")[1]
+    digits = 3 if abs(line.jax_mean) < 0.1 else 2  # the surge day's scale
     mean = f"{line.jax_mean:+.{digits}f}".replace("-", "−")
     return f"{line.bound.split()[0]} / {line.strict.split()[0]} of {n}, {mean}"
 
@@ -122,14 +123,12 @@ def matrix(table: pd.DataFrame) -> str:
     cols = [c for c in first if c in set(table["items"])] + [c for c in dict.fromkeys(table["items"]) if c not in first]
     lines = ["| regime (budget) | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
     for regime, g in table.groupby("regime", sort=False):
-        digits = 3 if g.jax_mean.abs().max() < 0.1 else 2
         home = g.pick.iloc[0]
         cells = []
         for c in cols:
             here = g[g["items"] == c]
             cells.append(
-                "<br>".join(cell(r, digits) + ("" if r.pick == home else f" ({r.pick})") for _, r in here.iterrows())
-                or "–"
+                "<br>".join(cell(r) + ("" if r.pick == home else f" ({r.pick})") for _, r in here.iterrows()) or "–"
             )
         lines.append(f"| {regime} ({', '.join(dict.fromkeys(g.budget))}; {home}) | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
