@@ -110,17 +110,11 @@ def learned_config(folder: Path, day: str, stock: str):
 
 def learned_vs_rule(folder: Path, day: str, stock: str, rule_days: pd.DataFrame, workers: int) -> list[dict]:
     """Each actor in ``folder`` on ``rule_days``' seeds, paired with them: learned − rule wait (95 % CI), miss."""
-    from gpu_sched_env.core.fanout import map_cells
-    from studies.cgrsp.learning.parity import _v0_day, paired
+    from studies.cgrsp.learning.parity import paired_on_v0
 
     config = learned_config(folder, day, stock)
-    executor = "process" if workers > 1 else "serial"
-    out = []
-    for path in sorted(folder.glob("seed*.npz"), key=lambda p: int(p.stem[4:])):
-        cells = [{"policy": str(path), "config": config, "seed": int(d)} for d in rule_days.seed]
-        mine = pd.DataFrame(map_cells(_v0_day, cells, executor=executor, workers=workers, progress=False))
-        out.append({"actor": path.stem, **paired(mine, rule_days, "seed")})
-    return out
+    paths = sorted(folder.glob("seed*.npz"), key=lambda p: int(p.stem[4:]))
+    return [{"actor": p.stem, **paired_on_v0(p, config, rule_days, workers)} for p in paths]
 
 
 def learned_markdown(pairs: list[dict], folder: Path, rule: str, chosen: float) -> str:

@@ -430,7 +430,6 @@ def confirm_v0(cfg: Any, paths: dict[int, Path], confirm_days: int, workers: int
     from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
     from gpu_sched_agents.rl.envs import env_config
     from gpu_sched_env.cgrsp.batch import run_grid
-    from gpu_sched_env.core.fanout import map_cells
 
     config = env_config(cfg)
     seeds = list(range(TEST_SEED0, TEST_SEED0 + confirm_days))
@@ -448,11 +447,19 @@ def confirm_v0(cfg: Any, paths: dict[int, Path], confirm_days: int, workers: int
     best = min(means.index, key=lambda r: (round(means.loc[r, "miss_pct"], 9), means.loc[r, "mean_wait_min"]))
     out_rows = {}
     for s, path in paths.items():
-        cells = [{"policy": str(path), "config": config, "seed": d} for d in seeds]
-        v0 = pd.DataFrame(map_cells(_v0_day, cells, executor=executor, workers=workers, progress=False))
-        pv = paired(v0, heur[heur.policy == best], "seed")
+        pv = paired_on_v0(path, config, heur[heur.policy == best], workers)
         out_rows[s] = {"v0_rule": best, **{f"v0_{k}": v for k, v in pv.items()}, "v0_parity": at_parity(pv)}
     return out_rows
+
+
+def paired_on_v0(path: Path, config: Any, rule_days: pd.DataFrame, workers: int) -> dict[str, float]:
+    """The exported actor at ``path`` on ``rule_days``' CGRSP-v0 seeds, paired with them (:func:`paired`)."""
+    from gpu_sched_env.core.fanout import map_cells
+
+    cells = [{"policy": str(path), "config": config, "seed": int(d)} for d in rule_days.seed]
+    executor = "process" if workers > 1 else "serial"
+    days = pd.DataFrame(map_cells(_v0_day, cells, executor=executor, workers=workers, progress=False))
+    return paired(days, rule_days, "seed")
 
 
 def table_text(rows: pd.DataFrame) -> str:
