@@ -98,6 +98,9 @@ class PPOJaxConfig:
     returns: str = "discounted"
     tau_s: float | None = None
     rho_rate: float = 0.1  # average: weight of each rollout's Σr/ΣΔt in the running ρ
+    # the reward's running scale (train.normalize_reward): "global" = one, "regime" = one per regime of a mixed
+    # env (day=mixed: each step scaled by its day type × stock model's return std; agents/rl/ppo_jax/ppo.py)
+    reward_norm: str = "global"
     # misses as a constraint (agents/rl/ppo_jax/constraint.py): the miss price a multiplier λ
     # [job-hours] driven by dual ascent to the target miss rate [%]; null target = the first
     # jax_eval_rules rule's rate on miss_target_days selection days, measured at the start

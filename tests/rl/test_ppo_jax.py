@@ -21,6 +21,7 @@ from gpu_sched_agents.rl.ppo_jax.ppo import (
     RewardStats,
     Transition,
     _update_stats,
+    _update_stats_by_regime,
     gae,
     make_train,
 )
@@ -209,6 +210,39 @@ def test_reward_scaling_is_vecnormalizes():
         s, got = _update_stats(s, jnp.asarray(r, jnp.float32), jnp.asarray(d), 0.9)
         np.testing.assert_allclose(got, want, rtol=2e-4)
     np.testing.assert_allclose(float(s.var), rms.var, rtol=2e-4)
+
+
+def test_reward_scaling_per_regime_is_vecnormalize_per_regime():
+    """Per regime: each regime's statistic is VecNormalize's over its own envs' returns, its rewards scaled by it."""
+    rng = np.random.default_rng(1)
+    regime = np.array([0, 0, 1, 1, 1, 2])  # regime 2's envs are all but one step idle below; regime 3 never plays
+    rms, ret = [RunningMeanStd(shape=()) for _ in range(4)], np.zeros(6)
+    ones = jnp.ones(4, jnp.float32)
+    s = RewardStats(0.0 * ones, ones, 1e-4 * ones, jnp.zeros(6))
+    for step in range(40):
+        reg = regime if step % 10 == 0 else np.where(regime == 2, 0, regime)  # regime 2 only every tenth step
+        r = rng.normal(np.where(reg == 1, 300.0, 3.0), 2.0)  # regime 1's rewards two orders larger
+        d = rng.random(6) < 0.1
+        ret = ret * 0.9 + r
+        for g in np.unique(reg):
+            rms[g].update(ret[reg == g])
+        want = np.clip(r / np.sqrt(np.array([rms[g].var for g in reg]) + 1e-8), -10, 10)
+        ret[d] = 0
+        s, got = _update_stats_by_regime(s, jnp.asarray(r, jnp.float32), jnp.asarray(d), 0.9, jnp.asarray(reg))
+        np.testing.assert_allclose(got, want, rtol=5e-4)
+    np.testing.assert_allclose(np.asarray(s.var)[:3], [m.var for m in rms[:3]], rtol=5e-4)
+    assert float(s.var[3]) == 1.0 and float(s.count[3]) == pytest.approx(1e-4)  # untouched
+
+
+def test_reward_norm_by_regime_is_refused_on_a_single_regime_env():
+    from gpu_sched_env.core.errors import ConfigError
+
+    env = ToyEnv()
+    env.is_mixed = False
+    with pytest.raises(ConfigError, match=r"algo.reward_norm = 'regime'.*needs a mixed env"):
+        make_train(PPOHyper(reward_norm="regime"), env, env.default_params)
+    with pytest.raises(ConfigError, match=r"algo.reward_norm = 'task': allowed \['global', 'regime'\]"):
+        make_train(PPOHyper(reward_norm="task"), env, env.default_params)
 
 
 @pytest.mark.e2e

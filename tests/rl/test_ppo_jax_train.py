@@ -144,6 +144,12 @@ def test_bad_config_is_refused_before_anything_is_written(tmp_path, override, ma
         (["day=mixed", "day.stock_mix=[]"], r"day.stock_mix = \[\]: give a non-empty list"),
         (["day=mixed", "day.stock_mix=[900,'900']"], r"repeats a stock model"),
         (["day=hectic", "day.stock_mix=[fresh]"], r"implemented for day=mixed with algo=ppo_jax only"),
+        (["day=mixed", "algo.reward_norm=task"], r"algo.reward_norm = 'task' is not known; allowed: global, regime"),
+        (["day=hectic", "algo.reward_norm=regime"], r"algo.reward_norm = 'regime' with day = 'hectic'.*day=mixed"),
+        (
+            ["day=mixed", "algo.reward_norm=regime", "train.normalize_reward=false"],
+            r"algo.reward_norm = 'regime' with train.normalize_reward = false",
+        ),
     ],
 )
 def test_bad_stock_mix_is_refused_before_anything_is_written(tmp_path, overrides, match):
@@ -295,6 +301,32 @@ def test_tiny_mixed_run_trains_on_the_mix_and_is_selected_on_hectic(tmp_path):
     pol = NumpyPolicy.load(run / "final_model.npz")
     assert pol.obs_dim == env.obs_dim and (run / "best.json").exists()
     assert "train/value_loss" in scalar_tags(run / "tb" / "learned_1")
+
+
+@pytest.mark.e2e
+def test_tiny_mixed_run_scales_each_regime_by_its_own_return_std(tmp_path):
+    """algo.reward_norm=regime: one running return statistic per regime, each fed by its own days only."""
+    import jax
+
+    from gpu_sched_agents.rl.ppo_jax.ppo import make_train
+    from gpu_sched_agents.rl.ppo_jax.run import hyper, training_env
+
+    run = tmp_path / "mixed_regime"
+    regime = ("day=mixed", "day.stock_mix=[fresh,900]", "algo.reward_norm=regime", "train.final_eval_seeds=0")
+    many = ("train.n_envs=64", "train.total_timesteps=4096", "algo.batch_size=512")  # days of many regimes at once
+    cfg = cfg_for(run, *regime, *many)
+    env = training_env(cfg, tr.validate(cfg), records=False)
+    hp = hyper(cfg, env)
+    assert hp.reward_norm == "regime"
+    trainer = make_train(hp, env, env.default_params)
+    runner, _ = jax.jit(lambda k: trainer.run(trainer.init(k), 2))(jax.random.PRNGKey(0))
+    var, count = np.asarray(runner.rstats.var), np.asarray(runner.rstats.count)
+    assert var.shape == count.shape == (len(env.regimes),)
+    played = count > 1  # regimes whose days were stepped: their own statistics, orders of magnitude apart
+    assert played.sum() >= 3 and var[played].max() / var[played].min() > 10
+    np.testing.assert_allclose(var[~played], 1.0)  # a regime never stepped keeps its start
+    tr.train(cfg)  # and the whole run (selection, export) goes through with it
+    assert (run / "final_model.npz").exists()
 
 
 @pytest.mark.e2e

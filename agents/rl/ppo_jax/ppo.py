@@ -16,7 +16,13 @@ day within the same update replays that update's fresh day; ``rollout/replayed_d
 those (0 whenever ``n_steps`` is below the decisions of a day: ~1 300 on a hectic day).
 
 Rewards may be scaled as SB3's ``VecNormalize(norm_reward=True)`` scales them (``normalize_reward``):
-divided by the running standard deviation of the discounted return, clipped to ±10.
+divided by the running standard deviation of the discounted return, clipped to ±10. On a mixed env
+(the generalist's day mix × stock models) ``reward_norm="regime"`` keeps one such statistic per
+regime and scales each step by its day's regime's: a surge day's waits (~0.3 min a job) are two
+orders below a hectic day's (~44 min), so under one scale a surge day's advantages are ~1 % of a
+hectic day's and its share of every gradient is as small (the per-task return scaling of multi-task
+RL; PopArt, Hessel et al. 2019, adapts the value head's output to it as well, here the critic simply
+learns the scaled returns).
 
 Returns (:mod:`.returns`): per decision (γ per step, the default), time-aware (γ^(Δt/τ) with Δt
 the step's simulated seconds, ``info["dt"]``) or average-reward (differential, r − ρ·Δt with γ
@@ -41,8 +47,10 @@ from flax.training.train_state import TrainState
 
 from gpu_sched_agents.rl.ppo_jax import constraint, returns
 from gpu_sched_agents.rl.ppo_jax.network import ActorCritic, policy_logits
+from gpu_sched_env.core.errors import ConfigError
 
 REWARD_CLIP = 10.0  # VecNormalize's clip_reward
+REWARD_NORMS = ("global", "regime")  # PPOHyper.reward_norm (module docstring)
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,7 @@ class PPOHyper:
     net_arch: tuple[int, ...] = field(default=(128, 128))
     head: str = "flat"  # the policy head (network.HEADS): one softmax, or wait-or-act then which
     normalize_reward: bool = True
+    reward_norm: str = "global"  # REWARD_NORMS: one running return scale, or one per regime of a mixed env
     # returns (module .returns): "discounted" (per decision, or time-aware when tau_s is set) | "average"
     returns: str = "discounted"
     tau_s: float | None = None  # [s] simulated time per factor γ: the discount of a step is γ^(Δt/τ)
@@ -98,7 +107,10 @@ class PPOHyper:
 
 
 class RewardStats(NamedTuple):
-    """Running mean/variance of the discounted return (VecNormalize's ``ret_rms``) and the returns."""
+    """Running mean/variance of the discounted return (VecNormalize's ``ret_rms``) and the returns.
+
+    ``mean``, ``var`` and ``count`` are scalars, or [R] (one per regime) under ``reward_norm="regime"``.
+    """
 
     mean: jnp.ndarray
     var: jnp.ndarray
@@ -153,6 +165,26 @@ def _update_stats(
     mean = s.mean + delta * b_n / tot
     var = (s.var * s.count + b_var * b_n + delta**2 * s.count * b_n / tot) / tot
     scaled = jnp.clip(reward / jnp.sqrt(var + 1e-8), -REWARD_CLIP, REWARD_CLIP)
+    return RewardStats(mean, var, tot, jnp.where(done, 0.0, ret)), scaled
+
+
+def _update_stats_by_regime(
+    s: RewardStats, reward: jnp.ndarray, done: jnp.ndarray, gamma: float, regime: jnp.ndarray
+) -> tuple[RewardStats, jnp.ndarray]:
+    """:func:`_update_stats` with one statistic per regime (``regime``: each env's, [E]).
+
+    Each env's return updates its regime's statistic and its reward is scaled by it; a regime no
+    env is in at this step keeps its statistic.
+    """
+    ret = s.ret * gamma + reward
+    member = (regime[:, None] == jnp.arange(s.mean.shape[0])[None, :]).astype(ret.dtype)  # [E, R]
+    b_n = member.sum(0)
+    b_mean = (member * ret[:, None]).sum(0) / jnp.maximum(b_n, 1.0)
+    b_var = (member * (ret[:, None] - b_mean) ** 2).sum(0) / jnp.maximum(b_n, 1.0)
+    delta, tot = b_mean - s.mean, s.count + b_n
+    mean = s.mean + delta * b_n / tot
+    var = (s.var * s.count + b_var * b_n + delta**2 * s.count * b_n / tot) / tot
+    scaled = jnp.clip(reward / jnp.sqrt(var[regime] + 1e-8), -REWARD_CLIP, REWARD_CLIP)
     return RewardStats(mean, var, tot, jnp.where(done, 0.0, ret)), scaled
 
 
@@ -250,6 +282,13 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
     vmapped env functions, network and optimiser that ``jax.jit`` traces as one program (PureJaxRL's
     layout); the shipped run's numbers are pinned bit for bit, so its traced body stays in one place.
     """
+    by_regime = hp.reward_norm == "regime"
+    if hp.reward_norm not in REWARD_NORMS or (by_regime and not (hp.normalize_reward and env.is_mixed)):
+        raise ConfigError(
+            f"algo.reward_norm = {hp.reward_norm!r}: allowed {list(REWARD_NORMS)}; 'regime' needs a mixed env "
+            "(day=mixed) and train.normalize_reward=true"
+        )
+    n_stats = int(env.n_regimes) if by_regime else None
     net = ActorCritic(int(env.n_actions), tuple(int(w) for w in hp.net_arch), hp.head)
     init_params = network_init(net, int(env.obs_dim))
     n_sgd = max(1, hp.n_updates) * hp.n_epochs * hp.n_minibatches
@@ -258,13 +297,18 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
     v_reset = jax.vmap(env.reset, in_axes=(0, None))
     v_step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
     v_mask = jax.vmap(env.action_mask, in_axes=(0, None))
+    v_regime = jax.vmap(env.regime_of, in_axes=(0, None)) if by_regime else None
 
     def init(key: jnp.ndarray) -> Runner:
         key, k_net, k_env = jax.random.split(key, 3)
         params = init_params(k_net)
         obs, state = v_reset(jax.random.split(k_env, hp.n_envs), env_params)
         zeros = jnp.zeros(hp.n_envs, jnp.float32)
-        rstats = RewardStats(jnp.float32(0.0), jnp.float32(1.0), jnp.float32(1e-4), zeros)
+        if n_stats is None:
+            rstats = RewardStats(jnp.float32(0.0), jnp.float32(1.0), jnp.float32(1e-4), zeros)
+        else:
+            ones = jnp.ones(n_stats, jnp.float32)
+            rstats = RewardStats(0.0 * ones, ones, 1e-4 * ones, zeros)
         ts = TrainState.create(apply_fn=net.apply, params=params, tx=tx)
         return Runner(ts, state, obs, key, rstats, zeros, jnp.int32(0), jnp.float32(hp.lambda_init_h), jnp.float32(0.0))
 
@@ -272,6 +316,7 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
         r, fresh_obs, fresh_state, used = carry
         key, k_act, k_env = jax.random.split(r.key, 3)
         mask = v_mask(r.env_state, env_params)
+        regime = v_regime(r.env_state, env_params) if by_regime else None  # the day this step belongs to
         logits, value = net.apply(r.train_state.params, r.obs)
         logits = policy_logits(logits, mask, hp.head)
         action = jax.random.categorical(k_act, logits)
@@ -299,7 +344,10 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
                 scale_gamma = returns.step_discounts(hp.gamma, dt, hp.tau_s)
             elif hp.returns == "average":
                 scale_gamma = 0.0  # the per-step reward's own scale (module .returns)
-            rstats, learn_r = _update_stats(r.rstats, learn_r, done, scale_gamma)
+            if by_regime:
+                rstats, learn_r = _update_stats_by_regime(r.rstats, learn_r, done, scale_gamma, regime)
+            else:
+                rstats, learn_r = _update_stats(r.rstats, learn_r, done, scale_gamma)
         else:
             rstats = r.rstats
         ep_ret = r.ep_return + reward

@@ -69,6 +69,7 @@ def hyper(cfg: DictConfig, env: Any = None) -> Any:
         net_arch=tuple(int(w) for w in a.net_arch),
         head=str(a.get("head", "flat")),
         normalize_reward=bool(t.normalize_reward),
+        reward_norm=str(a.get("reward_norm", "global")),
     )
 
 
@@ -234,8 +235,29 @@ def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
 
     check_choice("algo.head", a.get("head", "flat"), HEADS)
     validate_returns(a, config)
+    _validate_reward_norm(cfg)
 
     training_env(cfg, config)  # ConfigError listing what the JAX env implements, or naming a bad stock mix entry
+
+
+def _validate_reward_norm(cfg: DictConfig) -> None:
+    """``algo.reward_norm``: one of REWARD_NORMS; ``regime`` only on a mixed env with the reward scaled."""
+    from gpu_sched_agents.rl.ppo_jax.ppo import REWARD_NORMS
+
+    norm = cfg.algo.get("reward_norm", "global")
+    check_choice("algo.reward_norm", norm, REWARD_NORMS)
+    if norm != "regime":
+        return
+    if cfg.day.name != "mixed":
+        raise ConfigError(
+            f"algo.reward_norm = 'regime' with day = {cfg.day.name!r}: one regime has one scale; allowed: day=mixed "
+            "(the generalist's day mix × stock models), or algo.reward_norm=global"
+        )
+    if not cfg.train.normalize_reward:
+        raise ConfigError(
+            "algo.reward_norm = 'regime' with train.normalize_reward = false: there is no running scale to split; "
+            "allowed: train.normalize_reward=true, or algo.reward_norm=global"
+        )
 
 
 def stock_mix(cfg: DictConfig, config: CGRSPEnvConfig) -> list[str]:

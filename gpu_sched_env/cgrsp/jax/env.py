@@ -38,6 +38,7 @@ from gpu_sched_env.cgrsp.jax.mix import GENERALIST_STOCKS, Regime, draw_regime, 
 from gpu_sched_env.cgrsp.jax.obs import observe, window
 from gpu_sched_env.cgrsp.jax.shaping import TERMS, shaping_term
 from gpu_sched_env.cgrsp.jax.types import N_SUB, REWARD_PARTS, Day, EnvParams, EnvState, make_params, times_inv_n
+from gpu_sched_env.cgrsp.jax.types import day_of as state_day
 from gpu_sched_env.core.errors import ConfigError, check_number
 
 # what the JAX env implements: setting -> allowed values (None: any value CGRSPEnvConfig accepts)
@@ -264,6 +265,17 @@ class JaxCGRSP:
     def is_mixed(self) -> bool:
         """Whether the day type and the stock model are per-env data (:meth:`mixed`)."""
         return self.regimes is not None
+
+    @property
+    def n_regimes(self) -> int:
+        """The regimes a day may be drawn from: the mix's (:meth:`mixed`), else 1."""
+        return 1 if self.regimes is None else len(self.regimes)
+
+    def regime_of(self, s: EnvState, params: EnvParams) -> jnp.ndarray:
+        """The state's regime: its row of ``self.regimes`` (i32; 0 in a single-regime env)."""
+        if params.mix is None:
+            return jnp.int32(0)
+        return state_day(s, params).regime
 
     # ------------------------------------------------------------------ days
     def materialise(self, seed: int) -> Day:
