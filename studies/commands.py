@@ -72,6 +72,9 @@ DIAGNOSE = Group(
         "reward-scale": Command(
             "studies.diagnose.reward_scale:main", "the JAX step reward's shaping term vs the rest, by time of day"
         ),
+        "regime-scale": Command(
+            "studies.diagnose.regime_scale:main", "the judged regimes' reward and return scales under the rule"
+        ),
         "reward-alignment": Command(
             "studies.diagnose.reward_alignment:main", "do reward presets rank heuristics as the objective?"
         ),
