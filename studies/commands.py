@@ -140,6 +140,10 @@ STUDIES = Group(
         "ablation": Command(
             "studies.cgrsp.learning.ablation:main", "CGRSP: ppo_jax, issue 34's items on and off per regime (resumable)"
         ),
+        "generalist-curves": Command(
+            "studies.cgrsp.learning.generalist_curves:main",
+            "CGRSP: the generalist's selection curves per regime against the rule (figure; trains nothing)",
+        ),
         "ablation-items": Command(
             "studies.cgrsp.learning.items:main",
             "CGRSP: from ablation folders, the design and each of issue 34's items switched, per regime",

@@ -1,5 +1,7 @@
 """diagnose regime-scale: the learner's discounted returns and each regime's share of one pooled scale."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -43,4 +45,4 @@ def test_a_regime_a_hundred_times_smaller_gets_a_hundredth_of_the_pooled_scale()
 def test_bad_arguments_are_refused(argv, match, capsys):
     with pytest.raises(SystemExit):
         main(argv)
-    assert __import__("re").search(match, capsys.readouterr().err)
+    assert re.search(match, capsys.readouterr().err)
