@@ -196,6 +196,27 @@ def test_generalist_experiment_is_the_generalist_studys_10m_worst_regime_setting
     assert cfg.env == main.env
 
 
+def test_scratch_generalist_experiment_is_the_generalist_studys_regime_scaled_setting():
+    """experiment=generalist_scratch ships the study's from-scratch run with one return scale per regime."""
+    from gpu_sched_agents.rl.ppo_jax.run import hyper, training_env
+    from gpu_sched_env.cgrsp.jax.mix import GENERALIST_STOCKS
+    from studies.cgrsp.learning.generalist import generalist_config, parse_args
+
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["experiment=generalist_scratch", "run_dir=/tmp/unused"])
+    # the measured command's arguments (docs/training.md, "The generalist")
+    argv = "--budget 12000000 --out /tmp/unused --select-every 250000 --day-mix hectic=1 surge=1 normal=1 quiet=1"
+    over = "env=joint_heads env.action_mode=joint_hold +env.reward_weights.excess_run=1.0 algo.tau_s=90"
+    over += " algo.net_arch=[128,128] algo.reward_norm=regime"
+    _, args = parse_args([*argv.split(), "--override", *over.split()])
+    study = generalist_config(args.budget, GENERALIST_STOCKS, None, None, args.override, args.day_mix)
+    per_update = hyper(cfg, training_env(cfg, tr.validate(cfg), records=False)).steps_per_update
+    assert int(cfg.algo.select_every) == args.select_every // per_update * per_update == 245_760
+    study.algo.select_every = cfg.algo.select_every  # the study passes its --select-every to the trainer itself
+    assert cfg == study
+    assert cfg.algo.reward_norm == "regime" and cfg.env.action_mode == "joint_hold" and cfg.day.name == "mixed"
+
+
 def test_persistent_stock_experiment_is_the_ablations_time_aware_row():
     """experiment=ppo_jax_markov ships the ablation's time_aware row of hectic_D900, nothing else changed."""
     from studies.cgrsp.learning.ablation import ROWS
