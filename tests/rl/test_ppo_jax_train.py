@@ -205,7 +205,7 @@ def test_scratch_generalist_experiment_is_the_generalist_studys_regime_scaled_se
     with initialize_config_dir(config_dir=CONF, version_base="1.3"):
         cfg = compose(config_name="config", overrides=["experiment=generalist_scratch", "run_dir=/tmp/unused"])
     # the measured command's arguments (docs/training.md, "The generalist")
-    argv = "--budget 12000000 --out /tmp/unused --select-every 250000 --day-mix hectic=1 surge=1 normal=1 quiet=1"
+    argv = "--budget 20000000 --out /tmp/unused --select-every 250000 --day-mix hectic=1 surge=1 normal=1 quiet=1"
     over = "env=joint_heads env.action_mode=joint_hold +env.reward_weights.excess_run=1.0 algo.tau_s=90"
     over += " algo.net_arch=[128,128] algo.reward_norm=regime"
     _, args = parse_args([*argv.split(), "--override", *over.split()])
