@@ -19,8 +19,9 @@ Rewards may be scaled as SB3's ``VecNormalize(norm_reward=True)`` scales them (`
 divided by the running standard deviation of the discounted return, clipped to ±10. On a mixed env
 (the generalist's day mix × stock models) ``reward_norm="regime"`` keeps one such statistic per
 regime and scales each step by its day's regime's: a surge day's waits (~0.3 min a job) are two
-orders below a hectic day's (~44 min), so under one scale a surge day's advantages are ~1 % of a
-hectic day's and its share of every gradient is as small (the per-task return scaling of multi-task
+orders below a hectic day's (~44 min), so under one scale a surge day's returns spread ~1/350 as
+much as a hectic day's (``python -m studies diagnose regime-scale``) and so does its share of every
+gradient (the per-task return scaling of multi-task
 RL; PopArt, Hessel et al. 2019, adapts the value head's output to it as well, here the critic simply
 learns the scaled returns).
 
