@@ -69,7 +69,7 @@ def figure(series: dict[str, pd.DataFrame], path: Path, ymax: float = 2.0) -> Pa
                     d[regime],
                     color=colours[i % len(colours)],
                     lw=1.2,
-                    ls=("-", "--", ":")[k % 3],
+                    ls=("-", "--", ":", "-.")[k % 4],
                     label=f"{label}, seed {seed}",
                 )
                 pick = d[d.picked.astype(bool)]
