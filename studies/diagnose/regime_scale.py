@@ -45,8 +45,10 @@ def step_rewards(env: Any, keys: Any) -> list[np.ndarray]:
 
 
 def discounted_returns(reward: np.ndarray, dt: np.ndarray, gamma: float, tau_s: float | None) -> np.ndarray:
-    """G_t = r_t + g_t·G_{t+1} to the day's end, g_t = γ^(Δt_t/τ) (γ per step when ``tau_s`` is None)."""
-    g = np.full_like(reward, gamma) if tau_s is None else gamma ** (dt / tau_s)
+    """G_t = r_t + g_t·G_{t+1} to the day's end, g_t the learner's (γ^(Δt_t/τ); γ per step when ``tau_s`` is None)."""
+    from gpu_sched_agents.rl.ppo_jax.returns import step_discounts
+
+    g = np.full_like(reward, gamma) if tau_s is None else np.asarray(step_discounts(gamma, dt, tau_s), np.float64)
     out, acc = np.empty_like(reward), 0.0
     for i in range(len(reward) - 1, -1, -1):
         acc = reward[i] + g[i] * acc

@@ -48,7 +48,7 @@ from flax.training.train_state import TrainState
 
 from gpu_sched_agents.rl.ppo_jax import constraint, returns
 from gpu_sched_agents.rl.ppo_jax.network import ActorCritic, policy_logits
-from gpu_sched_env.core.errors import ConfigError
+from gpu_sched_env.core.errors import ConfigError, check_choice
 
 REWARD_CLIP = 10.0  # VecNormalize's clip_reward
 REWARD_NORMS = ("global", "regime")  # PPOHyper.reward_norm (module docstring)
@@ -161,12 +161,17 @@ def _update_stats(
 ) -> tuple[RewardStats, jnp.ndarray]:
     """VecNormalize's reward step: update the return statistics, return the scaled reward."""
     ret = s.ret * gamma + reward
-    b_mean, b_var, b_n = ret.mean(), ret.var(), ret.shape[0]
+    mean, var, tot = _merge_moments(s, ret.mean(), ret.var(), ret.shape[0])
+    scaled = jnp.clip(reward / jnp.sqrt(var + 1e-8), -REWARD_CLIP, REWARD_CLIP)
+    return RewardStats(mean, var, tot, jnp.where(done, 0.0, ret)), scaled
+
+
+def _merge_moments(s: RewardStats, b_mean, b_var, b_n) -> tuple:
+    """``(mean, var, count)`` of ``s``'s running moments merged with a batch's (Chan et al.; RunningMeanStd's)."""
     delta, tot = b_mean - s.mean, s.count + b_n
     mean = s.mean + delta * b_n / tot
     var = (s.var * s.count + b_var * b_n + delta**2 * s.count * b_n / tot) / tot
-    scaled = jnp.clip(reward / jnp.sqrt(var + 1e-8), -REWARD_CLIP, REWARD_CLIP)
-    return RewardStats(mean, var, tot, jnp.where(done, 0.0, ret)), scaled
+    return mean, var, tot
 
 
 def _update_stats_by_regime(
@@ -182,9 +187,7 @@ def _update_stats_by_regime(
     b_n = member.sum(0)
     b_mean = (member * ret[:, None]).sum(0) / jnp.maximum(b_n, 1.0)
     b_var = (member * (ret[:, None] - b_mean) ** 2).sum(0) / jnp.maximum(b_n, 1.0)
-    delta, tot = b_mean - s.mean, s.count + b_n
-    mean = s.mean + delta * b_n / tot
-    var = (s.var * s.count + b_var * b_n + delta**2 * s.count * b_n / tot) / tot
+    mean, var, tot = _merge_moments(s, b_mean, b_var, b_n)  # b_n = 0: the regime's moments unchanged
     scaled = jnp.clip(reward / jnp.sqrt(var[regime] + 1e-8), -REWARD_CLIP, REWARD_CLIP)
     return RewardStats(mean, var, tot, jnp.where(done, 0.0, ret)), scaled
 
@@ -283,11 +286,13 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
     vmapped env functions, network and optimiser that ``jax.jit`` traces as one program (PureJaxRL's
     layout); the shipped run's numbers are pinned bit for bit, so its traced body stays in one place.
     """
+    check_choice("algo.reward_norm", hp.reward_norm, REWARD_NORMS)
     by_regime = hp.reward_norm == "regime"
-    if hp.reward_norm not in REWARD_NORMS or (by_regime and not (hp.normalize_reward and env.is_mixed)):
+    if by_regime and not (hp.normalize_reward and env.is_mixed):
         raise ConfigError(
-            f"algo.reward_norm = {hp.reward_norm!r}: allowed {list(REWARD_NORMS)}; 'regime' needs a mixed env "
-            "(day=mixed) and train.normalize_reward=true"
+            f"algo.reward_norm = 'regime' with normalize_reward = {hp.normalize_reward} on a "
+            f"{'mixed' if env.is_mixed else 'single-regime'} env: it needs a mixed env (day=mixed) and "
+            "train.normalize_reward=true; allowed otherwise: algo.reward_norm=global"
         )
     n_stats = int(env.n_regimes) if by_regime else None
     net = ActorCritic(int(env.n_actions), tuple(int(w) for w in hp.net_arch), hp.head)
