@@ -156,6 +156,27 @@ def test_the_second_stage_pools_both_stages_days_and_repicks():
     assert pick == 8 and table.pooled_rule_miss_pct.iloc[0] == pytest.approx(0.009)  # the rule missed as much
 
 
+def test_the_worst_regime_second_stage_pools_each_regime_and_repicks():
+    rules = {"hectic": (44.0, 0.0), "surge": (0.30, 0.0)}
+    evals = pd.DataFrame(
+        {"hectic_wait": [44.0, 44.3, 43.0], "hectic_miss": [0.0, 0.0, 0.5], "surge_wait": [0.31, 0.30, 0.30]}
+    ).assign(surge_miss=0.0)
+    assert constraint.best_by_worst_regime(evals, rules, 0.02, 0.05, 2) == [0, 1]  # 2 misses: last
+    assert constraint.best_by_worst_regime(evals, rules, 0.02, 0.05, 1) == [
+        constraint.worst_regime_pick(evals, rules, 0.02, 0.05)
+    ]
+    replayed = {0: {"hectic_wait": 44.0, "hectic_miss": 0.02, "surge_wait": 0.3, "surge_miss": 0.0}}
+    replayed[1] = {"hectic_wait": 44.3, "hectic_miss": 0.0, "surge_wait": 0.3, "surge_miss": 0.0}
+    second = {"hectic": (44.0, 0.0), "surge": (0.30, 0.0)}
+    table, pick = constraint.pooled_regime_pick(evals, replayed, 100, 900, rules, second, 0.02, 0.05)
+    assert pick == 1 and table.pooled_hectic_miss[0] == pytest.approx(0.018)  # 0 misses on the further days
+    assert table.recheck_hectic_wait.isna().tolist() == [False, False, True]
+    _, pick = constraint.pooled_regime_pick(
+        evals, replayed, 100, 900, rules, {**second, "hectic": (44.0, 0.02)}, 0.02, 0.05
+    )
+    assert pick == 0  # the rule misses as much there: 0's lower worst excess wins
+
+
 class ClockedToy(ToyEnv):
     """The toy MDP whose every step lasts ``TAU`` simulated seconds (``info["dt"]``)."""
 

@@ -60,6 +60,10 @@ def test_table_applies_the_criterion_to_stored_numbers():
         (["--day-mix", "hectic=2", "busy=1"], "--day-mix: 'busy' is not a day type"),
         (["--day-mix", "hectic"], "--day-mix entry 'hectic': give each day type once as TYPE=WEIGHT"),
         (["--day-mix", "hectic=0"], "--day-mix = {'hectic': 0.0}: the weights sum to 0"),
+        (["--recheck-days", "500"], "--recheck-days = 500 with --select-every = 0: the second stage replays"),
+        (["--select-every", "1000", "--recheck-days", "-1"], "--recheck-days = -1: 0 (no second stage)"),
+        (["--select-every", "1000", "--recheck-days", "9", "--recheck-top", "0"], "--recheck-top = 0: at least 1"),
+        (["--select-every", "1000", "--recheck-days", "9901"], "--select-days + --recheck-days = 10001"),
     ],
 )
 def test_bad_arguments_are_refused_before_training(tmp_path, capsys, args, match):
@@ -108,6 +112,31 @@ def test_selection_keeps_the_checkpoint_whose_worst_regime_is_best(tmp_path):
     assert table.picked.sum() == 1
     assert table.index[table.picked][0] == constraint.worst_regime_pick(table, rules, 0.02, 0.05)
     assert paths[0].exists()  # the pick is exported (the study's resume key)
+
+
+@pytest.mark.e2e
+def test_the_second_stage_replays_the_best_checkpoints_on_every_regime(tmp_path):
+    """With recheck_days the worst-regime pick is made again on both stages' days pooled, among the replayed."""
+    from gpu_sched_agents.rl.ppo_jax import constraint
+    from studies.cgrsp.learning import parity
+
+    cfg = study.generalist_config(128, ["fresh", "900"], 4, 16)
+    regimes = {r: c for r, c in study.regime_configs(128).items() if r in ("hectic_fresh", "surge_D900")}
+    paths, _ = parity.train_seeds(
+        cfg, [0], tmp_path, select_every=16, select_days=2, select_regimes=regimes, recheck_days=3, recheck_top=2
+    )
+    table = pd.read_csv(tmp_path / "seed0_select.csv")
+    assert table.steps.tolist() == [64, 128]
+    replayed = table.recheck_hectic_fresh_wait.notna()
+    assert replayed.sum() == 2 and table.recheck_surge_D900_miss.notna().sum() == 2
+    pooled = table.pooled_hectic_fresh_wait[replayed]
+    assert pooled.tolist() == pytest.approx(
+        ((2 * table.hectic_fresh_wait + 3 * table.recheck_hectic_fresh_wait) / 5)[replayed].tolist()
+    )
+    rules = {r: (table[f"pooled_{r}_rule_wait"].iloc[0], table[f"pooled_{r}_rule_miss"].iloc[0]) for r in regimes}
+    cols = {f"pooled_{r}_{m}": f"{r}_{m}" for r in regimes for m in ("wait", "miss")}
+    again = constraint.worst_regime_pick(table[replayed][list(cols)].rename(columns=cols), rules, 0.02, 0.05)
+    assert table.picked.sum() == 1 and table.index[table.picked][0] == again and paths[0].exists()
 
 
 @pytest.mark.slow

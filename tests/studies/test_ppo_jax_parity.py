@@ -107,6 +107,42 @@ def test_the_second_stage_repicks_on_pooled_days(monkeypatch):
     assert sel.recheck(first, kept)[1] == 3
 
 
+def test_the_generalists_second_stage_repicks_its_worst_regime_on_pooled_days(monkeypatch):
+    """Worst-regime pick: the best few by the first stage replayed on every regime, picked again on the pool."""
+    import gpu_sched_agents.rl.ppo_jax.jax_eval as jax_eval
+
+    def play(env, actor, keys):  # the "actor" names its (wait, miss %) per regime ("env" is the regime's name)
+        wait, miss = actor[env]
+        return pd.DataFrame({"mean_wait_min": [wait] * len(keys), "miss_pct": [miss] * len(keys)})
+
+    monkeypatch.setattr(jax_eval, "play_params", play)
+    rules = {"hectic": (44.0, 0.0), "surge": (0.30, 0.0)}  # margins: 0.88 min and the 0.05 min floor
+    first = pd.DataFrame(
+        {
+            "hectic_wait": [44.1, 44.2, 44.5, 50.0],
+            "hectic_miss": [0.0, 0.0, 0.0, 0.0],
+            "surge_wait": [0.30, 0.31, 0.33, 0.30],
+            "surge_miss": [0.0, 0.0, 0.0, 0.0],
+        }
+    )
+    kept = [  # on the further days: 0 misses on hectic, 1 waits longer on surge, 2 holds
+        {"hectic": (44.0, 0.01), "surge": (0.30, 0.0)},
+        {"hectic": (44.2, 0.0), "surge": (0.40, 0.0)},
+        {"hectic": (44.4, 0.0), "surge": (0.32, 0.0)},
+        {"hectic": (44.0, 0.0), "surge": (0.30, 0.0)},
+    ]
+    sel = study._Selection({"hectic": "hectic", "surge": "surge"}, list(range(100)), rules=rules)
+    assert sel.pick(first) == 0  # one stage
+    sel.second = study.Recheck(keys=list(range(300)), rule_miss=None, top=3, rules=rules)
+    table, pick = sel.recheck(first, kept)
+    assert pick == 2  # 0 misses more than the rule once pooled; 1's surge excess (0.0775 min) is over the margin
+    assert table.recheck_surge_wait.notna().tolist() == [True, True, True, False]  # 3 is not among the top 3
+    assert table.pooled_surge_wait[1] == pytest.approx((100 * 0.31 + 300 * 0.40) / 400)
+    assert table.pooled_hectic_rule_wait.iloc[0] == pytest.approx(44.0)
+    sel.second = study.Recheck(keys=list(range(300)), rule_miss=None, top=3, rules={**rules, "hectic": (44.0, 0.01)})
+    assert sel.recheck(first, kept)[1] == 0  # the rule misses as often on the further days: 0 is within it
+
+
 def test_the_second_stage_is_refused_where_it_cannot_run():
     from gpu_sched_env.core.errors import ConfigError
 
@@ -115,8 +151,9 @@ def test_the_second_stage_is_refused_where_it_cannot_run():
         study.check_recheck(1000, 100, "lexicographic", None, -1, 8)
     with pytest.raises(ConfigError, match="select_by = 'objective'"):
         study.check_recheck(1000, 100, "objective", None, 500, 8)
-    with pytest.raises(ConfigError, match=r"select_regimes = \['hectic_fresh'\]"):
-        study.check_recheck(1000, 100, "lexicographic", {"hectic_fresh": None}, 500, 8)
+    with pytest.raises(ConfigError, match=r"select_every = 0, .* select_regimes = \['hectic_fresh'\]"):
+        study.check_recheck(0, 100, "objective", {"hectic_fresh": None}, 500, 8)
+    study.check_recheck(1000, 100, "objective", {"hectic_fresh": None}, 500, 8)  # the generalist's worst-regime pick
     with pytest.raises(ConfigError, match="recheck_top = 0"):
         study.check_recheck(1000, 100, "lexicographic", None, 500, 0)
     with pytest.raises(ConfigError, match="select_days \\+ recheck_days = 10001: .* at most 10000"):

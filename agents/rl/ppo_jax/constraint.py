@@ -19,7 +19,9 @@ misses than the rule on the same selection days (an exact count: same days, same
 mean miss % orders as the count), then the lowest mean wait; when none qualifies, the fewest
 misses, then the lowest wait. For a policy judged on several regimes (the generalist),
 :func:`worst_regime_pick`: the fewest regimes with more misses than the rule, then the smallest
-wait excess of the worst regime in units of the criterion's margin.
+wait excess of the worst regime in units of the criterion's margin. Either pick may have a second
+stage against the winner's curse (:func:`recheck_pick`, :func:`pooled_regime_pick`): the best few
+replayed on further selection days and picked again on both stages' days pooled.
 """
 
 from __future__ import annotations
@@ -90,7 +92,12 @@ def lexicographic_pick(evals: pd.DataFrame, rule_miss_pct: float) -> Any:
     return evals.index[min(range(len(keys)), key=keys.__getitem__)]
 
 
-RECHECK_TOP = 8  # the lexicographic pick's second stage: how many of the best evaluations it replays
+RECHECK_TOP = 8  # a pick's second stage: how many of the best evaluations it replays
+
+
+def _best_first(index: pd.Index, keys: list[Any], top: int) -> list[Any]:
+    """The labels of ``index`` with the ``top`` lowest ``keys``, lowest first (a stable sort: ties keep the earlier)."""
+    return [index[i] for i in sorted(range(len(keys)), key=keys.__getitem__)[:top]]
 
 
 def best_by_key(evals: pd.DataFrame, rule_miss_pct: float, top: int) -> list[Any]:
@@ -99,7 +106,7 @@ def best_by_key(evals: pd.DataFrame, rule_miss_pct: float, top: int) -> list[Any
     Ties keep the earlier row first.
     """
     keys = [lexicographic_key(m, w, rule_miss_pct) for m, w in zip(evals.miss_pct, evals.mean_wait_min)]
-    return [evals.index[i] for i in sorted(range(len(keys)), key=keys.__getitem__)[:top]]
+    return _best_first(evals.index, keys, top)
 
 
 def pooled_pick(
@@ -160,26 +167,32 @@ def recheck_pick(
 def check_recheck(prefix: str, recheck_days: int, recheck_top: int, select_days: int, how: str | None) -> None:
     """ConfigError unless the second stage is off (``recheck_days`` = 0) or can run.
 
-    ``prefix``: the fields' prefix in the message (``"algo."`` in train.py, ``""`` in the studies);
-    ``how``: None where the selection is lexicographic on one regime, else what it is instead. Both
-    stages' selection days must stay below the test keys (keys 10 000 … below 20 000).
+    ``prefix``: the fields' prefix in the message (``"algo."`` in train.py, ``""`` for a function's
+    arguments, ``"--"`` for a command's options, spelled ``--recheck-days``); ``how``: None where the
+    selection can have a second stage (lexicographic on one regime, or the worst-regime pick of the
+    studies), else what it is instead. Both stages' selection days must stay below the test keys
+    (keys 10 000 … below 20 000).
     """
     from gpu_sched_env.core.errors import ConfigError
 
+    def field(name: str) -> str:
+        return f"--{name.replace('_', '-')}" if prefix == "--" else f"{prefix}{name}"
+
+    days, top, both = field("recheck_days"), field("recheck_top"), f"{field('select_days')} + {field('recheck_days')}"
     if recheck_days == 0:
         return
     if recheck_days < 0:
-        raise ConfigError(f"{prefix}recheck_days = {recheck_days}: 0 (no second stage) or a number of selection days")
+        raise ConfigError(f"{days} = {recheck_days}: 0 (no second stage) or a number of selection days")
     if how is not None:
         raise ConfigError(
-            f"{prefix}recheck_days = {recheck_days}: the second stage re-ranks the lexicographic pick on one "
-            f"regime's selection days; here {how}"
+            f"{days} = {recheck_days}: the second stage re-ranks a selection's pick (lexicographic, or the "
+            f"worst regime's) on further selection days; here {how}"
         )
     if recheck_top < 1:
-        raise ConfigError(f"{prefix}recheck_top = {recheck_top}: at least 1 evaluation to replay")
+        raise ConfigError(f"{top} = {recheck_top}: at least 1 evaluation to replay")
     if select_days + recheck_days > SELECTION_ROOM:
         raise ConfigError(
-            f"{prefix}select_days + {prefix}recheck_days = {select_days + recheck_days}: selection days are keys "
+            f"{both} = {select_days + recheck_days}: selection days are keys "
             f"10000 … and must stay below the test keys (20000); at most {SELECTION_ROOM} together"
         )
 
@@ -206,16 +219,62 @@ def wait_excess(wait: float, rule_wait: float, frac: float, floor_min: float) ->
 
 def worst_regime_pick(evals: pd.DataFrame, rules: dict[str, tuple[float, float]], frac: float, floor_min: float) -> Any:
     """The index of the checkpoint whose worst regime is best (:func:`worst_regime_key`); ties keep the earliest."""
-    keys = [worst_regime_key(row, rules, frac, floor_min) for _, row in evals.iterrows()]
-    return evals.index[min(range(len(keys)), key=keys.__getitem__)]
+    return best_by_worst_regime(evals, rules, frac, floor_min, 1)[0]
+
+
+def best_by_worst_regime(
+    evals: pd.DataFrame, rules: dict[str, tuple[float, float]], frac: float, floor_min: float, top: int
+) -> list[Any]:
+    """The ``top`` best rows of ``evals`` by :func:`worst_regime_key`, best first (ties: the earlier)."""
+    return _best_first(evals.index, [worst_regime_key(row, rules, frac, floor_min) for _, row in evals.iterrows()], top)
+
+
+def pooled_regime_pick(
+    evals: pd.DataFrame,
+    replayed: dict[Any, dict[str, float]],
+    n_first: int,
+    n_second: int,
+    rules_first: dict[str, tuple[float, float]],
+    rules_second: dict[str, tuple[float, float]],
+    frac: float,
+    floor_min: float,
+) -> tuple[pd.DataFrame, Any]:
+    """The worst-regime pick's second stage (the generalist's): ``(evals with its columns, the index picked)``.
+
+    As :func:`pooled_pick` for one regime: ``evals`` has each checkpoint's ``<regime>_wait`` and
+    ``<regime>_miss`` on ``n_first`` selection days per regime (the rule's: ``rules_first``, regime →
+    (wait, miss %)); ``replayed``: index → the same columns on ``n_second`` further days per regime
+    (the rule's: ``rules_second``), for the rows :func:`best_by_worst_regime` chose. The pick is
+    :func:`worst_regime_pick` among the replayed rows on both stages' days pooled, against the
+    rule's pooled numbers. Columns added: ``recheck_<regime>_<wait|miss>`` and
+    ``pooled_<regime>_<wait|miss>`` (NaN where not replayed), ``pooled_<regime>_rule_<wait|miss>``.
+    """
+    n = n_first + n_second
+
+    def pool(a: Any, b: Any) -> Any:
+        return (n_first * a + n_second * b) / n
+
+    cols = [f"{r}_{m}" for r in rules_first for m in ("wait", "miss")]
+    second = pd.DataFrame.from_dict(replayed, orient="index")[cols]
+    table = evals.join(second.add_prefix("recheck_"))
+    pooled_rules = {r: (pool(w, rules_second[r][0]), pool(m, rules_second[r][1])) for r, (w, m) in rules_first.items()}
+    table = table.assign(
+        **{f"pooled_{c}": pool(table[c], table[f"recheck_{c}"]) for c in cols},
+        **{f"pooled_{r}_rule_{k}": v for r, (w, m) in pooled_rules.items() for k, v in (("wait", w), ("miss", m))},
+    )
+    done = table.loc[list(replayed), [f"pooled_{c}" for c in cols]]
+    pooled = done.rename(columns=lambda c: c.removeprefix("pooled_"))
+    return table, worst_regime_pick(pooled, pooled_rules, frac, floor_min)
 
 
 __all__ = [
     "GENERALIST_MARGIN",
     "RECHECK_TOP",
     "best_by_key",
+    "best_by_worst_regime",
     "check_recheck",
     "pooled_pick",
+    "pooled_regime_pick",
     "recheck_pick",
     "MISS",
     "dual_update",

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from gpu_sched_agents.rl.ppo_jax.constraint import check_recheck
+from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
 # the overrides the rows combine
@@ -266,10 +268,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         ap.error(f"--confirm-days = {args.confirm_days}: 0 (no confirmation) or at least 2 for a CI")
     if args.workers < 1:
         ap.error(f"--workers = {args.workers}: at least 1")
-    if args.recheck_days < 0 or args.recheck_top < 1:
-        ap.error(
-            f"--recheck-days = {args.recheck_days}, --recheck-top = {args.recheck_top}: days ≥ 0 (0: off), top ≥ 1"
-        )
+    try:
+        check_recheck("--", args.recheck_days, args.recheck_top, args.select_days, None)
+    except ConfigError as e:
+        ap.error(str(e))
     for name in ("budget", "select_every", "select_days", "jax_days"):
         if getattr(args, name) < (2 if name.endswith("days") else 1):
             ap.error(f"--{name.replace('_', '-')} = {getattr(args, name)}: too small (days ≥ 2 for a CI, others ≥ 1)")

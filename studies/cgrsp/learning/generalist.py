@@ -5,9 +5,13 @@
 Each training seed (default 0-3, from scratch, no teacher) trains one policy on
 ``experiment=generalist``: every training day's type drawn from the month's mix (4 hectic,
 3 surge, 18 normal, 5 quiet of 30) and its stock model from ``--stock-mix`` (default fresh and
-Markov D = 300, 900, 3600 s), in one vmapped batch (:mod:`gpu_sched_env.cgrsp.jax.mix`); model
-selection is not used: the final network is exported (``<out>/generalist_b<budget>/seed<k>.npz``,
-a NumPy policy) and judged
+Markov D = 300, 900, 3600 s), in one vmapped batch (:mod:`gpu_sched_env.cgrsp.jax.mix`); by
+default the final network is exported (``<out>/generalist_b<budget>/seed<k>.npz``, a NumPy
+policy; with ``--select-every N`` the checkpoint whose worst regime is best on the
+selection days, and with ``--recheck-days D`` that pick made again among the ``--recheck-top``
+best on D further selection days per regime pooled with the first, against the winner's curse of
+picking among many noisy evaluations: :func:`~gpu_sched_agents.rl.ppo_jax.constraint.pooled_regime_pick`)
+and judged
 
 * per regime (hectic / surge × fresh / D = 900 s), exactly as
   :mod:`studies.cgrsp.learning.parity` judges its per-regime learners: in JAX on ``--jax-days``
@@ -36,7 +40,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpu_sched_agents.rl.ppo_jax.constraint import GENERALIST_MARGIN
+from gpu_sched_agents.rl.ppo_jax.constraint import GENERALIST_MARGIN, RECHECK_TOP, check_recheck
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 from studies.cgrsp.learning import parity as parity
 
@@ -307,6 +311,14 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, arg
         "whose worst regime is best (0: the final network)",
     )
     ap.add_argument("--select-days", type=int, default=100, help="native selection days per regime per evaluation")
+    ap.add_argument(
+        "--recheck-days",
+        type=int,
+        default=0,
+        help="the pick's second stage: the --recheck-top best evaluations replayed on this many further selection "
+        "days per regime and picked on both stages pooled (0: off; needs --select-every)",
+    )
+    ap.add_argument("--recheck-top", type=int, default=RECHECK_TOP, help="evaluations the second stage replays")
     ap.add_argument("--workers", type=int, default=1, help="processes for the CGRSP-v0 days")
     ap.add_argument("--override", nargs="*", default=[], help="extra Hydra overrides (tuned on selection seeds)")
     ap.add_argument("--train-only", action="store_true", help="train and export, judge later (the same command)")
@@ -322,6 +334,12 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, arg
         regimes_of(args.stock_mix, args.day_mix, field="--stock-mix", days_field="--day-mix")
         for s in args.month_stocks:
             parse_stock(s, "--month-stocks")
+        if args.recheck_days and args.select_every <= 0:
+            raise ConfigError(
+                f"--recheck-days = {args.recheck_days} with --select-every = {args.select_every}: the second stage "
+                "replays the selection's best evaluations; give --select-every N > 0 or --recheck-days 0"
+            )
+        check_recheck("--", args.recheck_days, args.recheck_top, args.select_days, None)
     except ConfigError as e:
         ap.error(str(e))
     return ap, args
@@ -368,6 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "stock_mix": " ".join(args.stock_mix),
         "day_mix": "month" if args.day_mix is None else " ".join(f"{d}={w:g}" for d, w in args.day_mix.items()),
         "select_every": args.select_every,
+        "recheck_days": args.recheck_days,
     }
     for col, value in setting.items():  # one training setting per folder and budget: rows are keyed by seed
         same_budget = done[done.budget == args.budget] if len(done) else done
@@ -379,7 +398,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "give another --out"
             )
     cfg = generalist_config(args.budget, args.stock_mix, args.n_envs, args.n_steps, args.override, args.day_mix)
-    folder = args.out / (f"generalist_b{args.budget}" + (f"_sel{args.select_every}" if args.select_every else ""))
+    folder = args.out / (
+        f"generalist_b{args.budget}"
+        + (f"_sel{args.select_every}" if args.select_every else "")
+        + (f"_re{args.recheck_days}" if args.recheck_days else "")
+    )
     paths, seconds = parity.train_seeds(
         cfg,
         args.seeds,
@@ -388,6 +411,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         select_days=args.select_days,
         select_regimes=regime_configs(args.budget, args.override),
         select_margin=(WITHIN, FLOOR_MIN),
+        recheck_days=args.recheck_days,
+        recheck_top=args.recheck_top,
     )
     print(f"generalist: {len(args.seeds)} seed(s) × {args.budget} steps ({seconds:.0f} s of training)", flush=True)
     if args.train_only:

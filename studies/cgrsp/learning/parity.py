@@ -174,24 +174,32 @@ def _selection(
     from gpu_sched_agents.rl.ppo_jax.run import training_env
 
     keys = test_keys(select_days, SELECT_SEED0)
+    more = test_keys(recheck_days, SELECT_SEED0 + select_days) if recheck_days else None  # after the first stage's
     if select_regimes:
         envs = {r: training_env(c, env_config(c), records=False) for r, c in select_regimes.items()}
-        return _Selection(envs, keys, rules=rule_regime_means(envs, JAX_RULE, keys), margin=margin)
+        select = _Selection(envs, keys, rules=rule_regime_means(envs, JAX_RULE, keys), margin=margin)
+        if recheck_days:
+            select.second = Recheck(more, None, recheck_top, rules=rule_regime_means(envs, JAX_RULE, more))
+        return select
     miss = rule_miss_pct(env, JAX_RULE, select_days) if select_by == "lexicographic" else None
     select = _Selection({"": env}, keys, rule_miss=miss)
     if recheck_days:
-        more = test_keys(recheck_days, SELECT_SEED0 + select_days)  # the days after the first stage's
         select.second = Recheck(more, rule_regime_means({"": env}, JAX_RULE, more)[""][1], recheck_top)
     return select
 
 
 @dataclass
 class Recheck:
-    """The lexicographic pick's second stage: the days it plays, the rule's miss % there, how many it replays."""
+    """A pick's second stage: the days it plays, the rule's numbers there, how many evaluations it replays.
+
+    ``rule_miss``: the rule's miss % (the lexicographic pick on one regime); ``rules``: regime → the
+    rule's (wait, miss %) (the worst-regime pick of the generalist).
+    """
 
     keys: Any
-    rule_miss: float
+    rule_miss: float | None
     top: int = RECHECK_TOP
+    rules: dict[str, tuple[float, float]] | None = None
 
 
 def check_recheck(
@@ -206,7 +214,7 @@ def check_recheck(
     from gpu_sched_agents.rl.ppo_jax.constraint import check_recheck as check
 
     how = None
-    if select_every <= 0 or select_by != "lexicographic" or select_regimes:
+    if select_every <= 0 or (select_by != "lexicographic" and not select_regimes):
         how = (
             f"select_every = {select_every}, select_by = {select_by!r}, select_regimes = {sorted(select_regimes or [])}"
         )
@@ -257,15 +265,21 @@ class _Selection:
         return lexicographic_pick(table, self.rule_miss)
 
     def recheck(self, table: pd.DataFrame, kept: Sequence[Any]) -> tuple[pd.DataFrame, Any]:
-        """``(table with the second stage's columns, the index picked)`` (:attr:`second` set; lexicographic).
+        """``(table with the second stage's columns, the index picked)`` (:attr:`second` set).
 
         The ``second.top`` best rows play ``second.keys``; the pick is made on both stages' days pooled
-        (:func:`~gpu_sched_agents.rl.ppo_jax.constraint.recheck_pick`).
+        (:func:`~gpu_sched_agents.rl.ppo_jax.constraint.recheck_pick` on one regime,
+        :func:`~gpu_sched_agents.rl.ppo_jax.constraint.pooled_regime_pick` on the generalist's).
         """
-        from gpu_sched_agents.rl.ppo_jax.constraint import recheck_pick
-        from gpu_sched_agents.rl.ppo_jax.jax_eval import play_params
+        from gpu_sched_agents.rl.ppo_jax.constraint import best_by_worst_regime, pooled_regime_pick, recheck_pick
+        from gpu_sched_agents.rl.ppo_jax.jax_eval import play_params, regime_row
 
         second = self.second
+        if self.rules is not None:
+            top = best_by_worst_regime(table, self.rules, *self.margin, second.top)
+            replayed = {i: regime_row(self.envs, kept[i], second.keys) for i in top}
+            n1, n2 = len(self.keys), len(second.keys)
+            return pooled_regime_pick(table, replayed, n1, n2, self.rules, second.rules, *self.margin)
 
         def replay(i: Any) -> tuple[float, float]:
             days = play_params(self.envs[""], kept[i], second.keys)
