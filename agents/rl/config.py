@@ -88,9 +88,9 @@ class PPOJaxConfig:
     # checkpoint whose worst regime is best is kept (constraint.worst_regime_key: the fewest regimes with
     # more misses than the rule, then the worst wait excess in units of the generalist's 2 % margin)
     select_regimes: list[str] = field(default_factory=list)
-    # the lexicographic pick's second stage (0 = off): at the end of training the recheck_top best evaluations
-    # are replayed on recheck_days further selection days (keys after select_days'), and best_model is the
-    # lexicographic pick on both stages' days pooled (constraint.pooled_pick); one regime only
+    # the pick's second stage (0 = off): at the end of training the recheck_top best evaluations are replayed
+    # on recheck_days further selection days (keys after select_days'; each regime's with select_regimes), and
+    # best_model is the pick on both stages' days pooled (constraint.pooled_pick / pooled_regime_pick)
     recheck_days: int = 0
     recheck_top: int = 8
     # returns (agents/rl/ppo_jax/returns.py): "discounted" = γ per decision, or γ^(Δt/τ) per

@@ -117,10 +117,6 @@ def cfg_for(run_dir, *overrides):
         ("algo.recheck_days=100 algo.recheck_top=0", r"algo.recheck_top = 0 is out of range"),
         ("algo.recheck_days=100", r"algo.recheck_days = 100: the second stage re-ranks .* algo.select_days = 0"),
         (
-            "algo.recheck_days=100 algo.select_days=4 algo.select_regimes=[quiet_fresh]",
-            r"algo.recheck_days = 100: .*algo.select_regimes = \['quiet_fresh'\] \(the worst-regime pick\)",
-        ),
-        (
             "algo.recheck_days=9997 algo.select_days=4",
             r"algo.select_days \+ algo.recheck_days = 10001: .* at most 10000 together",
         ),
@@ -594,32 +590,69 @@ def test_the_second_stage_replays_the_best_evaluations_and_picks_on_both_stages_
     assert (run / "best.json").stat().st_mtime_ns == stamp
 
 
+TWO_REGIMES = ["quiet_fresh", "quiet_D300"]
+
+
+def trained_on_two_regimes(tmp_path, *extra):
+    """A tiny algo=ppo_jax run selecting on TWO_REGIMES (2 days, every 128 of 512 steps): run, cfg, envs, rules."""
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, rule_regime_means, test_keys
+    from gpu_sched_agents.rl.ppo_jax.run import selection_regimes
+
+    run = tmp_path / "main"
+    tiny = ["algo=ppo_jax" if x == "experiment=ppo_jax_joint" else x for x in TINY]
+    over = [f"run_dir={run}", "algo.select_days=2", "algo.select_every=128", "train.total_timesteps=512"]
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        cfg = compose(
+            config_name="config", overrides=[*tiny, *over, f"algo.select_regimes=[{','.join(TWO_REGIMES)}]", *extra]
+        )
+    tr.train(cfg)
+    envs = selection_regimes(cfg, tr.validate(cfg))
+    return run, cfg, envs, rule_regime_means(envs, "spt_rescue_defer_exp", test_keys(2, SELECT_SEED0))
+
+
 @pytest.mark.e2e
 def test_selection_on_several_regimes_keeps_the_checkpoint_whose_worst_regime_is_best(tmp_path):
     """algo.select_regimes: every selection plays each regime's days; best.json is the worst-regime minimum."""
     import json
 
     from gpu_sched_agents.rl.ppo_jax.constraint import GENERALIST_MARGIN, worst_regime_pick
-    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, rule_regime_means, test_keys
-    from gpu_sched_agents.rl.ppo_jax.run import selection_regimes
 
-    run = tmp_path / "main"
-    regimes = ["quiet_fresh", "quiet_D300"]
-    tiny = ["algo=ppo_jax" if x == "experiment=ppo_jax_joint" else x for x in TINY]
-    over = [f"run_dir={run}", "algo.select_days=2", "algo.select_every=128", "train.total_timesteps=512"]
-    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        cfg = compose(config_name="config", overrides=[*tiny, *over, f"algo.select_regimes=[{','.join(regimes)}]"])
-    tr.train(cfg)
+    run, cfg, envs, rules = trained_on_two_regimes(tmp_path)
     curve = pd.read_csv(run / "learning_curve.csv").sort_values("timesteps").reset_index(drop=True)
     assert curve.timesteps.tolist() == [128, 256, 384, 512]
     evals = curve.rename(columns=lambda c: c.removeprefix("select_"))
-    envs = selection_regimes(cfg, tr.validate(cfg))
-    assert sorted(envs) == sorted(regimes) and envs["quiet_D300"].sim_params.stock_process == "markov"
-    rules = rule_regime_means(envs, "spt_rescue_defer_exp", test_keys(2, SELECT_SEED0))
+    assert sorted(envs) == sorted(TWO_REGIMES) and envs["quiet_D300"].sim_params.stock_process == "markov"
     pick = worst_regime_pick(evals, rules, *GENERALIST_MARGIN)
     best = json.loads((run / "best.json").read_text())
     assert best["timesteps"] == int(curve.timesteps[pick]) and len(best["select_key"]) == 2
-    assert {f"select/{r}_{m}" for r in regimes for m in ("wait", "miss")} <= scalar_tags(run / "tb" / "learned_1")
+    assert {f"select/{r}_{m}" for r in TWO_REGIMES for m in ("wait", "miss")} <= scalar_tags(run / "tb" / "learned_1")
+
+
+@pytest.mark.e2e
+def test_the_worst_regime_pick_has_a_second_stage_too(tmp_path):
+    """algo.select_regimes with algo.recheck_days: the best actors by the worst regime replayed on every regime."""
+    import json
+
+    from gpu_sched_agents.rl.ppo_jax.constraint import GENERALIST_MARGIN, best_by_worst_regime, worst_regime_pick
+    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, rule_regime_means, test_keys
+
+    run, cfg, envs, rules = trained_on_two_regimes(tmp_path, "algo.recheck_days=3", "algo.recheck_top=2")
+    table = pd.read_csv(run / "select_candidates.csv").set_index("steps")
+    assert table.index.tolist() == [128, 256, 384, 512] and table.picked.sum() == 1
+    top = best_by_worst_regime(table, rules, *GENERALIST_MARGIN, 2)
+    assert table.recheck_quiet_D300_wait.notna().sum() == 2 and table.recheck_quiet_fresh_miss[top].notna().all()
+    assert sorted(int(p.stem.removeprefix("model_")) for p in (run / "candidates").glob("*.npz")) == sorted(top)
+    more = rule_regime_means(envs, "spt_rescue_defer_exp", test_keys(3, SELECT_SEED0 + 2))
+    pooled = {r: ((2 * rules[r][0] + 3 * more[r][0]) / 5, (2 * rules[r][1] + 3 * more[r][1]) / 5) for r in envs}
+    assert table.pooled_quiet_D300_rule_wait.iloc[0] == pytest.approx(pooled["quiet_D300"][0])
+    cols = {f"pooled_{r}_{m}": f"{r}_{m}" for r in envs for m in ("wait", "miss")}
+    pick = int(table.index[table.picked][0])
+    assert pick == worst_regime_pick(table.loc[top, list(cols)].rename(columns=cols), pooled, *GENERALIST_MARGIN)
+    best = json.loads((run / "best.json").read_text())
+    assert best["timesteps"] == pick and best["recheck"]["evaluations"] == 4
+    assert "pooled_quiet_fresh_wait" in best["recheck"]
+    with np.load(run / "best_model.npz") as a, np.load(run / "candidates" / f"model_{pick}.npz") as b:
+        assert all(np.array_equal(a[k], b[k]) for k in a.files)
 
 
 def test_train_py_selects_on_the_regimes_the_generalist_study_judges():

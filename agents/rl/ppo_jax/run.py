@@ -332,7 +332,7 @@ def _validate_select_regimes(a: DictConfig) -> None:
 
 
 def _validate_recheck(a: DictConfig) -> None:
-    """``algo.recheck_days`` / ``algo.recheck_top``: the second stage of a lexicographic selection on one regime."""
+    """``algo.recheck_days`` / ``algo.recheck_top``: the second stage of a selection on JAX days (any regimes)."""
     from gpu_sched_agents.rl.ppo_jax.constraint import RECHECK_TOP, check_recheck
 
     days, top = a.get("recheck_days", 0), a.get("recheck_top", RECHECK_TOP)
@@ -341,8 +341,6 @@ def _validate_recheck(a: DictConfig) -> None:
     how = None
     if not int(a.select_days):
         how = "algo.select_days = 0 (no selection days: best_model is picked on CGRSP-v0's eval seeds)"
-    elif a.get("select_regimes"):
-        how = f"algo.select_regimes = {list(a.select_regimes)} (the worst-regime pick)"
     check_recheck("algo.", int(days), int(top), int(a.select_days), how)
 
 
@@ -425,6 +423,7 @@ class JaxSelection:
 
 
 CANDIDATES = "select_candidates.csv"  # the selection's evaluations when algo.recheck_days > 0 (Evaluator.finish)
+PART = ("wait", "miss")  # a regime's columns in the candidates of a worst-regime selection: <regime>_wait, _miss
 
 
 class Evaluator:
@@ -448,7 +447,7 @@ class Evaluator:
 
         self.config, self.seeds, self.run_dir, self.heuristics, self.writer = config, seeds, run_dir, heuristics, writer
         self.selection = selection
-        self.recheck = recheck if selection is not None and selection.rule_miss is not None else None
+        self.recheck = recheck if selection is not None else None
         path = run_dir / CANDIDATES
         self.candidates = pd.read_csv(path).to_dict("records") if self.recheck and path.exists() else []
         best = run_dir / "best.json"
@@ -496,20 +495,33 @@ class Evaluator:
         return means
 
     def _table(self) -> pd.DataFrame:
-        """The selection's evaluations so far (``steps``, ``mean_wait_min``, ``miss_pct``), indexed by ``steps``."""
-        return pd.DataFrame(self.candidates, columns=["steps", "mean_wait_min", "miss_pct"]).set_index("steps")
+        """The selection's evaluations so far, indexed by ``steps``.
+
+        On one regime ``mean_wait_min`` and ``miss_pct``; on several (``algo.select_regimes``)
+        ``<regime>_wait`` and ``<regime>_miss``.
+        """
+        sel = self.selection
+        cols = (
+            ["mean_wait_min", "miss_pct"] if sel.rule_miss is not None else [f"{r}_{m}" for r in sel.envs for m in PART]
+        )
+        return pd.DataFrame(self.candidates, columns=["steps", *cols]).set_index("steps")
+
+    def _best(self, table: pd.DataFrame, top: int) -> list[Any]:
+        """The ``top`` best evaluations of ``table`` by the selection's key (lexicographic, or the worst regime's)."""
+        from gpu_sched_agents.rl.ppo_jax.constraint import GENERALIST_MARGIN, best_by_key, best_by_worst_regime
+
+        if self.selection.rule_miss is not None:
+            return best_by_key(table, self.selection.rule_miss, top)
+        return best_by_worst_regime(table, self.selection.rules, *GENERALIST_MARGIN, top)
 
     def _keep_candidate(self, params: Any, steps: int, means: dict[str, float], obs_dim: int, n_actions: int) -> None:
         """Record an evaluation; keep the actors of the ``recheck_top`` best so far (``candidates/``), drop the rest."""
-        from gpu_sched_agents.rl.ppo_jax.constraint import best_by_key
-
-        row = {
-            "steps": int(steps),
-            "mean_wait_min": means["select_mean_wait_min"],
-            "miss_pct": means["select_miss_pct"],
-        }
-        self.candidates = [r for r in self.candidates if r["steps"] != steps] + [row]
-        top = set(best_by_key(self._table(), self.selection.rule_miss, self.recheck[1]))
+        if self.selection.rule_miss is not None:
+            row = {"mean_wait_min": means["select_mean_wait_min"], "miss_pct": means["select_miss_pct"]}
+        else:
+            row = {f"{r}_{m}": means[f"select_{r}_{m}"] for r in self.selection.envs for m in PART}
+        self.candidates = [r for r in self.candidates if r["steps"] != steps] + [{"steps": int(steps), **row}]
+        top = set(self._best(self._table(), self.recheck[1]))
         folder = self.run_dir / "candidates"
         folder.mkdir(exist_ok=True)
         if steps in top:
@@ -529,7 +541,13 @@ class Evaluator:
         import json
         import shutil
 
-        from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_key, recheck_pick
+        from gpu_sched_agents.rl.ppo_jax.constraint import (
+            GENERALIST_MARGIN,
+            lexicographic_key,
+            pooled_regime_pick,
+            recheck_pick,
+            worst_regime_key,
+        )
         from gpu_sched_agents.rl.ppo_jax.jax_eval import (
             SELECT_SEED0,
             learned_rule,
@@ -545,36 +563,59 @@ class Evaluator:
         if done.get("evaluations") == len(self.candidates):  # finished already, no evaluation since
             return
         days, top = self.recheck
-        env, n_first = self.selection.envs[""], len(self.selection.keys)
+        sel, n_first = self.selection, len(self.selection.keys)
         keys = test_keys(days, SELECT_SEED0 + n_first)  # the days after the first stage's
-        rule = self.selection.rule
-        rule_miss = rule_regime_means({"": env}, rule, keys)[""][1]
+        rules = rule_regime_means(sel.envs, sel.rule, keys)
 
-        def replay(steps: Any) -> tuple[float, float]:
-            mine = per_day(env, {"ppo_jax": learned_rule(env, load_policy(self._candidate(steps)))}, keys)
-            return float(mine.mean_wait_min.mean()), float(mine.miss_pct.mean())
+        def play(steps: Any) -> dict[str, float]:  # the candidate's (wait, miss) per regime on the further days
+            out = {}
+            for name, env in sel.envs.items():
+                mine = per_day(env, {"ppo_jax": learned_rule(env, load_policy(self._candidate(steps)))}, keys)
+                out |= {f"{name}_wait": float(mine.mean_wait_min.mean()), f"{name}_miss": float(mine.miss_pct.mean())}
+            return out
 
-        table, pick = recheck_pick(self._table(), self.selection.rule_miss, n_first, replay, days, rule_miss, top)
+        first = self._table()
+        if sel.rule_miss is not None:  # one regime: lexicographic
+            table, pick = recheck_pick(
+                first, sel.rule_miss, n_first, lambda i: tuple(play(i).values()), days, rules[""][1], top
+            )
+            chosen = table.loc[pick]
+            key = lexicographic_key(chosen.miss_pct, chosen.mean_wait_min, sel.rule_miss)
+            cols = [
+                "recheck_wait_min",
+                "recheck_miss_pct",
+                "pooled_wait_min",
+                "pooled_miss_pct",
+                "pooled_rule_miss_pct",
+            ]
+            said = f"pooled {chosen.pooled_wait_min:.2f} min, miss {chosen.pooled_miss_pct:.4f} % against the rule's "
+            said += f"{chosen.pooled_rule_miss_pct:.4f} %"
+        else:  # several regimes: the worst regime's
+            replayed = {i: play(i) for i in self._best(first, top)}
+            table, pick = pooled_regime_pick(first, replayed, n_first, days, sel.rules, rules, *GENERALIST_MARGIN)
+            chosen = table.loc[pick]
+            key = worst_regime_key(chosen, sel.rules, *GENERALIST_MARGIN)
+            cols = [f"{s}_{r}_{m}" for s in ("recheck", "pooled") for r in sel.envs for m in PART]
+            pooled = {r: (chosen[f"pooled_{r}_rule_wait"], chosen[f"pooled_{r}_rule_miss"]) for r in sel.envs}
+            on_pool = pd.Series({f"{r}_{m}": chosen[f"pooled_{r}_{m}"] for r in sel.envs for m in PART})
+            excess = worst_regime_key(on_pool, pooled, *GENERALIST_MARGIN)
+            said = f"pooled worst regime's wait excess {excess[1]:.2f} margins, {excess[0]} regime(s) missing more"
         tmp = self.run_dir / "best_model.tmp.npz"
         shutil.copyfile(self._candidate(pick), tmp)
         tmp.replace(self.run_dir / "best_model.npz")
-        chosen = table.loc[pick]
-        cols = ("recheck_wait_min", "recheck_miss_pct", "pooled_wait_min", "pooled_miss_pct", "pooled_rule_miss_pct")
         second = {k: float(chosen[k]) for k in cols}
         means = next((r for r in self.curve if r["timesteps"] == pick), {})  # its evaluation's means
-        key = lexicographic_key(chosen.miss_pct, chosen.mean_wait_min, self.selection.rule_miss)
         best = {
             **means,
             "timesteps": int(pick),
-            "select_key": list(key),
+            "select_key": [float(x) for x in key],
             "recheck": {"days": days, "evaluations": len(table), **second},
         }
         atomic_write_json(best_path, {**best, "first_stage": json.loads(best_path.read_text())})
         atomic_write_table(self.run_dir / CANDIDATES, table.assign(picked=table.index == pick).reset_index())
         log.info(
             f"second stage on {days} more selection days: best_model is the {pick}-step actor ({top} best "
-            f"replayed; pooled {second['pooled_wait_min']:.2f} min, miss {second['pooled_miss_pct']:.4f} % against "
-            f"the rule's {second['pooled_rule_miss_pct']:.4f} %)"
+            f"replayed; {said})"
         )
 
     def _candidate(self, steps: Any) -> Path:
