@@ -49,6 +49,38 @@ def test_table_applies_the_criterion_to_stored_numbers():
     # the same month with 10 replications beside the 3: the 10 decide (here: outside the margin)
     more = pd.concat([months, months.assign(reps=10, wait_ci_high=0.5)], ignore_index=True)
     assert "within 2 % in 1 of 2 regimes and 0 of 1 months" in study.table_text(regimes, more)
+    assert "bound" not in r  # rows without the JAX miss bound: the strict reading only
+
+
+def test_the_issues_miss_bound_is_read_beside_the_strict_one():
+    """bound: a JAX miss difference whose upper 95 % bound is ≤ 0.01 pp passes; CGRSP-v0 still no mean miss more."""
+    regimes = pd.DataFrame(
+        {
+            "seed": [0, 0, 0],
+            "budget": [10, 10, 10],
+            "regime": ["hectic_fresh", "hectic_D900", "surge_fresh"],
+            "jax_learned_wait": [44.0, 68.0, 0.3],
+            "jax_rule_wait": [44.0, 68.0, 0.3],
+            "jax_wait_ci_high": [0.2, 0.2, 0.01],
+            "jax_miss_diff": [0.004, 0.004, 0.0],
+            "jax_miss_ci_high": [0.008, 0.012, 0.0],
+            "v0_rule": ["a", "a", "b"],
+            "v0_learned_wait": [44.0, 68.0, 0.3],
+            "v0_rule_wait": [44.0, 68.0, 0.3],
+            "v0_wait_ci_high": [0.2, 0.2, 0.01],
+            "v0_miss_diff": [0.0, 0.0, 0.001],
+        }
+    )
+    months = pd.DataFrame(
+        {"seed": [0], "budget": [10], "stock": ["fresh"], "reps": [10], "learned_wait": [21.5]}
+    ).assign(rule="a", rule_wait=21.5, wait_ci_high=0.1, miss_diff=0.0)
+    r, _ = study.with_verdicts(regimes, months)
+    assert r.within.tolist() == [False, False, False]  # every regime misses more on average in one judge
+    assert r.bound.tolist() == [True, False, False]  # 0.012 > 0.01 pp; surge misses more on CGRSP-v0
+    text = study.table_text(regimes, months)
+    assert "criterion NOT met; by the issue's miss bound (1 of 3 regimes): NOT met" in text
+    one = study.table_text(regimes.iloc[[0]], months)
+    assert "criterion NOT met; by the issue's miss bound (1 of 1 regimes): met" in one
 
 
 @pytest.mark.parametrize(

@@ -27,11 +27,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from studies.cgrsp.learning.parity import LATER_SETTINGS, tolerance
+from studies.cgrsp.learning.parity import LATER_SETTINGS, MISS_BOUND_PP, tolerance
 
 DESIGN = frozenset({"1", "2", "3"})  # hold_excess1_time_aware: the clock, the SPT charge, held deferrals
 ITEM_NAMES = {"1": "clock", "2": "SPT charge", "3": "holds", "4": "miss constraint"}
-MISS_BOUND_PP = 0.01  # the bound on the upper 95 % bound of the paired miss difference
 
 
 def switched(item: str) -> str:

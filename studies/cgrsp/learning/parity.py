@@ -49,6 +49,7 @@ REGIMES: dict[str, tuple[str, dict[str, Any]]] = {
     for name, (day, stock) in PROTOCOL_REGIMES.items()
 }
 JAX_RULE = "spt_rescue_defer_exp"
+MISS_BOUND_PP = 0.01  # the "no more misses": the upper 95 % bound of the paired miss difference ≤ 0.01 pp
 TEST_SEED0 = 20_000
 
 
