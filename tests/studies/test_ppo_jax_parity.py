@@ -174,3 +174,17 @@ def test_a_folder_from_before_the_second_stage_resumes_with_it_off(tmp_path):
     study.check_settings(tmp_path, ablation.parse_args(base), ablation.SETTINGS)
     with pytest.raises(ConfigError, match="recheck_days: 0 there, 1000 now"):
         study.check_settings(tmp_path, ablation.parse_args([*base, "--recheck-days", "1000"]), ablation.SETTINGS)
+
+
+def test_the_table_shows_the_miss_bounds_where_the_rows_hold_them():
+    cols = ["jax_n", "jax_learned_wait", "jax_rule_wait", "jax_wait_diff", "jax_wait_ci_high", "jax_miss_diff"]
+    cols += ["v0_n", "v0_learned_wait", "v0_rule_wait", "v0_wait_diff", "v0_wait_ci_high", "v0_miss_diff"]
+    rows = pd.DataFrame([dict.fromkeys(cols, 0.0)]).assign(
+        regime="hectic_fresh", seed=0, budget=10, v0_rule="a", tolerance_min=0.44, parity=True
+    )
+    assert "miss_ci_high" not in study.table_text(rows)  # older rows: without the columns
+    text = study.table_text(rows.assign(jax_miss_ci_high=0.0123, v0_miss_ci_high=0.0))
+    header = text.split("```\n")[1].splitlines()[0].split()
+    assert header.index("jax_miss_ci_high") == header.index("jax_miss_diff") + 1 and "0.012" in text
+    assert header.index("v0_miss_ci_high") == header.index("v0_miss_diff") + 1
+    assert "hectic_fresh: 1 of 1 seeds at parity" in text

@@ -499,6 +499,9 @@ def table_text(rows: pd.DataFrame) -> str:
         "tolerance_min",
         "parity",
     ]
+    for c in ("jax_miss_ci_high", "v0_miss_ci_high"):  # the miss bound, where the rows hold it
+        if c in rows:
+            cols.insert(cols.index(c.replace("ci_high", "diff")) + 1, c)
     body = "```\n" + rows[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}") + "\n```"
     counts = rows.groupby("regime").parity.agg(["sum", "count"])
     lines = [
@@ -506,7 +509,11 @@ def table_text(rows: pd.DataFrame) -> str:
     ]
     return (
         "# ppo_jax vs the strongest rule, per regime\n\nWait in minutes; diff = learned − rule; ci_high = upper 95 % "
-        "bound.\n\n" + body + "\n\n" + "\n".join(lines) + "\n"
+        "bound (of the miss difference in pp: the issue's miss bound, ≤ 0.01).\n\n"
+        + body
+        + "\n\n"
+        + "\n".join(lines)
+        + "\n"
     )
 
 
