@@ -541,20 +541,7 @@ class Evaluator:
         import json
         import shutil
 
-        from gpu_sched_agents.rl.ppo_jax.constraint import (
-            GENERALIST_MARGIN,
-            lexicographic_key,
-            pooled_regime_pick,
-            recheck_pick,
-            worst_regime_key,
-        )
-        from gpu_sched_agents.rl.ppo_jax.jax_eval import (
-            SELECT_SEED0,
-            learned_rule,
-            per_day,
-            rule_regime_means,
-            test_keys,
-        )
+        from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, learned_rule, per_day, test_keys
 
         best_path = self.run_dir / "best.json"
         if not self.recheck or not self.candidates:
@@ -563,9 +550,8 @@ class Evaluator:
         if done.get("evaluations") == len(self.candidates):  # finished already, no evaluation since
             return
         days, top = self.recheck
-        sel, n_first = self.selection, len(self.selection.keys)
-        keys = test_keys(days, SELECT_SEED0 + n_first)  # the days after the first stage's
-        rules = rule_regime_means(sel.envs, sel.rule, keys)
+        sel = self.selection
+        keys = test_keys(days, SELECT_SEED0 + len(sel.keys))  # the days after the first stage's
 
         def play(steps: Any) -> dict[str, float]:  # the candidate's (wait, miss) per regime on the further days
             out = {}
@@ -574,36 +560,10 @@ class Evaluator:
                 out |= {f"{name}_wait": float(mine.mean_wait_min.mean()), f"{name}_miss": float(mine.miss_pct.mean())}
             return out
 
-        first = self._table()
-        if sel.rule_miss is not None:  # one regime: lexicographic
-            table, pick = recheck_pick(
-                first, sel.rule_miss, n_first, lambda i: tuple(play(i).values()), days, rules[""][1], top
-            )
-            chosen = table.loc[pick]
-            key = lexicographic_key(chosen.miss_pct, chosen.mean_wait_min, sel.rule_miss)
-            cols = [
-                "recheck_wait_min",
-                "recheck_miss_pct",
-                "pooled_wait_min",
-                "pooled_miss_pct",
-                "pooled_rule_miss_pct",
-            ]
-            said = f"pooled {chosen.pooled_wait_min:.2f} min, miss {chosen.pooled_miss_pct:.4f} % against the rule's "
-            said += f"{chosen.pooled_rule_miss_pct:.4f} %"
-        else:  # several regimes: the worst regime's
-            replayed = {i: play(i) for i in self._best(first, top)}
-            table, pick = pooled_regime_pick(first, replayed, n_first, days, sel.rules, rules, *GENERALIST_MARGIN)
-            chosen = table.loc[pick]
-            key = worst_regime_key(chosen, sel.rules, *GENERALIST_MARGIN)
-            cols = [f"{s}_{r}_{m}" for s in ("recheck", "pooled") for r in sel.envs for m in PART]
-            pooled = {r: (chosen[f"pooled_{r}_rule_wait"], chosen[f"pooled_{r}_rule_miss"]) for r in sel.envs}
-            on_pool = pd.Series({f"{r}_{m}": chosen[f"pooled_{r}_{m}"] for r in sel.envs for m in PART})
-            excess = worst_regime_key(on_pool, pooled, *GENERALIST_MARGIN)
-            said = f"pooled worst regime's wait excess {excess[1]:.2f} margins, {excess[0]} regime(s) missing more"
+        table, pick, key, second, said = self._second_pick(play, keys, top)
         tmp = self.run_dir / "best_model.tmp.npz"
         shutil.copyfile(self._candidate(pick), tmp)
         tmp.replace(self.run_dir / "best_model.npz")
-        second = {k: float(chosen[k]) for k in cols}
         means = next((r for r in self.curve if r["timesteps"] == pick), {})  # its evaluation's means
         best = {
             **means,
@@ -617,6 +577,46 @@ class Evaluator:
             f"second stage on {days} more selection days: best_model is the {pick}-step actor ({top} best "
             f"replayed; {said})"
         )
+
+    def _second_pick(
+        self, play: Any, keys: Any, top: int
+    ) -> tuple[pd.DataFrame, Any, tuple[float, ...], dict[str, float], str]:
+        """:meth:`finish`'s pick: (table, pick, its first-stage key, its second-stage numbers, the log's words).
+
+        ``play``: steps → that candidate's ``<regime>_wait`` / ``_miss`` on ``keys``, the further days.
+        """
+        from gpu_sched_agents.rl.ppo_jax.constraint import (
+            GENERALIST_MARGIN,
+            lexicographic_key,
+            pooled_regime_pick,
+            recheck_pick,
+            worst_regime_key,
+        )
+        from gpu_sched_agents.rl.ppo_jax.jax_eval import rule_regime_means
+
+        sel, first, n_first, days = self.selection, self._table(), len(self.selection.keys), len(keys)
+        rules = rule_regime_means(sel.envs, sel.rule, keys)
+        if sel.rule_miss is not None:  # one regime: lexicographic
+            table, pick = recheck_pick(
+                first, sel.rule_miss, n_first, lambda i: tuple(play(i).values()), days, rules[""][1], top
+            )
+            chosen = table.loc[pick]
+            key = lexicographic_key(chosen.miss_pct, chosen.mean_wait_min, sel.rule_miss)
+            cols = ["recheck_wait_min", "recheck_miss_pct", "pooled_wait_min", "pooled_miss_pct"]
+            cols.append("pooled_rule_miss_pct")
+            said = f"pooled {chosen.pooled_wait_min:.2f} min, miss {chosen.pooled_miss_pct:.4f} % against the rule's "
+            said += f"{chosen.pooled_rule_miss_pct:.4f} %"
+        else:  # several regimes: the worst regime's
+            replayed = {i: play(i) for i in self._best(first, top)}
+            table, pick = pooled_regime_pick(first, replayed, n_first, days, sel.rules, rules, *GENERALIST_MARGIN)
+            chosen = table.loc[pick]
+            key = worst_regime_key(chosen, sel.rules, *GENERALIST_MARGIN)
+            cols = [f"{s}_{r}_{m}" for s in ("recheck", "pooled") for r in sel.envs for m in PART]
+            pooled = {r: (chosen[f"pooled_{r}_rule_wait"], chosen[f"pooled_{r}_rule_miss"]) for r in sel.envs}
+            on_pool = pd.Series({f"{r}_{m}": chosen[f"pooled_{r}_{m}"] for r in sel.envs for m in PART})
+            excess = worst_regime_key(on_pool, pooled, *GENERALIST_MARGIN)
+            said = f"pooled worst regime's wait excess {excess[1]:.2f} margins, {excess[0]} regime(s) missing more"
+        return table, pick, key, {k: float(chosen[k]) for k in cols}, said
 
     def _candidate(self, steps: Any) -> Path:
         return self.run_dir / "candidates" / f"model_{int(steps)}.npz"
