@@ -92,7 +92,11 @@ def test_the_issues_miss_bound_is_read_beside_the_strict_one():
         (["--day-mix", "hectic=2", "busy=1"], "--day-mix: 'busy' is not a day type"),
         (["--day-mix", "hectic"], "--day-mix entry 'hectic': give each day type once as TYPE=WEIGHT"),
         (["--day-mix", "hectic=0"], "--day-mix = {'hectic': 0.0}: the weights sum to 0"),
-        (["--recheck-days", "500"], "--recheck-days = 500 with --select-every = 0: the second stage replays"),
+        (
+            ["--recheck-days", "500"],
+            "--recheck-days = 500: the second stage re-ranks a selection's pick (lexicographic, or the worst "
+            "regime's) on further selection days; here --select-every = 0 (no selection: give N > 0)",
+        ),
         (["--select-every", "1000", "--recheck-days", "-1"], "--recheck-days = -1: 0 (no second stage)"),
         (["--select-every", "1000", "--recheck-days", "9", "--recheck-top", "0"], "--recheck-top = 0: at least 1"),
         (["--select-every", "1000", "--recheck-days", "9901"], "--select-days + --recheck-days = 10001"),

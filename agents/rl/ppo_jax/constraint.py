@@ -95,6 +95,11 @@ def lexicographic_pick(evals: pd.DataFrame, rule_miss_pct: float) -> Any:
 RECHECK_TOP = 8  # a pick's second stage: how many of the best evaluations it replays
 
 
+def _pool(first: Any, second: Any, n_first: int, n_second: int) -> Any:
+    """A mean over both stages' days: each stage's mean weighted by its number of days."""
+    return (n_first * first + n_second * second) / (n_first + n_second)
+
+
 def _best_first(index: pd.Index, keys: list[Any], top: int) -> list[Any]:
     """The labels of ``index`` with the ``top`` lowest ``keys``, lowest first (a stable sort: ties keep the earlier)."""
     return [index[i] for i in sorted(range(len(keys)), key=keys.__getitem__)[:top]]
@@ -129,10 +134,9 @@ def pooled_pick(
     ``pooled_wait_min``, ``pooled_miss_pct`` (NaN where not replayed), ``recheck_rule_miss_pct``,
     ``pooled_rule_miss_pct``.
     """
-    n = n_first + n_second
 
-    def pool(a: float, b: float) -> float:
-        return (n_first * a + n_second * b) / n
+    def pool(a: Any, b: Any) -> Any:
+        return _pool(a, b, n_first, n_second)
 
     second = pd.DataFrame.from_dict(replayed, orient="index", columns=["recheck_wait_min", "recheck_miss_pct"])
     table = evals.join(second)
@@ -249,10 +253,9 @@ def pooled_regime_pick(
     rule's pooled numbers. Columns added: ``recheck_<regime>_<wait|miss>`` and
     ``pooled_<regime>_<wait|miss>`` (NaN where not replayed), ``pooled_<regime>_rule_<wait|miss>``.
     """
-    n = n_first + n_second
 
     def pool(a: Any, b: Any) -> Any:
-        return (n_first * a + n_second * b) / n
+        return _pool(a, b, n_first, n_second)
 
     cols = [f"{r}_{m}" for r in rules_first for m in ("wait", "miss")]
     second = pd.DataFrame.from_dict(replayed, orient="index")[cols]
@@ -267,6 +270,27 @@ def pooled_regime_pick(
     return table, worst_regime_pick(pooled, pooled_rules, frac, floor_min)
 
 
+def regime_recheck_pick(
+    evals: pd.DataFrame,
+    rules_first: dict[str, tuple[float, float]],
+    n_first: int,
+    replay: Callable[[Any], dict[str, float]],
+    n_second: int,
+    rules_second: dict[str, tuple[float, float]],
+    top: int,
+    frac: float,
+    floor_min: float,
+) -> tuple[pd.DataFrame, Any]:
+    """:func:`recheck_pick` for the worst-regime pick: the best few replayed, then :func:`pooled_regime_pick`.
+
+    The ``top`` best rows by :func:`best_by_worst_regime` are replayed.
+
+    ``replay``: index → that row's actor's ``<regime>_wait`` and ``<regime>_miss`` on the ``n_second`` further days.
+    """
+    replayed = {i: replay(i) for i in best_by_worst_regime(evals, rules_first, frac, floor_min, top)}
+    return pooled_regime_pick(evals, replayed, n_first, n_second, rules_first, rules_second, frac, floor_min)
+
+
 __all__ = [
     "GENERALIST_MARGIN",
     "RECHECK_TOP",
@@ -276,6 +300,7 @@ __all__ = [
     "pooled_pick",
     "pooled_regime_pick",
     "recheck_pick",
+    "regime_recheck_pick",
     "MISS",
     "dual_update",
     "lexicographic_key",

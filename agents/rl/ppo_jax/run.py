@@ -588,8 +588,8 @@ class Evaluator:
         from gpu_sched_agents.rl.ppo_jax.constraint import (
             GENERALIST_MARGIN,
             lexicographic_key,
-            pooled_regime_pick,
             recheck_pick,
+            regime_recheck_pick,
             worst_regime_key,
         )
         from gpu_sched_agents.rl.ppo_jax.jax_eval import rule_regime_means
@@ -597,9 +597,12 @@ class Evaluator:
         sel, first, n_first, days = self.selection, self._table(), len(self.selection.keys), len(keys)
         rules = rule_regime_means(sel.envs, sel.rule, keys)
         if sel.rule_miss is not None:  # one regime: lexicographic
-            table, pick = recheck_pick(
-                first, sel.rule_miss, n_first, lambda i: tuple(play(i).values()), days, rules[""][1], top
-            )
+
+            def pair(i: Any) -> tuple[float, float]:
+                row = play(i)
+                return row["_wait"], row["_miss"]
+
+            table, pick = recheck_pick(first, sel.rule_miss, n_first, pair, days, rules[""][1], top)
             chosen = table.loc[pick]
             key = lexicographic_key(chosen.miss_pct, chosen.mean_wait_min, sel.rule_miss)
             cols = ["recheck_wait_min", "recheck_miss_pct", "pooled_wait_min", "pooled_miss_pct"]
@@ -607,8 +610,7 @@ class Evaluator:
             said = f"pooled {chosen.pooled_wait_min:.2f} min, miss {chosen.pooled_miss_pct:.4f} % against the rule's "
             said += f"{chosen.pooled_rule_miss_pct:.4f} %"
         else:  # several regimes: the worst regime's
-            replayed = {i: play(i) for i in self._best(first, top)}
-            table, pick = pooled_regime_pick(first, replayed, n_first, days, sel.rules, rules, *GENERALIST_MARGIN)
+            table, pick = regime_recheck_pick(first, sel.rules, n_first, play, days, rules, top, *GENERALIST_MARGIN)
             chosen = table.loc[pick]
             key = worst_regime_key(chosen, sel.rules, *GENERALIST_MARGIN)
             cols = [f"{s}_{r}_{m}" for s in ("recheck", "pooled") for r in sel.envs for m in PART]

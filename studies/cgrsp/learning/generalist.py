@@ -360,12 +360,8 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, arg
         regimes_of(args.stock_mix, args.day_mix, field="--stock-mix", days_field="--day-mix")
         for s in args.month_stocks:
             parse_stock(s, "--month-stocks")
-        if args.recheck_days and args.select_every <= 0:
-            raise ConfigError(
-                f"--recheck-days = {args.recheck_days} with --select-every = {args.select_every}: the second stage "
-                "replays the selection's best evaluations; give --select-every N > 0 or --recheck-days 0"
-            )
-        check_recheck("--", args.recheck_days, args.recheck_top, args.select_days, None)
+        how = f"--select-every = {args.select_every} (no selection: give N > 0)" if args.select_every <= 0 else None
+        check_recheck("--", args.recheck_days, args.recheck_top, args.select_days, how)
     except ConfigError as e:
         ap.error(str(e))
     return ap, args

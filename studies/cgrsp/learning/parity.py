@@ -270,23 +270,29 @@ class _Selection:
 
         The ``second.top`` best rows play ``second.keys``; the pick is made on both stages' days pooled
         (:func:`~gpu_sched_agents.rl.ppo_jax.constraint.recheck_pick` on one regime,
-        :func:`~gpu_sched_agents.rl.ppo_jax.constraint.pooled_regime_pick` on the generalist's).
+        :func:`~gpu_sched_agents.rl.ppo_jax.constraint.regime_recheck_pick` on the generalist's).
         """
-        from gpu_sched_agents.rl.ppo_jax.constraint import best_by_worst_regime, pooled_regime_pick, recheck_pick
+        from gpu_sched_agents.rl.ppo_jax.constraint import recheck_pick, regime_recheck_pick
         from gpu_sched_agents.rl.ppo_jax.jax_eval import play_params, regime_row
 
         second = self.second
+        n1, n2 = len(self.keys), len(second.keys)
         if self.rules is not None:
-            top = best_by_worst_regime(table, self.rules, *self.margin, second.top)
-            replayed = {i: regime_row(self.envs, kept[i], second.keys) for i in top}
-            n1, n2 = len(self.keys), len(second.keys)
-            return pooled_regime_pick(table, replayed, n1, n2, self.rules, second.rules, *self.margin)
+            return regime_recheck_pick(
+                table,
+                self.rules,
+                n1,
+                lambda i: regime_row(self.envs, kept[i], second.keys),
+                n2,
+                second.rules,
+                second.top,
+                *self.margin,
+            )
 
         def replay(i: Any) -> tuple[float, float]:
             days = play_params(self.envs[""], kept[i], second.keys)
             return float(days.mean_wait_min.mean()), float(days.miss_pct.mean())
 
-        n1, n2 = len(self.keys), len(second.keys)
         return recheck_pick(table, self.rule_miss, n1, replay, n2, second.rule_miss, second.top)
 
     def annotate(self, table: pd.DataFrame) -> pd.DataFrame:
