@@ -32,7 +32,7 @@ import pandas as pd
 
 from gpu_sched_agents.evaluate.policy import Policy, learned_days
 from gpu_sched_env.cgrsp.batch import SIM_SOURCES
-from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S
+from gpu_sched_env.cgrsp.rewards import deadline_objective
 from gpu_sched_env.cgrsp.stock import stock_params
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.io import atomic_write_table
@@ -50,7 +50,6 @@ BOUND_RULE = "spt_rescue_defer_exp"  # the rule the relaxed worlds play (the hea
 BOUNDS = ("all_high", "no_delay", "srpt")
 METRICS = ("mean_wait_min", "miss_pct")
 POLICY = "__policy__"  # the evaluated policy's label inside the tables (a rule name may be evaluated too)
-MISS_AS_WAIT_MIN = MISS_AS_WAIT_S / 60.0  # a miss priced as one job-hour of waiting [min] (the selection objective)
 
 
 @dataclass(frozen=True)
@@ -278,7 +277,7 @@ def units(rows: pd.DataFrame) -> pd.DataFrame:
 
 def objective(wait: float, miss: float) -> float:
     """Mean wait plus a miss priced as one job-hour [min]: the leaderboard's score per scope (lower is better)."""
-    return float(wait + MISS_AS_WAIT_MIN * miss / 100.0)
+    return deadline_objective(wait, miss)
 
 
 def best_rule(means: pd.DataFrame, rules: list[str]) -> str:

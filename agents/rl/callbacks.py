@@ -8,7 +8,6 @@ heuristics' levels on the same held-out seeds.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -18,12 +17,12 @@ import pandas as pd
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import HParam
 
-from gpu_sched_env.core.io import atomic_write_json, atomic_write_table
+from gpu_sched_agents.rl.best import SELECT_ON, best_record, read_best, write_best
+from gpu_sched_env.core.io import atomic_write_table
 
 SUMMARY_METRICS = ("miss_pct", "mean_wait_min", "mean_tardiness_min", "cost_usd", "tight_miss_pct")
 EVAL_METRICS = (*SUMMARY_METRICS, "objective")
 log = logging.getLogger(__name__)  # Hydra sends it to the console and the run's train.log
-SELECT_ON = "objective"  # the env's reward objective (its preset's weights), lower is better
 PLOT = (("miss_pct", "miss [%]"), ("mean_wait_min", "mean wait [min]"))  # CGRSP's learning-curve panels
 
 
@@ -92,8 +91,8 @@ class EvalCallback(BaseCallback):
         self.total_timesteps = int(total_timesteps)
         self.hparams = hparams
         self._next = 0
-        best = self.run_dir / "best.json"
-        self.best = json.loads(best.read_text()).get(SELECT_ON, float("inf")) if best.exists() else float("inf")
+        kept = read_best(self.run_dir)  # a resumed run keeps the best of its first part
+        self.best = kept["select_key"][0] if kept is not None else float("inf")
         curve = self.run_dir / "learning_curve.csv"
         self.curve = pd.read_csv(curve).to_dict("records") if curve.exists() else []
 
@@ -136,7 +135,7 @@ class EvalCallback(BaseCallback):
         if improved:
             self.best = means[SELECT_ON]
             self.model.save(self.run_dir / "best_model")
-            atomic_write_json(self.run_dir / "best.json", {"timesteps": int(self.num_timesteps), **means})
+            write_best(self.run_dir, best_record(self.num_timesteps, "objective", [self.best], means))
         self.curve = [r for r in self.curve if r["timesteps"] != self.num_timesteps] + [
             {"timesteps": int(self.num_timesteps), **means}
         ]

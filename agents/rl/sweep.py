@@ -2,9 +2,9 @@
 
 ``train(cfg)`` returns the final evaluation means (a dict); a sweeper such as
 hydra-optuna-sweeper needs one float per job. :func:`selection_objective` gives it: the best
-held-out *selection* objective of the run (``best.json`` written by the EvalCallback: the env's
-reward objective, mean over ``train.eval_seeds``, lower is better), so a search never looks at
-the final test seeds.
+held-out *selection* objective of the run (``best.json``'s ``objective``, in the one schema of
+:mod:`gpu_sched_agents.rl.best` that every selection path writes; lower is better), so a search
+never looks at the final test seeds.
 
 :class:`SweepRecorder` is a Hydra callback (``conf/hydra/default.yaml``): in a multirun each job
 writes ``job.json`` (host, pid, Ray task id when it ran as a Ray task, its overrides and its
@@ -26,7 +26,7 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from gpu_sched_agents.rl.callbacks import SELECT_ON
+from gpu_sched_agents.rl.best import SELECT_ON, selection_objective
 from gpu_sched_env.core.io import atomic_write_json, atomic_write_table
 
 
@@ -35,16 +35,6 @@ def run_dir_of(cfg: DictConfig) -> Path:
     here = Path(cfg.run_dir)
     redirect = here / "resumed_into.txt"
     return Path(redirect.read_text().strip()) if redirect.exists() else here
-
-
-def selection_objective(run_dir: Path) -> float:
-    """Best mean selection objective of a finished run (``best.json``), lower is better."""
-    path = Path(run_dir) / "best.json"
-    if not path.exists():
-        raise FileNotFoundError(
-            f"{path} is missing: the run made no held-out evaluation, so it has no selection objective"
-        )
-    return float(json.loads(path.read_text())[SELECT_ON])
 
 
 def _ray_task_id() -> str | None:

@@ -95,6 +95,16 @@ from gpu_sched_env.cgrsp.params import CGRSPParams
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
 
 MISS_AS_WAIT_S = 3600.0  # [s] a miss under the deadline preset weighs like one job-hour of waiting
+
+
+def deadline_objective(mean_wait_min: float, miss_pct: float) -> float:
+    """Mean wait [min] plus a miss priced as one job-hour: the ``deadline`` objective per job [min], lower is better.
+
+    The one scalar of a (wait, miss) pair that selection, sweeps and the leaderboard rank by.
+    """
+    return float(mean_wait_min + MISS_AS_WAIT_S / 60.0 * miss_pct / 100.0)
+
+
 COST_WEIGHT = 1.0  # per $: one dollar weighs like one second of waiting (tie-breaker)
 
 
@@ -436,6 +446,7 @@ __all__ = [
     "SHAPING_TERMS",
     "COST_WEIGHT",
     "MISS_AS_WAIT_S",
+    "deadline_objective",
     "OBJECTIVE_OF",
     "PARTS",
     "PRESETS",

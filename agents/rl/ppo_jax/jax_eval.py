@@ -27,14 +27,13 @@ from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy, actor_arrays
 from gpu_sched_agents.rl.ppo_jax.network import factored_mode, policy_logits
 from gpu_sched_env.cgrsp.batch import SIM_SOURCES
 from gpu_sched_env.cgrsp.jax.rules import RULES, Rule
-from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S
+from gpu_sched_env.cgrsp.rewards import deadline_objective
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
 EPISODE_KEYS = ("mean_wait_min", "miss_pct", "cost_usd")  # the JAX env's end-of-day info, logged as episode/*
 METRICS = ("mean_wait_min", "miss_pct", "cost_usd")
 TEST_SEED0 = 20_000  # as gpu_sched_agents.rl.envs.TEST_SEED0
 SELECT_SEED0 = 10_000  # selection days (model selection, tuning): keys PRNGKey(10 000 + i), never the test keys
-MISS_AS_WAIT_MIN = MISS_AS_WAIT_S / 60.0  # the `deadline` objective's price of a miss [min of one job's wait]
 
 
 def actor_logits(env: Any, s: Any, params: Any, weights: Any, head: str = "flat") -> jnp.ndarray:
@@ -120,7 +119,7 @@ def rule_regime_means(envs: dict[str, Any], rule: str, keys: jnp.ndarray) -> dic
 
 def selection_objective(days: pd.DataFrame) -> float:
     """Lower is better: mean wait + a miss priced as one job-hour (the ``deadline`` objective per job) [min]."""
-    return float(days.mean_wait_min.mean() + MISS_AS_WAIT_MIN * days.miss_pct.mean() / 100.0)
+    return deadline_objective(days.mean_wait_min.mean(), days.miss_pct.mean())
 
 
 # What decides a JAX rule's days besides their cell: the simulator's parameters, the JAX env and rules, this module

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 
+from gpu_sched_agents.rl.best import best_record, read_best, write_best
 from gpu_sched_agents.rl.callbacks import (
     EVAL_METRICS,
     SELECT_ON,
@@ -34,7 +35,7 @@ from gpu_sched_agents.rl.ppo_jax import require_jax
 from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy, actor_arrays, load_policy, save_policy
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
-from gpu_sched_env.core.io import atomic_write_json, atomic_write_table
+from gpu_sched_env.core.io import atomic_write_table
 
 log = logging.getLogger(__name__)
 DEVICES = ("cpu", "gpu")
@@ -382,6 +383,11 @@ class JaxSelection:
             return {"select_mean_wait_min": row["_wait"], "select_miss_pct": row["_miss"]}
         return {f"select_{k}": v for k, v in row.items()} | {"select_worst_excess": self.key_of(row)[1]}
 
+    @property
+    def select_rule(self) -> str:
+        """The pick rule's name in ``best.json`` (:data:`~gpu_sched_agents.rl.best.SELECT_RULES`)."""
+        return "lexicographic" if self.rule_miss is not None else "worst_regime"
+
     def key_of(self, row: dict[str, float]) -> tuple[float, ...]:
         """The ranking key of one evaluation's :func:`regime_row` (lower is better)."""
         from gpu_sched_agents.rl.ppo_jax.constraint import (
@@ -443,16 +449,14 @@ class Evaluator:
         selection: JaxSelection | None = None,
         recheck: tuple[int, int] | None = None,
     ) -> None:
-        import json
-
         self.config, self.seeds, self.run_dir, self.heuristics, self.writer = config, seeds, run_dir, heuristics, writer
         self.selection = selection
+        self._rule = "objective" if selection is None else selection.select_rule
         self.recheck = recheck if selection is not None else None
         path = run_dir / CANDIDATES
         self.candidates = pd.read_csv(path).to_dict("records") if self.recheck and path.exists() else []
-        best = run_dir / "best.json"
-        kept = json.loads(best.read_text()) if best.exists() else {}
-        self.best = kept.get("select_key", [float("inf")]) if selection else [kept.get(SELECT_ON, float("inf"))]
+        kept = read_best(run_dir)  # a resumed run keeps the best of its first part
+        self.best = kept["select_key"] if kept is not None else [float("inf")]
         curve = run_dir / "learning_curve.csv"
         self.curve = pd.read_csv(curve).to_dict("records") if curve.exists() else []
 
@@ -486,8 +490,7 @@ class Evaluator:
         if key is not None and key < self.best:
             self.best = key
             save_policy(self.run_dir / "best_model.npz", params, obs_dim, n_actions)
-            extra = {"select_key": key} if self.selection else {}
-            atomic_write_json(self.run_dir / "best.json", {"timesteps": int(steps), **means, **extra})
+            write_best(self.run_dir, best_record(steps, self._rule, key, means))
         self.curve = [r for r in self.curve if r["timesteps"] != steps] + [{"timesteps": int(steps), **means}]
         atomic_write_table(self.run_dir / "learning_curve.csv", pd.DataFrame(self.curve))
         if on_v0:
@@ -538,15 +541,13 @@ class Evaluator:
         the second stage's columns replaces ``select_candidates.csv``. Done once: a rerun of a
         finished run finds ``best.json``'s ``recheck`` (made with every evaluation) and leaves it.
         """
-        import json
         import shutil
 
         from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, learned_rule, per_day, test_keys
 
-        best_path = self.run_dir / "best.json"
         if not self.recheck or not self.candidates:
             return
-        done = json.loads(best_path.read_text()).get("recheck", {})
+        done = (read_best(self.run_dir) or {}).get("recheck", {})
         if done.get("evaluations") == len(self.candidates):  # finished already, no evaluation since
             return
         days, top = self.recheck
@@ -565,13 +566,11 @@ class Evaluator:
         shutil.copyfile(self._candidate(pick), tmp)
         tmp.replace(self.run_dir / "best_model.npz")
         means = next((r for r in self.curve if r["timesteps"] == pick), {})  # its evaluation's means
-        best = {
-            **means,
-            "timesteps": int(pick),
-            "select_key": [float(x) for x in key],
-            "recheck": {"days": days, "evaluations": len(table), **second},
-        }
-        atomic_write_json(best_path, {**best, "first_stage": json.loads(best_path.read_text())})
+        recheck = {"days": days, "evaluations": len(table), **second}
+        first_stage = read_best(self.run_dir)
+        write_best(
+            self.run_dir, best_record(pick, sel.select_rule, key, means, recheck=recheck, first_stage=first_stage)
+        )
         atomic_write_table(self.run_dir / CANDIDATES, table.assign(picked=table.index == pick).reset_index())
         log.info(
             f"second stage on {days} more selection days: best_model is the {pick}-step actor ({top} best "
