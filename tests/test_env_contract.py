@@ -1,8 +1,9 @@
 """One env contract, checked on every id this package registers (small configurations).
 
 The contract (docs/envs.md, *Env contract*): an action is one integer (Python or NumPy, or a
-1-element integer array); anything else, an out-of-range or a masked-out action raises
-``InvalidActionError`` and leaves the state unchanged; bad constructor arguments and reset
+1-element integer array); anything else or an out-of-range action raises ``InvalidActionError``
+and leaves the state unchanged, and so does a masked-out action under ``illegal_action="raise"``
+(the default substitutes it: ``tests/test_illegal_actions.py``); bad constructor arguments and reset
 options raise ``ConfigError``; ``step()`` before ``reset()`` or after the end raises
 ``ResetNeededError``; render modes ``None``, ``"ansi"``, ``"rgb_array"``; same seed same
 episode, different seeds different episodes; ``info["reward_parts"]`` are signed, weighted
@@ -162,7 +163,8 @@ def test_out_of_range_actions_name_the_range(env_id):
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_masked_out_actions_raise_naming_the_legal_ones(env_id):
-    env = make(env_id, **({"split": False} if FAMILY[env_id] == "EdgeBatch" else {}))  # unsplit: Nanos too small
+    unsplit = {"split": False} if FAMILY[env_id] == "EdgeBatch" else {}  # unsplit: Nanos too small
+    env = make(env_id, illegal_action="raise", **unsplit)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     seen = 0
@@ -285,7 +287,11 @@ def test_step_before_reset_and_after_the_end_raise_reset_needed(env_id):
         with pytest.raises(ResetNeededError, match="reset"):
             env.step(a)
     assert snapshot(env) == before
-    assert not env.action_masks().any()
+    end = env.action_masks()  # the default (substitute): one documented action, for maskable samplers
+    assert end.sum() == 1 and end[-1 if FAMILY[env_id] in ("CGRSP", "MIG") else 0]
+    strict = make(env_id, illegal_action="raise")
+    rollout(strict, seed=0)
+    assert not strict.action_masks().any()  # raise: all False, as before the setting
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -362,14 +368,15 @@ def test_pickled_mid_episode_continues_identically(env_id):
             break
 
 
-def test_llm_default_workload_fails_gymnasium_checker_step_determinism():
+def test_llm_default_workload_fails_gymnasium_checker_step_determinism_when_strict():
     """gymnasium's check_env samples its step-determinism action *before* the seeded reset.
 
     On the default mixed workload the first decision has one startable request, so the
-    action drawn from the previous state's mask is illegal there and the strict env raises.
+    action drawn from the previous state's mask is illegal there and the strict env raises
+    (the default, substituting env passes: ``tests/test_illegal_actions.py``).
     """
     with pytest.raises(InvalidActionError, match="illegal"):
-        check_env(make("LLMServe-v0"))
+        check_env(make("LLMServe-v0", illegal_action="raise"))
 
 
 @pytest.mark.parametrize("env_id", IDS)

@@ -82,8 +82,8 @@ def test_sb3_dqn_with_two_envs_runs_and_warm_up_actions_of_env_0_are_legal(env_i
 
     from gpu_sched_agents.rl.envs import IllegalActionFallback
 
-    def thunk():
-        return IllegalActionFallback(gym.make(env_id, **SMALL[env_id]))
+    def thunk():  # over a strict env: the wrapper's replacements are the only ones, and nothing may raise
+        return IllegalActionFallback(gym.make(env_id, illegal_action="raise", **SMALL[env_id]))
 
     class Record(BaseCallback):
         def __init__(self):

@@ -34,6 +34,7 @@ def baselines() -> list[str]:
 
 def on_trace(pol: Policy, trace: Path, seeds: list[int], out: Path) -> Path:
     """The policy and every baseline on the job log ``trace``; returns the summary's path."""
+    from gpu_sched_agents.rl.envs import strict
     from gpu_sched_env.cgrsp.batch import run_grid, summarise
     from gpu_sched_env.cgrsp.env import CGRSPEnv
     from gpu_sched_env.cgrsp.evaluation import run_episode
@@ -45,7 +46,7 @@ def on_trace(pol: Policy, trace: Path, seeds: list[int], out: Path) -> Path:
     if pol.kind == "rule":
         own = run_grid([pol.spec], seeds, day=config.day, params=params, trace=trace, executor="serial")
     else:
-        env = CGRSPEnv(config, trace=trace)
+        env = CGRSPEnv(strict(config), trace=trace)  # a policy's illegal action raises
         if hasattr(pol.model, "bind"):
             pol.model.bind(env)
         own = pd.DataFrame([run_episode(pol.model, env, s) for s in seeds]).assign(seed=seeds)

@@ -99,7 +99,7 @@ class HeuristicAgent(EnvAgent):
         """
         base = env.unwrapped
         mask = base.action_masks()
-        if base.sim is None or not mask.any():
+        if base.sim is None or base.done or not mask.any():  # before reset / after the end
             return base.wait_action
         plan, win = self.plan(base), base.window_jobs
         plan = base.actions.doable_now(plan)  # the scheme says what one action can do (slot: the offered slot's)

@@ -2,6 +2,12 @@
 
 Stable-Baselines3 is imported where a vectorised env is built, not with the module: reading a
 run's env config (``gpu-sched evaluate`` on an ``algo=ppo_jax`` run) needs no PyTorch.
+
+The envs the agents build to train and evaluate are strict (:func:`strict`:
+``illegal_action="raise"``, whatever the config's ``illegal_action`` says): their learners mask
+(MaskablePPO, MaskedDQN), follow the mask (the heuristics) or go through
+:class:`IllegalActionFallback` (``ppo_unmasked``), so an illegal action that reaches the env is
+a bug to be seen, not a move for the env to substitute.
 """
 
 from __future__ import annotations
@@ -19,6 +25,12 @@ if TYPE_CHECKING:
     from stable_baselines3.common.vec_env import VecEnv
 
 VEC_ENVS = ("dummy", "subproc")  # train.vec_env: SB3's DummyVecEnv (in this process) or SubprocVecEnv
+STRICT = "raise"  # the illegal_action of every env the agents build (module docstring)
+
+
+def strict(config: Any) -> Any:
+    """``config`` (any scenario's env config object) with ``illegal_action="raise"``: an illegal action raises."""
+    return config.replace(illegal_action=STRICT)
 
 
 def vec_env(kind: str, fns: Sequence[Callable[[], gym.Env]]) -> VecEnv:
@@ -33,8 +45,9 @@ class IllegalActionFallback(gym.Wrapper):
     """Fallback for learners that cannot mask (plain PPO), used by ``ppo_unmasked`` only.
 
     An illegal action becomes *wait* (or, when waiting is illegal, the first legal action),
-    costs ``penalty`` reward, and is counted in ``info["illegal_action"]``. The env itself
-    never replaces an action.
+    costs ``penalty`` reward, and is counted in ``info["illegal_action"]``. It wraps a strict
+    env (:func:`strict`), so the env never sees, and never replaces, an illegal action: only
+    this wrapper does, with its penalty.
     """
 
     def __init__(self, env: gym.Env, penalty: float = 0.01) -> None:
@@ -113,7 +126,7 @@ class MixedDays(gym.Wrapper):
         from gpu_sched_env.cgrsp.workload import day_weights
 
         weights = day_weights(days, "day.day_mix")
-        self._envs = {d: CGRSPEnv(config.replace(day=d)) for d in (*weights, MIXED_EVAL_DAY)}
+        self._envs = {d: CGRSPEnv(strict(config).replace(day=d)) for d in (*weights, MIXED_EVAL_DAY)}
         self._days, self._p = list(weights), np.asarray(list(weights.values()), float)
         super().__init__(self._envs[MIXED_EVAL_DAY])
         ss = np.random.SeedSequence(int(seed), spawn_key=(_TRAIN_KEY + 1, int(env_index)))
@@ -140,8 +153,8 @@ def evaluate_model(model: Any, config: CGRSPEnvConfig, seeds: list[int], masked:
     from gpu_sched_env.cgrsp.evaluation import evaluate, run_episode
 
     if masked:
-        return evaluate(model, config, seeds, progress=progress)
-    env = IllegalActionFallback(CGRSPEnv(config))
+        return evaluate(model, strict(config), seeds, progress=progress)
+    env = IllegalActionFallback(CGRSPEnv(strict(config)))
     days = tqdm(seeds, desc="learned") if progress else seeds
     rows = [{**run_episode(model, env, s), "illegal_actions": env.n_illegal} for s in days]
     env.close()
@@ -191,7 +204,7 @@ def _make(
     def thunk() -> gym.Env:
         from gpu_sched_env.cgrsp.env import CGRSPEnv
 
-        base = MixedDays(config, seed, env_index, days) if mixed else CGRSPEnv(config)
+        base = MixedDays(config, seed, env_index, days) if mixed else CGRSPEnv(strict(config))
         env: gym.Env = TrainingDays(base, seed, env_index)
         if not masked:
             env = IllegalActionFallback(env)

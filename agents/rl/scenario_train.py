@@ -28,7 +28,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from gpu_sched_agents.rl import train as tr
 from gpu_sched_agents.rl.callbacks import SELECT_ON, EpisodeMetricsCallback, EvalCallback
 from gpu_sched_agents.rl.compare import write_comparison
-from gpu_sched_agents.rl.envs import TrainingDays, vec_env
+from gpu_sched_agents.rl.envs import TrainingDays, strict, vec_env
 from gpu_sched_agents.rl.registry import _sb3_kwargs, get_algo
 from gpu_sched_agents.rl.scenarios import (
     ScenarioSpec,
@@ -68,7 +68,7 @@ def validate_scenario(cfg: DictConfig) -> tuple[ScenarioSpec, Any]:
             )
     tr.check_budget(cfg)
     tr.check_evaluation(cfg, get_algo(ALGO))
-    config = env_config(cfg)  # the scenario's config object checks every value
+    config = strict(env_config(cfg))  # the scenario's config object checks every value; the agents' envs raise
     spec.make_env(config).close()
     return spec, config
 
@@ -97,7 +97,9 @@ def make_vec_env(spec: ScenarioSpec, config: Any, n_envs: int, seed: int, kind: 
     """``n_envs`` training envs; env i plays the days of :func:`~gpu_sched_agents.rl.envs.training_seeds`."""
 
     def thunk(i: int):
-        return lambda: Monitor(EpisodeSummary(TrainingDays(spec.make_env(config), seed, i), spec), info_keywords=())
+        return lambda: Monitor(
+            EpisodeSummary(TrainingDays(spec.make_env(strict(config)), seed, i), spec), info_keywords=()
+        )
 
     return vec_env(kind, [thunk(i) for i in range(n_envs)])
 

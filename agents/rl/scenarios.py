@@ -175,12 +175,13 @@ def hydra_schema(cls: type, name: str) -> type:
 
     OmegaConf types plain fields only: a ``Literal`` becomes ``str``, a mapping of weights
     ``dict[str, float]``, and a field that also takes objects (a DataFrame, a profile table)
-    ``Any``; the config object checks every value when it is built.
+    ``Any``; the config object checks every value when it is built. ``illegal_action`` is left
+    out: the envs the agents build raise on an illegal action (``gpu_sched_agents.rl.envs.strict``).
     """
     hints = typing.get_type_hints(cls)
     specs = []
     for f in dataclasses.fields(cls):
-        if not f.init:
+        if not f.init or f.name == "illegal_action":  # the agents' envs are strict whatever it says (envs.strict)
             continue
         hint = _omegaconf_type(hints[f.name])
         if f.default_factory is not dataclasses.MISSING:

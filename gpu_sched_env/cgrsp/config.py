@@ -22,7 +22,15 @@ from typing import Any, Literal, get_args, get_origin
 from gpu_sched_env.cgrsp.params import DAY_TYPES, PARAM_NAMES, CGRSPParams, make_params
 from gpu_sched_env.cgrsp.rewards import PRESETS, REWARD_PARTS
 from gpu_sched_env.cgrsp.schemes import ACTION_SCHEMES, scheme_of
-from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
+from gpu_sched_env.core.errors import (
+    DEFAULT_ILLEGAL_ACTION,
+    ConfigError,
+    IllegalAction,
+    check_choice,
+    check_illegal_action,
+    check_keys,
+    check_number,
+)
 
 Day = Literal["quiet", "normal", "hectic", "surge"]
 Order = Literal["deadline", "submit", "spt", "laxity"]
@@ -60,6 +68,9 @@ class CGRSPEnvConfig:
         slot_rows: rows of the ``slots`` table (≥ ``c_max``; None = ``c_max``).
         features: ``basic`` or ``model`` (adds the public stock model's expectations per
             GPU type, the ``model`` key).
+        illegal_action: what an in-range action the mask forbids does: ``substitute`` (played
+            as *wait* where legal, else the lowest legal action, as in the JAX twin) or ``raise``
+            (``InvalidActionError``).
         params: simulator parameter overrides (any ``CGRSPParams`` field).
     """
 
@@ -76,9 +87,11 @@ class CGRSPEnvConfig:
     reward_scale: float = DEFAULT_REWARD_SCALE
     slot_rows: int | None = None
     features: Features = "basic"
+    illegal_action: IllegalAction = DEFAULT_ILLEGAL_ACTION
     params: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        check_illegal_action(self.illegal_action)  # the one check every env's setting has (core.errors)
         for f in fields(self):  # every Literal field: one of its values
             if get_origin(_hint(f.name)) is Literal:
                 check_choice(f.name, getattr(self, f.name), get_args(_hint(f.name)))
@@ -188,12 +201,14 @@ COMMAND_LINE_PARAMS = (
 )
 
 
-def hydra_schema(exclude: tuple[str, ...] = ("day",)) -> type:
+def hydra_schema(exclude: tuple[str, ...] = ("day", "illegal_action")) -> type:
     """A Hydra/OmegaConf structured-config schema with the fields and defaults of :class:`CGRSPEnvConfig`.
 
     OmegaConf cannot type ``Literal`` fields, so they become ``str`` here; their values are
     checked when the real config is built (:func:`env_config_of`), before a run writes
-    anything. ``day`` comes from Hydra's ``day`` group, so it is left out by default. The
+    anything. ``day`` comes from Hydra's ``day`` group, so it is left out by default, and so is
+    ``illegal_action``: the envs the agents train and judge on are strict whatever a config says
+    (``gpu_sched_agents.rl.envs.strict``), so it is no training setting. The
     :data:`COMMAND_LINE_PARAMS` follow as optional fields typed as in ``CGRSPParams``.
     """
     param_hints = typing.get_type_hints(CGRSPParams)

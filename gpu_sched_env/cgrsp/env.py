@@ -24,6 +24,7 @@ from gpu_sched_env.cgrsp.schemes import ACTION_SCHEMES
 from gpu_sched_env.cgrsp.sim import Simulator
 from gpu_sched_env.cgrsp.trace import Trace
 from gpu_sched_env.core.errors import (
+    ActionGate,
     ConfigError,
     InvalidActionError,
     ResetNeededError,
@@ -78,8 +79,19 @@ class CGRSPEnv(gym.Env):
 
     In every mode the last action is the no-op. The space is a :class:`MaskedDiscrete`
     (``sample()`` draws legal actions); the mask is :meth:`action_masks` (sb3-contrib
-    ``MaskablePPO``), ``info["action_mask"]`` and ``obs["action_mask"]``. An illegal action
-    raises :class:`~gpu_sched_env.core.errors.InvalidActionError`; it is never replaced.
+    ``MaskablePPO``), ``info["action_mask"]`` and ``obs["action_mask"]``.
+
+    Every action of the space is a valid input (``illegal_action="substitute"``, the default):
+    an action the mask forbids is played as *wait* (the no-op) where the mask allows it, else
+    as the lowest legal action (window position 0 on the lowest idle slot, not held in
+    ``joint_hold``; ``slot``: position 0 on the offered slot; ``when``: dispatch). This is the
+    rule of the JAX twin (``gpu_sched_env.cgrsp.jax.legal.legalise``), so both engines play an
+    illegal action alike. Every step's ``info["invalid_action"]`` says whether the action was
+    replaced and ``info["n_invalid"]`` counts the episode's replaced actions so far (the final
+    step's is the episode's). ``illegal_action="raise"``: an illegal action raises
+    :class:`~gpu_sched_env.core.errors.InvalidActionError` and changes nothing. In both modes
+    an action that is not an element of the space (out of range, a float, string, bool or
+    batch) raises ``InvalidActionError``.
 
     ## Observation space
     ``Dict`` (float32 ``Box`` entries; T = number of GPU types in the table, 4 by default;
@@ -153,8 +165,12 @@ class CGRSPEnv(gym.Env):
     arrival). ``reset()`` without a seed draws the day's seed from ``np_random``.
 
     ## Episode end
-    Terminated when every job has completed (``info["summary"]`` then holds the run's metrics
-    and ``info["episode_raw"]`` the summed raw parts). Never truncated: each step dispatches a
+    Terminated when every job has completed (``info["summary"]`` then holds the run's metrics,
+    ``info["episode_raw"]`` the summed raw parts and ``info["n_invalid"]`` the replaced
+    actions). The final observation's mask (``obs["action_mask"]``, ``info["action_mask"]``,
+    :meth:`action_masks`) marks *wait* alone as legal, so vector envs and maskable samplers
+    always find an action (``step()`` then raises ``ResetNeededError``); with
+    ``illegal_action="raise"`` it is all False. Never truncated: each step dispatches a
     job (N in all), processes at least one event (2N in all) or, in ``slot`` mode, leaves one
     of at most C_max idle slots idle before an event, so an episode is finite.
 
@@ -190,6 +206,7 @@ class CGRSPEnv(gym.Env):
       beyond ``c_max`` stay zero, so in ``slot`` mode (whose action space does not depend on
       ``c_max``) one policy can be played on fleets of any size up to ``slot_rows``.
     * ``features``: ``basic`` (default) or ``model`` (adds the ``model`` key).
+    * ``illegal_action``: ``substitute`` (default) or ``raise`` (see *Action space*).
     * ``render_mode``: ``None``, ``"ansi"`` (text snapshot), ``"rgb_array"`` (Gantt chart
       of the day so far) or ``"human"`` (the text snapshot printed to stdout at every reset
       and step; ``render()`` prints it too and returns None).
@@ -209,7 +226,11 @@ class CGRSPEnv(gym.Env):
       ``shaping_gamma`` (γ·Φ′ − Φ; the default 1 gives the earlier Φ′ − Φ). 2026-11-26:
       ``features="model"`` (the ``model`` key; the default gives the earlier observations).
       2026-11-28: ``action_mode="joint_hold"`` (held deferrals; opt-in, the defaults unchanged);
-      ``action_mode="when"`` (learned timing on the rule's order; opt-in).
+      ``action_mode="when"`` (learned timing on the rule's order; opt-in). Since
+      ``illegal_action``: an action the mask forbids is substituted by default (*wait*, else the
+      lowest legal action; ``info["invalid_action"]``, ``info["n_invalid"]``) and the final
+      mask marks *wait*; ``illegal_action="raise"`` gives the earlier strict behaviour. Legal
+      actions play exactly as before.
     """
 
     # "human": the text snapshot printed at every reset and step (no window, so no pygame;
@@ -238,6 +259,8 @@ class CGRSPEnv(gym.Env):
         self._enc = ObsEncoder(self.params, cfg.window, cfg.slot_rows, cfg.features)
         self.observation_space = self._enc.space(self.actions.n_actions)
         self.action_space = MaskedDiscrete(self.actions.n_actions, self.action_masks)
+        # illegal actions: substitute *wait* (the last action) where legal, else the lowest legal one
+        self._gate = ActionGate(cfg.illegal_action, self.actions.n_actions, noop=self.actions.wait_action)
         self.sim: Simulator | None = None
         self.ledger: RewardLedger | None = None
         self.run_seed: int | None = None  # the simulated day's seed, set by reset()
@@ -294,6 +317,7 @@ class CGRSPEnv(gym.Env):
         self._enc.reset(sim)
         self.ledger = RewardLedger(self.cfg, sim)
         self.done = False
+        self._gate.reset()
         self.actions.reset(sim)
         self.advance()  # to the first decision point (first arrival: no wait accrues)
         self._settle()
@@ -307,7 +331,7 @@ class CGRSPEnv(gym.Env):
         """Apply one assignment or the no-op; see the class docstring."""
         if self.sim is None or self.done:
             raise ResetNeededError("the episode has ended (or never started): call reset() first")
-        a = self._check_action(action)
+        a, invalid = self._gate.take(action, self._mask, self._why_illegal)
         t0 = self.sim.t
         pair = self.actions.choose(self.sim, self._win, a)
         if pair is not None:
@@ -315,7 +339,7 @@ class CGRSPEnv(gym.Env):
         self._settle()
         obs = self._observe()
         reward, info = self.ledger.settle(self.sim, self.done)
-        info.update(action_mask=self._mask.copy(), t=self.sim.t, dt=self.sim.t - t0)
+        info.update(action_mask=self._mask.copy(), t=self.sim.t, dt=self.sim.t - t0, **self._gate.info(invalid))
         if self.done:
             info["summary"] = self.result().summary()
             info["episode_raw"] = dict(self.ledger.episode_raw)
@@ -324,7 +348,7 @@ class CGRSPEnv(gym.Env):
         return obs, reward, self.done, False, info
 
     def action_masks(self) -> np.ndarray:
-        """Boolean mask of the legal actions now (all False once the day is over)."""
+        """Boolean mask of the legal actions now (once the day is over: *wait* only, or all False with ``raise``)."""
         return self._mask.copy()
 
     def render(self) -> str | np.ndarray | None:
@@ -353,8 +377,8 @@ class CGRSPEnv(gym.Env):
         return self.sim.result(policy=policy, day=self.day)
 
     def decode(self, action: int) -> tuple[int, int] | None:
-        """``(job id, slot)`` for an assignment action, ``None`` for the no-op."""
-        a = self._check_action(action)
+        """``(job id, slot)`` for a legal assignment action, ``None`` for the no-op (an illegal action raises)."""
+        a = check_action(action, self.actions.n_actions, self._mask, self._why_illegal)
         if a == self.wait_action:
             return None
         return self.actions.pair(self._win, a)
@@ -392,19 +416,15 @@ class CGRSPEnv(gym.Env):
         self.actions.on_advance(sim, alive)
 
     # ------------------------------------------------------------------ actions and observations
-    def _check_action(self, action: Any) -> int:
-        return check_action(
-            action, self.actions.n_actions, self._mask, lambda a: self.actions.why_illegal(self.sim, self._win, a)
-        )
+    def _why_illegal(self, a: int) -> str:
+        return self.actions.why_illegal(self.sim, self._win, a)
 
     def _observe(self) -> dict[str, np.ndarray]:
         self._win, beyond = self.jobs(self.sim)
         live = not self.done
         offered, marked = (self.actions.offered, self.actions.marked(self.sim)) if live else (None, ())
         obs = self._enc.encode(self.sim, self._win, beyond, offered, marked)
-        self._mask = (
-            self.actions.mask(self.sim, self._win.size) if not self.done else np.zeros(self.actions.n_actions, bool)
-        )
+        self._mask = self.actions.mask(self.sim, self._win.size) if not self.done else self._gate.end_mask()
         obs["action_mask"] = self._mask.view(np.int8).copy()
         return obs
 

@@ -12,8 +12,9 @@ class MaskedDiscrete(spaces.Discrete):
     """``Discrete`` whose ``sample()`` without a mask draws the owning env's legal actions.
 
     Generic tools that sample actions from one env (``check_env``, random rollouts) can then
-    drive an env that raises on illegal actions; ``contains`` is unchanged, so the space
-    still describes every action index.
+    drive a strict env (``illegal_action="raise"``); ``contains`` is unchanged, so the space
+    still describes every action index, and under the default (``"substitute"``) every index
+    is a valid input (the env plays a masked-out one as its substitute).
 
     Sampling without a mask is masked only where the space can know the right mask: in the
     env that owns it. Elsewhere it samples the whole space, like ``Discrete``:
@@ -27,10 +28,11 @@ class MaskedDiscrete(spaces.Discrete):
 
     A vectorised learner that samples one env's space for all of its envs (SB3's off-policy
     warm-up and ε-exploration use ``env.action_space`` = sub-env 0's space) draws actions
-    legal in sub-env 0 only. Learners that ignore masks (SB3 DQN, PPO) must be wrapped in a
-    fallback (``gpu_sched_agents.rl.envs.IllegalActionFallback``) in any case, since their greedy
-    actions ignore the mask too; mask-aware learners (``MaskablePPO``,
-    ``gpu_sched_agents.rl.masked_dqn.MaskedDQN``) sample from ``obs``/``action_masks()`` per env.
+    legal in sub-env 0 only. The default envs substitute such an action, as they do the greedy
+    actions of learners that ignore masks (SB3 DQN, PPO); over strict envs those learners need a
+    fallback (``gpu_sched_agents.rl.envs.IllegalActionFallback``). Mask-aware learners
+    (``MaskablePPO``, ``gpu_sched_agents.rl.masked_dqn.MaskedDQN``) sample from
+    ``obs``/``action_masks()`` per env.
     """
 
     def __init__(self, n: int, mask_fn: Any, seed: Any = None) -> None:

@@ -17,7 +17,13 @@ from typing import Any
 import numpy as np
 
 from gpu_sched_env.core.envconfig import check_weights, short
-from gpu_sched_env.core.errors import ConfigError, check_number
+from gpu_sched_env.core.errors import (
+    DEFAULT_ILLEGAL_ACTION,
+    ConfigError,
+    IllegalAction,
+    check_illegal_action,
+    check_number,
+)
 from gpu_sched_env.edge.model import Cluster, jetson_cluster
 from gpu_sched_env.edge.profiles import ProfileTable, default_profiles, load_profiles
 from gpu_sched_env.edge.workload import random_workloads
@@ -42,6 +48,8 @@ class EdgeBatchEnvConfig:
             every name must have rows in the profile table.
         reward_scale_s: seconds per reward unit (> 0).
         reward_weights: per-part weights over ``makespan`` (non-negative; default 1).
+        illegal_action: what a device the mask forbids does: ``substitute`` (the lowest device
+            with room for the task) or ``raise`` (``InvalidActionError``).
     """
 
     n_tasks: int = 20
@@ -52,9 +60,11 @@ class EdgeBatchEnvConfig:
     mix: Mapping[str, float] | None = None
     reward_scale_s: float = 3600.0
     reward_weights: Mapping[str, float] = field(default_factory=dict)
+    illegal_action: IllegalAction = DEFAULT_ILLEGAL_ACTION
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        check_illegal_action(self.illegal_action)
         set_(self, "n_tasks", int(check_number("n_tasks", self.n_tasks, lo=1, integer=True)))
         for name in ("include_head", "split"):
             flag = getattr(self, name)

@@ -12,9 +12,9 @@ from gymnasium import spaces
 
 from gpu_sched_env.core.envconfig import build_config
 from gpu_sched_env.core.errors import (
+    ActionGate,
     ConfigError,
     ResetNeededError,
-    check_action,
     check_options,
     check_seed,
 )
@@ -93,9 +93,14 @@ class EdgeBatchEnv(gym.Env):
     ## Action Space
     ``Discrete(n_devices)``: the device for the current task. Legal: devices with room for
     the task (its memory and GPU share on that device type fit the device's capacity).
-    ``action_masks()`` and ``info["action_mask"]`` give the mask; an illegal action, and any
-    action that is not one integer (a float, string, bool or multi-element array), raises
-    ``InvalidActionError`` and leaves the state unchanged.
+    ``action_masks()`` and ``info["action_mask"]`` give the mask. The layout has no no-op
+    (every step places the task), so under ``illegal_action="substitute"`` (the default) a
+    device the mask forbids is played as the lowest device with room for the task; every
+    step's ``info["invalid_action"]`` flags a replaced action and ``info["n_invalid"]`` counts
+    the episode's so far. ``illegal_action="raise"``: a forbidden device raises
+    ``InvalidActionError`` and leaves the state unchanged. In both modes an action that is not
+    one integer in ``[0, n_devices-1]`` (out of range, a float, string, bool or multi-element
+    array) raises ``InvalidActionError``.
 
     ## Observation Space
     ``Box(0, high, (8 * D + 2,), float32)`` with ``D`` devices (blocks in ``obs_slices``):
@@ -125,7 +130,10 @@ class EdgeBatchEnv(gym.Env):
     names), all devices empty.
 
     ## Episode End
-    Terminates when every task is placed; never truncated (episodes have a fixed length).
+    Terminates when every task is placed (``info["n_invalid"]`` holds the replaced actions);
+    never truncated (episodes have a fixed length). The final mask (``action_masks()``,
+    ``info["action_mask"]``) marks device 0 alone as legal, so maskable samplers always find
+    an action (``illegal_action="raise"``: all False).
     ``step()`` before ``reset()`` or after the end raises
     :class:`~gpu_sched_env.core.errors.ResetNeededError`.
 
@@ -134,13 +142,18 @@ class EdgeBatchEnv(gym.Env):
     ``split`` (True), ``split_threshold_gb`` (None: smallest device memory), ``profiles``
     (None: default table; or a CSV/YAML path or a ``ProfileTable``), ``mix`` (workload
     weights; None: uniform), ``reward_scale_s`` (3600), ``reward_weights`` ({"makespan": 1},
-    non-negative), ``render_mode`` (``None``, ``"ansi"`` text or ``"rgb_array"`` Gantt chart
+    non-negative), ``illegal_action`` (``"substitute"``, the default, or ``"raise"``; see
+    *Action Space*), ``render_mode`` (``None``, ``"ansi"`` text or ``"rgb_array"`` Gantt chart
     of the devices). Unknown arguments raise ``ConfigError``. The same settings as one frozen
     object: ``EdgeBatchEnv(EdgeBatchEnvConfig(...))``
     (:class:`~gpu_sched_env.edge.config.EdgeBatchEnvConfig`, checked once; ``env.config``).
 
     ## Version History
     * v0: initial version; the ``util`` block (FCFS-LLF's default utilisation) added later.
+      Since ``illegal_action``: a device the mask forbids is substituted by default (the lowest
+      device with room; ``info["invalid_action"]``, ``info["n_invalid"]``) and the final mask
+      marks device 0; ``illegal_action="raise"`` gives the earlier strict behaviour. Legal
+      actions play exactly as before.
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
@@ -161,6 +174,7 @@ class EdgeBatchEnv(gym.Env):
         self.reward_weights = dict(cfg.reward_weights)
         d = self.cluster.n
         self.action_space = MaskedDiscrete(d, self.action_masks)  # sample() draws legal actions
+        self._gate = ActionGate(cfg.illegal_action, d)  # no no-op: the lowest device with room substitutes
         high = np.full(len(OBS_BLOCKS) * d + 2, HOURS_HIGH, dtype=np.float32)
         for name in ("fits", "gpu_frac", "mem_frac", "local", "remaining"):
             high[obs_slices(d)[name]] = 1.0
@@ -206,6 +220,7 @@ class EdgeBatchEnv(gym.Env):
         self._seen: list[set[str]] = [set() for _ in range(self.cluster.n)]
         self._device: list[int] = []
         self._i = 0
+        self._gate.reset()
         return self._obs(), self._info({})
 
     def _check_workloads(self, field: str, names: Any) -> None:
@@ -218,7 +233,7 @@ class EdgeBatchEnv(gym.Env):
             raise ResetNeededError(
                 "EdgeBatch-v0: no task to place (before reset() or after the episode ended); call reset()"
             )
-        j = check_action(action, self.cluster.n, self._fits[self._i], self._why_illegal)
+        j, invalid = self._gate.take(action, self._fits[self._i], self._why_illegal)
         i = self._i
         before = self._makespan()
         self._lines[j].add(self._t[i, j], self._m[i, j], self._g[i, j])
@@ -233,12 +248,13 @@ class EdgeBatchEnv(gym.Env):
         terminated = self._i == len(self.tasks)
         info = self._info(parts)
         info["reward_raw"] = raw
+        info.update(self._gate.info(invalid))
         return self._obs(), reward, terminated, False, info
 
     def action_masks(self) -> np.ndarray:
-        """Boolean mask of legal devices for the current task (all False after the end)."""
+        """Boolean mask of legal devices for the current task (before reset all False; once done: the end's mask)."""
         if self._i >= len(self.tasks):
-            return np.zeros(self.cluster.n, dtype=bool)
+            return self._gate.end_mask() if self.tasks else np.zeros(self.cluster.n, dtype=bool)
         return self._fits[self._i].copy()
 
     def plan(self) -> Plan:

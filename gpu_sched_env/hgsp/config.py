@@ -18,7 +18,14 @@ import numpy as np
 import pandas as pd
 
 from gpu_sched_env.core.envconfig import check_weights, short
-from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
+from gpu_sched_env.core.errors import (
+    DEFAULT_ILLEGAL_ACTION,
+    ConfigError,
+    IllegalAction,
+    check_choice,
+    check_illegal_action,
+    check_number,
+)
 from gpu_sched_env.hgsp.model import TASK_COLUMNS, Cluster, TaskSet, make_cluster
 from gpu_sched_env.hgsp.sim import DECODERS
 from gpu_sched_env.hgsp.workload import PRESETS, resolve_tasks
@@ -44,6 +51,8 @@ class HGSPEnvConfig:
         decoder: how ``order`` is decoded, ``list`` (strictly in list order) or ``release``.
         reward_weights: per-part weights over ``tardiness`` and ``flow`` (non-negative; stored
             with the defaults tardiness 1, flow 0 filled in).
+        illegal_action: what a GPU the mask forbids does: ``substitute`` (the lowest fitting GPU)
+            or ``raise`` (``InvalidActionError``).
     """
 
     tasks: str | os.PathLike | pd.DataFrame | TaskSet = "tasks1"
@@ -52,9 +61,11 @@ class HGSPEnvConfig:
     order: Sequence[int] | None = None
     decoder: Decoder = "list"
     reward_weights: Mapping[str, float] = field(default_factory=dict)
+    illegal_action: IllegalAction = DEFAULT_ILLEGAL_ACTION
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        check_illegal_action(self.illegal_action)
         check_choice("decoder", self.decoder, DECODERS, "HGSP-v0")
         if self.n_tasks is not None:
             if not self.is_preset:

@@ -10,9 +10,9 @@ from gymnasium import spaces
 
 from gpu_sched_env.core.envconfig import build_config
 from gpu_sched_env.core.errors import (
+    ActionGate,
     ConfigError,
     ResetNeededError,
-    check_action,
     check_options,
     check_seed,
 )
@@ -38,10 +38,15 @@ class HGSPEnv(gym.Env):
 
     ## Action space
     ``Discrete(m)``: the GPU index (cluster order, e.g. small = A100, A30, L40). Only GPUs
-    with ``memory >= task memory`` are legal (``action_masks()``, ``info["action_mask"]``);
-    any other action, and any action that is not one integer (a float, string, bool or
-    multi-element array), raises :class:`~gpu_sched_env.core.errors.InvalidActionError`
-    and leaves the state unchanged.
+    with ``memory >= task memory`` are legal (``action_masks()``, ``info["action_mask"]``).
+    The layout has no no-op (every step places the task), so under
+    ``illegal_action="substitute"`` (the default) a GPU the mask forbids is played as the
+    lowest legal one, the first GPU in cluster order that holds the task; every step's
+    ``info["invalid_action"]`` flags a replaced action and ``info["n_invalid"]`` counts the
+    episode's so far. ``illegal_action="raise"``: a forbidden GPU raises
+    :class:`~gpu_sched_env.core.errors.InvalidActionError` and leaves the state unchanged. In
+    both modes an action that is not one integer in ``[0, m-1]`` (out of range, a float,
+    string, bool or multi-element array) raises ``InvalidActionError``.
 
     ## Observation space
     ``Box(5 + 4m,)`` float32; times in units of ``T_ref`` = mean workload / fastest speed,
@@ -73,8 +78,11 @@ class HGSPEnv(gym.Env):
 
     ## Episode end
     Terminated when every schedulable task is placed (``info["summary"]`` holds the metrics
-    of :func:`gpu_sched_env.hgsp.summarize`). No truncation. ``step()`` before ``reset()`` or
-    after the end raises :class:`~gpu_sched_env.core.errors.ResetNeededError`.
+    of :func:`gpu_sched_env.hgsp.summarize`, ``info["n_invalid"]`` the replaced actions). The
+    final mask (``action_masks()``, ``info["action_mask"]``) marks GPU 0 alone as legal, so
+    maskable samplers always find an action (``illegal_action="raise"``: all False). No
+    truncation. ``step()`` before ``reset()`` or after the end raises
+    :class:`~gpu_sched_env.core.errors.ResetNeededError`.
 
     ## Arguments
     ``tasks`` (preset name, CSV path, DataFrame or TaskSet; default ``"tasks1"``),
@@ -83,13 +91,17 @@ class HGSPEnv(gym.Env):
     task set; default arrival order), ``decoder`` (how ``order`` is decoded: ``"list"``, strictly
     in list order, the default as in SAGreedy, or ``"release"``, release-aware; the two agree
     on the arrival order), ``reward_weights`` (mapping with keys tardiness, flow,
-    non-negative), ``render_mode`` (``None``, ``"ansi"`` text or ``"rgb_array"`` Gantt chart
+    non-negative), ``illegal_action`` (``"substitute"``, the default, or ``"raise"``; see
+    *Action space*), ``render_mode`` (``None``, ``"ansi"`` text or ``"rgb_array"`` Gantt chart
     of the placed tasks per GPU). Unknown arguments raise ``ConfigError``; ``reset()`` takes
     no options. The same settings as one frozen object: ``HGSPEnv(HGSPEnvConfig(...))``
     (:class:`~gpu_sched_env.hgsp.config.HGSPEnvConfig`, checked once; ``env.config``).
 
     ## Version history
-    * v0: initial version.
+    * v0: initial version. Since ``illegal_action``: a GPU the mask forbids is substituted by
+      default (the lowest fitting GPU; ``info["invalid_action"]``, ``info["n_invalid"]``) and
+      the final mask marks GPU 0; ``illegal_action="raise"`` gives the earlier strict
+      behaviour. Legal actions play exactly as before.
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
@@ -115,6 +127,7 @@ class HGSPEnv(gym.Env):
         lo[8::4], hi[8::4] = 0.0, 1.0
         self.observation_space = spaces.Box(lo, hi, dtype=np.float32)
         self.action_space = MaskedDiscrete(m, self.action_masks)  # sample() draws legal actions
+        self._gate = ActionGate(cfg.illegal_action, m)  # no no-op: the lowest fitting GPU substitutes
         self.problem: Problem | None = None
         self._ls: ListScheduler | None = None
         self._task: int | None = None
@@ -137,6 +150,7 @@ class HGSPEnv(gym.Env):
         self._wmax = max(float(ts.weight.max()), 1e-12)
         self._ls = ListScheduler(pr, self._order, self._serial)
         self._task = self._ls.next_task()
+        self._gate.reset()
         return self._obs(), self._info({})
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
@@ -147,7 +161,7 @@ class HGSPEnv(gym.Env):
             )
         i = self._task
         pr = self.problem
-        j = check_action(action, pr.m, pr.fit[i], self._why_illegal)
+        j, invalid = self._gate.take(action, pr.fit[i], self._why_illegal)
         c = self._ls.place(i, j)
         t = pr.tasks
         raw = {
@@ -158,15 +172,17 @@ class HGSPEnv(gym.Env):
         reward = sum(parts.values())
         self._task = self._ls.next_task()
         terminated = self._task is None
-        info = self._info({"reward_parts": parts, "reward_raw": raw, "placed_task": i, "gpu": j, "end": c})
+        info = self._info(
+            {"reward_parts": parts, "reward_raw": raw, "placed_task": i, "gpu": j, "end": c, **self._gate.info(invalid)}
+        )
         if terminated:
             info["summary"] = summarize(self._ls.result())
         return self._obs(), float(reward), terminated, False, info
 
     def action_masks(self) -> np.ndarray:
-        """Boolean mask of legal GPUs for the current task (all False once done)."""
+        """Boolean mask of legal GPUs for the current task (before reset all False; once done: the end's mask)."""
         if self._task is None:
-            return np.zeros(self.cluster.m, bool)
+            return self._gate.end_mask() if self._ls is not None else np.zeros(self.cluster.m, bool)
         return self.problem.fit[self._task].copy()
 
     def render(self) -> str | np.ndarray | None:

@@ -16,7 +16,13 @@ from typing import Any, Literal
 import pandas as pd
 
 from gpu_sched_env.core.envconfig import short
-from gpu_sched_env.core.errors import ConfigError, check_number
+from gpu_sched_env.core.errors import (
+    DEFAULT_ILLEGAL_ACTION,
+    ConfigError,
+    IllegalAction,
+    check_illegal_action,
+    check_number,
+)
 from gpu_sched_env.llm.model import WORKLOADS, Workload, make_cluster, mixed, resolve_workload
 from gpu_sched_env.llm.sim import LLMSim
 
@@ -36,6 +42,8 @@ class LLMServeEnvConfig:
         dt: the discrete engine's step [s] (> 0).
         n_requests: requests of ``"mixed"`` (only with it).
         cluster: ``{GPU type: count}`` of a request table (only with one).
+        illegal_action: what a request the mask forbids does: ``substitute`` (the lowest-index
+            startable request starts) or ``raise`` (``InvalidActionError``).
     """
 
     workload: str | Workload | pd.DataFrame = "mixed"
@@ -43,9 +51,11 @@ class LLMServeEnvConfig:
     dt: float = 0.01
     n_requests: int = DEFAULT_N_REQUESTS
     cluster: Mapping[str, int] | None = None
+    illegal_action: IllegalAction = DEFAULT_ILLEGAL_ACTION
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        check_illegal_action(self.illegal_action)
         set_(self, "n_requests", int(check_number("n_requests", self.n_requests, lo=1, integer=True)))
         if not self.is_random and self.n_requests != DEFAULT_N_REQUESTS:
             raise ConfigError(f"n_requests = {self.n_requests!r}: only allowed with workload='mixed'")

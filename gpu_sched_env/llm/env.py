@@ -10,9 +10,9 @@ from gymnasium import spaces
 
 from gpu_sched_env.core.envconfig import build_config
 from gpu_sched_env.core.errors import (
+    ActionGate,
     ConfigError,
     ResetNeededError,
-    check_action,
     check_options,
     check_seed,
 )
@@ -39,9 +39,14 @@ class LLMServeEnv(gym.Env):
     ## Action space
     ``Discrete(N)`` with N the number of requests: the request index. Legal: queued requests
     whose tau GPUs (with memory >= m / tau) are free (``action_masks()``,
-    ``info["action_mask"]``); anything else, and any action that is not one integer (a
-    float, string, bool or multi-element array), raises
-    :class:`~gpu_sched_env.core.errors.InvalidActionError` and leaves the state unchanged.
+    ``info["action_mask"]``). The layout has no no-op (the simulator stops only when some
+    request can start), so under ``illegal_action="substitute"`` (the default) a request the
+    mask forbids is played as the lowest-index startable request; every step's
+    ``info["invalid_action"]`` flags a replaced action and ``info["n_invalid"]`` counts the
+    episode's so far. ``illegal_action="raise"``: a forbidden request raises
+    :class:`~gpu_sched_env.core.errors.InvalidActionError` and leaves the state unchanged. In
+    both modes an action that is not one integer in ``[0, N-1]`` (out of range, a float,
+    string, bool or multi-element array) raises ``InvalidActionError``.
 
     ## Observation space
     ``Box(2 + 7N,)`` float32; times in units of ``p_ref`` = mean estimated run time.
@@ -73,14 +78,18 @@ class LLMServeEnv(gym.Env):
 
     ## Episode end
     Terminated when every feasible request has completed (``info["summary"]`` holds
-    ``weighted_wait``, ``avg_wait``, ``makespan``, ``completed``...). No truncation.
+    ``weighted_wait``, ``avg_wait``, ``makespan``, ``completed``...; ``info["n_invalid"]`` the
+    replaced actions). The final mask (``action_masks()``, ``info["action_mask"]``) marks
+    request 0 alone as legal, so maskable samplers always find an action
+    (``illegal_action="raise"``: all False). No truncation.
     ``step()`` before ``reset()`` or after the end raises
     :class:`~gpu_sched_env.core.errors.ResetNeededError`.
 
     ## Arguments
     ``workload`` ("mixed" (default), "discriminating", a Workload or a request DataFrame),
     ``engine`` ("discrete" or "event"), ``dt`` [s], ``n_requests`` (size of "mixed", default
-    50), ``cluster`` ({type: count}, request tables only), ``render_mode`` (``None``,
+    50), ``cluster`` ({type: count}, request tables only), ``illegal_action``
+    (``"substitute"``, the default, or ``"raise"``; see *Action space*), ``render_mode`` (``None``,
     ``"ansi"`` text or ``"rgb_array"`` Gantt chart of the requests). Unknown arguments raise
     ``ConfigError``; ``reset()`` takes no options. The same settings as one frozen object:
     ``LLMServeEnv(LLMServeEnvConfig(...))`` (:class:`~gpu_sched_env.llm.config.LLMServeEnvConfig`,
@@ -88,7 +97,11 @@ class LLMServeEnv(gym.Env):
 
     ## Version history
     * v0: initial version (the default workload was "discriminating", the same every
-      episode, until the env contract of issue 15; now "mixed").
+      episode, until the env contract of issue 15; now "mixed"). Since ``illegal_action``: a
+      request the mask forbids is substituted by default (the lowest-index startable one;
+      ``info["invalid_action"]``, ``info["n_invalid"]``) and the final mask marks request 0;
+      ``illegal_action="raise"`` gives the earlier strict behaviour. Legal actions play exactly
+      as before.
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
@@ -109,6 +122,7 @@ class LLMServeEnv(gym.Env):
             hi[k::N_FEAT] = 1.0
         self.observation_space = spaces.Box(lo, hi, dtype=np.float32)
         self.action_space = MaskedDiscrete(n, self.action_masks)  # sample() draws legal actions
+        self._gate = ActionGate(cfg.illegal_action, n)  # no no-op: the lowest startable request substitutes
         self.sim: LLMSim | None = None
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
@@ -125,6 +139,7 @@ class LLMServeEnv(gym.Env):
         self._wmax = max(float(r.weight.max()), 1e-12)
         self._pending = self.sim.advance()
         self._phi = self.sim.weighted_in_system(self.sim.time)
+        self._gate.reset()
         return self._obs(), {"action_mask": self.action_masks()}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
@@ -133,9 +148,8 @@ class LLMServeEnv(gym.Env):
             raise ResetNeededError(
                 "LLMServe-v0: no pending decision (before reset() or after the episode ended); call reset()"
             )
-        i = check_action(
+        i, invalid = self._gate.take(
             action,
-            self.action_space.n,
             self.action_masks(),
             lambda a: f"at t = {self.sim.time:.2f} s request {a} is not queued with its GPUs free",
         )
@@ -148,15 +162,18 @@ class LLMServeEnv(gym.Env):
             "action_mask": self.action_masks(),
             "reward_parts": {"weighted_wait": -part},
             "reward_raw": {"weighted_wait": part},
+            **self._gate.info(invalid),
         }
         if not self._pending:
             info["summary"] = self.sim.summary()
         return self._obs(), -part, not self._pending, False, info
 
     def action_masks(self) -> np.ndarray:
-        """Boolean mask of startable requests."""
+        """Boolean mask of startable requests (before reset all False; once done: the end's mask)."""
+        if self.sim is not None and not self._pending:
+            return self._gate.end_mask()
         mask = np.zeros(self.action_space.n, bool)
-        if self.sim is not None and self._pending:
+        if self.sim is not None:
             mask[self.sim.candidates()] = True
         return mask
 

@@ -16,7 +16,13 @@ from typing import Any
 import numpy as np
 
 from gpu_sched_env.core.envconfig import check_weights, short
-from gpu_sched_env.core.errors import ConfigError, check_number
+from gpu_sched_env.core.errors import (
+    DEFAULT_ILLEGAL_ACTION,
+    ConfigError,
+    IllegalAction,
+    check_illegal_action,
+    check_number,
+)
 from gpu_sched_env.mig.generator import GeneratorConfig, load_config
 from gpu_sched_env.mig.model import DEFAULT_CAPACITIES, Job, check_capacities, check_poll
 from gpu_sched_env.mig.workload import MIG_EXPERIMENT_CONFIG
@@ -39,6 +45,8 @@ class MIGEnvConfig:
         poll_interval: minutes between polls (≥ 1).
         reward_weights: per-part weights over ``makespan`` and ``deadline`` (non-negative;
             stored with the defaults makespan 1, deadline 0 filled in).
+        illegal_action: what an action the mask forbids does: ``substitute`` (defer where
+            legal, else the lowest instance that holds the job) or ``raise`` (``InvalidActionError``).
     """
 
     jobs: Sequence[Job] | None = None
@@ -47,9 +55,11 @@ class MIGEnvConfig:
     capacities: Sequence[int] = DEFAULT_CAPACITIES
     poll_interval: int = 1
     reward_weights: Mapping[str, float] = field(default_factory=dict)
+    illegal_action: IllegalAction = DEFAULT_ILLEGAL_ACTION
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        check_illegal_action(self.illegal_action)
         caps = self.capacities
         if isinstance(caps, np.ndarray) and caps.ndim == 1:
             caps = caps.tolist()  # a 1-D array is a sequence too (entries still checked below)

@@ -11,9 +11,9 @@ from gymnasium import spaces
 
 from gpu_sched_env.core.envconfig import build_config, short
 from gpu_sched_env.core.errors import (
+    ActionGate,
     ConfigError,
     ResetNeededError,
-    check_action,
     check_options,
     check_seed,
 )
@@ -42,9 +42,14 @@ class MIGEnv(gym.Env):
     ## Action Space
     ``Discrete(m + 1)`` (its ``sample()`` draws legal actions only): ``i < m`` = instance ``i``; ``m`` = defer. Legal
     actions are in ``info["action_mask"]`` and :meth:`action_masks`: instances whose memory holds the job's
-    peak, and defer while more jobs are still to come. A forbidden action, and any action
-    that is not one integer (a float, string, bool or multi-element array), raises
-    :class:`~gpu_sched_env.core.errors.InvalidActionError` and leaves the state unchanged.
+    peak, and defer while more jobs are still to come. Defer is the layout's no-op, so under
+    ``illegal_action="substitute"`` (the default) an action the mask forbids is played as
+    defer where it is legal, else as the lowest instance that holds the job; every step's
+    ``info["invalid_action"]`` flags a replaced action and ``info["n_invalid"]`` counts the
+    episode's so far. ``illegal_action="raise"``: a forbidden action raises
+    :class:`~gpu_sched_env.core.errors.InvalidActionError` and leaves the state unchanged. In
+    both modes an action that is not one integer in ``[0, m]`` (out of range, a float,
+    string, bool or multi-element array) raises ``InvalidActionError``.
 
     ## Observation Space
     ``Box(-1, 1e6, (8 + 2m,), float32)``:
@@ -76,21 +81,28 @@ class MIGEnv(gym.Env):
 
     ## Episode End
     Terminates when the last job is placed (defer is forbidden once no job is still to
-    come, so every episode ends). No truncation. ``step()`` before ``reset()`` or after the
+    come, so every episode ends, substituted actions included; ``info["n_invalid"]`` holds the
+    replaced actions). The final mask (``action_masks()``, ``info["action_mask"]``) marks
+    defer alone as legal, so maskable samplers always find an action
+    (``illegal_action="raise"``: all False). No truncation. ``step()`` before ``reset()`` or after the
     end raises :class:`~gpu_sched_env.core.errors.ResetNeededError`.
 
     ## Arguments
     ``jobs`` (fixed, non-empty list of :class:`Job`, optional), ``generator`` (generator
     config mapping, default Part B; the keyword was ``config`` before the config object),
     ``n_jobs`` (override its numberOfJobs), ``capacities``, ``poll_interval`` [min],
-    ``reward_weights`` (non-negative), ``render_mode`` (``None``, ``"ansi"`` text or
+    ``reward_weights`` (non-negative), ``illegal_action`` (``"substitute"``, the default, or
+    ``"raise"``; see *Action Space*), ``render_mode`` (``None``, ``"ansi"`` text or
     ``"rgb_array"`` Gantt chart of the instances' plans). Unknown arguments raise
     ``ConfigError``; ``reset()`` takes no options. The same settings as one frozen object:
     ``MIGEnv(MIGEnvConfig(...))`` (:class:`~gpu_sched_env.mig.config.MIGEnvConfig`, checked
     once; ``env.config``).
 
     ## Version History
-    * v0: initial version.
+    * v0: initial version. Since ``illegal_action``: an action the mask forbids is substituted
+      by default (defer, else the lowest fitting instance; ``info["invalid_action"]``,
+      ``info["n_invalid"]``) and the final mask marks defer; ``illegal_action="raise"`` gives the
+      earlier strict behaviour. Legal actions play exactly as before.
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
@@ -112,6 +124,7 @@ class MIGEnv(gym.Env):
         self.reward_weights = dict(cfg.reward_weights)
         m = len(self.capacities)
         self.action_space = MaskedDiscrete(m + 1, self.action_masks)
+        self._gate = ActionGate(cfg.illegal_action, m + 1, noop=m)  # defer (action m) is the no-op
         self.observation_space = spaces.Box(-1.0, OBS_HIGH, shape=(8 + 2 * m,), dtype=np.float32)
         self.sim: PlacementSim | None = None
         self._state: PlacementState | None = None
@@ -130,9 +143,9 @@ class MIGEnv(gym.Env):
         return np.minimum(o, OBS_HIGH)
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions (all False once the episode is over)."""
+        """Legal actions (before reset all False; once the episode is over: the end's mask)."""
         if self._state is None:
-            return np.zeros(self.action_space.n, dtype=bool)
+            return self._gate.end_mask() if self.sim is not None else np.zeros(self.action_space.n, dtype=bool)
         return self._state.mask()
 
     def decision_state(self) -> PlacementState:
@@ -167,6 +180,7 @@ class MIGEnv(gym.Env):
         self._state = self.sim.reset()
         if self._state is None:
             raise ConfigError("no job fits any instance: nothing to schedule")
+        self._gate.reset()
         return self._obs(), self._info()
 
     def step(self, action: Any):
@@ -174,7 +188,7 @@ class MIGEnv(gym.Env):
         if self.sim is None or self._state is None:
             raise ResetNeededError("MIG-v0: no job to place (before reset() or after the episode ended); call reset()")
         st = self._state
-        a = check_action(action, self.action_space.n, st.mask(), self._why_illegal)
+        a, invalid = self._gate.take(action, st.mask(), self._why_illegal)
         job = st.job
         before = max(self.sim.free)
         self._state = self.sim.step(a)
@@ -185,7 +199,7 @@ class MIGEnv(gym.Env):
         parts = {k: -self.reward_weights[k] * v for k, v in raw.items()}
         reward = sum(parts.values())
         terminated = self._state is None
-        return self._obs(), float(reward), terminated, False, self._info(parts, raw)
+        return self._obs(), float(reward), terminated, False, {**self._info(parts, raw), **self._gate.info(invalid)}
 
     def render(self) -> str | np.ndarray | None:
         """Text snapshot (``ansi``) or Gantt chart of each instance's plan (``rgb_array``)."""

@@ -132,7 +132,7 @@ def test_spaces_follow_window_and_fleet():
 
 # ----------------------------------------------------------------------------- actions
 def test_forbidden_actions_raise_with_a_clear_message():
-    env = CGRSPEnv(day="hectic", window=4)
+    env = CGRSPEnv(day="hectic", window=4, illegal_action="raise")
     obs, info = env.reset(seed=1)
     mask = info["action_mask"]
     assert mask.dtype == bool and np.array_equal(mask, obs["action_mask"].astype(bool))
@@ -155,7 +155,7 @@ def test_forbidden_actions_raise_with_a_clear_message():
 
 
 def test_busy_slot_and_stalling_wait_are_forbidden():
-    env = CGRSPEnv(day="normal", window=3)
+    env = CGRSPEnv(day="normal", window=3, illegal_action="raise")
     env.reset(seed=0)
     # drive until some slot is busy at a decision point
     while True:
@@ -167,7 +167,7 @@ def test_busy_slot_and_stalling_wait_are_forbidden():
     with pytest.raises(InvalidActionError, match=f"slot {busy[0]} is busy"):
         env.step(busy[0])
     # quiet day: the last job arrives after all others are done → nothing left to happen
-    env = CGRSPEnv(day="quiet", window=2)
+    env = CGRSPEnv(day="quiet", window=2, illegal_action="raise")
     env.reset(seed=3)
     while env.sim.has_future_event():
         env.step(int(np.flatnonzero(env.action_masks())[0]))
@@ -183,7 +183,7 @@ def test_step_after_the_end_raises():
     while not done:
         _, _, done, trunc, info = env.step(env.action_space.sample())
         assert not trunc
-    assert not env.action_masks().any()
+    assert np.flatnonzero(env.action_masks()).tolist() == [env.wait_action]  # the end's mask: wait alone
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
     with pytest.raises(RuntimeError, match="reset"):

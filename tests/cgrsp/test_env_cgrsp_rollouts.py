@@ -194,7 +194,7 @@ env_configs = st.fixed_dictionaries(
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cfg=env_configs, seed=st.integers(0, 10_000), n_steps=st.integers(0, 120), rng_seed=st.integers(0, 100))
 def test_mask_is_exactly_the_set_of_legal_actions(cfg, seed, n_steps, rng_seed):
-    env = CGRSPEnv(n_jobs=60, **cfg)
+    env = CGRSPEnv(n_jobs=60, illegal_action="raise", **cfg)  # strict: the actions that raise are the illegal ones
     roll = random_rollout(env, seed=seed, rng_seed=rng_seed, max_steps=n_steps)
     if roll[-1][3]:
         assert not env.action_masks().any()

@@ -103,9 +103,9 @@ def test_mask_is_exactly_the_legal_actions(params):
     assert held_seen > 50 and env.result().summary()["completed"] == env.sim.n_jobs
 
 
-def at_first_decision(params: dict, seed: int = 0):
-    """A joint_hold env at its first decision point, with one type held (the first idle slot's)."""
-    env = CGRSPEnv(design("hectic", params))
+def at_first_decision(params: dict, seed: int = 0, **kw):
+    """A joint_hold env (``kw``: more settings) at its first decision point, with the first idle slot's type held."""
+    env = CGRSPEnv(design("hectic", params), **kw)
     env.reset(seed=seed)
     sim = env.sim
     g = sim.fleet.slot_type[0]
@@ -149,7 +149,7 @@ def test_a_type_at_high_stock_cannot_be_held(params):
     """A hold waits for a better status; none is better than High: the mask is 0 there and the action is refused."""
     from gpu_sched_env.core.errors import InvalidActionError
 
-    env, sim, _ = at_first_decision(params)
+    env, sim, _ = at_first_decision(params, illegal_action="raise")
     env.actions.held = {}
     kc, g = env.actions.K * env.actions.C, int(sim.fleet.slot_type[0])
     for level, legal_now in ((0, False), (1, True), (2, True)):

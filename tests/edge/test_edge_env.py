@@ -83,7 +83,7 @@ def test_llf_agent_through_env_reproduces_the_scheduler(seed):
 
 
 def test_mask_equals_legal_actions_and_forbidden_raises():
-    env = gym.make("EdgeBatch-v0", n_tasks=10, split=False).unwrapped
+    env = gym.make("EdgeBatch-v0", n_tasks=10, split=False, illegal_action="raise").unwrapped
     obs, info = env.reset(seed=0)
     done = False
     saw_forbidden = False

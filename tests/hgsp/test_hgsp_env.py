@@ -66,7 +66,7 @@ def test_pickle_midway():
 
 
 def test_mask_equals_legal_actions_and_forbidden_raises():
-    env = gym.make("HGSP-v0", tasks="tasks1", n_tasks=200).unwrapped
+    env = gym.make("HGSP-v0", tasks="tasks1", n_tasks=200, illegal_action="raise").unwrapped
     obs, info = env.reset(seed=0)
     saw_restricted = False
     done = False

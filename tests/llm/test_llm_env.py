@@ -70,7 +70,7 @@ def test_seeding():
 
 
 def test_mask_is_exactly_the_startable_requests_and_forbidden_raises():
-    env = gym.make("LLMServe-v0", workload="discriminating").unwrapped
+    env = gym.make("LLMServe-v0", workload="discriminating", illegal_action="raise").unwrapped
     obs, info = env.reset(seed=0)
     sim = env.sim
     mask = env.action_masks()

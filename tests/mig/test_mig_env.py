@@ -46,7 +46,7 @@ def test_same_seed_rollouts_identical_and_pickle():
 
 
 def test_mask_equals_legal_actions_and_forbidden_raises():
-    env = MIGEnv(n_jobs=20)
+    env = MIGEnv(n_jobs=20, illegal_action="raise")
     obs, info = env.reset(seed=3)
     done = False
     while not done:

@@ -94,7 +94,7 @@ def test_unmasked_fallback_replaces_counts_and_penalises_illegal_actions():
     from gpu_sched_agents.rl.envs import IllegalActionFallback
     from gpu_sched_env.cgrsp.env import CGRSPEnv
 
-    env = IllegalActionFallback(CGRSPEnv(day="normal", window=4), penalty=0.5)
+    env = IllegalActionFallback(CGRSPEnv(day="normal", window=4, illegal_action="raise"), penalty=0.5)  # strict inside
     ref = CGRSPEnv(day="normal", window=4)
     env.reset(seed=1)
     ref.reset(seed=1)
