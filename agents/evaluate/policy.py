@@ -2,11 +2,13 @@
 
 Five kinds are accepted (:data:`KINDS`), checked in this order:
 
-* ``module:attr`` (the left side a dotted module name): any object with the policy protocol,
-  ``predict(obs, state=None, episode_start=None, deterministic=True)`` on CGRSP-v0 (a class is
-  instantiated without arguments); it plays its ``env_config`` attribute (a
+* ``module:attr`` (the left side a dotted module name; a class is instantiated without
+  arguments): an object of either protocol. The simulator's (:mod:`gpu_sched_env.core.policy`,
+  what ``simulate()`` takes): ``reset(view, rng)`` and ``decide(view)``, played by the simulator
+  like a rule. Or SB3's: ``predict(obs, state=None, episode_start=None, deterministic=True)`` on
+  CGRSP-v0; it plays its ``env_config`` attribute (a
   :class:`~gpu_sched_env.cgrsp.config.CGRSPEnvConfig` or its keywords) or the default env, and
-  ``bind(env)`` is called when it has one.
+  ``bind(env)`` is called when it has one. An object with both is played through ``predict``.
 * a rule or heuristic name: the published heuristics (``POLICY_NAMES``), the deferring rules
   (``EXTENSIONS``) and the rollout planner (``PLANNERS``), played by the simulator directly.
 * a run folder of ``train.py`` (holds ``config.yaml``): its ``best_model.{zip,npz}``, else its
@@ -34,13 +36,15 @@ import pandas as pd
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig, as_env_config
 from gpu_sched_env.cgrsp.stock import with_stock
 from gpu_sched_env.core.errors import ConfigError
+from gpu_sched_env.core.extras import MissingExtraError, needs_extra
 
 KINDS = {
     "rule": "a rule or heuristic name",
     "run": "a train.py run folder (holds config.yaml)",
     "sb3": "an SB3 model file (.zip)",
     "npz": "an exported ppo_jax policy (.npz)",
-    "object": "module:attr (an object with predict(obs, state, episode_start, deterministic))",
+    "object": "module:attr (an object with reset(view, rng) and decide(view), or with predict(obs, state, "
+    "episode_start, deterministic))",
 }
 _MODULE_ATTR = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
@@ -74,6 +78,7 @@ class Policy:
     masked: bool = True
     model: Any = field(default=None, repr=False)
     model_name: str | None = None  # --model: the file inside a run folder
+    simulated: bool = False  # a module:attr object of the simulator's protocol (reset/decide), not predict
 
     @property
     def jax(self) -> bool:
@@ -147,19 +152,23 @@ def _object(spec: str) -> Policy:
         raise ConfigError(f"POLICY {spec!r}: module {mod_name!r} has no attribute {attr!r}") from None
     if isinstance(obj, type):
         obj = obj()
-    if not callable(getattr(obj, "predict", None)):
+    simulated = not callable(getattr(obj, "predict", None))
+    if simulated and not (callable(getattr(obj, "reset", None)) and callable(getattr(obj, "decide", None))):
         raise ConfigError(
-            f"POLICY {spec!r}: {type(obj).__name__} has no predict(obs, state=None, episode_start=None, "
-            "deterministic=True), the policy protocol (as SB3 models and HeuristicAgent have)"
+            f"POLICY {spec!r}: {type(obj).__name__} follows neither policy protocol: the simulator's, "
+            "reset(view, rng) and decide(view) (what simulate() plays), nor SB3's, predict(obs, state=None, "
+            "episode_start=None, deterministic=True) (SB3 models, HeuristicAgent)"
         )
     config = as_env_config(getattr(obj, "env_config", None))
-    return Policy(spec, "object", str(getattr(obj, "name", None) or attr), config, model=obj)
+    label = str(getattr(obj, "name", None) or attr)
+    return Policy(spec, "object", label, config, model=obj, simulated=simulated)
 
 
 def _run_folder(path: Path, load: bool, model: str | None = None) -> Policy:
-    from omegaconf import OmegaConf
+    with needs_extra(f"POLICY {str(path)!r} (a train.py run folder)"):
+        from omegaconf import OmegaConf
 
-    from gpu_sched_agents.rl.envs import env_config
+        from gpu_sched_agents.rl.envs import env_config
 
     cfg_path = path / "config.yaml"
     if not cfg_path.is_file():
@@ -224,7 +233,10 @@ def _load(pol: Policy) -> Policy:
     from gpu_sched_env.cgrsp.env import CGRSPEnv
 
     try:
-        pol.masked, pol.model = _loaded(str(pol.algo), pol.model_path)
+        with needs_extra(f"POLICY {pol.spec!r} (a {pol.algo} model)"):
+            pol.masked, pol.model = _loaded(str(pol.algo), pol.model_path)
+    except MissingExtraError:
+        raise  # an install to make, not a bad model file
     except ConfigError as e:
         raise ConfigError(f"POLICY {pol.spec!r}: {e}") from None
     except Exception as e:  # SB3 raises what torch/zipfile/pickle raise; say what failed
@@ -290,12 +302,17 @@ def learned_days(pol: Policy, day: str, stock: dict[str, Any], seeds: list[int],
     """Per-seed summaries of a learned policy, in this process or in worker processes.
 
     Up to ``workers`` processes of at least :data:`DAYS_PER_WORKER` days each; module:attr objects
-    always play in this one.
+    always play in this one (the simulator's protocol through ``simulate()``, SB3's on CGRSP-v0).
     """
     from gpu_sched_env.core.fanout import map_cells
 
     workers = min(workers, len(seeds) // DAYS_PER_WORKER)
-    if pol.kind == "object" or workers <= 1:
+    if pol.simulated:  # the simulator plays it, as it plays a rule (reset once per day)
+        from gpu_sched_env.cgrsp.api import simulate
+
+        params = pol.params(stock)
+        rows = [simulate(pol.model, day=day, seed=int(s), **params).summary() for s in seeds]
+    elif pol.kind == "object" or workers <= 1:
         _CACHE.setdefault(f"{pol.spec}|{pol.model_name}", pol)
         rows = [learned_day(pol.spec, pol.model_name, day, stock, s) for s in seeds]
     else:

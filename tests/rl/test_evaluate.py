@@ -30,6 +30,15 @@ FIRST_LEGAL = textwrap.dedent("""
 
     class NoPredict:
         pass
+
+    class OwnFifo:  # the simulator's protocol, as simulate() takes it: reset(view, rng) and decide(view)
+        name = "own_fifo"
+
+        def reset(self, view, rng):
+            pass
+
+        def decide(self, view):
+            return list(zip(list(view.waiting), view.idle_slots()))
 """)
 
 
@@ -299,3 +308,25 @@ def test_a_model_retrained_into_the_same_path_is_never_served_the_old_days(tmp_p
     again = resolve(str(path), load=False)
     assert again.describe() == first.describe()  # what the old key held: the path alone
     assert again.fingerprint() != key  # retrained in place: nothing reused
+
+
+def test_an_object_of_the_simulators_protocol_is_played_by_the_simulator(tmp_path, own_module):
+    from gpu_sched_env.cgrsp import simulate
+
+    mod = __import__(own_module)
+    pol = resolve(f"{own_module}:OwnFifo")
+    assert (pol.kind, pol.label, pol.simulated) == ("object", "own_fifo", True)
+    out = tmp_path / "own"
+    assert main([f"{own_module}:OwnFifo", "--out", str(out), *SMALL]) == 0
+    s = json.loads((out / "report.json").read_text())["scopes"]["surge_fresh"]
+    direct = [simulate(mod.OwnFifo(), day="surge", seed=seed).summary()["mean_wait_min"] for seed in (20000, 20001)]
+    assert s["policy"]["mean_wait_min"] == pytest.approx(np.mean(direct))
+    fifo = [simulate("fifo", day="surge", seed=seed).summary()["mean_wait_min"] for seed in (20000, 20001)]
+    assert np.mean(direct) == pytest.approx(np.mean(fifo))  # first come, lowest idle slot first: FIFO's dispatch
+
+
+def test_an_object_of_neither_protocol_is_refused_naming_both(own_module):
+    from gpu_sched_env.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"neither policy protocol.*reset\(view, rng\) and decide\(view\).*predict"):
+        resolve(f"{own_module}:NoPredict")
