@@ -1,10 +1,14 @@
 """Train a scheduler: ``python train.py algo=ppo day=hectic`` (CGRSP), ``scenario=hgsp algo=ppo`` (see conf/)."""
 
-import hydra
+from gpu_sched_env.core.extras import needs_extra
 
-from gpu_sched_agents.rl.config import register_configs
-from gpu_sched_agents.rl.entry import train
-from gpu_sched_agents.rl.sweep import run_dir_of, selection_objective
+with needs_extra("train.py"):
+    import hydra
+
+    from gpu_sched_agents.rl.best import selection_objective
+    from gpu_sched_agents.rl.config import register_configs
+    from gpu_sched_agents.rl.entry import train
+    from gpu_sched_agents.rl.sweep import run_dir_of
 
 register_configs()
 

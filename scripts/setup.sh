@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Create .venv and install the project with everything it needs, on a fresh machine.
-# torch is installed first, pinned to the local CPU build, so that stable-baselines3's
-# unpinned `torch` requirement is already satisfied and no multi-GB CUDA build is fetched.
-# Every other dependency, with the extras dev (tests, lint), ray (parallel experiments), jax
-# (the JAX fast path and algo=ppo_jax), gymnax and jumanji (the JAX env's adapters), sweep
-# (Optuna sweeper, Ray launcher) and docs (the MkDocs site), comes from requirements.lock at
-# the exact versions pinned there (refresh it with `bash scripts/lock.sh`), then the project
-# itself, editable, without dependencies.
+# torch is installed first, pinned to the local CPU build, so that the `torch` requirement of the
+# train extra and of stable-baselines3 is already satisfied and no multi-GB CUDA build is fetched.
+# Every other dependency, with the extras train (SB3, Hydra, TensorBoard), dev (tests, lint),
+# ray (parallel experiments), jax (the JAX fast path, algo=ppo_jax, the gymnax and Jumanji
+# adapters), sweep (Optuna sweeper, Ray launcher) and docs (the MkDocs site), i.e. the extra
+# `all`, comes from requirements.lock at the exact versions pinned there (refresh it with
+# `bash scripts/lock.sh`), then the project itself, editable, without dependencies.
+# (The package alone, for the simulators and envs only: `pip install .`, no torch; docs/performance.md.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}

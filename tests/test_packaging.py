@@ -1,13 +1,19 @@
-"""The wheel installs `gpu_sched_env` and `gpu_sched_agents`, never a top-level `agents`.
+"""The wheel installs `gpu_sched_env` and `gpu_sched_agents`, no top-level `agents`; alone it needs no torch or JAX.
 
 A top-level `agents` would collide with `openai-agents` and the older `agents` distribution:
 whichever is installed last silently shadows the other. The install test builds the wheel and
 a stand-in distribution that owns `agents`, installs both into a fresh venv (no download: the
 third-party dependencies come from this interpreter's site-packages, minus this project's own
 install) and runs the simulator and the env there, away from the checkout.
+
+The package without extras (`pip install gpu_sched_env`) is what the simulators, the envs and
+`gpu-sched compare / trace / evaluate` of a rule need: pip's resolve of it in a fresh venv holds
+no PyTorch, JAX, Ray or CUDA wheel, and the wheel runs those commands in a venv that sees only
+the closure of the core dependencies. docs/performance.md ("Install") has the measured sizes.
 """
 
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -17,9 +23,12 @@ import sysconfig
 import textwrap
 import venv
 import zipfile
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
 # repository folder -> installed package name
@@ -258,3 +267,196 @@ def test_editable_install_maps_gpu_sched_agents_to_the_agents_folder(tmp_path):
         "None",
         "rh",
     ]
+
+
+# --- the package alone (no extras) ----------------------------------------------------------
+
+# what no install without extras may hold: the learning stacks and the CUDA wheels they bring
+LEARNING_STACK = re.compile(
+    r"^(torch|torchvision|triton|nvidia-.*|jax|jaxlib|jax-cuda.*|flax|optax|ray|tensorflow.*|tf-.*|tfp-nightly"
+    r"|stable-baselines3|sb3-contrib|hydra-core|omegaconf|tensorboard)$"
+)
+# top-level modules that must not even be findable in the core-only venv
+LEARNING_MODULES = ("torch", "jax", "flax", "optax", "ray", "stable_baselines3", "sb3_contrib", "hydra", "omegaconf")
+
+
+def _pip_into(python: Path, *args: str, cwd: Path) -> str:
+    """``pip --python PYTHON ARGS`` (pip of this interpreter acting on a venv that has none of its own)."""
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "--disable-pip-version-check", "--python", str(python), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def _core_requirements() -> list[Requirement]:
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
+    return [Requirement(r) for r in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]]
+
+
+@pytest.mark.e2e
+def test_the_package_alone_resolves_without_a_learning_stack(tmp_path):
+    """What `pip install gpu_sched_env` would install into a fresh venv today (PyPI; a dry run, nothing installed)."""
+    _need_pip_and_setuptools()
+    src = _copy_of_the_checkout(tmp_path)
+    venv.EnvBuilder(with_pip=False).create(tmp_path / "venv")
+    report = tmp_path / "report.json"
+    _pip_into(
+        tmp_path / "venv" / "bin" / "python",
+        "install",
+        "--dry-run",
+        "-q",
+        "--report",
+        str(report),
+        str(src),
+        cwd=tmp_path,
+    )
+    names = {canonicalize_name(i["metadata"]["name"]) for i in json.loads(report.read_text())["install"]}
+    assert "gpu-sched-env" in names
+    assert {canonicalize_name(r.name) for r in _core_requirements()} <= names
+    assert sorted(n for n in names if LEARNING_STACK.match(n)) == []
+    print(f"{len(names)} packages with the project: {sorted(names)}")
+
+
+def _core_closure() -> set[str]:
+    """The installed distributions the core dependencies need, transitively (this interpreter's markers, no extras)."""
+    todo, seen = _core_requirements(), set()
+    while todo:
+        req = todo.pop()
+        name = canonicalize_name(req.name)
+        if name in seen:
+            continue
+        seen.add(name)
+        for r in map(Requirement, metadata.distribution(name).requires or []):
+            wanted = [{"extra": e} for e in req.extras] or [{"extra": ""}]
+            if r.marker is None or any(r.marker.evaluate(env) for env in wanted):
+                todo.append(r)
+    return seen
+
+
+def _venv_with_only(path: Path, dists: set[str]) -> Path:
+    """A fresh venv that sees only ``dists`` of this interpreter's installed distributions (linked, as above)."""
+    venv.EnvBuilder(with_pip=False).create(path)
+    python = path / "bin" / "python"
+    deps = path / "deps"
+    deps.mkdir()
+    for name in sorted(dists):
+        dist = metadata.distribution(name)
+        tops = {Path(f).parts[0] for f in dist.files or [] if not str(f).startswith("..")}
+        for top in sorted(tops):
+            entry = Path(dist.locate_file(top))
+            if entry.exists() and not (deps / top).exists() and not entry.name.endswith(".pth"):
+                (deps / top).symlink_to(entry)
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    Path(purelib, "zz_core_deps.pth").write_text(f"{deps}\n")
+    return python
+
+
+RUN_CORE_ONLY = textwrap.dedent("""
+    import importlib.util
+    import json
+    import os
+    import subprocess
+    import sys
+    import zipfile
+    from pathlib import Path
+
+    import gymnasium as gym
+
+    import gpu_sched_env
+    from gpu_sched_agents.heuristics.cgrsp_agents import HeuristicAgent
+    from gpu_sched_env._registration import ENV_TABLE
+
+    findable = [m for m in sys.argv[1].split(",") if importlib.util.find_spec(m) is not None]
+    assert not findable, f"the core-only venv sees {findable}"
+    for env_id in ENV_TABLE:  # every env builds and resets
+        env = gym.make(env_id)
+        env.reset(seed=0)
+        env.close()
+    env = gym.make("CGRSP-v0", day="quiet", window=1000)
+    agent = HeuristicAgent("rh", env)
+    obs, _ = env.reset(seed=0)
+    done, steps = False, 0
+    while not done:
+        obs, _, terminated, truncated, info = env.step(agent.predict(obs)[0])
+        done, steps = terminated or truncated, steps + 1
+    assert steps > 0 and info["summary"]["completed"] > 0, info["summary"]
+
+    bin_ = Path(sys.executable).parent
+    run = dict(capture_output=True, text=True, env={**os.environ, "GPU_SCHED_REFERENCE_CACHE": "0"})
+    r = subprocess.run([str(bin_ / "gpu-sched"), "compare", "--day", "quiet", "--seeds", "2", "--policies", "rh",
+                        "spt", "--executor", "serial", "--no-progress", "--out", "cmp"], **run)
+    assert r.returncode == 0 and "Tables written" in r.stdout, r.stdout + r.stderr
+    r = subprocess.run([str(bin_ / "gpu-sched"), "trace", "--day", "quiet", "--out", "t.parquet"], **run)
+    assert r.returncode == 0 and Path("t.parquet").is_file(), r.stderr
+    r = subprocess.run([str(bin_ / "gpu-sched"), "evaluate", "rh", "--quick", "--workers", "1", "--out", "ev"], **run)
+    assert r.returncode == 0 and Path("ev/report.md").is_file() and Path("ev/report.png").is_file(), r.stderr
+    # a learned policy needs an extra: the command says which, exit status 2
+    with zipfile.ZipFile("model.zip", "w") as z:
+        z.writestr("data", json.dumps({"policy_class": {":serialized:": "MaskableMultiInputActorCriticPolicy"}}))
+    r = subprocess.run([str(bin_ / "gpu-sched"), "evaluate", "model.zip", "--quick"], **run)
+    assert r.returncode == 2 and "pip install 'gpu_sched_env[train]'" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+    print("STEPS", steps)
+""")
+
+
+@pytest.mark.e2e
+def test_the_package_alone_runs_the_envs_and_gpu_sched_on_the_core_dependencies(tmp_path):
+    """The wheel in a venv that sees only the core dependencies' closure: envs, compare, trace, evaluate of a rule."""
+    _need_pip_and_setuptools()
+    src = _copy_of_the_checkout(tmp_path)
+    _pip(
+        "wheel",
+        "--no-deps",
+        "--no-index",
+        "--no-build-isolation",
+        "-q",
+        "-w",
+        str(tmp_path / "dist"),
+        str(src),
+        cwd=tmp_path,
+    )
+    closure = _core_closure()
+    assert not [n for n in closure if LEARNING_STACK.match(n)], sorted(closure)
+    python = _venv_with_only(tmp_path / "venv", closure)
+    _pip_into(
+        python, "install", "--no-deps", "--no-index", "-q", str(next((tmp_path / "dist").glob("*.whl"))), cwd=tmp_path
+    )
+    out = _run_isolated(python, RUN_CORE_ONLY, ",".join(LEARNING_MODULES), cwd=tmp_path)
+    assert int(out.split()[-1]) > 0
+
+
+@pytest.mark.slow
+def test_the_package_alone_installs_from_pypi_and_runs(tmp_path):
+    """A real `pip install` of the wheel with no extras into a fresh venv (about a minute: 30-odd wheels, 0.7 GB)."""
+    _need_pip_and_setuptools()
+    src = _copy_of_the_checkout(tmp_path)
+    _pip(
+        "wheel",
+        "--no-deps",
+        "--no-index",
+        "--no-build-isolation",
+        "-q",
+        "-w",
+        str(tmp_path / "dist"),
+        str(src),
+        cwd=tmp_path,
+    )
+    venv.EnvBuilder(with_pip=False).create(tmp_path / "venv")
+    python = tmp_path / "venv" / "bin" / "python"
+    _pip_into(python, "install", "-q", str(next((tmp_path / "dist").glob("*.whl"))), cwd=tmp_path)
+    installed = json.loads(_pip_into(python, "list", "--format", "json", cwd=tmp_path))
+    names = {canonicalize_name(d["name"]) for d in installed}
+    assert sorted(n for n in names if LEARNING_STACK.match(n)) == []
+    out = _run_isolated(python, RUN_CORE_ONLY, ",".join(LEARNING_MODULES), cwd=tmp_path)
+    assert int(out.split()[-1]) > 0

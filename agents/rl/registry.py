@@ -11,10 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from omegaconf import DictConfig, OmegaConf
-
 from gpu_sched_env.core.errors import check_choice
+from gpu_sched_env.core.extras import needs_extra
 from gpu_sched_env.core.registry import load_object
+
+with needs_extra("gpu_sched_agents.rl (the learners: training, loading a model)"):
+    from omegaconf import DictConfig, OmegaConf
 
 if TYPE_CHECKING:
     from stable_baselines3.common.base_class import BaseAlgorithm
@@ -65,13 +67,19 @@ class AlgoSpec:
     @property
     def cls(self) -> type[BaseAlgorithm] | None:
         """The SB3 algorithm class (imported here), None for an algorithm with its own loop."""
-        return None if self.sb3 is None else load_object(self.sb3)
+        if self.sb3 is None:
+            return None
+        with needs_extra(f"the SB3 learner {self.sb3}"):
+            return load_object(self.sb3)
 
     @property
     def policy(self) -> Any:
         """The policy class (imported here), or the name SB3 resolves itself."""
         ref = self.policy_ref
-        return load_object(ref) if ref is not None and ":" in ref else ref
+        if ref is None or ":" not in ref:
+            return ref
+        with needs_extra(f"the SB3 policy {ref}"):
+            return load_object(ref)
 
 
 def _ppo_jax(name: str, module: str = "run") -> Callable[..., Any]:

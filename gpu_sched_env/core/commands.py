@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gpu_sched_env.core.errors import ConfigError
+from gpu_sched_env.core.extras import MissingExtraError
 
 Main = Callable[[list[str]], "int | None"]
 
@@ -104,10 +105,16 @@ def dispatch(group: Group, argv: Sequence[str] | None, prog: str) -> int:
     except CommandUnavailable as e:
         print(f"{prog} {name}: not available: {e}", file=sys.stderr)
         return 2
+    except MissingExtraError as e:  # an optional package this command imports: the message names its extra
+        print(f"{prog} {name}: {e}", file=sys.stderr)
+        return 2
     argv0 = sys.argv[0] if sys.argv else ""
     sys.argv[:1] = [f"{prog} {name}"]  # argparse names the program after sys.argv[0]
     try:
         return int(fn(rest) or 0)
+    except MissingExtraError as e:
+        print(f"{prog} {name}: {e}", file=sys.stderr)
+        return 2
     finally:
         sys.argv[:1] = [argv0]
 

@@ -21,6 +21,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 from gpu_sched_env.core.errors import check_choice, check_number
+from gpu_sched_env.core.extras import needs_extra
 
 EXECUTORS = ("serial", "process", "ray")
 WATCHDOG_S = 0.5  # [s] how often a worker checks that its parent is alive
@@ -124,7 +125,8 @@ def iter_cells(
                 # instead of waiting for all of them; running ones finish
                 pool.shutdown(wait=True, cancel_futures=True)
         else:
-            import ray
+            with needs_extra("executor=ray"):
+                import ray
 
             if not ray.is_initialized():
                 ray.init(address=ray_address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
