@@ -238,3 +238,42 @@ def write_comparison(
     log.info(text)
     log.info(f"Written to {out_dir}/{stem}.*")
     return table
+
+
+ALPHA = 0.05  # the verdict's level, on the Holm-adjusted paired t tests of ``<stem>_tests.csv``
+LABELS = {"miss_pct": "miss [%]", "mean_wait_min": "mean wait [min]", "objective": "objective (-return)"}
+
+
+def verdict(out_dir: Path, stem: str = "final_eval") -> list[str]:
+    """A run's last words: the learned policy against the strongest baseline of its comparison, one line per metric.
+
+    Reads what :func:`write_comparison` wrote (``<stem>.csv``, ``<stem>_tests.csv``). The strongest
+    baseline is the one lowest on the tested metrics in their order (CGRSP: the fewest misses, then
+    the lowest wait; lower is better for every tested metric); each line gives both means, the
+    paired difference and whether it is significant (Holm-adjusted paired t, :data:`ALPHA`).
+    """
+    table = pd.read_csv(out_dir / f"{stem}.csv").set_index("policy")
+    tests = pd.read_csv(out_dir / f"{stem}_tests.csv")
+    metrics = list(dict.fromkeys(tests.metric))
+    learned, n = table.index[0], int(table.n.iloc[0])
+    best = table.drop(index=learned).sort_values(metrics, kind="stable").index[0]
+    lines = [f"{learned} against the strongest baseline on these {n} held-out seeds, {best}:"]
+    for m in metrics:
+        row = tests[(tests.vs == best) & (tests.metric == m)].iloc[0]
+        p = float(row.t_p_holm)
+        word = "no significant difference" if p >= ALPHA else ("better" if row.mean_diff < 0 else "worse")
+        mine, theirs = table.loc[learned, m], table.loc[best, m]
+        said = f"{mine:.4g} vs {theirs:.4g} ({row.mean_diff:+.3g}): {word} (paired t, Holm p = {p:.2g})"
+        lines.append(f"  {LABELS.get(m, m)}: {said}")
+    return lines
+
+
+def log_verdict(run_dir: Path, stem: str = "final_eval") -> None:
+    """Log :func:`verdict`, where the tables are and the TensorBoard command of the run (nothing without them)."""
+    run_dir = Path(run_dir)
+    if not (run_dir / f"{stem}_tests.csv").is_file():
+        return
+    lines = verdict(run_dir, stem)
+    lines.append(f"  every table: {run_dir / (stem + '.md')}")
+    lines.append(f"  learning curves against every heuristic: tensorboard --logdir {run_dir / 'tb'}")
+    log.info("Verdict: " + "\n".join(lines))

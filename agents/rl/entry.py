@@ -13,7 +13,9 @@ from omegaconf import DictConfig
 
 from gpu_sched_agents.rl import scenario_train
 from gpu_sched_agents.rl import train as cgrsp_train
+from gpu_sched_agents.rl.compare import log_verdict
 from gpu_sched_agents.rl.scenarios import CGRSP, scenario_of
+from gpu_sched_agents.rl.sweep import run_dir_of
 
 
 def validate(cfg: DictConfig) -> Any:
@@ -24,10 +26,14 @@ def validate(cfg: DictConfig) -> Any:
 
 
 def train(cfg: DictConfig) -> dict[str, float]:
-    """Train, evaluate and write the run directory (same folder, files, tags and resume rules in every scenario)."""
-    if scenario_of(cfg) != CGRSP:
-        return scenario_train.train_scenario(cfg)
-    return cgrsp_train.train(cfg)
+    """Train, evaluate and write the run directory (same folder, files, tags and resume rules in every scenario).
+
+    The log ends with the verdict (the learned policy against the strongest baseline of the final
+    evaluation) and the run's TensorBoard command.
+    """
+    out = scenario_train.train_scenario(cfg) if scenario_of(cfg) != CGRSP else cgrsp_train.train(cfg)
+    log_verdict(run_dir_of(cfg))
+    return out
 
 
 __all__ = ["train", "validate"]
