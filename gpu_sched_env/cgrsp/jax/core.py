@@ -28,7 +28,14 @@ from jax import lax
 from gpu_sched_env.cgrsp.jax.types import N_SUB, REWARD_PARTS, Day, EnvParams, EnvState, day_of, flat
 
 DAY_S = 86400.0
-INF = float("inf")
+INF = float("inf")  # minima and masks inside a computation; the "not yet" of the per-job records
+# [s] The time of an event that never comes (an idle slot's end and start, the redraw after a stock path's last):
+# a finite sentinel, so the dynamic state is finite (Jumanji's check_env_does_not_smoke asserts every leaf is).
+# 2**80 is exact in float32 and float64, above every simulated time, and absorbs what a step adds to it as inf does
+# (half an ulp of 2**80 is 2**27 s, about 4 years, in float64; 2**56 s in float32): NEVER + run == NEVER, so sums
+# and orders built on it come out as they did on inf. Two infs stay, by contract: the per-job records' "not yet"
+# (CGRSP-v0's records; records=False drops them) and a mixed env's padded jobs' submit time (they never arrive).
+NEVER = 2.0**80
 
 
 class Spec(NamedTuple):
@@ -170,9 +177,9 @@ def markov_init(spec: Spec, params: EnvParams, s: EnvState, dtype) -> tuple:
     z = jnp.zeros(spec.t, dtype)
     k = jnp.zeros(spec.t, jnp.int32)
     if spec.markov is False:
-        return k, z, jnp.full(spec.t, INF, dtype), z
+        return k, z, jnp.full(spec.t, NEVER, dtype), z
     if day.markov_times.shape[1]:  # materialised paths
-        nxt = day.markov_times[:, 1] if day.markov_times.shape[1] > 1 else jnp.full(spec.t, INF, dtype)
+        nxt = day.markov_times[:, 1] if day.markov_times.shape[1] > 1 else jnp.full(spec.t, NEVER, dtype)
         return k, day.markov_us[:, 0], nxt, z
     g = jnp.arange(spec.t)
     keys = jax.vmap(lambda gg: _markov_key(day, gg, 0))(g)
@@ -182,7 +189,7 @@ def markov_init(spec: Spec, params: EnvParams, s: EnvState, dtype) -> tuple:
     nxt = _lam_inv(params, lam) - params.start_offset
     if spec.markov is None:  # mixed env: the fresh start where this env's stock is fresh (no redraw ever due)
         m = params.markov
-        return k, jnp.where(m, u, z), jnp.where(m, nxt, INF), jnp.where(m, lam, z)
+        return k, jnp.where(m, u, z), jnp.where(m, nxt, NEVER), jnp.where(m, lam, z)
     return k, u, nxt, lam
 
 
@@ -201,7 +208,7 @@ def markov_sync(spec: Spec, params: EnvParams, day: Day, s: EnvState, t: jnp.nda
         k2 = k + adv.astype(jnp.int32)
         if mat:
             u2 = day.markov_us[g, jnp.minimum(k2, width - 1)]
-            n2 = jnp.where(k2 + 1 < width, day.markov_times[g, jnp.minimum(k2 + 1, width - 1)], INF)
+            n2 = jnp.where(k2 + 1 < width, day.markov_times[g, jnp.minimum(k2 + 1, width - 1)], NEVER)
             lam2 = lam
         else:
             keys = jax.vmap(lambda gg, kk: _markov_key(day, gg, kk))(g, k2)
@@ -270,9 +277,9 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
         # one arrival per iteration (no binary search over the day), arrivals tied in time taken
         # in successive iterations before the decision test, so every event at tn is in
         st, _, c1 = c
-        ta = jnp.where(st.n_arrived < n, day.submit[jnp.minimum(st.n_arrived, n - 1)], INF)
+        ta = jnp.where(st.n_arrived < n, day.submit[jnp.minimum(st.n_arrived, n - 1)], NEVER)
         tn = jnp.minimum(ta, jnp.min(st.slot_end))
-        live = tn < INF
+        live = tn < NEVER  # a padded job's submit (inf) is past NEVER too
         fin = (st.slot_end <= tn) & live
         idx = jnp.where(fin, st.slot_job, n)  # out of range: dropped
         comp = st.completion.at[idx].set(st.slot_end, mode="drop") if st.completion.shape[0] else st.completion
@@ -286,7 +293,7 @@ def advance(spec: Spec, params: EnvParams, s: EnvState, go: jnp.ndarray) -> tupl
             n_arrived=na,
             n_completed=st.n_completed + jnp.sum(fin, dtype=jnp.int32),
             slot_job=jnp.where(fin, -1, st.slot_job),
-            slot_end=jnp.where(fin, INF, st.slot_end),
+            slot_end=jnp.where(fin, NEVER, st.slot_end),
             end=st.end + ((jnp.arange(N_SUB) == sub) & arr).astype(jnp.int32),
         )
         tie = (na < n) & (day.submit[jnp.minimum(na, n - 1)] <= tn)  # another arrival at this same time
@@ -388,6 +395,7 @@ def dispatch(
 
 __all__ = [
     "INF",
+    "NEVER",
     "Spec",
     "advance",
     "band_of",

@@ -77,6 +77,11 @@ def check_supported(cfg: CGRSPEnvConfig) -> None:
                 f"parameters; also the action_mode values {MORE_DESIGNS} (held deferrals, gpu_sched_env.cgrsp.jax.hold;"
                 " learned timing on the rule's order, gpu_sched_env.cgrsp.jax.when)"
             )
+    if cfg.illegal_action != "substitute":  # inside jit nothing raises: the checked mode is the strict one
+        raise ConfigError(
+            f"illegal_action = {cfg.illegal_action!r} is not a setting of the JAX env, which plays an illegal action "
+            "as its substitute; for InvalidActionError on an illegal action build it with checked=True"
+        )
     p = cfg.sim_params()
     est = [row[Fleet.from_params(p).nominal_type] for row in Fleet.from_params(p).wbar]
     if len(set(est)) < 3:
@@ -341,7 +346,7 @@ class JaxCGRSP:
         f0 = jnp.zeros((), dt)
         i0 = jnp.zeros((), jnp.int32)
         nr = n if self.records else 0
-        inf_n = jnp.full(nr, core.INF, dt)
+        inf_n = jnp.full(nr, core.INF, dt)  # "not yet", as CGRSP-v0's records (the dynamics never read them)
         s = EnvState(
             day=day,
             day_idx=idx,
@@ -351,8 +356,8 @@ class JaxCGRSP:
             ptr=jnp.zeros(N_SUB, jnp.int32),
             end=jnp.zeros(N_SUB, jnp.int32),
             slot_job=jnp.full(c, -1, jnp.int32),
-            slot_end=jnp.full(c, core.INF, dt),
-            slot_start=jnp.full(c, core.INF, dt),
+            slot_end=jnp.full(c, core.NEVER, dt),
+            slot_start=jnp.full(c, core.NEVER, dt),
             slot_disp=jnp.zeros(c, dt),
             slot_level=jnp.zeros(c, jnp.int32),
             stock=jnp.zeros(sp.t, jnp.int32),

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gpu_sched_env.cgrsp.day import MaterialisedDay
+from gpu_sched_env.cgrsp.jax.core import NEVER
 from gpu_sched_env.cgrsp.jax.types import N_SUB, Day, EnvParams
 
 
@@ -85,6 +86,8 @@ def day_arrays(day: MaterialisedDay, params: EnvParams) -> Day:
     """The reference's draws of one day (:func:`gpu_sched_env.cgrsp.day.materialise`) as a :class:`Day`."""
     dt = params.wbar.dtype
     f = lambda x: jnp.asarray(np.asarray(x, np.float64), dt)  # noqa: E731
+    # the reference pads its Markov paths with inf; here with NEVER (a redraw never due), so the state stays finite
+    markov_times = np.where(np.isinf(day.markov_times), NEVER, day.markov_times)
     return build_day(
         jax.random.PRNGKey(day.seed),
         f(day.submit),
@@ -94,7 +97,7 @@ def day_arrays(day: MaterialisedDay, params: EnvParams) -> Day:
         f(day.prov_q),
         params,
         f(day.fresh_u),
-        f(day.markov_times),
+        f(markov_times),
         f(day.markov_us),
     )
 

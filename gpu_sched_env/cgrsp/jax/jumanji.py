@@ -5,10 +5,15 @@ its dynamics. Jumanji's convention: the params are fixed when the env is built, 
 carries the PRNG key, ``reset(key)`` and ``step(state, action)`` return ``(state, TimeStep)``,
 and the action mask is a field of the observation (:class:`~.adapt.Observation`, as
 Jumanji's ``JobShop``). No auto-reset inside: wrap with ``jumanji.wrappers.AutoResetWrapper``.
+:func:`make` builds one from a CGRSP-v0 id, as ``jumanji.make``:
 
-    env = CGRSPJumanji.from_config(day="hectic")
+    env = make("CGRSP-hectic-v0")             # or CGRSPJumanji.from_config(day="hectic"): the default design
     state, ts = env.reset(key)
     state, ts = env.step(state, action)       # ts.observation.action_mask, ts.last()
+
+Every leaf of the state is finite when the env keeps no per-job records (the default of an
+env the adapter builds), so ``jumanji.testing.env_not_smoke.check_env_does_not_smoke(env)`` passes
+with its defaults.
 """
 
 from __future__ import annotations
@@ -20,7 +25,15 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from gpu_sched_env.cgrsp.jax.adapt import VECTOR_DTYPE, Observation, missing_extra, observe, vector_bounds, wrapped_env
+from gpu_sched_env.cgrsp.jax.adapt import (
+    VECTOR_DTYPE,
+    Observation,
+    id_settings,
+    missing_extra,
+    observe,
+    vector_bounds,
+    wrapped_env,
+)
 from gpu_sched_env.cgrsp.jax.env import JaxCGRSP
 from gpu_sched_env.cgrsp.jax.types import EnvParams, EnvState
 
@@ -45,8 +58,16 @@ class CGRSPJumanji(jumanji.Environment[State, specs.DiscreteArray, Observation])
 
     Args:
         env: a built :class:`JaxCGRSP`; or None to build one from ``cfg`` and ``kwargs``
-            (:meth:`JaxCGRSP.from_config`: ConfigError listing what the JAX env implements).
+            (:meth:`JaxCGRSP.from_config`: ConfigError listing what the JAX env implements;
+            ``cfg`` None: :func:`~.adapt.default_config`, the default design; no per-job records
+            unless ``records=True``).
+        cfg: an env config (or its keywords as a mapping), with ``env`` None.
         params: the env's params (default ``env.default_params``; a pool: ``env.with_pool(...)``).
+        **kwargs: env settings, simulator parameters and :meth:`JaxCGRSP.from_config`'s
+            ``dtype``, ``records``, ``checked``.
+
+    Adapters of the same env and the same params object are equal, and share what JAX compiled
+    for ``reset`` and ``step``.
     """
 
     def __init__(self, env: JaxCGRSP | None = None, cfg: Any = None, params: EnvParams | None = None, **kwargs: Any):
@@ -57,8 +78,17 @@ class CGRSPJumanji(jumanji.Environment[State, specs.DiscreteArray, Observation])
 
     @classmethod
     def from_config(cls, cfg: Any = None, **kwargs: Any) -> CGRSPJumanji:
-        """The adapter of ``JaxCGRSP.from_config(cfg, **kwargs)``."""
+        """The adapter of ``JaxCGRSP.from_config(cfg, **kwargs)`` (``cfg`` None: the default design)."""
         return cls(None, cfg, **kwargs)
+
+    def _key(self) -> tuple:
+        return type(self), self.env, id(self.params)  # the params by identity (a pytree of arrays; held by self)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CGRSPJumanji) and self._key() == other._key() and self.params is other.params
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     def __repr__(self) -> str:
         return f"CGRSPJumanji({'mixed' if self.env.is_mixed else self.env.cfg.day}, actions={self.env.n_actions})"
@@ -127,4 +157,19 @@ class CGRSPJumanji(jumanji.Environment[State, specs.DiscreteArray, Observation])
         return specs.BoundedArray((), self.env.dtype, 0.0, 1.0, "discount")
 
 
-__all__ = ["CGRSPJumanji", "Observation", "State"]
+def make(env_id: str = "CGRSP-v0", **kwargs: Any) -> CGRSPJumanji:
+    """The Jumanji env of a CGRSP-v0 id, as ``jumanji.make``: the default design on the id's day.
+
+    Args:
+        env_id: ``CGRSP-v0`` or ``CGRSP-<day>-v0`` (:func:`~.adapt.env_ids`; ``gpu_sched_env:`` prefix optional).
+        **kwargs: env settings and simulator parameters (over the id's, as ``gym.make``), ``params``,
+            and :meth:`JaxCGRSP.from_config`'s ``dtype``, ``records``, ``checked``.
+
+    Raises:
+        ConfigError: an unknown id, or a setting the JAX env does not implement (naming the value and
+            what is allowed).
+    """
+    return CGRSPJumanji(None, None, **id_settings(env_id, kwargs))
+
+
+__all__ = ["CGRSPJumanji", "Observation", "State", "make"]

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from gpu_sched_env.cgrsp.jax.core import INF, band_of, n_waiting
+from gpu_sched_env.cgrsp.jax.core import INF, NEVER, band_of, n_waiting
 from gpu_sched_env.cgrsp.jax.obs import defer_cost, next_event_gap, window
 from gpu_sched_env.cgrsp.jax.types import N_SUB, EnvParams, EnvState, day_of
 from gpu_sched_env.cgrsp.stock import MIN_GAP_S
@@ -458,11 +458,11 @@ def evaluate(
 
 
 def stack_days(days: list) -> object:
-    """Stack :class:`Day` pytrees for :func:`evaluate` (Markov paths padded with ``inf`` to a common length)."""
+    """Stack :class:`Day` pytrees for :func:`evaluate` (Markov paths padded with ``core.NEVER`` to a common length)."""
     width = max(d.markov_times.shape[1] for d in days)
     pad = [
         d.replace(
-            markov_times=jnp.pad(d.markov_times, ((0, 0), (0, width - d.markov_times.shape[1])), constant_values=INF),
+            markov_times=jnp.pad(d.markov_times, ((0, 0), (0, width - d.markov_times.shape[1])), constant_values=NEVER),
             markov_us=jnp.pad(d.markov_us, ((0, 0), (0, width - d.markov_us.shape[1]))),
         )
         for d in days

@@ -68,8 +68,8 @@ class EnvState:
     ptr: jnp.ndarray  # i32[S] first waiting member of each subqueue (index into its segment)
     end: jnp.ndarray  # i32[S] members arrived
     slot_job: jnp.ndarray  # i32[C] (−1 idle)
-    slot_end: jnp.ndarray  # f[C] completion time of the slot's job (inf: idle)
-    slot_start: jnp.ndarray  # f[C] realised start of the slot's job
+    slot_end: jnp.ndarray  # f[C] completion time of the slot's job (core.NEVER: idle)
+    slot_start: jnp.ndarray  # f[C] realised start of the slot's job (core.NEVER before the slot's first job)
     slot_disp: jnp.ndarray  # f[C] dispatch time of the slot's job
     slot_level: jnp.ndarray  # i32[C] stock level at dispatch
     stock: jnp.ndarray  # i32[T] status per type at this decision point
@@ -77,7 +77,7 @@ class EnvState:
     dp_count: jnp.ndarray  # i32 dispatches at this decision point
     mk_k: jnp.ndarray  # i32[T] Markov: index of the current redraw event
     mk_u: jnp.ndarray  # f[T] Markov: current quantile
-    mk_next: jnp.ndarray  # f[T] Markov: time of the next redraw
+    mk_next: jnp.ndarray  # f[T] Markov: time of the next redraw (core.NEVER: none, as under fresh stock)
     mk_lam: jnp.ndarray  # f[T] Markov (native): cumulative hazard of the next redraw
     dispatch: jnp.ndarray  # f[N] per-job records (inf: not yet)
     start: jnp.ndarray  # f[N]

@@ -1,5 +1,8 @@
 """gymnax and Jumanji adapters: the libraries' own checks, equality with JaxCGRSP, a masked PureJaxRL-style PPO.
 
+The gymnax adapter observes the masked :class:`Observation` here (``obs="masked"``); its default flat
+observation, ``make`` and the libraries' wrappers and learners are ``test_ecosystem.py``'s.
+
 Compiles few programs (module fixtures): ``play`` (the gymnax adapter's auto-resetting step,
 vmapped, over a pool of native days: an auto-reset then gathers a row instead of drawing a day,
 30× cheaper per step on CPU), ``side`` (JaxCGRSP's step, the gymnax adapter's step and the Jumanji
@@ -42,7 +45,7 @@ def env():
 def genv(env):
     from gpu_sched_env.cgrsp.jax.gymnax import CGRSPGymnax
 
-    return CGRSPGymnax(env)
+    return CGRSPGymnax(env, obs="masked")
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +195,8 @@ def test_jumanji_spec_checks(jenv, env):
     assert ts.first() and ts.observation.action_mask.any()
     assert jenv.action_spec.num_values == env.n_actions
     # a whole day, jitted step, every observation validated, the action drawn from the observation's mask
-    # (the state holds inf for 'not yet' times by design, so Jumanji's finiteness check runs on the TimeStep below)
+    # (this env keeps the per-job records, inf for 'not yet' as CGRSP-v0's, so Jumanji's finiteness check runs on
+    # the TimeStep below; an env the adapter builds keeps none, and passes the check's defaults: test_ecosystem.py)
     # (the action choice jitted: Jumanji's loop is Python, an eager choice costs ~10 ms a step)
     select = jax.jit(lambda key, obs: choose(key, obs.action_mask, 0.0)[0])
     check_env_does_not_smoke(jenv, select, assert_finite_check=False)
@@ -234,7 +238,7 @@ def test_illegal_actions_complete_every_job(genv, jenv, env, pool):
 def test_purejaxrl_masked_ppo_trains_through_gymnax():
     from gpu_sched_env.cgrsp.jax.gymnax import CGRSPGymnax
 
-    genv32 = CGRSPGymnax(JaxCGRSP.from_config(joint_heads("hectic"), dtype=jnp.float32, records=False))
+    genv32 = CGRSPGymnax(JaxCGRSP.from_config(joint_heads("hectic"), dtype=jnp.float32, records=False), obs="masked")
     config = {
         "ENV": genv32, "ENV_PARAMS": genv32.default_params, "NUM_ENVS": 4, "NUM_STEPS": 32,
         "TOTAL_TIMESTEPS": 4 * 32 * 3, "UPDATE_EPOCHS": 2, "NUM_MINIBATCHES": 2, "LR": 3e-4, "GAMMA": 0.99,
