@@ -176,10 +176,10 @@ def graph(root: Path = ROOT) -> str:
     )
 
 
-def render_page(text: str, body: str) -> str:
-    """``text`` with everything between the markers replaced by ``body``."""
+def render_page(text: str, body: str, page: Path = PAGE) -> str:
+    """``text`` (of ``page``) with everything between the markers replaced by ``body``."""
     if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
-        raise SystemExit(f"{PAGE}: needs exactly one {BEGIN!r} followed by one {END!r}")
+        raise SystemExit(f"{page}: needs exactly one {BEGIN!r} followed by one {END!r}")
     head, rest = text.split(BEGIN)
     _, tail = rest.split(END)
     return f"{head}{BEGIN}\n{body}\n{END}{tail}"
@@ -189,16 +189,21 @@ def main(argv: list[str] | None = None) -> int:
     """Rewrite (or with ``--check`` only compare) the diagrams in docs/architecture.md; returns the exit status."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if the page is out of date, write nothing")
+    ap.add_argument(
+        "--page", type=Path, default=PAGE, help="the page to rewrite or check (default docs/architecture.md)"
+    )
     args = ap.parse_args(argv)
-    text = PAGE.read_text(encoding="utf-8")
-    new = render_page(text, graph())
+    page = args.page.resolve()
+    shown = page.relative_to(ROOT) if page.is_relative_to(ROOT) else page
+    text = page.read_text(encoding="utf-8")
+    new = render_page(text, graph(), page)
     if args.check:
         if new != text:
-            print(f"{PAGE.relative_to(ROOT)} is out of date: run python -m studies docs-graph", file=sys.stderr)
+            print(f"{shown} is out of date: run python -m studies docs-graph", file=sys.stderr)
             return 1
-        print(f"{PAGE.relative_to(ROOT)} is up to date")
+        print(f"{shown} is up to date")
         return 0
     if new != text:
-        PAGE.write_text(new, encoding="utf-8")
-    print(f"wrote the import graph into {PAGE.relative_to(ROOT)}")
+        page.write_text(new, encoding="utf-8")
+    print(f"wrote the import graph into {shown}")
     return 0

@@ -188,6 +188,8 @@ def configure(name: str, **overrides: Any) -> Experiment:
     for k in ("base_params", "mix"):
         if k in kw and isinstance(kw[k], dict):
             kw[k] = tuple(kw[k].items())
+    if "values" in kw and EXPERIMENTS[name].settings:  # labels (``--values 900`` reads as the number 900)
+        kw["values"] = tuple(v if isinstance(v, str) else f"{v:g}" for v in kw["values"])
     exp = replace(EXPERIMENTS[name], **kw)
     validate(exp)
     return exp

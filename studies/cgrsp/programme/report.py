@@ -442,7 +442,10 @@ def departures_section(exp: Experiment, validation: pd.DataFrame, fig_seeds: int
     }
     cost = means["cost_usd"]
     pub_pack = T.published_rh_pack()
-    ours = {k: float(v.iloc[0]) for k, v in T.pack_readings(means[["mean_wait_min"]].T).items()}
+    # RH's readings need RH among the run's policies (``--policies`` may leave it out)
+    rh = "rh" in means.index
+    ours = {k: f"{float(v.iloc[0]):.2f}" for k, v in T.pack_readings(means[["mean_wait_min"]].T).items()} if rh else {}
+    not_run = "n/a (RH not run)"
     values = {
         "first_seed": seeds[0],
         "last_seed": max(validation["seed"]),
@@ -456,10 +459,10 @@ def departures_section(exp: Experiment, validation: pd.DataFrame, fig_seeds: int
         "cost_spread": f"{100 * (cost.max() / cost.min() - 1):.1f}",
         "cost_max_policy": cost.idxmax(),
         "breakdown_table": T.md_table(brk, floatfmt=".1f"),
-        "rh_miss": f"{means.loc['rh', 'miss_pct']:.2f}",
-        "ours_other10": f"{ours['other 10']:.2f}",
+        "rh_miss": f"{means.loc['rh', 'miss_pct']:.2f}" if rh else not_run,
+        "ours_other10": ours.get("other 10", not_run),
         "pub_other10": f"{pub_pack['other 10']:.2f}",
-        "ours_contract7": f"{ours['contract 7']:.2f}",
+        "ours_contract7": ours.get("contract 7", not_run),
         "pub_contract7": f"{pub_pack['contract 7']:.2f}",
         "miss_gaps": ", ".join(
             f"{p}: {means.loc[p, 'miss_pct']:.2f} % vs {pub.loc[p, 'miss_pct']:.2f} % ({g:+.2f} pp)"
