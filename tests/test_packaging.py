@@ -19,7 +19,6 @@ import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 import textwrap
 import venv
 import zipfile
@@ -29,6 +28,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+
+from tests.venvs import venv_seeing_site
 
 ROOT = Path(__file__).resolve().parents[1]
 # repository folder -> installed package name
@@ -107,28 +108,8 @@ def _build_wheels(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _venv_with_these_dependencies(path: Path) -> Path:
-    """A fresh venv that sees this interpreter's third-party packages, not this project's install.
-
-    The site-packages entries are linked into one folder that a ``.pth`` file appends to the
-    venv's path, after the venv's own site-packages; the links leave out this project's
-    editable install (its ``.pth`` and finder) and metadata, so they cannot leak in.
-    """
-    venv.EnvBuilder(with_pip=False).create(path)
-    python = path / "bin" / "python"
-    deps = path / "deps"
-    deps.mkdir()
-    for site in dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib")):
-        for entry in Path(site).iterdir():
-            if not OWN_ENTRIES.match(entry.name) and entry.suffix != ".pth" and not (deps / entry.name).exists():
-                (deps / entry.name).symlink_to(entry)
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    Path(purelib, "zz_shared_deps.pth").write_text(f"{deps}\n")
-    return python
+    """A fresh venv that sees this interpreter's third-party packages, not this project's install."""
+    return venv_seeing_site(path, OWN_ENTRIES)
 
 
 RUN_INSTALLED = textwrap.dedent("""
@@ -173,6 +154,24 @@ RUN_INSTALLED = textwrap.dedent("""
     assert r.returncode == 2 and "not installed with the package" in r.stderr, r.stderr
     assert "python -m studies experiments list" in r.stderr, r.stderr
 """)
+
+
+def _wheel_of_the_checkout(tmp_path: Path) -> Path:
+    """The project's wheel, built from a copy of the checkout into ``tmp_path/dist`` (no index, no isolation)."""
+    _need_pip_and_setuptools()
+    src = _copy_of_the_checkout(tmp_path)
+    _pip(
+        "wheel",
+        "--no-deps",
+        "--no-index",
+        "--no-build-isolation",
+        "-q",
+        "-w",
+        str(tmp_path / "dist"),
+        str(src),
+        cwd=tmp_path,
+    )
+    return next((tmp_path / "dist").glob("*.whl"))
 
 
 def _need_pip_and_setuptools():
@@ -413,25 +412,11 @@ RUN_CORE_ONLY = textwrap.dedent("""
 @pytest.mark.e2e
 def test_the_package_alone_runs_the_envs_and_gpu_sched_on_the_core_dependencies(tmp_path):
     """The wheel in a venv that sees only the core dependencies' closure: envs, compare, trace, evaluate of a rule."""
-    _need_pip_and_setuptools()
-    src = _copy_of_the_checkout(tmp_path)
-    _pip(
-        "wheel",
-        "--no-deps",
-        "--no-index",
-        "--no-build-isolation",
-        "-q",
-        "-w",
-        str(tmp_path / "dist"),
-        str(src),
-        cwd=tmp_path,
-    )
+    wheel = _wheel_of_the_checkout(tmp_path)
     closure = _core_closure()
     assert not [n for n in closure if LEARNING_STACK.match(n)], sorted(closure)
     python = _venv_with_only(tmp_path / "venv", closure)
-    _pip_into(
-        python, "install", "--no-deps", "--no-index", "-q", str(next((tmp_path / "dist").glob("*.whl"))), cwd=tmp_path
-    )
+    _pip_into(python, "install", "--no-deps", "--no-index", "-q", str(wheel), cwd=tmp_path)
     out = _run_isolated(python, RUN_CORE_ONLY, ",".join(LEARNING_MODULES), cwd=tmp_path)
     assert int(out.split()[-1]) > 0
 
@@ -439,22 +424,10 @@ def test_the_package_alone_runs_the_envs_and_gpu_sched_on_the_core_dependencies(
 @pytest.mark.slow
 def test_the_package_alone_installs_from_pypi_and_runs(tmp_path):
     """A real `pip install` of the wheel with no extras into a fresh venv (about a minute: 30-odd wheels, 0.7 GB)."""
-    _need_pip_and_setuptools()
-    src = _copy_of_the_checkout(tmp_path)
-    _pip(
-        "wheel",
-        "--no-deps",
-        "--no-index",
-        "--no-build-isolation",
-        "-q",
-        "-w",
-        str(tmp_path / "dist"),
-        str(src),
-        cwd=tmp_path,
-    )
+    wheel = _wheel_of_the_checkout(tmp_path)
     venv.EnvBuilder(with_pip=False).create(tmp_path / "venv")
     python = tmp_path / "venv" / "bin" / "python"
-    _pip_into(python, "install", "-q", str(next((tmp_path / "dist").glob("*.whl"))), cwd=tmp_path)
+    _pip_into(python, "install", "-q", str(wheel), cwd=tmp_path)
     installed = json.loads(_pip_into(python, "list", "--format", "json", cwd=tmp_path))
     names = {canonicalize_name(d["name"]) for d in installed}
     assert sorted(n for n in names if LEARNING_STACK.match(n)) == []

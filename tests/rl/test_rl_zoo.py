@@ -9,13 +9,13 @@ rl-zoo3 and its own optuna from PyPI into it, and runs the documented command at
 import re
 import subprocess
 import sys
-import sysconfig
-import venv
 from pathlib import Path
 
 import pytest
 import yaml
 from packaging.requirements import Requirement
+
+from tests.venvs import venv_seeing_site
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf" / "zoo" / "ppo.yml"
@@ -58,22 +58,8 @@ def test_the_zoo_extra_admits_the_tested_version():
 
 
 def _zoo_venv(path: Path) -> Path:
-    venv.EnvBuilder(with_pip=False).create(path)
-    python = path / "bin" / "python"
-    deps = path / "deps"
-    deps.mkdir()
-    for site in dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib")):
-        for entry in Path(site).iterdir():
-            if not HIDDEN.match(entry.name) and entry.suffix != ".pth" and not (deps / entry.name).exists():
-                (deps / entry.name).symlink_to(entry)
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    Path(purelib, "zz_shared_deps.pth").write_text(f"{deps}\n{ROOT}\n")
-    return python
+    """A fresh venv seeing this interpreter's packages but optuna and this project's; the checkout on its path."""
+    return venv_seeing_site(path, HIDDEN, ROOT)
 
 
 @pytest.mark.e2e
