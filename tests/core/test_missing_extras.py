@@ -84,7 +84,8 @@ def test_every_extra_named_exists_and_brings_the_distribution():
 
 def test_torch_message_points_to_the_cpu_build(monkeypatch):
     _absent(monkeypatch, "torch")
-    with pytest.raises(MissingExtraError, match=r"gpu_sched_env\[train\]'; without a GPU, first: pip install torch"):
+    cpu_first = r"gpu_sched_env\[train\]'; without a GPU, install PyTorch's CPU build first"
+    with pytest.raises(MissingExtraError, match=cpu_first):
         with needs_extra("train.py"):
             import torch  # noqa: F401
 
