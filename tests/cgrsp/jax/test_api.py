@@ -138,7 +138,9 @@ def test_pool_reset_is_the_rows_start_state():
     pooled = lean.with_pool(jax.random.PRNGKey(0), lean.default_params, 3)
     obs, st = lean.reset(jax.random.PRNGKey(1), pooled)
     assert obs.shape == (lean.obs_dim,) and 0 <= int(st.day_idx) < 3 and st.dispatch.shape == (0,)
-    fresh = lean._start_state(lean._empty_day(pooled), st.day_idx, pooled.replace(pool_start=None))
+    # jitted whole: run eagerly, its few hundred ops each compiled a program of their own (~25 s cold here)
+    start = jax.jit(lambda p, i: lean._start_state(lean._empty_day(p), i, p.replace(pool_start=None)))
+    fresh = start(pooled, st.day_idx)
     for a, b in zip(jax.tree_util.tree_leaves(st), jax.tree_util.tree_leaves(fresh)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 

@@ -61,10 +61,12 @@ def test_whole_day_returns():
 @pytest.mark.parametrize(
     ("reward", "shaping", "gamma", "weights"),
     [
-        ("occupancy", "none", 1.0, {}),
+        # e2e: occupancy and the backlog potential are pinned together, in the fast tier, by the prefix and
+        # whole-day tests above (occupancy with backlog_risk); alone they name which part differs (docs/tests.md)
+        pytest.param("occupancy", "none", 1.0, {}, marks=pytest.mark.e2e),
         ("capacity", "backlog_risk", 0.9, {"excess_run": 0.3}),  # the opt-in SPT charge on the joint design's reward
         ("capacity", "none", 1.0, {"order_regret": 1.0}),  # the opt-in order charge (a shorter class passed over)
-        ("occupancy", "backlog", 1.0, {}),
+        pytest.param("occupancy", "backlog", 1.0, {}, marks=pytest.mark.e2e),
         ("deadline", "backlog_risk", 0.95, {}),
     ],
 )

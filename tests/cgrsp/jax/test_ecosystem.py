@@ -3,9 +3,11 @@
 Each test runs the outside library's own code as it ships (``gymnax.wrappers.purerl``, which
 PureJaxRL's wrappers are; ``jumanji.testing.env_not_smoke`` with its defaults; ``rejax.PPO``), on
 envs built as an outside user builds them: ``make(env_id)`` with no other argument, JAX's default
-float32 (this module turns off the package's x64 switch). The fast tests play the quiet day (6 jobs:
-whole days in a few dozen steps) and compile few programs: one rollout through the wrappers, the
-Jumanji adapter's ``reset`` and ``step``, and the spaces' small samplers.
+float32 (this module turns off the package's x64 switch). The tests play the quiet day (6 jobs:
+whole days in a few dozen steps). The rollout through gymnax's wrappers and Jumanji's smoke check
+are ``e2e`` (each compiles a whole env to run an outside library's code; ``test_adapters.py`` pins
+the adapters' steps and runs Jumanji's checks in the fast tier); the fast tests here compile only
+the spaces' small samplers.
 """
 
 import importlib.util
@@ -155,6 +157,7 @@ def _wrapped_rollout(env, key, params):
     return obs.shape, space.shape, out
 
 
+@pytest.mark.e2e  # compiles a whole float32 env only to drive gymnax's wrappers (docs/tests.md)
 def test_gymnax_wrappers_take_the_flat_observation(quiet):
     """gymnax's own ``FlattenObservationWrapper`` and ``LogWrapper`` over ``make(...)``: masked legal play, auto-resets.
 
@@ -189,6 +192,7 @@ def _day_returns(reward: np.ndarray, done: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- Jumanji's own checks
+@pytest.mark.e2e  # compiles a whole float32 env only to drive Jumanji's check (docs/tests.md)
 def test_jumanji_checks_pass_with_their_defaults():
     """``check_env_does_not_smoke(env)`` as it ships: random actions for a whole day, every (state, timestep) finite."""
     from jumanji.testing.env_not_smoke import check_env_does_not_smoke, check_env_specs_does_not_smoke

@@ -28,7 +28,8 @@ def _unpadded(pool, i, n, params):
     row = jax.tree_util.tree_map(lambda a: a[i], pool)
     assert np.isinf(np.asarray(row.submit[n:])).all() and np.isfinite(np.asarray(row.submit[:n])).all()
     empty = jnp.zeros((0, row.runtime.shape[1]), row.submit.dtype)
-    return build_day(
+    # jitted whole: run eagerly, each of its ops compiled a program of its own (cold cache)
+    return jax.jit(build_day)(
         row.key,
         row.submit[:n],
         row.cx[:n],

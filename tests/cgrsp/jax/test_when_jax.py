@@ -56,6 +56,9 @@ def _rule_timing(base: JaxCGRSP):
     return Rule("rule_timing", act)
 
 
+# e2e: two 16-day evaluations; the fast tier pins its parts (this design equals CGRSP-v0's step for step above,
+# and tests/cgrsp/test_when.py plays the rule's timing through CGRSP-v0's design), docs/tests.md
+@pytest.mark.e2e
 @pytest.mark.parametrize("stock", ["fresh"])  # Markov stock: tests/cgrsp/test_when.py on CGRSP-v0
 def test_the_rule_lies_inside_the_design(stock):
     """The rule's timing on the base order's pairs: within 0.5 % of the rule's mean wait (half the parity margin).
