@@ -8,7 +8,8 @@ run must leave behind: files (globs, each matching a non-empty file) and text on
 ``tests/test_documented_runs_{rules,learners}.py`` run the entries (``-m e2e``).
 
 Placeholders in an argv, a file or a copy: ``{out}`` is the entry's own empty temporary folder,
-``{run}`` a tiny trained run folder (``train.py``'s layout, made once per test module). The
+``{run}`` a tiny trained run folder (``train.py``'s layout, made once per test module), ``{from}``
+the ``{out}`` of the earlier entry of its batch it reads (``uses``: an exported actor, ablation folders). The
 entries of one batch run one after another in one fresh Python process (:func:`child`): each is
 dispatched through its door's table (:func:`gpu_sched_env.cli.main`, :func:`studies.commands.main`)
 with its stdout and stderr in files of its own and a timeout of its own, and its exit status is
@@ -56,6 +57,7 @@ class Run:
     stands_for: str = ""  # what a spelled word that is no literal argument stands for (``runs``: a run folder)
     timeout: float = 120.0  # [s] in its batch's process (a cold JAX compile cache: the JAX commands' minutes)
     xfail: str = ""  # the exact error, where its cause is outside studies/ (a strict xfail)
+    uses: str = ""  # the spelling of an earlier entry of its batch whose {out} it reads as {from}
 
 
 def experiment(name: str, *args: str, seeds: tuple[str, ...] = ("0",)) -> Run:
@@ -106,6 +108,8 @@ RUNS: dict[str, Run] = {
     ),
     # ---- python -m studies: the research programme
     STUDIES: Run(("--help",), stdout=("usage: python -m studies NAME", "experiments")),
+    "python -m studies experiments": experiment("single", "--policies", "rh", "--param", "rho_res=2"),  # --param knob
+    "python -m studies bench": Run(("bench", "--help"), stdout=("usage: python -m studies bench NAME", "jax-days")),
     "python -m studies experiments all": Run(  # every experiment, the timing table and the results page
         ("experiments", "all", "--seeds", "0", "--policies", "fifo", *FAST, "--out", "{out}", "--docs",
          "{out}/docs"),
@@ -204,6 +208,38 @@ RUNS: dict[str, Run] = {
         rewrites=True,
         files=("{out}/scaling.csv", "{out}/five_task.csv", "{out}/config.json", "{out}/command.txt"),
     ),
+    "python -m studies mig-histograms": Run(
+        ("mig-histograms", "--jobs", "10", "--sets", "1", "--out", "{out}/mig_histograms.png"),
+        files=("{out}/mig_histograms.png",),
+        stdout=("run length [min]: chi2 p =", "figure: {out}/mig_histograms.png"),
+    ),
+    "python -m studies diagnose rule-fix": Run(
+        ("diagnose", "rule-fix", "--seeds", "1", "--days", "quiet", "--stocks", "fresh", "--out", "{out}/rule_fix.md"),
+        files=("{out}/rule_fix.md",),
+        stdout=("| quiet | fresh | both (the rule now) |",),
+    ),
+    "python -m studies diagnose defer-scale": Run(
+        ("diagnose", "defer-scale", "--days", "quiet", "--stocks", "fresh", "--scales", "1", "--select-seeds", "2",
+         "--test-seeds", "2", "--workers", "1", "--out", "{out}/defer_scale.md"),
+        files=("{out}/defer_scale.md",),
+        stdout=("| quiet",),
+    ),
+    "python -m studies diagnose planner-calibration": Run(
+        ("diagnose", "planner-calibration", "--day", "hectic", "--stock", "fresh", "--seeds", "1", "--points", "1",
+         "--futures", "2", "--horizons", "60", "--out", "{out}/calibration"),
+        files=("{out}/calibration.csv", "{out}/calibration.png", "{out}/calibration.md"),
+        stdout=("| fresh | 60 |",),
+    ),
+    "python -m studies diagnose reward-scale": Run(
+        ("diagnose", "reward-scale", "--regime", "hectic_fresh", "--days", "1"),
+        stdout=("spt_rescue_defer_exp on hectic_fresh", "shaping_mean"),
+        timeout=400,
+    ),
+    "python -m studies diagnose regime-scale": Run(
+        ("diagnose", "regime-scale", "--days", "1"),
+        stdout=("return_std_over_pooled", "surge_D900"),
+        timeout=400,
+    ),
     "python -m studies docs-graph": Run(  # rewrites a copy of the page (its freshness: tests/test_docs.py)
         ("docs-graph", "--page", "{out}/architecture.md"),
         copy=(("docs/architecture.md", "architecture.md"),),
@@ -253,6 +289,16 @@ RUNS: dict[str, Run] = {
         stdout=('"vmap_fps_1"',),
         timeout=400,
     ),
+    "python -m studies bench jax-days": Run(
+        ("bench", "jax-days", "--day", "quiet", "--days", "2", "--chunks", "1", "--reps", "1"),
+        stdout=("2 quiet days per call", '"rows": ['),
+        timeout=400,
+    ),
+    "python -m studies bench illegal": Run(
+        ("bench", "illegal", "--day", "quiet", "--days", "1", "--share", "0.5", "--json"),
+        stdout=('"lost_jobs": 0',),
+        timeout=400,
+    ),
     # ======== batch "learners": a tiny trained run folder ({run}), the ppo_jax studies
     "gpu-sched evaluate runs": learner(
         "evaluate", "{run}", "--quick", "--seeds", "2", "--workers", "1", "--out", "{out}",
@@ -265,6 +311,18 @@ RUNS: dict[str, Run] = {
         "diagnose", "policy", "{run}", "--model", "best_model.zip", "--seeds", "1",
         needs_run=True,
         stdout=("argmax", "factored", "sampled"),
+    ),
+    "python -m studies diagnose policy runs": learner(
+        "diagnose", "policy", "{run}", "--model", "best_model.zip", "--seeds", "1",
+        needs_run=True,
+        stands_for="runs/...: a run folder of train.py",
+        stdout=("argmax", "factored", "sampled"),
+    ),
+    "python -m studies diagnose versus-rule": learner(
+        "diagnose", "versus-rule", "{run}", "--seeds", "1", "--out", "{out}/versus_rule.csv",
+        needs_run=True,
+        files=("{out}/versus_rule.csv",),
+        stdout=("rule: spt_rescue_defer_exp", "when_disagree"),
     ),
     "python -m studies diagnose design-cost": learner(
         "diagnose", "design-cost", "{run}", "--day", "quiet", "--seeds", "1",
@@ -281,6 +339,13 @@ RUNS: dict[str, Run] = {
         files=("{run}/generalisation.md", "{run}/gen_normal.csv", "{run}/gen_normal_tests.csv"),
         stdout=("# Generalisation of",),
     ),
+    "python -m studies generalise runs": learner(
+        "generalise", "{run}", "--seeds", "2", "--settings", "normal",
+        needs_run=True,
+        stands_for="runs/...: a run folder of train.py",
+        files=("{run}/generalisation.md", "{run}/gen_normal.csv", "{run}/gen_normal_tests.csv"),
+        stdout=("# Generalisation of",),
+    ),
     "python -m studies learner-table": learner(
         "learner-table", "{run}", "--out", "{out}/learners.csv",
         needs_run=True,
@@ -293,6 +358,33 @@ RUNS: dict[str, Run] = {
         files=("{out}/rows.csv", "{out}/table.md", "{out}/hectic_fresh_b64/seed0.npz"),
         timeout=400,
     ),
+    # ---- an exported actor of the joint design: parity's (its {out} is their {from})
+    "python -m studies diagnose versus-rule-jax": learner(
+        "diagnose", "versus-rule-jax", "{from}/hectic_fresh_b64/seed0.npz", "--regime", "hectic_fresh", "--days", "2",
+        uses="python -m studies parity",
+        stdout=("2 selection days; diff = mode - rule", "rule_when"),
+        timeout=400,
+    ),
+    "python -m studies diagnose versus-rule-jax runs": learner(
+        "diagnose", "versus-rule-jax", "{from}/hectic_fresh_b64/seed0.npz", "--regime", "hectic_fresh", "--days", "2",
+        uses="python -m studies parity",
+        stands_for="runs/...: an exported actor (.npz) of parity or ablation",
+        stdout=("2 selection days; diff = mode - rule", "rule_when"),
+        timeout=400,
+    ),
+    "python -m studies diagnose timing-jax": learner(
+        "diagnose", "timing-jax", "{from}/hectic_fresh_b64/seed0.npz", "--regime", "hectic_fresh", "--days", "1",
+        uses="python -m studies parity",
+        stdout=("over-wait (learner waits, rule dispatches)",),
+        timeout=400,
+    ),
+    "python -m studies diagnose misses": learner(
+        "diagnose", "misses", "{from}/hectic_fresh_b64/seed0.npz", "--regime", "hectic_fresh", "--days", "1",
+        "--workers", "1", "--rows", "3",
+        uses="python -m studies parity",
+        stdout=("the tight jobs' slack at dispatch",),
+        timeout=400,
+    ),
     "python -m studies ablation": learner(
         "ablation", "--budget", "64", "--out", "{out}", "--regimes", "hectic_fresh", "--rows", "joint", "--seeds", "0",
         "--n-envs", "4", "--n-steps", "16", "--select-every", "64", "--select-days", "2", "--jax-days", "2",
@@ -300,13 +392,33 @@ RUNS: dict[str, Run] = {
         files=("{out}/rows.csv", "{out}/table.md"),
         timeout=400,
     ),
+    "python -m studies ablation-items": learner(  # from the ablation's folder
+        "ablation-items", "--from", "{from}", "--out", "{out}/items.md",
+        uses="python -m studies ablation",
+        files=("{out}/items.md",),
+        stdout=("Per regime and item switched",),
+    ),
     "python -m studies generalist": learner(  # trains on fresh stock only; judged on the four regimes and a month
         "generalist", "--budget", "64", "--out", "{out}", "--seeds", "0", "--stock-mix", "fresh", "--jax-days", "2",
         "--confirm-days", "2", "--reps", "2", "--month-stocks", "fresh", "--n-envs", "4", "--n-steps", "16",
-        "--workers", "1",
-        files=("{out}/rows.csv", "{out}/month.csv", "{out}/table.md", "{out}/generalist_b64/seed0.npz"),
+        "--select-every", "64", "--select-days", "2", "--workers", "1",  # the selection curves: generalist-curves'
+        files=("{out}/rows.csv", "{out}/month.csv", "{out}/table.md", "{out}/generalist_b64_sel64/seed0.npz",
+               "{out}/generalist_b64_sel64/seed0_select.csv"),
         stdout=("written {out}/rows.csv",),
         timeout=600,
+    ),
+    "python -m studies generalist-curves": learner(  # from the generalist's folder
+        "generalist-curves", "--from", "{from}", "--out", "{out}/curves.png",
+        uses="python -m studies generalist",
+        files=("{out}/curves.png",),
+        stdout=("wrote {out}/curves.png", "learned / rule per regime"),
+    ),
+    "python -m studies tune": learner(
+        "tune", "--out", "{out}", "--name", "tiny", "--budget", "64", "--every", "64", "--days", "2", "--",
+        "train.n_envs=4", "algo.n_steps=16", "algo.batch_size=16",
+        files=("{out}/curves.csv",),
+        stdout=("64 steps", "learned", "rule"),
+        timeout=400,
     ),
 }
 # fmt: on
@@ -325,11 +437,29 @@ def fill(text: str, places: dict[str, str]) -> str:
     return text
 
 
-def prepare(spelling: str, out: Path, run: Path | None) -> dict:
-    """The child's spec of one entry: its out folder made, its copies in place, its argv filled."""
+def places_of(spelling: str, outs: dict[str, Path], run: Path | None) -> dict[str, str]:
+    """An entry's placeholders: its {out}, the {run} where one is made, the {out} of the entry it uses as {from}."""
     entry = RUNS[spelling]
+    places = {"out": str(outs[spelling])} | ({"run": str(run)} if run is not None else {})
+    return places | ({"from": str(outs[entry.uses])} if entry.uses else {})
+
+
+def with_uses(names: list[str]) -> list[str]:
+    """``names`` and the entries they use (and those use), in table order."""
+    need, todo = set(), list(names)
+    while todo:
+        k = todo.pop()
+        if k not in need:
+            need.add(k)
+            todo += [RUNS[k].uses] if RUNS[k].uses else []
+    return [k for k in RUNS if k in need]
+
+
+def prepare(spelling: str, outs: dict[str, Path], run: Path | None) -> dict:
+    """The child's spec of one entry: its out folder made, its copies in place, its argv filled."""
+    entry, out = RUNS[spelling], outs[spelling]
     out.mkdir(parents=True, exist_ok=True)
-    places = {"out": str(out)} | ({"run": str(run)} if run is not None else {})
+    places = places_of(spelling, outs, run)
     for src, dst in entry.copy:
         s, d = ROOT / src, out / dst
         shutil.copytree(s, d) if s.is_dir() else shutil.copy2(s, d)
@@ -510,11 +640,10 @@ def run_batches(batches: tuple[str, ...], folder: Path) -> Results:
     run = make_tiny_run(folder / "run") if any(RUNS[k].needs_run for k in names) else None
     by_key, places = {}, {}
     for batch in batches:
-        items = []
-        for i, k in enumerate(n for n in names if RUNS[n].batch == batch):
-            out = folder / batch / f"cmd{i:02d}"
-            items.append(prepare(k, out, run))
-            places[k] = {"out": str(out)} | ({"run": str(run)} if run is not None else {})
+        keys = [n for n in names if RUNS[n].batch == batch]
+        outs = {k: folder / batch / f"cmd{i:02d}" for i, k in enumerate(keys)}
+        items = [prepare(k, outs, run) for k in keys]
+        places |= {k: places_of(k, outs, run) for k in keys}
         by_key |= run_batch(items, folder / batch)
     return Results(by_key, places, before, checkout_state())
 
@@ -557,8 +686,10 @@ def by_hand(spellings: list[str]) -> int:
     """
     folder = Path(tempfile.mkdtemp(prefix="documented_runs_"))
     names = [k for k in RUNS if not spellings or any(a == k or (a[:1] == "~" and a[1:] in k) for a in spellings)]
+    names = with_uses(names)  # an entry that reads another's {out} runs after it
     run = make_tiny_run(folder / "run") if any(RUNS[s].needs_run for s in names) else None
-    items = [prepare(s, folder / f"cmd{i:02d}", run) for i, s in enumerate(names)]
+    outs = {s: folder / f"cmd{i:02d}" for i, s in enumerate(names)}
+    items = [prepare(s, outs, run) for s in names]
     failed = 0
     for key, r in run_batch(items, folder).items():
         failed += r["rc"] != 0

@@ -1,7 +1,8 @@
 """Every command the README and docs name exists in the one command tree and answers ``--help``.
 
-The pages' code (fenced blocks and inline spans) is read for ``gpu-sched …``, ``python -m studies …``,
-the checkout's entry point (``train.py``) and ``scripts/…``; each spelling is
+The pages' code (fenced blocks and inline spans, a span's text joined across its line breaks) is read for
+``gpu-sched …``, ``python -m studies …`` (also behind a path: ``.venv/bin/python -m studies …``), the
+checkout's entry point (``train.py``) and ``scripts/…``; each spelling is
 resolved against the tables (:data:`gpu_sched_env.cli.GPU_SCHED`, :data:`studies.commands.STUDIES`)
 and each command it reaches runs ``--help`` in this process (the entry points in a child).
 """
@@ -24,16 +25,19 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 DOORS = {"gpu-sched": GPU_SCHED, PROG: STUDIES}
 FENCE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1", re.S | re.M)
-SPAN = re.compile(r"`([^`\n]+)`")
-# a door, then the words that may name commands (lower-case names; options and placeholders stop it)
-SPELLING = re.compile(r"(?<![\w/-])(gpu-sched|python3? -m studies)((?:[ \t]+[a-z][a-z0-9_-]*)*)")
+SPAN = re.compile(r"`([^`]+)`")  # an inline span may wrap across lines (Markdown joins them with a space)
+# a door (python behind a path such as .venv/bin/), then the words that may name commands (lower-case names;
+# options and placeholders stop it)
+SPELLING = re.compile(r"(?<![\w/.~-])(gpu-sched|(?:[\w.~-]*/)*python3? -m studies)((?:[ \t]+[a-z][a-z0-9_-]*)*)")
+# the pages' made-up commands: docs/architecture.md's recipe for a new environment ``Foo`` (``foo-experiment``)
+EXAMPLE = re.compile(r"^foo(?:-|$)")
 ENTRY = re.compile(r"(?<![\w-])(?:python3?|bash|sh)[ \t]+((?:scripts/)?[\w-]+\.(?:py|sh))\b")
 
 
 def _code(text: str) -> list[str]:
     """The code of a Markdown page: fenced blocks, then inline spans outside them."""
     blocks = [m[2] for m in FENCE.finditer(text)]
-    return blocks + SPAN.findall(FENCE.sub("", text))
+    return blocks + [re.sub(r"[ \t]*\n[ \t]*", " ", span) for span in SPAN.findall(FENCE.sub("", text))]
 
 
 def documented() -> dict[tuple[str, tuple[str, ...]], list[str]]:
@@ -43,7 +47,8 @@ def documented() -> dict[tuple[str, tuple[str, ...]], list[str]]:
         for code in _code(page.read_text(encoding="utf-8")):
             for door, words in SPELLING.findall(code):
                 door = PROG if "studies" in door else door
-                out.setdefault((door, tuple(words.split())), []).append(page.name)
+                if not any(EXAMPLE.match(w) for w in words.split()):
+                    out.setdefault((door, tuple(words.split())), []).append(page.name)
     return out
 
 

@@ -48,6 +48,11 @@ def test_each_run_is_its_command_at_work_not_its_help():
         text = " ".join([*run.argv, *run.files])
         if ("{run}" in text) != run.needs_run:
             bad.append(f"{spelling}: uses {{run}} iff needs_run")
+        if ("{from}" in text) != bool(run.uses):
+            bad.append(f"{spelling}: uses {{from}} iff it names the entry it reads (uses)")
+        earlier = list(RUNS)[: list(RUNS).index(spelling)]
+        if run.uses and (run.uses not in earlier or RUNS[run.uses].batch != run.batch):
+            bad.append(f"{spelling}: uses {run.uses!r}, which is no earlier entry of its batch")
         if run.rewrites and not run.copy:
             bad.append(f"{spelling}: rewrites names no copied page")
         if run.batch not in BATCHES:

@@ -139,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         for stock in args.stock:
             for seed in range(SEED0, SEED0 + args.seeds):
                 rows += points(args.day, stock, seed, args.points, args.futures, tuple(args.horizons))
+        if not rows:  # a light day (quiet) may offer no choice after the first half hour
+            raise ConfigError(f"no decision point with two or more candidates on {args.day!r}: give a busier --day")
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
