@@ -29,7 +29,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from tests.venvs import venv_seeing_site
+from tests.venvs import venv_seeing_site, venv_with_links
 
 ROOT = Path(__file__).resolve().parents[1]
 # repository folder -> installed package name
@@ -339,25 +339,12 @@ def _core_closure() -> set[str]:
 
 def _venv_with_only(path: Path, dists: set[str]) -> Path:
     """A fresh venv that sees only ``dists`` of this interpreter's installed distributions (linked, as above)."""
-    venv.EnvBuilder(with_pip=False).create(path)
-    python = path / "bin" / "python"
-    deps = path / "deps"
-    deps.mkdir()
+    entries = []
     for name in sorted(dists):
         dist = metadata.distribution(name)
         tops = {Path(f).parts[0] for f in dist.files or [] if not str(f).startswith("..")}
-        for top in sorted(tops):
-            entry = Path(dist.locate_file(top))
-            if entry.exists() and not (deps / top).exists() and not entry.name.endswith(".pth"):
-                (deps / top).symlink_to(entry)
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    Path(purelib, "zz_core_deps.pth").write_text(f"{deps}\n")
-    return python
+        entries += [Path(dist.locate_file(top)) for top in sorted(tops)]
+    return venv_with_links(path, entries)
 
 
 RUN_CORE_ONLY = textwrap.dedent("""
