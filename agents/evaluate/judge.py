@@ -21,9 +21,7 @@ from gpu_sched_agents.evaluate.protocol import (
     best_rule,
     objective,
 )
-from gpu_sched_env.core.stats import compare_pairs, holm, mean_ci
-
-ALPHA = 0.05
+from gpu_sched_env.core.stats import ALPHA, compare_pairs, holm, mean_ci
 
 
 def _stats(g: pd.DataFrame) -> dict[str, float]:

@@ -13,7 +13,7 @@ from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp.batch import run_grid, summarise
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
-from gpu_sched_env.core.stats import compare_pairs
+from gpu_sched_env.core.stats import ALPHA, compare_pairs
 
 log = logging.getLogger("gpu_sched_agents.rl.train")  # the training log's name: train.log and the console show it
 
@@ -240,7 +240,6 @@ def write_comparison(
     return table
 
 
-ALPHA = 0.05  # the verdict's level, on the Holm-adjusted paired t tests of ``<stem>_tests.csv``
 LABELS = {"miss_pct": "miss [%]", "mean_wait_min": "mean wait [min]", "objective": "objective (-return)"}
 
 

@@ -80,7 +80,10 @@ def paired_compare(a: Sequence[float], b: Sequence[float]) -> PairedComparison:
     )
 
 
-def holm(pvalues: Sequence[float], alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+ALPHA = 0.05  # the family-wise level of every paired-test verdict (Holm), unless a caller says otherwise
+
+
+def holm(pvalues: Sequence[float], alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray]:
     """Holm–Bonferroni step-down adjustment: returns (reject, adjusted p) per input."""
     from statsmodels.stats.multitest import multipletests
 
@@ -98,7 +101,7 @@ def holm(pvalues: Sequence[float], alpha: float = 0.05) -> tuple[np.ndarray, np.
 def compare_pairs(
     values: Mapping[str, Sequence[float]],
     pairs: Sequence[tuple[str, str]],
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
 ) -> list[dict[str, float | str | bool | int]]:
     """Paired comparisons of matched samples with Holm–Bonferroni over the whole family.
 
