@@ -19,7 +19,7 @@ from gpu_sched_env.core.commands import Command, Group, dispatch
 PROG = "python -m studies"
 
 BENCH = Group(
-    "benchmarks: sim, env, edge, hgsp, mig, train, jax, jax-days, illegal, jax-ab, ppo-jax-seeds",
+    "benchmarks: sim, env, edge, hgsp, mig, train, jax, jax-days, illegal, jax-ab, ppo-jax-seeds, trace-load",
     {
         "sim": Command(
             "studies.bench.sim:main",
@@ -52,6 +52,10 @@ BENCH = Group(
         "ppo-jax-seeds": Command(
             "studies.bench.ppo_jax_seeds:main",
             "ppo_jax frames/s: several seeds side by side (vmap) vs the same seeds in turn",
+        ),
+        "trace-load": Command(
+            "studies.bench.trace_load:main",
+            "a 1 000 000-row CGRSP job log: Trace.load's time and peak memory vs the pandas reader it replaced",
         ),
     },
     what="benchmark",

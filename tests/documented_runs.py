@@ -289,6 +289,10 @@ RUNS: dict[str, Run] = {
         stdout=('"vmap_fps_1"',),
         timeout=400,
     ),
+    "python -m studies bench trace-load": Run(  # a small log, one load per reader (each a fresh process)
+        ("bench", "trace-load", "--rows", "2000", "--reps", "1"),
+        stdout=("Trace.load, pyarrow (new)", "parsed jobs identical (old vs new, every run): yes"),
+    ),
     "python -m studies bench jax-days": Run(
         ("bench", "jax-days", "--day", "quiet", "--days", "2", "--chunks", "1", "--reps", "1"),
         stdout=("2 quiet days per call", '"rows": ['),

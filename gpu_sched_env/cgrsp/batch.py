@@ -33,7 +33,8 @@ METRICS = ("mean_wait_min", "miss_pct", "mean_tardiness_min", "cost_usd", "tight
 def run_cell(policy: str, day: str, seed: int, trace: Any = None, **params: Any) -> dict[str, Any]:
     """One simulated day's summary, tagged with its parameters (top-level: picklable).
 
-    ``trace`` (a job-log path, see :mod:`gpu_sched_env.cgrsp.trace`) replaces the generated jobs.
+    ``trace`` (a loaded :class:`~gpu_sched_env.cgrsp.trace.Trace`, or a job-log path) replaces
+    the generated jobs.
     """
     from gpu_sched_env.cgrsp.api import simulate
 
@@ -54,12 +55,22 @@ def run_grid(
 
     ``params`` holds simulator parameters and knobs of the policies in play; each policy
     gets the parameters and its own knobs. Everything is validated before fanning out.
-    ``trace`` (a job-log path) replaces each seed's generated jobs.
+    ``trace`` (a job-log path, a DataFrame or a loaded Trace) replaces each seed's generated
+    jobs. A path is read and checked once, here: every cell, in this process or a worker,
+    gets the parsed jobs (a Trace pickles with its arrays), never the path, so a file
+    replaced during the run changes nothing in it.
     """
-    from gpu_sched_env.cgrsp.policies import per_policy_kwargs
+    from gpu_sched_env.cgrsp.params import make_params
+    from gpu_sched_env.cgrsp.policies import per_policy_kwargs, split_kwargs
+    from gpu_sched_env.cgrsp.trace import Trace
 
     kw = per_policy_kwargs(day, params or {}, policies)
-    extra = {} if trace is None else {"trace": str(trace)}
+    extra = {}
+    if trace is not None:  # the simulator parameters are every policy's (only knobs differ)
+        sim = make_params(day, **split_kwargs(params or {}, policies)[0])
+        tr = Trace.load(trace, sim)
+        tr.params(sim)  # the model with the trace's n_jobs: refused here, not in every cell
+        extra = {"trace": tr}
     cells = [dict(policy=p, day=day, seed=int(s), **extra, **kw[p]) for p in policies for s in seeds]
     rows = map_cells(run_cell, cells, **fanout)
     return pd.DataFrame(rows)

@@ -11,7 +11,9 @@ It prints mean wait (95 % CI), miss %, tardiness and cost per policy; for the he
 default parameters also the published values (spec §4), the differences and the §6
 calibration checks. It writes the tidy per-seed table and the summary under ``--out``. With
 ``--trace`` the trace's jobs replace each seed's generated day (run times, stock and delays
-still come from the seed; see :mod:`gpu_sched_env.cgrsp.trace`).
+still come from the seed; see :mod:`gpu_sched_env.cgrsp.trace`). The trace is read and checked
+once, before any day runs, and every policy and seed (every worker process too) plays those
+parsed jobs: the table's header and ``trace.json`` beside it give the file's SHA-256 and rows.
 
 ``trace`` writes a simulated day or month as a trace that ``simulate(trace=...)`` and
 ``compare --trace`` replay::
@@ -24,8 +26,11 @@ A day is written as generated (``simulate(p, day, seed)`` and ``simulate(p, day,
 trace=FILE)`` give identical results). A month is the 30 days of the ``month`` experiment's
 replication REP (same day plan and run seeds) back to back: day d's times are shifted by
 d·86 400 s and its job ids prefixed ``dDD-``. Replayed as one trace, a day's backlog runs on
-into the next day, unlike the ``month`` experiment, which simulates each day on its own.
+into the next day, unlike the ``month`` experiment, which simulates each day on its own. It
+prints the written file's SHA-256 (what ``compare --trace`` reports for the file it plays).
 
+Both check their output paths before they compute anything: an unwritable ``--out`` is a
+one-line error (exit status 2) and nothing is written.
 """
 
 from __future__ import annotations
@@ -44,10 +49,20 @@ from gpu_sched_env.cgrsp.policies import param_names_help, per_policy_kwargs, po
 from gpu_sched_env.cgrsp.reference import PUBLISHED_HECTIC, check_contract
 from gpu_sched_env.cgrsp.trace import Trace, day_trace, month_trace, write_trace
 from gpu_sched_env.cgrsp.workload import WORKLOAD_PARAMS
-from gpu_sched_env.core.cliargs import parse_params
+from gpu_sched_env.core.cliargs import check_flag_int, parse_params
 from gpu_sched_env.core.errors import ConfigError, check_keys
 from gpu_sched_env.core.fanout import EXECUTORS, default_workers
-from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
+from gpu_sched_env.core.io import (
+    atomic_write_json,
+    atomic_write_table,
+    atomic_write_text,
+    check_output_dir,
+    check_output_file,
+    file_sha256,
+)
+
+# what compare writes into its output folder
+COMPARE_FILES = ("per_seed.csv", "summary.csv", "contract.csv", "table.txt", "trace.json")
 
 
 def table(summary: pd.DataFrame, published: bool) -> pd.DataFrame:
@@ -79,20 +94,20 @@ def table(summary: pd.DataFrame, published: bool) -> pd.DataFrame:
 
 def compare_main(argv: list[str] | None = None) -> int:
     """``gpu-sched compare``: returns the exit status."""
-    args, params = _compare_args(argv)
+    args, params, trace = _compare_args(argv)
     t0 = time.perf_counter()
     df = run_grid(
         args.policies,
         range(args.seeds),
         day=args.day,
         params=params,
-        trace=args.trace,
+        trace=trace,  # parsed once in _compare_args: no run reads the file again
         executor=args.executor,
         workers=args.workers,
         desc=f"{args.day} × {args.seeds} seeds",
         progress=not args.no_progress,
     )
-    _compare_report(args, params, df, wall=time.perf_counter() - t0)
+    _compare_report(args, params, df, trace, wall=time.perf_counter() - t0)
     return 0
 
 
@@ -132,15 +147,20 @@ def _compare_parser() -> argparse.ArgumentParser:
         default=None,
         help="processes for --executor process (at least 1; default: the usable cores)",
     )
-    ap.add_argument("--out", type=Path, default=Path("runs/compare"))
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=Path("runs/compare"),
+        help="output folder (default runs/compare); the tables go into a subfolder named after the day or trace",
+    )
     ap.add_argument(
         "--no-progress", action="store_true", help="no progress bar (it is off anyway when stderr is not a terminal)"
     )
     return ap
 
 
-def _compare_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str, Any]]:
-    """The parsed command line and its ``--param`` overrides, checked before any day runs."""
+def _compare_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str, Any], Trace | None]:
+    """The parsed command line, its ``--param`` overrides and the loaded trace, checked before any day runs."""
     ap = _compare_parser()
     args = ap.parse_args(argv)
     if args.seeds < 1:
@@ -153,31 +173,44 @@ def _compare_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str,
     try:
         params = parse_params(args.param, param_names_help)
         kw = per_policy_kwargs(args.day, params, args.policies)  # validate before fanning out
-        if args.trace is not None:  # a missing, unreadable or malformed file fails here, not in every worker
-            Trace.load(
-                args.trace, make_params(args.day, **{k: v for k, v in kw[args.policies[0]].items() if k in PARAM_NAMES})
-            )
+        check_output_dir("--out", args.out)  # the folder given, then the subfolder the tables go to
+        check_output_dir("--out", _out_dir(args, params), COMPARE_FILES)
+        trace = None
+        if args.trace is not None:  # read once: a missing, unreadable or malformed file fails here
+            sim = make_params(args.day, **{k: v for k, v in kw[args.policies[0]].items() if k in PARAM_NAMES})
+            trace = Trace.load(args.trace, sim)
+            trace.params(sim)  # the model with the trace's n_jobs: refused here, not in every worker
     except ConfigError as e:
         ap.error(str(e))
-    return args, params
+    return args, params, trace
 
 
-def _compare_report(args: argparse.Namespace, params: dict[str, Any], df: pd.DataFrame, wall: float) -> None:
+def _out_dir(args: argparse.Namespace, params: dict[str, Any]) -> Path:
+    """The folder under ``--out`` that gets the tables: named after the day (or trace) and the overrides."""
+    stem = args.day if args.trace is None else f"trace_{args.trace.stem}_{args.day}"
+    return args.out / (stem + ("" if not params else "_" + "_".join(f"{k}={v}" for k, v in params.items())))
+
+
+def _compare_report(
+    args: argparse.Namespace, params: dict[str, Any], df: pd.DataFrame, trace: Trace | None, wall: float
+) -> None:
     """Write the per-seed table, the summary (and the §6 checks) under ``--out``; print them."""
     summary = summarise(df)
-    published = args.day == "hectic" and not params and args.trace is None
-    stem = args.day if args.trace is None else f"trace_{args.trace.stem}_{args.day}"
-    out = args.out / (stem + ("" if not params else "_" + "_".join(f"{k}={v}" for k, v in params.items())))
+    published = args.day == "hectic" and not params and trace is None
+    out = _out_dir(args, params)
     atomic_write_table(out / "per_seed.csv", df)
     atomic_write_table(out / "summary.csv", summary.reset_index())
 
     tab = table(summary, published)
     pd.set_option("display.width", 200)
-    what = f"{args.day} day" if args.trace is None else f"trace {args.trace} ({args.day} model)"
+    what = f"{args.day} day" if trace is None else f"trace {args.trace} ({args.day} model)"
     print(
         f"\nCGRSP {what}, {args.seeds} seeds, {len(args.policies)} policies "
         f"({len(df)} simulated days in {wall:.1f} s wall, executor={args.executor})"
     )
+    if trace is not None:  # what every run played: the bytes read once, before the first
+        print(f"trace {trace.source}: {trace.n_jobs} jobs, sha256 {trace.sha256}")
+        atomic_write_json(out / "trace.json", trace.provenance())
     print(tab.to_string(index=False))
     if published:
         checks = check_contract(summary)
@@ -206,14 +239,20 @@ def trace_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="output .csv or .parquet")
     args = ap.parse_args(argv)
     try:
+        check_flag_int("--seed", args.seed)
+        if args.month is not None:
+            check_flag_int("--month", args.month)
         params = parse_params(args.param, lambda: "a workload parameter: " + ", ".join(WORKLOAD_PARAMS))
         # a trace holds the jobs only: a fleet or stock parameter would change nothing in it
         check_keys(params, WORKLOAD_PARAMS, section="trace --param (workload parameters)")
+        check_output_file("--out", args.out, (".csv", ".parquet"))
         df = day_trace(args.day, args.seed, **params) if args.day else month_trace(args.month, **params)
         path = write_trace(df, args.out)
     except ConfigError as e:
         ap.error(str(e))
-    print(f"{len(df)} jobs, submit 0-{df['submit_s'].max() / 3600:.1f} h, written to {path}")
+    print(
+        f"{len(df)} jobs, submit 0-{df['submit_s'].max() / 3600:.1f} h, written to {path} (sha256 {file_sha256(path)})"
+    )
     return 0
 
 

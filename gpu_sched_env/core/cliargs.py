@@ -1,4 +1,4 @@
-"""Command-line values shared by every CLI: ``--param NAME=VALUE`` and Python-literal values."""
+"""Command-line values shared by every CLI: ``--param NAME=VALUE``, Python-literal values, seeds and counts."""
 
 from __future__ import annotations
 
@@ -63,4 +63,15 @@ def parse_params(
     return dict(parse_param(t, allowed, flag) for t in texts)
 
 
-__all__ = ["literal", "parse_param", "parse_params", "split_top"]
+def check_flag_int(flag: str, value: int, lo: int = 0) -> int:
+    """An integer option's value, refused below ``lo`` (a seed, a replication, a count).
+
+    Raises:
+        ConfigError: ``flag value: allowed: an integer ≥ lo``.
+    """
+    if value < lo:
+        raise ConfigError(f"{flag} {value}: allowed: an integer ≥ {lo}")
+    return value
+
+
+__all__ = ["check_flag_int", "literal", "parse_param", "parse_params", "split_top"]

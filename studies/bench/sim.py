@@ -22,7 +22,6 @@ import heapq
 import json
 import math
 import random
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -31,6 +30,7 @@ from pathlib import Path
 from gpu_sched_env.cgrsp import POLICY_NAMES, simulate
 from gpu_sched_env.cgrsp.batch import run_grid
 from gpu_sched_env.core.fanout import default_workers
+from studies.bench import child_json
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout, where ``studies`` imports from
 TARGET = {p: 0.10 for p in ("fifo", "spt", "edf", "lcf", "balanced")}
@@ -93,14 +93,7 @@ T100K_TARGET = 5.0  # [s] a 100 000-job day
 
 def run_child(policy: str, n: int) -> dict[str, float]:
     """One scaling run in a fresh process (``python -m studies bench sim --child``, from the checkout root)."""
-    out = subprocess.run(
-        [sys.executable, "-m", "studies.bench.sim", "--child", policy, str(n)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return child_json("studies.bench.sim", "--child", policy, str(n))
 
 
 def scaling(sizes: list[int], reps: int, policies: tuple[str, ...] = POLICY_NAMES) -> bool:

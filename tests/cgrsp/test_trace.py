@@ -1,5 +1,8 @@
 """Trace replay: a simulated day written as a trace replays identically; malformed traces are refused."""
 
+import hashlib
+import sys
+
 import gymnasium as gym
 import numpy as np
 import pandas as pd
@@ -8,6 +11,7 @@ import pytest
 import gpu_sched_env  # noqa: F401  (registers the env ids)
 from gpu_sched_agents.heuristics.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp import simulate
+from gpu_sched_env.cgrsp import trace as trace_mod
 from gpu_sched_env.cgrsp.commands import trace_main as write_main
 from gpu_sched_env.cgrsp.params import make_params
 from gpu_sched_env.cgrsp.trace import EXAMPLE_TRACE, Trace, month_trace, trace_frame, write_trace
@@ -118,13 +122,76 @@ GOOD = {
         ("job_id", "", r"row 1 \(file line 3\), column job_id = ''.*non-empty"),
     ],
 )
-def test_bad_value_names_row_column_value_and_what_is_allowed(tmp_path, column, value, match):
+@pytest.mark.parametrize("block", [None, 64])
+def test_bad_value_names_row_column_value_and_what_is_allowed(tmp_path, monkeypatch, column, value, match, block):
+    """The same message whether the CSV is one block or read in blocks of a row or two (64 bytes)."""
+    if block is not None:
+        monkeypatch.setattr(trace_mod, "_BLOCK", block)
     data = {k: list(v) for k, v in GOOD.items()}
     data[column][1] = value
     path = tmp_path / "bad.csv"
     pd.DataFrame(data).to_csv(path, index=False)
     with pytest.raises(ConfigError, match=match):
         simulate("fifo", day="normal", trace=path)
+
+
+def test_a_log_read_in_blocks_is_the_log_read_at_once(tmp_path, monkeypatch):
+    path = write_trace(month_trace(0).head(500), tmp_path / "m.csv")
+    p = make_params("normal")
+    whole = Trace.load(path, p)
+    monkeypatch.setattr(trace_mod, "_BLOCK", 256)  # dozens of blocks
+    parts = Trace.load(path, p)
+    pd.testing.assert_frame_equal(parts.jobs, whole.jobs)
+    assert parts.job_id.tolist() == whole.job_id.tolist() and parts.sha256 == whole.sha256
+    bad = path.read_text().splitlines()
+    bad[400] = bad[400].replace(",low,", ",LOW,").replace(",medium,", ",LOW,").replace(",high,", ",LOW,")
+    path.write_text("\n".join(bad) + "\n")
+    with pytest.raises(ConfigError, match=r"trace row 399 \(file line 401\), column complexity = 'LOW'"):
+        Trace.load(path, p)
+    # out of order across the edge between two blocks: the row above is the other block's last
+    head = pd.DataFrame({"submit_s": ["0", "7.5"], "complexity": ["low", "low"], "deadline_s": ["9", "9"]})
+    tail = pd.DataFrame({"submit_s": ["7"], "complexity": ["low"], "deadline_s": ["9"]})
+    with pytest.raises(ConfigError, match=r"trace row 2, column submit_s = '7': earlier than the row above \('7.5'\)"):
+        trace_mod._parse(head, list(head.columns), iter([head, tail]), p)
+
+
+def test_values_are_read_by_the_python_rules_exactly():
+    """Vectorised where pyarrow can, by float() and str.strip() where it cannot: the same values either way."""
+    submit = ["0", " 12 ", "1_000", "1e3", "1000.000000000000000000001", "1001", "١٠٠٢"]
+    df = pd.DataFrame(
+        {
+            "submit_s": submit,
+            "complexity": ["low"] * len(submit),
+            "deadline_s": ["5000"] * len(submit),
+            "tight": [" TRUE", "yes ", "0", "No", "1", "false", "\u3000true\u3000"],
+            "job_id": [f"j{i}" for i in range(len(submit))],
+        }
+    )
+    t = Trace.load(df, make_params("normal"))
+    assert t.jobs["submit"].tolist() == [float(v) for v in submit]
+    assert t.jobs["tight"].tolist() == [True, True, False, False, True, False, True]
+
+
+def test_blank_labels_are_what_str_strip_empties():
+    assert trace_mod._SPACE == "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace())
+    df = pd.DataFrame({"submit_s": [0.0, 1.0], "complexity": ["low", "low"], "deadline_s": [9.0, 9.0]})
+    with pytest.raises(ConfigError, match=r"trace row 1, column job_id = '\\u2003\\x1c': allowed: a non-empty label"):
+        Trace.load(df.assign(job_id=["a", "\u2003\x1c"]), make_params("normal"))
+    assert Trace.load(df.assign(job_id=["a", "\u200b"]), make_params("normal")).job_id[1] == "\u200b"  # not blank
+
+
+def test_a_loaded_trace_records_the_file_and_its_hash(tmp_path):
+    t = Trace.load(EXAMPLE_TRACE, make_params("normal"))
+    assert t.provenance() == {
+        "trace": str(EXAMPLE_TRACE),
+        "sha256": hashlib.sha256(EXAMPLE_TRACE.read_bytes()).hexdigest(),
+        "rows": 100,
+    }
+    assert Trace.load(pd.read_csv(EXAMPLE_TRACE), make_params("normal")).sha256 is None  # a DataFrame: no file
+    # a DataFrame written with its index keeps it in the file: read back as the index, not a column
+    pq = tmp_path / "indexed.parquet"
+    pd.read_csv(EXAMPLE_TRACE).set_index("job_id").to_parquet(pq)
+    assert Trace.load(pq, make_params("normal")).n_jobs == 100
 
 
 def test_bad_columns_and_files(tmp_path):

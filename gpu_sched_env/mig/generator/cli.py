@@ -6,7 +6,9 @@ gpu-sched generate-jobs CONFIG -o out/ --seed-range 10 20
 gpu-sched generate-jobs CONFIG -o out/ --primes 100 --first-prime 2
 gpu-sched generate-jobs CONFIG --check               # validate only
 
-(``scripts/generate_jobs.py`` is a thin wrapper.)
+(``scripts/generate_jobs.py`` is a thin wrapper.) Seeds are integers ≥ 0; ``-o`` is checked before
+anything is generated (a file for one set, a folder for bulk): a bad value is one line on
+stderr, ``gpu-sched generate-jobs: ...``, exit status 2, and nothing is written.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from gpu_sched_env.core.cliargs import check_flag_int
 from gpu_sched_env.core.errors import ConfigError
-from gpu_sched_env.core.io import atomic_write_text
+from gpu_sched_env.core.io import atomic_write_text, check_output_dir, check_output_file
 from gpu_sched_env.mig.generator import generate, generate_bulk, load_config, next_primes
 
 
@@ -51,6 +54,11 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if a.out is None:
             raise ConfigError("-o/--out is required (a file for one set, a folder for bulk)")
+        if a.seed is not None:
+            check_flag_int("--seed", a.seed)
+        for s in a.seeds or ():
+            check_flag_int("--seeds", s)
+        check_flag_int("--first-prime", a.first_prime)
         seeds = a.seeds
         if a.seed_range:
             lo, hi = a.seed_range
@@ -64,12 +72,15 @@ def main(argv: list[str] | None = None) -> int:
         if seeds:
             if a.seed is not None:
                 raise ConfigError("--seed cannot be combined with --seeds/--seed-range/--primes")
+            names = [f"jobs_seed{s}.json" for s in seeds]  # generate_bulk's default file names
+            check_output_dir("-o/--out (a folder for bulk)", a.out, [*names, "manifest.json"])
             man = generate_bulk(cfg, seeds, a.out)
             print(f"wrote {len(man['files'])} job sets and manifest.json to {a.out}")
         else:
+            check_output_file("-o/--out (a file for one set)", a.out)
             atomic_write_text(a.out, generate(cfg, a.seed).dumps())
             print(f"wrote {cfg.n_jobs} jobs (seed {cfg.seed if a.seed is None else a.seed}) to {a.out}")
     except ConfigError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"{ap.prog}: {e}", file=sys.stderr)
         return 2
     return 0
