@@ -19,9 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args, get_origin
 
-from gpu_sched_env.cgrsp.params import DAY_TYPES, PARAM_NAMES, CGRSPParams, make_params
+from gpu_sched_env.cgrsp.params import DAY_TYPES, MAX_SLOTS, PARAM_NAMES, CGRSPParams, make_params
 from gpu_sched_env.cgrsp.rewards import PRESETS, REWARD_PARTS
 from gpu_sched_env.cgrsp.schemes import ACTION_SCHEMES, scheme_of
+from gpu_sched_env.core.envconfig import MAX_REWARD_SCALE, MAX_REWARD_WEIGHT, MIN_REWARD_SCALE
 from gpu_sched_env.core.errors import (
     DEFAULT_ILLEGAL_ACTION,
     ConfigError,
@@ -42,6 +43,9 @@ Features = Literal["basic", "model"]
 
 DEFAULT_REWARD_SCALE = 1.0 / 3600.0  # reward unit: one job-hour of waiting
 CONFIG_VERSION = 2  # 1: run configs before the config object (no window_by/hold/shaping_gamma)
+# K, the window: the observation holds K rows of 7 + 2T floats and the joint action space K·C + 1
+# actions, so memory per step is O(K); 10 000 is 5x the widest window the benchmarks use (2000).
+MAX_WINDOW = 10_000
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,7 @@ class CGRSPEnvConfig:
 
     Attributes:
         day: day type (λ and N of the spec).
-        window: K, waiting jobs shown and addressable per step.
+        window: K, waiting jobs shown and addressable per step, in [1, MAX_WINDOW] (10 000).
         order: canonical window order.
         window_by: ``order`` (the first K jobs in that order) or ``class`` (one head per
             complexity class).
@@ -60,12 +64,15 @@ class CGRSPEnvConfig:
         hold: ``slot`` mode only: a slot left idle is offered again at the next ``event`` or
             once its ``stock`` status changes.
         reward: reward preset (:mod:`gpu_sched_env.cgrsp.rewards`).
-        reward_weights: explicit per-part overrides of the preset (non-negative).
+        reward_weights: explicit per-part overrides of the preset (each in [0, 1e9],
+            ``core.envconfig.MAX_REWARD_WEIGHT``).
         shaping: potential-based shaping term.
         shaping_gamma: γ of the shaping term γ·Φ(s′) − Φ(s) (use the learner's discount; 1 =
             undiscounted, the episode's shaping sum is then Φ(end) − Φ(start)).
-        reward_scale: reward units per weighted raw unit (> 0; 1/3600 = one job-hour).
-        slot_rows: rows of the ``slots`` table (≥ ``c_max``; None = ``c_max``).
+        reward_scale: reward units per weighted raw unit, in [1e-9, 1e3] (1/3600 = one job-hour;
+            ``core.envconfig.MIN_REWARD_SCALE`` / ``MAX_REWARD_SCALE``: with the weights' bound
+            every reward stays finite in float32).
+        slot_rows: rows of the ``slots`` table (in [``c_max``, ``params.MAX_SLOTS``]; None = ``c_max``).
         features: ``basic`` or ``model`` (adds the public stock model's expectations per
             GPU type, the ``model`` key).
         illegal_action: what an in-range action the mask forbids does: ``substitute`` (played
@@ -97,9 +104,10 @@ class CGRSPEnvConfig:
                 check_choice(f.name, getattr(self, f.name), get_args(_hint(f.name)))
         check_choice("reward", self.reward, tuple(PRESETS))
         set_ = object.__setattr__
-        set_(self, "window", int(check_number("window", self.window, lo=1, integer=True)))
+        set_(self, "window", int(check_number("window", self.window, lo=1, hi=MAX_WINDOW, integer=True)))
         set_(self, "shaping_gamma", float(check_number("shaping_gamma", self.shaping_gamma, lo=0.0, hi=1.0)))
-        set_(self, "reward_scale", float(check_number("reward_scale", self.reward_scale, lo=0.0, lo_open=True)))
+        scale = check_number("reward_scale", self.reward_scale, lo=MIN_REWARD_SCALE, hi=MAX_REWARD_SCALE)
+        set_(self, "reward_scale", float(scale))
         if not isinstance(self.reward_weights, Mapping):
             raise ConfigError(
                 f"reward_weights = {self.reward_weights!r} must be a mapping with keys {', '.join(REWARD_PARTS)}"
@@ -108,7 +116,10 @@ class CGRSPEnvConfig:
         set_(
             self,
             "reward_weights",
-            {k: float(check_number(f"reward_weights.{k}", v, lo=0.0)) for k, v in self.reward_weights.items()},
+            {
+                k: float(check_number(f"reward_weights.{k}", v, lo=0.0, hi=MAX_REWARD_WEIGHT))
+                for k, v in self.reward_weights.items()
+            },
         )
         if not isinstance(self.params, Mapping):
             raise ConfigError(f"params = {self.params!r} must be a mapping of simulator parameters")
@@ -123,7 +134,8 @@ class CGRSPEnvConfig:
         c_max = self.sim_params().c_max  # also checks every simulator parameter
         scheme_of(self.action_mode).check_config(self)  # what the action design can express (window, fleet)
         if self.slot_rows is not None:
-            set_(self, "slot_rows", int(check_number("slot_rows", self.slot_rows, lo=c_max, integer=True)))
+            rows = check_number("slot_rows", self.slot_rows, lo=c_max, hi=MAX_SLOTS, integer=True)
+            set_(self, "slot_rows", int(rows))
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -298,6 +310,7 @@ __all__ = [
     "COMMAND_LINE_PARAMS",
     "CONFIG_VERSION",
     "DEFAULT_REWARD_SCALE",
+    "MAX_WINDOW",
     "REWARD_PARTS",
     "ActionMode",
     "CGRSPEnvConfig",

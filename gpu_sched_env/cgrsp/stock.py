@@ -21,6 +21,13 @@ holds them). They differ in how long a status lasts:
   a query needs, so the path depends on the seed alone, never on when or how often a
   policy looks (common random numbers across policies). As D → 0 the status at successive
   decision points becomes independent: the fresh model in distribution.
+
+  D lies in [:data:`~gpu_sched_env.cgrsp.params.MIN_GAP_S`, ``MAX_TIME_S``] = [1 s, 1 year]: the
+  simulator has no time step (it jumps from event to event), and 1 s is the shortest gap between
+  decision points the public stock model reckons with (:func:`next_event_gap`'s floor); a shorter
+  dwell only redraws more often between the same decision points (1/D redraws per second of
+  path). And a day may need at most ``params.MAX_REDRAWS`` redraws per type over its arrival
+  span, so the path it draws stays small in memory.
 """
 
 from __future__ import annotations
@@ -30,12 +37,28 @@ from bisect import bisect_right
 import numpy as np
 
 from gpu_sched_env.cgrsp.fleet import Fleet
-from gpu_sched_env.cgrsp.params import DAY_TYPES, CGRSPParams
-from gpu_sched_env.core.errors import ConfigError
+from gpu_sched_env.cgrsp.params import DAY_TYPES, MAX_TIME_S, MIN_GAP_S, CGRSPParams
+from gpu_sched_env.core.errors import ConfigError, check_number
 from gpu_sched_env.core.rng import ChunkedUniforms, stream
 
 _CHUNK = 4096
 _DAY = 86400.0  # [s]
+
+
+def redraw_rates(fleet: Fleet, dwell_s: float) -> list[list[float]]:
+    """Per type, per band: the Markov redraw rate 1/τ_b [1/s], τ_b = D·(1 − Σπ²) (see the module docstring).
+
+    A band with one certain status never changes, any rate will do: 1/D. (The parameters' bound
+    on a day's redraws, ``params.MAX_REDRAWS``, reckons with these rates.)
+    """
+    out = []
+    for g in range(fleet.n_types):
+        rates = []
+        for b in range(len(fleet.band_starts)):
+            gini = 1.0 - sum(x * x for x in fleet.level_probs(b, g))
+            rates.append(1.0 / (dwell_s * gini) if gini > 1e-12 else 1.0 / dwell_s)
+        out.append(rates)
+    return out
 
 
 class FreshStock:
@@ -93,14 +116,9 @@ class MarkovStock:
 
     def __init__(self, fleet: Fleet, seed: int, dwell_s: float) -> None:
         self.fleet = fleet
-        self.dwell_s = float(dwell_s)
+        self.dwell_s = float(check_number("stock_dwell_s", dwell_s, lo=MIN_GAP_S, hi=MAX_TIME_S))
         self._paths: list[_Path] = []
-        for g, name in enumerate(fleet.type_names):
-            rates = []
-            for b in range(len(fleet.band_starts)):
-                gini = 1.0 - sum(x * x for x in fleet.level_probs(b, g))
-                # τ_b = D·(1 − Σπ²); a band with one certain status never changes, any rate will do
-                rates.append(1.0 / (self.dwell_s * gini) if gini > 1e-12 else 1.0 / self.dwell_s)
+        for name, rates in zip(fleet.type_names, redraw_rates(fleet, self.dwell_s)):
             self._paths.append(
                 _Path(stream(seed, f"cgrsp/stock-markov/{name}"), rates, fleet.band_starts, fleet.start_offset)
             )
@@ -147,14 +165,13 @@ def stock_params(dwell: str) -> dict[str, object]:
     """Simulator parameters of a stock setting: ``"fresh"`` or a mean dwell in seconds (the sweep's labels)."""
     if dwell == "fresh":
         return {}
+    allowed = f"allowed: 'fresh' or a number of seconds in [{MIN_GAP_S:g}, {MAX_TIME_S:g}] (CGRSPParams.stock_dwell_s)"
     try:
         d = float(dwell)
-    except ValueError:
-        raise ConfigError(
-            f"dwell = {dwell!r} is not allowed; allowed: 'fresh' or a positive number of seconds"
-        ) from None
-    if not d > 0:
-        raise ConfigError(f"dwell = {dwell!r} is not allowed; allowed: 'fresh' or a positive number of seconds")
+    except (TypeError, ValueError):
+        raise ConfigError(f"dwell = {dwell!r} is not allowed; {allowed}") from None
+    if not MIN_GAP_S <= d <= MAX_TIME_S:  # NaN fails too
+        raise ConfigError(f"dwell = {dwell!r} is not allowed; {allowed}")
     return {"stock_process": "markov", "stock_dwell_s": d}
 
 
@@ -174,7 +191,8 @@ def parse_regime(name: str) -> tuple[str, dict[str, object]]:
         except ConfigError:
             pass
     raise ConfigError(
-        f"regime = {name!r} is not allowed; allowed: <day>_fresh or <day>_D<mean dwell in seconds > 0> with a day "
+        f"regime = {name!r} is not allowed; allowed: <day>_fresh or <day>_D<mean dwell in seconds, {MIN_GAP_S:g} to "
+        f"{MAX_TIME_S:g}> with a day "
         f"in {sorted(DAY_TYPES)}, e.g. hectic_fresh, surge_D900"
     )
 
@@ -196,7 +214,7 @@ def with_stock(params: dict[str, object], stock: dict[str, object]) -> dict[str,
 # to come): the deferring rules (gpu_sched_agents.heuristics.cgrsp.extensions) and the
 # observation's ``model`` block (:mod:`gpu_sched_env.cgrsp.obs`) use the same two functions.
 # ``state`` is a policy's read-only view or the simulator itself (the same attribute names).
-MIN_GAP_S = 1.0  # [s] floor of the expected time to the next decision point
+# MIN_GAP_S (params, 1 s): floor of the expected time to the next decision point
 
 
 def next_event_gap(state) -> float:
@@ -242,6 +260,7 @@ __all__ = [
     "next_event_gap",
     "STOCK_KEYS",
     "parse_regime",
+    "redraw_rates",
     "regime_config",
     "stock_params",
     "with_stock",

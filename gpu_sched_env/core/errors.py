@@ -74,7 +74,10 @@ def check_number(
     if integer and not isinstance(value, (int, np.integer)):
         # 5.0 is refused too: a float where a count belongs is a caller's bug, not a count
         raise ConfigError(f"{where} = {value!r} must be an integer (int), got {type(value).__name__}")
-    fv = float(value)
+    try:
+        fv = float(value)
+    except OverflowError:  # an int beyond float's range (10**400) is no finite number either
+        fv = math.inf
     if not math.isfinite(fv):
         raise ConfigError(f"{where} = {value!r} must be a finite number")
     lo_ok = lo is None or (fv > lo if lo_open else fv >= lo)

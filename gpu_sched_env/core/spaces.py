@@ -1,11 +1,14 @@
-"""Gymnasium spaces shared by the environments (the simulators never import this)."""
+"""Gymnasium spaces and the wrapper shared by the environments (the simulators never import this)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+
+from gpu_sched_env.core.errors import check_options, check_seed
 
 
 class MaskedDiscrete(spaces.Discrete):
@@ -62,3 +65,37 @@ class MaskedDiscrete(spaces.Discrete):
         # part of this space's state: a stale snapshot, so the copy detaches from it.
         if owner is not None and vars(owner):
             self._mask_fn = None
+
+
+class CheckedReset(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """The outermost wrapper of every id ``gym.make`` builds: a reset's arguments are checked before any wrapper runs.
+
+    Why it exists: gymnasium's ``PassiveEnvChecker`` (the innermost wrapper of ``gym.make``)
+    marks its first ``reset`` as checked *before* calling the env and keeps what that call
+    returns, which its first ``step`` then unpacks. A first reset the env refuses
+    (``reset(seed=-1)``, an unknown option: ``ConfigError``) left the flag set and nothing kept,
+    so every later ``step`` raised ``TypeError: cannot unpack non-iterable NoneType``. Refusing
+    such arguments here, before the checker is reached, leaves every wrapper as it was; the env
+    checks them again itself (a bare env, or one built with ``gym.make(..., disable_env_checker=True)``,
+    refuses them alike). A refused ``step`` needs no such care: the checker's first step keeps the
+    reset's data until a step succeeds.
+
+    The arguments are checked by the env's ``check_reset_args(seed, options)`` where it has one
+    (EdgeBatch-v0's ``workloads`` option), else by :func:`~gpu_sched_env.core.errors.check_seed`
+    and :func:`~gpu_sched_env.core.errors.check_options` with no option allowed, which is what
+    every other env of the package checks.
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> tuple[Any, dict[str, Any]]:
+        """Check ``seed`` and ``options`` (ConfigError, nothing changed), then reset the wrapped env."""
+        check = getattr(self.env.unwrapped, "check_reset_args", None)
+        if check is not None:
+            check(seed, options)
+        else:
+            check_options(options)
+            check_seed(seed)
+        return self.env.reset(seed=seed, options=options)

@@ -185,9 +185,14 @@ class EdgeBatchEnv(gym.Env):
         self._i = 0
 
     # ---- episode -----------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Draw a workload, batch and split it, and empty the devices."""
+    def check_reset_args(self, seed: Any, options: Any) -> tuple[int | None, list[Task] | None]:
+        """``(seed, the option's tasks or None)`` of a reset's arguments; ConfigError before anything changes.
+
+        ``gym.make``'s outermost wrapper calls it before any wrapper runs
+        (:class:`~gpu_sched_env.core.spaces.CheckedReset`), and :meth:`reset` before it touches the env.
+        """
         options = check_options(options, ("workloads",))
+        source = None
         if "workloads" in options:
             names = options["workloads"]
             if (
@@ -200,9 +205,14 @@ class EdgeBatchEnv(gym.Env):
             if not names:
                 raise ConfigError("reset options.workloads is empty; give at least one workload name")
             self._check_workloads("reset options.workloads", names)
-            source = tasks_from_workloads(names, self.table, self.cluster)  # raises before any change
-        super().reset(seed=check_seed(seed))
-        if "workloads" not in options:
+            source = tasks_from_workloads(names, self.table, self.cluster)
+        return check_seed(seed), source
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Draw a workload, batch and split it, and empty the devices."""
+        seed, source = self.check_reset_args(seed, options)  # raises before any change
+        super().reset(seed=seed)
+        if source is None:
             source = tasks_from_workloads(
                 random_workloads(self.n_tasks, self.np_random, self.mix), self.table, self.cluster
             )

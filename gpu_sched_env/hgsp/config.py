@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from gpu_sched_env.core.envconfig import check_weights, short
+from gpu_sched_env.core.envconfig import MAX_EPISODE_ITEMS, check_weights, short
 from gpu_sched_env.core.errors import (
     DEFAULT_ILLEGAL_ACTION,
     ConfigError,
@@ -45,12 +45,14 @@ class HGSPEnvConfig:
             resolved, as a ``TaskSet``).
         cluster: ``"small"``, ``"medium"``, ``"large"``, ``{model: count}`` or a ``Cluster``
             (stored built).
-        n_tasks: preset size override (only with a preset name).
+        n_tasks: preset size override (only with a preset name), in [1, 1e6]
+            (``core.envconfig.MAX_EPISODE_ITEMS``: the simulator's arrays are O(n_tasks)).
         order: priority list for a fixed task set, a permutation of its task indices (stored
             as a tuple); ``None`` = arrival order.
         decoder: how ``order`` is decoded, ``list`` (strictly in list order) or ``release``.
-        reward_weights: per-part weights over ``tardiness`` and ``flow`` (non-negative; stored
-            with the defaults tardiness 1, flow 0 filled in).
+        reward_weights: per-part weights over ``tardiness`` and ``flow`` (each in [0, 1e9],
+            ``core.envconfig.MAX_REWARD_WEIGHT``, so rewards stay finite; stored with the
+            defaults tardiness 1, flow 0 filled in).
         illegal_action: what a GPU the mask forbids does: ``substitute`` (the lowest fitting GPU)
             or ``raise`` (``InvalidActionError``).
     """
@@ -70,7 +72,7 @@ class HGSPEnvConfig:
         if self.n_tasks is not None:
             if not self.is_preset:
                 raise ConfigError(f"n_tasks = {self.n_tasks!r}: only allowed with a preset name for tasks")
-            set_(self, "n_tasks", int(check_number("n_tasks", self.n_tasks, lo=1, integer=True)))
+            set_(self, "n_tasks", int(check_number("n_tasks", self.n_tasks, lo=1, hi=MAX_EPISODE_ITEMS, integer=True)))
         if not self.is_preset:
             set_(self, "tasks", _fixed_tasks(self.tasks))
         if self.order is not None:

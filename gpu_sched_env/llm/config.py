@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from gpu_sched_env.core.envconfig import short
+from gpu_sched_env.core.envconfig import MAX_EPISODE_ITEMS, short
 from gpu_sched_env.core.errors import (
     DEFAULT_ILLEGAL_ACTION,
     ConfigError,
@@ -28,6 +28,12 @@ from gpu_sched_env.llm.sim import LLMSim
 
 Engine = Literal["discrete", "event"]
 DEFAULT_N_REQUESTS = 50
+# [s] the discrete engine's step, in [MIN_DT, MAX_DT]. The engine visits every step until the last
+# request ends (a Python loop), so its cost is the horizon over dt: 1 ms is a tenth of the
+# reference's 0.01 s (the grid the generated arrivals lie on), an hour is far beyond any
+# request's run time (every request of a step starts at its end).
+MIN_DT = 1e-3
+MAX_DT = 3600.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,8 +45,9 @@ class LLMServeEnvConfig:
             ``"discriminating"``, a ``Workload`` or a request DataFrame (stored resolved, as a
             ``Workload``).
         engine: ``discrete`` (the reference, steps of ``dt``) or ``event``.
-        dt: the discrete engine's step [s] (> 0).
-        n_requests: requests of ``"mixed"`` (only with it).
+        dt: the discrete engine's step [s], in [1e-3, 3600] (:data:`MIN_DT`, :data:`MAX_DT`).
+        n_requests: requests of ``"mixed"`` (only with it), in [1, 1e6]
+            (``core.envconfig.MAX_EPISODE_ITEMS``).
         cluster: ``{GPU type: count}`` of a request table (only with one).
         illegal_action: what a request the mask forbids does: ``substitute`` (the lowest-index
             startable request starts) or ``raise`` (``InvalidActionError``).
@@ -56,7 +63,12 @@ class LLMServeEnvConfig:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         check_illegal_action(self.illegal_action)
-        set_(self, "n_requests", int(check_number("n_requests", self.n_requests, lo=1, integer=True)))
+        set_(
+            self,
+            "n_requests",
+            int(check_number("n_requests", self.n_requests, lo=1, hi=MAX_EPISODE_ITEMS, integer=True)),
+        )
+        check_number("dt", self.dt, lo=MIN_DT, hi=MAX_DT)
         if not self.is_random and self.n_requests != DEFAULT_N_REQUESTS:
             raise ConfigError(f"n_requests = {self.n_requests!r}: only allowed with workload='mixed'")
         if self.cluster is not None:
@@ -105,4 +117,4 @@ def _fixed_workload(workload: Any, cluster: Mapping[str, int] | None) -> Workloa
         ) from None
 
 
-__all__ = ["DEFAULT_N_REQUESTS", "Engine", "LLMServeEnvConfig"]
+__all__ = ["DEFAULT_N_REQUESTS", "MAX_DT", "MIN_DT", "Engine", "LLMServeEnvConfig"]

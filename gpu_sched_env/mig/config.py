@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu_sched_env.core.envconfig import check_weights, short
+from gpu_sched_env.core.envconfig import MAX_EPISODE_ITEMS, check_weights, short
 from gpu_sched_env.core.errors import (
     DEFAULT_ILLEGAL_ACTION,
     ConfigError,
@@ -40,11 +40,14 @@ class MIGEnvConfig:
             every episode; stored as a tuple), or ``None``: a generated data set per episode.
         generator: the generator config of the data sets (a mapping in the Java tool's
             format or a parsed ``GeneratorConfig``; default: the spec's Part B preset).
-        n_jobs: override of the generator's ``numberOfJobs`` (≥ 1).
-        capacities: memory of each MIG instance [MB] (stored as a tuple).
-        poll_interval: minutes between polls (≥ 1).
-        reward_weights: per-part weights over ``makespan`` and ``deadline`` (non-negative;
-            stored with the defaults makespan 1, deadline 0 filled in).
+        n_jobs: override of the generator's ``numberOfJobs``, in [1, 1e6]; the generator's own
+            count must lie there too (``core.envconfig.MAX_EPISODE_ITEMS``).
+        capacities: memory of each MIG instance [MB], each in [1, 1e7] (``model.MAX_CAPACITY_MB``;
+            stored as a tuple).
+        poll_interval: minutes between polls, in [1, 1e6] (``model.MAX_POLL_MIN``).
+        reward_weights: per-part weights over ``makespan`` and ``deadline`` (each in [0, 1e9],
+            ``core.envconfig.MAX_REWARD_WEIGHT``; stored with the defaults makespan 1, deadline 0
+            filled in).
         illegal_action: what an action the mask forbids does: ``substitute`` (defer where
             legal, else the lowest instance that holds the job) or ``raise`` (``InvalidActionError``).
     """
@@ -81,7 +84,9 @@ class MIGEnvConfig:
             )
         set_(self, "generator", gen if isinstance(gen, GeneratorConfig) else load_config(dict(gen)))
         if self.n_jobs is not None:
-            set_(self, "n_jobs", int(check_number("n_jobs", self.n_jobs, lo=1, integer=True)))
+            set_(self, "n_jobs", int(check_number("n_jobs", self.n_jobs, lo=1, hi=MAX_EPISODE_ITEMS, integer=True)))
+        elif self.jobs is None:  # the generator's own count is what an episode draws
+            check_number("generator.numberOfJobs", self.generator.n_jobs, lo=1, hi=MAX_EPISODE_ITEMS, integer=True)
         set_(
             self, "reward_weights", check_weights("reward_weights", self.reward_weights, REWARD_PARTS, DEFAULT_WEIGHTS)
         )

@@ -42,19 +42,27 @@ class Job:
         return max(self.mem)
 
 
+# [MB] the largest instance memory: 10 TB, 70x the largest GPU's (141 GB); memories are int64
+# arrays in the simulator, so sums over a million jobs stay far inside their range.
+MAX_CAPACITY_MB = 10**7
+# [min] the longest polling interval: about two years. Poll times are multiples of it, and a
+# makespan of a million jobs of at most a few polls each stays below 2^53 (exact in float64).
+MAX_POLL_MIN = 10**6
+
+
 def check_capacities(capacities: Sequence[int]) -> tuple[int, ...]:
-    """Validate instance memories [MB] (positive integers, at least one)."""
+    """Validate instance memories [MB] (integers in [1, :data:`MAX_CAPACITY_MB`], at least one)."""
     caps = tuple(capacities)
     if not caps:
         raise ConfigError("capacities = (): allowed: at least one instance memory [MB]")
     for i, c in enumerate(caps):
-        check_number(f"capacities[{i}]", c, lo=1, integer=True)
+        check_number(f"capacities[{i}]", c, lo=1, hi=MAX_CAPACITY_MB, integer=True)
     return tuple(int(c) for c in caps)
 
 
 def check_poll(poll_interval: int) -> int:
-    """Validate the polling interval [min] (a positive integer: plans live on a minute grid)."""
-    return int(check_number("poll_interval", poll_interval, lo=1, integer=True))
+    """Validate the polling interval [min] (an integer in [1, :data:`MAX_POLL_MIN`]: plans live on a minute grid)."""
+    return int(check_number("poll_interval", poll_interval, lo=1, hi=MAX_POLL_MIN, integer=True))
 
 
 def release_time(arrival: float, poll_interval: int) -> int:

@@ -18,7 +18,7 @@ from gpu_sched_env.core.errors import ConfigError
             r"unknown CGRSP parameters or knobs: cmax; simulator parameters: c_max, .*; knobs of fifo: none",
         ),
         (dict(policy="fifo", arrival_rate=-0.1), r"arrival_rate = -0.1 is out of range; allowed: \(0, inf\]"),
-        (dict(policy="fifo", c_max=0), r"c_max = 0 is out of range; allowed: \[1, inf\]"),
+        (dict(policy="fifo", c_max=0), r"c_max = 0 is out of range; allowed: \[1, 1024\]"),
         (dict(policy="fifo", c_max=2.5), r"c_max = 2.5 must be an integer"),
         (dict(policy="fifo", tight_fraction=1.5), r"tight_fraction = 1.5 is out of range; allowed: \[0, 1\]"),
         (dict(policy="fifo", tight_fraction=-0.1), r"tight_fraction = -0.1 is out of range"),

@@ -25,8 +25,16 @@ except ImportError as e:  # pragma: no cover - exercised in a subprocess test
 
 from gpu_sched_env.cgrsp.jax.env import JaxCGRSP, day_arrays  # noqa: E402
 from gpu_sched_env.cgrsp.jax.hold import JaxHold  # noqa: E402 (registers action_mode="joint_hold")
-from gpu_sched_env.cgrsp.jax.rules import RULES, Rule, StalledRolloutError, evaluate, rollout, stack_days  # noqa: E402
-from gpu_sched_env.cgrsp.jax.types import Day, EnvParams, EnvState  # noqa: E402
+from gpu_sched_env.cgrsp.jax.rules import (  # noqa: E402
+    RULES,
+    IncompleteDayError,
+    Rule,
+    StalledRolloutError,
+    evaluate,
+    rollout,
+    stack_days,
+)
+from gpu_sched_env.cgrsp.jax.types import Day, EnvParams, EnvState, check_params  # noqa: E402
 from gpu_sched_env.cgrsp.jax.when import JaxWhen  # noqa: E402 (registers action_mode="when")
 
 __all__ = [
@@ -34,11 +42,13 @@ __all__ = [
     "Day",
     "EnvParams",
     "EnvState",
+    "IncompleteDayError",
     "JaxCGRSP",
     "JaxHold",
     "JaxWhen",
     "Rule",
     "StalledRolloutError",
+    "check_params",
     "day_arrays",
     "evaluate",
     "rollout",

@@ -37,7 +37,16 @@ from gpu_sched_env.cgrsp.jax.legal import legalise, pair_mask, raise_illegal
 from gpu_sched_env.cgrsp.jax.mix import GENERALIST_STOCKS, Regime, draw_regime, mix_params, regimes_of, resolve, row_of
 from gpu_sched_env.cgrsp.jax.obs import observe, window
 from gpu_sched_env.cgrsp.jax.shaping import TERMS, shaping_term
-from gpu_sched_env.cgrsp.jax.types import N_SUB, REWARD_PARTS, Day, EnvParams, EnvState, make_params, times_inv_n
+from gpu_sched_env.cgrsp.jax.types import (
+    N_SUB,
+    REWARD_PARTS,
+    Day,
+    EnvParams,
+    EnvState,
+    check_params,
+    make_params,
+    times_inv_n,
+)
 from gpu_sched_env.cgrsp.jax.types import day_of as state_day
 from gpu_sched_env.core.errors import ConfigError, check_number
 
@@ -144,7 +153,8 @@ class JaxCGRSP:
     functions to compose into larger jitted programs).
 
     Every action has a defined effect. An action the mask forbids (an empty window position
-    or subqueue, a busy slot, *wait* with nothing left to come, out of range) is played as
+    or subqueue, a busy slot, *wait* with nothing left to come, out of range in any integer
+    dtype, or no integer at all: 1.7, NaN, a boolean; :func:`~.legal.action_index`) is played as
     its substitute (:func:`~gpu_sched_env.cgrsp.jax.legal.legalise`): *wait* where *wait* is
     legal, else the lowest legal action; no job is ever lost. The step's
     ``info["invalid_action"]`` says so, ``state.n_invalid`` and ``info["n_invalid"]`` count
@@ -282,6 +292,17 @@ class JaxCGRSP:
             return jnp.int32(0)
         return state_day(s, params).regime
 
+    def check_params(self, params: EnvParams) -> EnvParams:
+        """``params`` if every world field is finite and in range (:func:`~.types.check_params`), else ConfigError.
+
+        ``default_params`` (and any params :meth:`from_config` builds) always pass: they come
+        from a validated config. ``params.replace(...)`` can bypass that; ``rules.evaluate``,
+        ``rules.rollout`` and :meth:`with_pool` check what they are given (host side, before
+        tracing). The jitted ``reset`` and ``step`` do not (a check there would read the
+        params back from the device at every call): check replaced params once with this.
+        """
+        return check_params(params)
+
     # ------------------------------------------------------------------ days
     def materialise(self, seed: int) -> Day:
         """The reference's draws of run ``seed`` as a :class:`Day` (for :meth:`reset_to_day`)."""
@@ -311,6 +332,7 @@ class JaxCGRSP:
         O(N); redraw the pool (a new ``key``) as often as fresh days are wanted.
         """
         size = int(check_number("size", size, lo=1, integer=True))
+        check_params(params)
         pool = jax.jit(jax.vmap(lambda k: self._sample(k, params)))(jax.random.split(key, size))
         params = params.replace(pool=pool, pool_start=None)
         starts = jax.jit(jax.vmap(lambda i: self._start_state(self._empty_day(params), i, params)))(
@@ -409,9 +431,8 @@ class JaxCGRSP:
         c = self.spec.c
         mask = pair_mask(self.spec, s, rows, params if self.is_mixed else None)
         a, invalid = legalise(mask, action)
-        if self.checked:
-            a_in = jnp.asarray(action, jnp.int32)
-            jax.debug.callback(partial(raise_illegal, c, what), a_in, invalid, mask, rows, s.slot_job)
+        if self.checked:  # the action as given (1.7 is named 1.7, not the 1 a cast makes of it)
+            jax.debug.callback(partial(raise_illegal, c, what), jnp.asarray(action), invalid, mask, rows, s.slot_job)
         wait = a == mask.shape[0] - 1
         return a // c, a % c, ~wait, invalid
 

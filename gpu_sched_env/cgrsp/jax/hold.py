@@ -21,7 +21,7 @@ from gpu_sched_env.cgrsp.fleet import HIGH
 from gpu_sched_env.cgrsp.jax import core
 from gpu_sched_env.cgrsp.jax.core import INF, band_of, n_waiting
 from gpu_sched_env.cgrsp.jax.env import DESIGNS, JaxCGRSP
-from gpu_sched_env.cgrsp.jax.legal import legalise
+from gpu_sched_env.cgrsp.jax.legal import host_index, legalise, not_an_index
 from gpu_sched_env.cgrsp.jax.mix import resolve
 from gpu_sched_env.cgrsp.jax.obs import defer_cost, heads, next_event_gap, observe
 from gpu_sched_env.cgrsp.jax.types import REWARD_PARTS, EnvParams, EnvState, day_of, n_jobs_of
@@ -61,8 +61,12 @@ def _raise_illegal(action, invalid, mask, kc: int, n_hold: int) -> None:
     if not invalid.any():
         return
     idx = tuple(np.argwhere(invalid)[0])
-    a, m = int(np.asarray(action)[idx]), np.asarray(mask)[idx]
+    v, m = np.asarray(action)[idx], np.asarray(mask)[idx]
     n = m.shape[0]
+    bad = not_an_index(v, n)
+    if bad is not None:
+        raise InvalidActionError(f"{bad} in the joint_hold design ({n - 1} waits)")
+    a = host_index(v)
     if not 0 <= a < n:
         why = f"out of range: the actions are 0 … {n - 1} ({n - 1} waits)"
     elif a < kc:
@@ -115,7 +119,7 @@ class JaxHold(JaxCGRSP):
         mask = self._action_mask(s, params)
         a, invalid = legalise(mask, action)
         if self.checked:
-            jax.debug.callback(_raise_illegal, jnp.asarray(action, jnp.int32), invalid, mask, kc, self.n_hold)
+            jax.debug.callback(_raise_illegal, jnp.asarray(action), invalid, mask, kc, self.n_hold)
         disp = a < kc
         g = a - kc
         hold = (g >= 0) & (g < self.n_hold)

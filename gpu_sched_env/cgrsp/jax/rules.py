@@ -30,8 +30,9 @@ import numpy as np
 from jax import lax
 
 from gpu_sched_env.cgrsp.jax.core import INF, NEVER, band_of, n_waiting
+from gpu_sched_env.cgrsp.jax.mix import resolve
 from gpu_sched_env.cgrsp.jax.obs import defer_cost, next_event_gap, window
-from gpu_sched_env.cgrsp.jax.types import N_SUB, EnvParams, EnvState, day_of
+from gpu_sched_env.cgrsp.jax.types import N_SUB, EnvParams, EnvState, check_params, day_of, n_jobs_of
 from gpu_sched_env.cgrsp.stock import MIN_GAP_S
 from gpu_sched_env.core.errors import check_choice
 
@@ -272,6 +273,16 @@ class StalledRolloutError(RuntimeError):
     """A rollout did not finish its day within its step cap (:func:`max_steps_of`): policy or dynamics stalled."""
 
 
+class IncompleteDayError(RuntimeError):
+    """A day ended (``done``) with jobs never completed: its params let the dynamics skip them.
+
+    A legal day completes every job (an illegal action plays a legal substitute, and *wait* is
+    legal only while an event is to come); a world whose numbers are not finite (an arrival rate
+    of NaN gives NaN arrival times) ends at once with nothing run. :func:`evaluate` and
+    :func:`rollout` raise it instead of reporting such a day's metrics (0 jobs, 0 wait, 0 % miss).
+    """
+
+
 def max_steps_of(n: int, holds: int = 0) -> int:
     """The step cap of a rollout from any state of a day of ``n`` jobs: ``3·n + holds·(3·n + 1)``.
 
@@ -339,14 +350,51 @@ def rollout(
     ``state.done`` False on return means the rollout stalled; :func:`evaluate` raises
     :class:`StalledRolloutError` then, a caller of ``rollout`` reads ``done`` (:func:`check_done`).
     ``weights``: the weights a learned :class:`Rule` plays with (default its own ``rule.weights``).
+
+    Concrete ``params`` are checked first (:func:`~.types.check_params`: ConfigError for a NaN,
+    infinite or out-of-range field); a concrete result that is done with jobs not completed raises
+    :class:`IncompleteDayError`. Inside a trace neither can be read, and nothing is checked.
     """
+    check_params(params)
     advance, cap = _advance(env, rule, params, max_steps, weights)
 
     def body(c):
         st, i = c
         return advance(st), i + 1
 
-    return lax.while_loop(lambda c: ~c[0].done & (c[1] < cap), body, (s, jnp.zeros((), jnp.int32)))[0]
+    out = lax.while_loop(lambda c: ~c[0].done & (c[1] < cap), body, (s, jnp.zeros((), jnp.int32)))[0]
+    _check_concrete(env, out, params, "rules.rollout")
+    return out
+
+
+def _check_concrete(env, s: EnvState, params: EnvParams, what: str) -> None:
+    """:func:`check_complete` of a concrete state (one day or a batch); nothing inside a trace."""
+    if isinstance(s.done, jax.core.Tracer) or isinstance(s.n_completed, jax.core.Tracer):
+        return
+    n = _n_jobs(env, s, params)
+    check_complete(s.done, s.n_completed, n, what)
+
+
+def _n_jobs(env, s: EnvState, params: EnvParams) -> jnp.ndarray:
+    """Each day's real job count (a mixed env: its regime's; the rest of the N rows is padding)."""
+    if params.mix is None:
+        return jnp.full(jnp.shape(s.done), env.spec.n, jnp.int32)
+    one = lambda st: jnp.asarray(n_jobs_of(env.spec.n, resolve(st, params)), jnp.int32)  # noqa: E731
+    return one(s) if jnp.ndim(s.done) == 0 else jax.vmap(one)(s)
+
+
+def check_complete(done, completed, n_jobs, what: str) -> None:
+    """Raise :class:`IncompleteDayError` where a day is done with fewer than ``n_jobs`` jobs completed."""
+    done, completed = np.asarray(done, bool).reshape(-1), np.asarray(completed).reshape(-1)
+    n_jobs = np.broadcast_to(np.asarray(n_jobs), done.shape)
+    bad = np.flatnonzero(done & (completed < n_jobs))
+    if bad.size:
+        i = int(bad[0])
+        raise IncompleteDayError(
+            f"{what}: {bad.size} of {done.size} days ended with jobs not completed (day {i}: {int(completed[i])} of "
+            f"{int(n_jobs[i])}); its params let the day end early: build them from a config (JaxCGRSP.from_config), "
+            "or keep params.replace(...) within types.PARAM_RANGES and finite"
+        )
 
 
 def rollout_batch(
@@ -361,6 +409,7 @@ def rollout_batch(
     1 s more tracing and 1.5 s more compiling per day program on the 2-core machine, at the same
     run time (the journal, 2026-11-29).
     """
+    check_params(params)
     advance, cap = _advance(env, rule, params, max_steps, weights)
     advance = jax.vmap(advance)
 
@@ -373,7 +422,9 @@ def rollout_batch(
 
         return jax.tree_util.tree_map(keep, advance(st), st), i + 1
 
-    return lax.while_loop(lambda c: jnp.any(~c[0].done) & (c[1] < cap), body, (s, jnp.zeros((), jnp.int32)))[0]
+    out = lax.while_loop(lambda c: jnp.any(~c[0].done) & (c[1] < cap), body, (s, jnp.zeros((), jnp.int32)))[0]
+    _check_concrete(env, out, params, "rules.rollout_batch")
+    return out
 
 
 def check_done(done, what: str, max_steps: int) -> None:
@@ -427,6 +478,7 @@ def _day_metrics(env, rule: Rule | Callable, cap: int) -> Callable:
             "completed": s.n_completed,
             "n_invalid": s.n_invalid,
             "done": s.done,
+            "n_jobs": _n_jobs(env, s, params),
         }
 
     fn = jax.jit(days)
@@ -445,15 +497,20 @@ def evaluate(
     Returns arrays of shape (batch,): ``mean_wait_min``, ``miss`` (count), ``miss_pct``,
     ``tight_miss``, ``cost_usd``, ``completed``, ``n_invalid`` (illegal actions played as their
     substitute). Raises :class:`StalledRolloutError` when a day is not done within
-    ``max_steps`` (:func:`rollout`). A :class:`Rule` compiles once per env, step cap and
-    batch shape; its ``weights`` (a learned policy) and ``params`` are arguments of that program.
+    ``max_steps`` (:func:`rollout`), :class:`IncompleteDayError` when a day is done with jobs not
+    completed, and ConfigError, before anything is traced, for params with a NaN, infinite or
+    out-of-range field (:func:`~.types.check_params`; ``params.replace(arrival_rate=nan)``). A
+    :class:`Rule` compiles once per env, step cap and batch shape; its ``weights`` (a learned
+    policy) and ``params`` are arguments of that program.
     """
-    params = env.default_params if params is None else params
+    params = check_params(env.default_params if params is None else params)
     cap = cap_of(env) if max_steps is None else int(max_steps)
     weights = rule.weights if isinstance(rule, Rule) else None
     out = dict(_day_metrics(env, rule, cap)(days_or_keys, params, weights))
     name = rule.name if isinstance(rule, Rule) else getattr(rule, "__name__", "policy")
-    check_done(out.pop("done"), f"rules.evaluate of {name!r}", cap)
+    done, n_jobs = out.pop("done"), out.pop("n_jobs")
+    check_done(done, f"rules.evaluate of {name!r}", cap)
+    check_complete(done, out["completed"], n_jobs, f"rules.evaluate of {name!r}")
     return out
 
 
@@ -481,7 +538,9 @@ __all__ = [
     "STOCK_PENALTY",
     "THETA_S",
     "Rule",
+    "IncompleteDayError",
     "StalledRolloutError",
+    "check_complete",
     "check_done",
     "defer_exp_rule",
     "deferred",

@@ -11,13 +11,18 @@ or O(log N) per step instead of O(N).
 
 from __future__ import annotations
 
+import dataclasses
+
+import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
 from gpu_sched_env.cgrsp.fleet import Fleet
-from gpu_sched_env.cgrsp.params import CGRSPParams
+from gpu_sched_env.cgrsp.params import MAX_RUNTIME_SIGMA, MAX_TIME_S, CGRSPParams
 from gpu_sched_env.cgrsp.rewards import PRESETS, REWARD_PARTS, weights_of
+from gpu_sched_env.core.envconfig import MAX_REWARD_SCALE, MIN_REWARD_SCALE
+from gpu_sched_env.core.errors import ConfigError
 
 N_SUB = 6  # subqueues: class c loose = 2c, tight = 2c + 1
 
@@ -278,13 +283,77 @@ def make_params(p: CGRSPParams, cfg, dtype) -> EnvParams:
     )
 
 
+# The ranges check_params holds the world's fields to, beyond finiteness: (low, high, low open).
+# They are CGRSPParams' and CGRSPEnvConfig's bounds on the values these fields are made of
+# (make_params), so params built from a config always pass; ``params.replace(...)`` may not.
+PARAM_RANGES: dict[str, tuple[float, float, bool]] = {
+    "wbar": (0.0, MAX_TIME_S, True),
+    "price_per_s": (0.0, np.inf, False),
+    "delay_lo": (0.0, MAX_TIME_S, False),
+    "delay_span": (0.0, MAX_TIME_S, False),
+    "delay_mean": (0.0, MAX_TIME_S, False),
+    "p_high": (0.0, 1.0, False),
+    "p_hm": (0.0, 2.0, False),  # p_H + p_M before the cap at 1 (Fleet.p_high_medium)
+    "level_probs": (0.0, 1.0, False),
+    "redraw_wait": (0.0, MAX_TIME_S, False),
+    "arrival_rate": (0.0, np.inf, True),
+    "complexity_probs": (0.0, 1.0, False),
+    "tight_fraction": (0.0, 1.0, False),
+    "windows": (0.0, MAX_TIME_S, True),
+    "runtime_sigma": (0.0, MAX_RUNTIME_SIGMA, False),
+    "weights": (0.0, np.inf, False),
+    "reward_scale": (MIN_REWARD_SCALE, MAX_REWARD_SCALE, False),
+    "shaping_gamma": (0.0, 1.0, False),
+}
+_NOT_WORLD = ("pool", "pool_start", "mix", "n_jobs", "log_n", "markov")  # days, states and a mix's own fields
+
+
+def check_params(params: EnvParams) -> EnvParams:
+    """``params`` if every world field is finite and within :data:`PARAM_RANGES`; else ConfigError naming the entry.
+
+    Host side, for the functions that take concrete params (``rules.evaluate``, ``rules.rollout``,
+    ``JaxCGRSP.with_pool``): params built by :func:`make_params` from a validated config always
+    pass, while ``params.replace(arrival_rate=nan)`` would otherwise play a silent, empty day.
+    A mixed env's regimes (``params.mix.table``) are checked alike. Inside a trace (the leaves
+    are tracers) nothing can be read, and nothing is checked.
+    """
+    tables = [("params", params)]
+    if params.mix is not None:
+        tables.append(("params.mix.table", params.mix.table))
+    for where, table in tables:
+        names = [f.name for f in dataclasses.fields(table) if f.name not in _NOT_WORLD]
+        leaves = [getattr(table, n) for n in names]
+        if any(isinstance(x, jax.core.Tracer) for x in leaves):
+            return params
+        for name, value in zip(names, jax.device_get(leaves)):
+            _check_field(f"{where}.{name}", np.asarray(value), PARAM_RANGES.get(name))
+    return params
+
+
+def _check_field(where: str, value: np.ndarray, bounds: tuple[float, float, bool] | None) -> None:
+    if value.dtype.kind not in "fc":
+        return  # integer and boolean fields (slot types) are finite by their dtype
+    bad = ~np.isfinite(value)
+    allowed = "a finite number"
+    if bounds is not None and not bad.any():
+        lo, hi, lo_open = bounds
+        bad = ((value <= lo) if lo_open else (value < lo)) | (value > hi)
+        allowed = f"{'(' if lo_open else '['}{lo:g}, {hi:g}]"
+    if bad.any():
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        at = f"[{', '.join(map(str, idx))}]" if idx else ""
+        raise ConfigError(f"{where}{at} = {value[idx].item()!r} is not allowed; allowed: {allowed}")
+
+
 __all__ = [
     "N_SUB",
+    "PARAM_RANGES",
     "REWARD_PARTS",
     "Day",
     "EnvParams",
     "EnvState",
     "Mix",
+    "check_params",
     "PoolDay",
     "day_of",
     "flat",

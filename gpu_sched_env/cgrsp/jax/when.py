@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gpu_sched_env.cgrsp.jax.env import DESIGNS, JaxCGRSP
-from gpu_sched_env.cgrsp.jax.legal import legalise
+from gpu_sched_env.cgrsp.jax.legal import host_index, legalise, not_an_index
 from gpu_sched_env.cgrsp.jax.mix import resolve
 from gpu_sched_env.cgrsp.jax.obs import observe
 from gpu_sched_env.cgrsp.jax.types import EnvParams, EnvState, day_of
@@ -40,7 +40,11 @@ def _raise_illegal(action, invalid, mask) -> None:
     if not invalid.any():
         return
     idx = tuple(np.argwhere(invalid)[0])
-    a, m = int(np.asarray(action)[idx]), np.asarray(mask)[idx]
+    v, m = np.asarray(action)[idx], np.asarray(mask)[idx]
+    bad = not_an_index(v, 2)
+    if bad is not None:
+        raise InvalidActionError(f"{bad} in the when design (0 dispatches the base order's next pair, 1 waits)")
+    a = host_index(v)
     if not 0 <= a < 2:
         why = "out of range: the actions are 0 (dispatch the base order's next pair) and 1 (wait)"
     elif a == 0:
@@ -91,7 +95,7 @@ class JaxWhen(JaxCGRSP):
         mask = self._action_mask(s, params)
         a, invalid = legalise(mask, action)
         if self.checked:
-            jax.debug.callback(_raise_illegal, jnp.asarray(action, jnp.int32), invalid, mask)
+            jax.debug.callback(_raise_illegal, jnp.asarray(action), invalid, mask)
         sub, slot, ok = next_pair(self, s, params)
         do = (a == 0) & ok
         return jnp.where(do, sub, -1), slot, do, invalid
