@@ -183,3 +183,16 @@ def test_run_grid_reads_a_path_once_and_a_trace_pickles_with_its_jobs(log, opens
     row = df[(df.policy == "fifo") & (df.seed == 1)].iloc[0]
     assert s["n_jobs"] == 100 and s["mean_wait_min"] == row["mean_wait_min"]
 
+
+def test_evaluate_reads_the_log_once_and_every_run_plays_it(log, tmp_path, opens, capsys):
+    """``gpu-sched evaluate --trace``: one read for the policy and every baseline, its hash in trace_<stem>.json."""
+    from gpu_sched_agents.evaluate.cli import main as evaluate
+
+    out = tmp_path / "ev"
+    assert evaluate(["cadr", "--trace", str(log), "--seeds", "2", "--out", str(out), "--workers", "1"]) == 0
+    assert opens == [str(log)]  # checked, then played by cadr and every baseline: one read
+    recorded = json.loads((out / "trace_live.json").read_text())
+    assert {k: recorded[k] for k in ("trace", "sha256", "rows")} == {"trace": str(log), "sha256": SHA, "rows": 100}
+    per_seed = pd.read_csv(out / "trace_live.csv")
+    assert set(per_seed["n_jobs"]) == {100} and len(per_seed) > 2  # cadr and the baselines, 2 seeds each
+    assert f"sha256 {SHA}" in capsys.readouterr().out

@@ -51,7 +51,12 @@ def load(folder: Path) -> list[dict[str, Any]]:
         raise ConfigError(f"--leaderboard {str(folder)!r}: no report .json files there")
     reports = []
     for f in files:
-        r = json.loads(f.read_text())
+        try:
+            r = json.loads(f.read_text())
+        except (OSError, ValueError) as e:  # a UnicodeDecodeError is a ValueError
+            raise ConfigError(f"--leaderboard {str(folder)!r}: {f.name} is not readable JSON ({e})") from None
+        if not isinstance(r, dict):
+            raise ConfigError(f"{f}: not a report of schema {SCHEMA} (a JSON {type(r).__name__}, not an object)")
         missing = [k for k in TOP_KEYS if k not in r]
         if r.get("schema") != SCHEMA or missing:
             raise ConfigError(f"{f}: not a report of schema {SCHEMA} (schema {r.get('schema')!r}, missing {missing})")

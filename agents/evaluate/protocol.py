@@ -36,7 +36,14 @@ from gpu_sched_env.cgrsp.rewards import deadline_objective
 from gpu_sched_env.cgrsp.stock import stock_params
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.io import atomic_write_table
-from gpu_sched_env.core.store import CellStore, in_grid_order, reference_cache, stored_rows
+from gpu_sched_env.core.store import (
+    CellStore,
+    code_version,
+    in_grid_order,
+    package_version,
+    reference_cache,
+    stored_rows,
+)
 
 REGIMES: dict[str, tuple[str, str]] = {  # name -> (day, stock: "fresh" or the Markov dwell D [s])
     "hectic_fresh": ("hectic", "fresh"),
@@ -132,6 +139,65 @@ _REFERENCE: dict[tuple[str, str, tuple[int, ...]], pd.DataFrame] = {}
 # What decides a reference day's rows: the simulator and the rules, the bounds, and this module
 # (which rules, which bounds, the SRPT row). Any change to them gives new keys (never a stale row).
 REFERENCE_SOURCES = (*SIM_SOURCES, "gpu_sched_env/cgrsp/bounds.py", "agents/evaluate/protocol.py")
+
+
+# What decides the days stored in --out's days/ besides the policy itself: the simulator, the env,
+# the rules and bounds, the month, the learners' loading and this layer's playing of them.
+DAYS_SOURCES = (
+    *REFERENCE_SOURCES,
+    "gpu_sched_env/cgrsp/**/*.py",
+    "gpu_sched_env/core/*.py",
+    "agents/heuristics/**/*.py",
+    "agents/rl/envs.py",
+    "agents/rl/month.py",
+    "agents/rl/registry.py",
+    "agents/rl/policies.py",
+    "agents/rl/masked_dqn.py",
+    "agents/rl/ppo_jax/*.py",
+    "agents/evaluate/policy.py",
+)
+
+
+def days_key(pol: Policy, protocol: Protocol) -> dict[str, Any]:
+    """What decides a policy's stored days (``days/key.json``): a rerun reuses them only when all of it is equal.
+
+    The policy (:meth:`Policy.describe` but its label), its fingerprint (env config; the model's bytes, or a
+    ``module:attr`` object's modules' bytes), the protocol, the package version and the hash of
+    :data:`DAYS_SOURCES` (:func:`gpu_sched_env.core.store.code_version`).
+    """
+    return json.loads(
+        json.dumps(
+            {
+                "policy": {k: v for k, v in pol.describe().items() if k != "label"},  # a label decides no day
+                "fingerprint": pol.fingerprint(),
+                "protocol": asdict(protocol),
+                "package": package_version(),
+                "code": code_version(DAYS_SOURCES),
+            },
+            default=str,
+        )
+    )
+
+
+KEY_PARTS = {  # a key's parts, as a reason for recomputing
+    "policy": "another policy",
+    "fingerprint": "another model, env config or policy code",
+    "protocol": "another protocol",
+    "package": "another package version",
+    "code": "another code version of the simulator, rules or evaluate",
+}
+
+
+def key_changes(old: Any, new: dict[str, Any]) -> list[str]:
+    """Why stored days of key ``old`` are not those of key ``new`` (empty: they are)."""
+    if not isinstance(old, dict):
+        return ["an unreadable key"]
+    if "code" not in old:
+        return ["an earlier version of gpu-sched evaluate (a key without the code version)"]
+    why = [words for part, words in KEY_PARTS.items() if old.get(part) != new.get(part)]
+    if not why and old != new:
+        why = ["another key"]
+    return why
 
 
 def reference_store() -> CellStore | None:
@@ -298,8 +364,11 @@ __all__ = [
     "REGIMES",
     "STANDARD",
     "Protocol",
+    "DAYS_SOURCES",
     "at_parity",
     "best_rule",
+    "days_key",
+    "key_changes",
     "objective",
     "run_scopes",
     "scope_rows",

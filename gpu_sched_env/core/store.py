@@ -73,6 +73,13 @@ def user_cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpu_sched_env"
 
 
+def package_version() -> str:
+    """The installed package's version (``gpu_sched_env.__version__``): part of every code version."""
+    import gpu_sched_env
+
+    return gpu_sched_env.__version__
+
+
 def code_version(sources: Sequence[str]) -> str:
     """``<package version>+<hash of the sources>``: what a stored cell's numbers depend on besides its config."""
     import gpu_sched_env
@@ -249,6 +256,7 @@ __all__ = [
     "code_version",
     "config_key",
     "in_grid_order",
+    "package_version",
     "reference_cache",
     "source_fingerprint",
     "stored_rows",
