@@ -56,6 +56,14 @@ class EpisodeMetricsCallback(BaseCallback):
         self.logger.record("train/illegal_actions", self._illegal)
         return True
 
+    def resume_state(self) -> dict[str, Any]:
+        """What a checkpoint keeps: each env's reward parts of its unfinished episode, the illegal-action count."""
+        return {"parts": [dict(p) for p in self._parts], "illegal": self._illegal}
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        self._parts = [dict(p) for p in state["parts"]]
+        self._illegal = int(state["illegal"])
+
 
 class EvalCallback(BaseCallback):
     """Every ``eval_freq`` steps: evaluate on fixed held-out seeds, log ``eval/``, keep the best.
@@ -119,6 +127,14 @@ class EvalCallback(BaseCallback):
 
     def _on_training_end(self) -> None:
         self.run_eval()
+
+    def resume_state(self) -> dict[str, Any]:
+        """What a checkpoint keeps: the next evaluation's step, the best objective, the curve's rows."""
+        return {"next": int(self._next), "best": float(self.best), "curve": [dict(r) for r in self.curve]}
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        """Continue from a checkpoint: rows evaluated after it (by the run that was stopped) are dropped."""
+        self._next, self.best, self.curve = int(state["next"]), float(state["best"]), [dict(r) for r in state["curve"]]
 
     def run_eval(self) -> dict[str, float]:
         df = self.evaluate_fn(self.model)

@@ -162,7 +162,7 @@ class TrainConfig:
     eval_freq: int = 10_000  # env steps between evaluations (all envs together)
     eval_seeds: list[int] = field(default_factory=lambda: list(range(10_000, 10_005)))
     final_eval_seeds: int = 30  # final table on seeds 20_000 … 20_000 + n − 1
-    checkpoint_freq: int = 10_000  # env steps between checkpoints
+    checkpoint_freq: int = 10_000  # steps between checkpoints (SB3: first rollout boundary at or after each multiple)
     normalize_reward: bool = False  # VecNormalize on rewards only (running return scale)
     progress_bar: bool = True
     device: str = "cpu"  # torch device (SB3 algorithms); algo=ppo_jax: cpu | gpu (JAX backend)

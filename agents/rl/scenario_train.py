@@ -21,7 +21,6 @@ import gymnasium as gym
 import torch as th
 from omegaconf import DictConfig, OmegaConf
 from sb3_contrib import MaskablePPO
-from stable_baselines3.common.callbacks import CheckpointCallback
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import VecEnv
 
@@ -30,6 +29,7 @@ from gpu_sched_agents.rl.callbacks import SELECT_ON, EpisodeMetricsCallback, Eva
 from gpu_sched_agents.rl.compare import write_comparison
 from gpu_sched_agents.rl.envs import TrainingDays, strict, vec_env
 from gpu_sched_agents.rl.registry import _sb3_kwargs, get_algo
+from gpu_sched_agents.rl.resume import read_state
 from gpu_sched_agents.rl.scenarios import (
     ScenarioSpec,
     env_config,
@@ -117,9 +117,11 @@ def train_scenario(cfg: DictConfig) -> dict[str, float]:
     venv = tr.normalized(
         make_vec_env(spec, config, int(cfg.train.n_envs), int(cfg.seed), str(cfg.train.vec_env)), cfg, ckpt
     )
-    if ckpt is not None:
-        model = MaskablePPO.load(ckpt, env=venv, device=cfg.train.device)
-        log.info(f"resuming {run_dir} from {ckpt.name} at {model.num_timesteps} steps")
+    state = read_state(ckpt) if ckpt is not None else None  # None: a fresh run, or an old checkpoint (warned)
+    if ckpt is not None:  # with its state the model keeps its last observation: the state restores the envs
+        model = MaskablePPO.load(ckpt, env=venv, device=cfg.train.device, force_reset=state is None)
+        how = "exactly" if state is not None else "inexactly"
+        log.info(f"resuming {run_dir} from {ckpt.name} at {model.num_timesteps} steps ({how})")
     else:
         kwargs = _sb3_kwargs(cfg.algo)
         model = MaskablePPO(
@@ -137,24 +139,21 @@ def train_scenario(cfg: DictConfig) -> dict[str, float]:
     heur = heuristic_runs(spec, config, eval_seeds)
     heur_means = {name: {m: float(g[m].mean()) for m in metrics} for name, g in heur.groupby("policy")}
     total = int(cfg.train.total_timesteps)
+    episodes = EpisodeMetricsCallback(metrics)
+    evaluation = EvalCallback(
+        lambda m: model_runs(m, spec, config, eval_seeds),
+        int(cfg.train.eval_freq),
+        run_dir,
+        heur_means,
+        total,
+        hparams(cfg),
+        metrics=metrics,
+        plot=panels(spec),
+    )
     callbacks = [
-        EpisodeMetricsCallback(metrics),
-        CheckpointCallback(
-            save_freq=max(1, int(cfg.train.checkpoint_freq) // int(cfg.train.n_envs)),
-            save_path=str(run_dir / "checkpoints"),
-            name_prefix="model",
-            save_vecnormalize=bool(cfg.train.normalize_reward),
-        ),
-        EvalCallback(
-            lambda m: model_runs(m, spec, config, eval_seeds),
-            int(cfg.train.eval_freq),
-            run_dir,
-            heur_means,
-            total,
-            hparams(cfg),
-            metrics=metrics,
-            plot=panels(spec),
-        ),
+        episodes,
+        evaluation,
+        tr.checkpointer(cfg, run_dir, {"episode_metrics": episodes, "eval": evaluation}, state),
         *tr._extra_callbacks(),
     ]
     train_s = tr.learn_and_save(cfg, model, venv, callbacks, total, ckpt, run_dir, f"ppo on {spec.env_id}")

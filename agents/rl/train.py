@@ -4,7 +4,8 @@ Called by the thin root ``train.py`` (Hydra). Each run directory holds ``config.
 (resolved), ``command.txt``, ``checkpoints/``, ``best_model.zip`` + ``best.json``,
 ``final_model.zip``, ``tb/`` (TensorBoard: ``learned_1`` and ``heuristic_<name>`` runs) and
 ``final_eval.{csv,md,png}``. ``resume=true`` continues the latest run of the same
-algo/day/seed (or ``resume_from=DIR``) from its last checkpoint. ``scenario=hgsp|llm|mig|edge``
+algo/day/seed (or ``resume_from=DIR``) from its last checkpoint, exactly: the checkpoint holds
+everything the rest of the run depends on (:mod:`gpu_sched_agents.rl.resume`). ``scenario=hgsp|llm|mig|edge``
 trains on another scenario's env with the same folder, files and rules
 (:mod:`gpu_sched_agents.rl.scenario_train`).
 """
@@ -23,7 +24,6 @@ from typing import Any
 import pandas as pd
 import torch as th
 from omegaconf import DictConfig, OmegaConf
-from stable_baselines3.common.callbacks import CheckpointCallback
 from stable_baselines3.common.vec_env import VecNormalize
 
 from gpu_sched_agents.heuristics.cgrsp import ALL_POLICY_NAMES, EXTENSIONS
@@ -47,6 +47,7 @@ from gpu_sched_agents.rl.envs import (
     make_vec_env,
 )
 from gpu_sched_agents.rl.registry import get_algo, load_model
+from gpu_sched_agents.rl.resume import ExactCheckpoint, read_state
 from gpu_sched_agents.rl.rundir import remove_unused_run_dir
 from gpu_sched_agents.rl.scenarios import CGRSP, scenario_of
 from gpu_sched_agents.rl.smdp import StepDurations
@@ -315,22 +316,30 @@ def train(cfg: DictConfig) -> dict[str, float]:
         days=day_mix(cfg),
     )
     venv = normalized(venv, cfg, ckpt)
-    model = _model(cfg, spec, config, venv, run_dir, ckpt)
+    state = read_state(ckpt) if ckpt is not None else None  # None: a fresh run, or an old checkpoint (warned)
+    model = _model(cfg, spec, config, venv, run_dir, ckpt, exact=state is not None)
     model.action_space = plain_action_space(model.action_space)
     total = int(cfg.train.total_timesteps)
-    callbacks = _callbacks(cfg, spec, config, run_dir, ckpt, total)
+    callbacks = _callbacks(cfg, spec, config, run_dir, ckpt, total, state)
     train_s = learn_and_save(cfg, model, venv, callbacks, total, ckpt, run_dir, f"{cfg.algo.name} on {config.day}")
     return final_evaluation(cfg, spec, config, run_dir, train_s)
 
 
-def _model(cfg: DictConfig, spec: Any, config: CGRSPEnvConfig, venv, run_dir: Path, ckpt: Path | None):
-    """The SB3 model: resumed from ``ckpt`` (and its replay buffer), or new (behaviour-cloned if asked)."""
+def _model(
+    cfg: DictConfig, spec: Any, config: CGRSPEnvConfig, venv, run_dir: Path, ckpt: Path | None, exact: bool = False
+):
+    """The SB3 model: resumed from ``ckpt`` (and its replay buffer), or new (behaviour-cloned if asked).
+
+    ``exact``: the checkpoint has its state, so the model keeps its last observation (SB3's
+    ``force_reset`` would reset the envs, which the state restores as they were).
+    """
     if ckpt is not None:
-        model = load_model(cfg.algo.name, ckpt, env=venv, device=cfg.train.device)
+        model = load_model(cfg.algo.name, ckpt, env=venv, device=cfg.train.device, force_reset=not exact)
         buf = ckpt.with_name(ckpt.name.replace("model_", "model_replay_buffer_").replace(".zip", ".pkl"))
         if spec.save_replay_buffer and buf.exists():
             model.load_replay_buffer(buf)
-        log.info(f"resuming {run_dir} from {ckpt.name} at {model.num_timesteps} steps")
+        how = "exactly" if exact else "inexactly"
+        log.info(f"resuming {run_dir} from {ckpt.name} at {model.num_timesteps} steps ({how})")
     else:
         model = spec.cls(
             spec.policy,
@@ -354,33 +363,50 @@ def _model(cfg: DictConfig, spec: Any, config: CGRSPEnvConfig, venv, run_dir: Pa
 
 
 def _callbacks(
-    cfg: DictConfig, spec: Any, config: CGRSPEnvConfig, run_dir: Path, ckpt: Path | None, total: int
+    cfg: DictConfig,
+    spec: Any,
+    config: CGRSPEnvConfig,
+    run_dir: Path,
+    ckpt: Path | None,
+    total: int,
+    state: dict[str, Any] | None = None,
 ) -> list:
-    """Episode metrics, checkpoints and evaluations against the heuristics (run here on the eval seeds)."""
+    """Episode metrics, evaluations against the heuristics (run here on the eval seeds) and checkpoints.
+
+    ``state``: the resumed checkpoint's (:func:`~gpu_sched_agents.rl.resume.read_state`), put back
+    when training starts.
+    """
     eval_seeds = [int(s) for s in cfg.train.eval_seeds]
     heur = with_objective(heuristic_runs(baselines(), eval_seeds, config.day, config.params), config)
     heur_means = {name: {m: float(g[m].mean()) for m in EVAL_METRICS} for name, g in heur.groupby("policy")}
+    metrics = EpisodeMetricsCallback()
+    evaluation = EvalCallback(
+        lambda m: evaluate_model(m, config, eval_seeds, spec.masked_env),
+        int(cfg.train.eval_freq),
+        run_dir,
+        heur_means,
+        total,
+        flat_hparams(cfg, config),
+        eval_at_start=ckpt is None and bool(cfg.algo.get("bc_teacher")),
+    )
     return [
-        EpisodeMetricsCallback(),
+        metrics,
         *([StepDurations()] if cfg.algo.get("time_halflife_s") else []),  # info["dt"] → semi-MDP buffer
-        CheckpointCallback(
-            save_freq=max(1, int(cfg.train.checkpoint_freq) // int(cfg.train.n_envs)),
-            save_path=str(run_dir / "checkpoints"),
-            name_prefix="model",
-            save_replay_buffer=spec.save_replay_buffer,
-            save_vecnormalize=bool(cfg.train.normalize_reward),
-        ),
-        EvalCallback(
-            lambda m: evaluate_model(m, config, eval_seeds, spec.masked_env),
-            int(cfg.train.eval_freq),
-            run_dir,
-            heur_means,
-            total,
-            flat_hparams(cfg, config),
-            eval_at_start=ckpt is None and bool(cfg.algo.get("bc_teacher")),
-        ),
+        evaluation,
+        checkpointer(cfg, run_dir, {"episode_metrics": metrics, "eval": evaluation}, state, spec.save_replay_buffer),
         *_extra_callbacks(),
     ]
+
+
+def checkpointer(
+    cfg: DictConfig, run_dir: Path, parts: dict[str, Any], state: dict[str, Any] | None, replay_buffer: bool = False
+) -> ExactCheckpoint:
+    """The checkpoints of an SB3 run (every ``train.checkpoint_freq`` steps), restoring ``state`` on resume.
+
+    Placed after the callbacks in ``parts``: at the end of training the final evaluation's row is
+    in the last checkpoint, and on resume their state is put back after they set themselves up.
+    """
+    return ExactCheckpoint(int(cfg.train.checkpoint_freq), run_dir / "checkpoints", parts, replay_buffer, state)
 
 
 def learn_and_save(cfg: DictConfig, model, venv, callbacks: list, total: int, ckpt, run_dir: Path, what: str) -> float:

@@ -426,9 +426,11 @@ def test_tiny_run_writes_the_run_folder_tags_and_resumes_exactly(tmp_path):
         "final_eval_jax.md",
     ):
         assert (whole / f).exists(), f
-    assert sorted(p.name for p in (whole / "checkpoints").glob("model_*")) == [
+    assert sorted(p.name for p in (whole / "checkpoints").glob("model_*")) == [  # each runner beside its state
         "model_128_steps.npz",
+        "model_128_steps.state",
         "model_256_steps.npz",
+        "model_256_steps.state",
     ]
     curve = pd.read_csv(whole / "learning_curve.csv")
     assert curve.timesteps.tolist() == [128, 256]
@@ -461,9 +463,9 @@ def test_tiny_run_writes_the_run_folder_tags_and_resumes_exactly(tmp_path):
     tr.train(
         cfg_for(half / "a", "train.total_timesteps=128", "train.final_eval_seeds=0")
     )  # no tables: the network is compared
-    assert sorted(p.name for p in (half / "a" / "checkpoints").glob("model_*")) == ["model_128_steps.npz"]
+    assert sorted(p.name for p in (half / "a" / "checkpoints").glob("model_*.npz")) == ["model_128_steps.npz"]
     tr.train(cfg_for(half / "b", "resume=true", "train.final_eval_seeds=0"))
-    assert sorted(p.name for p in (half / "a" / "checkpoints").glob("model_*")) == [
+    assert sorted(p.name for p in (half / "a" / "checkpoints").glob("model_*.npz")) == [
         "model_128_steps.npz",
         "model_256_steps.npz",
     ]

@@ -8,7 +8,10 @@ and tags are ``algo=ppo``'s: ``tb/learned_1`` (``eval/*`` on the selection seeds
 ``learning_curve.{csv,png}``, ``final_model``, ``final_eval.*`` (CGRSP-v0, the same table as
 ``algo=ppo``); the models are exported actors (``.npz``, :mod:`.export`). Checkpoints
 (``checkpoints/model_<steps>_steps.npz``) hold the whole runner state (network, Adam, reward
-statistics, env states, key), so a resumed run continues the same update sequence.
+statistics, env states, key), so a resumed run continues the same update sequence; each is
+written after that step's evaluations, beside its ``.state`` (the evaluator's best key, curve
+rows and candidates, :mod:`gpu_sched_agents.rl.resume`), so a resumed run's curve and best model
+are the uninterrupted run's.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from gpu_sched_agents.rl.callbacks import (
 )
 from gpu_sched_agents.rl.ppo_jax import require_jax
 from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy, actor_arrays, load_policy, save_policy
+from gpu_sched_agents.rl.resume import read_state, write_state
 from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
 from gpu_sched_env.core.io import atomic_write_table
@@ -497,6 +501,20 @@ class Evaluator:
             learning_curve_figure(pd.DataFrame(self.curve), self.heuristics, self.run_dir / "learning_curve.png")
         return means
 
+    def resume_state(self) -> dict[str, Any]:
+        """What a checkpoint keeps: the best key, the curve's rows and the selection's candidates."""
+        return {
+            "best": [float(x) for x in self.best],
+            "curve": [dict(r) for r in self.curve],
+            "candidates": [dict(r) for r in self.candidates],
+        }
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        """Continue from a checkpoint: evaluations made after it (by the run that was stopped) are dropped."""
+        self.best = list(state["best"])
+        self.curve = [dict(r) for r in state["curve"]]
+        self.candidates = [dict(r) for r in state["candidates"]]
+
     def _table(self) -> pd.DataFrame:
         """The selection's evaluations so far, indexed by ``steps``.
 
@@ -677,6 +695,9 @@ def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: 
         update = jax.jit(trainer.update)
         total = hp.n_updates * hp.steps_per_update
         writer, evaluate = _logging(cfg, config, eval_env, run_dir, total, fresh=ckpt is None)
+        state = read_state(ckpt) if ckpt is not None else None  # None: fresh, or an old checkpoint (warned)
+        if state is not None:
+            evaluate.restore_state(state["evaluator"])
         steps0 = int(runner.update) * hp.steps_per_update
         t0 = time.perf_counter()
         runner, steps = _train_loop(cfg, hp, env, update, runner, run_dir, writer, evaluate)
@@ -756,8 +777,6 @@ def _train_loop(
         before, steps = steps, steps + hp.steps_per_update
         _log_update(writer, metrics, steps, hp.steps_per_update / (time.perf_counter() - t_upd))
         params = jax.device_get(runner.train_state.params)
-        if steps // ckpt_freq > before // ckpt_freq or steps >= total:
-            save_runner(run_dir / "checkpoints" / f"model_{steps}_steps.npz", runner)
         on_v0 = steps // eval_freq > before // eval_freq or steps >= total
         select = steps // select_freq > before // select_freq or steps >= total
         if on_v0 or (select and evaluate.selection is not None):
@@ -769,6 +788,10 @@ def _train_loop(
             )
             parts += [evaluate.selection.describe(means)] if select and evaluate.selection is not None else []
             log.info(f"{steps} steps: {'; '.join(parts)}")
+        if steps // ckpt_freq > before // ckpt_freq or steps >= total:  # after the evaluations: their rows are in it
+            path = run_dir / "checkpoints" / f"model_{steps}_steps.npz"
+            write_state(path, {"timesteps": steps, "evaluator": evaluate.resume_state()})
+            save_runner(path, runner)  # last: a runner file means its checkpoint is complete
     return runner, steps
 
 
