@@ -194,6 +194,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     page = args.page.resolve()
+    if not page.is_file():  # the page is rewritten between its markers: it must be there
+        print(
+            f"{ap.prog}: --page {str(args.page)!r}: no such file; allowed: a Markdown page with the graph's "
+            f"markers {BEGIN!r} … {END!r}",
+            file=sys.stderr,
+        )
+        return 2
     shown = page.relative_to(ROOT) if page.is_relative_to(ROOT) else page
     text = page.read_text(encoding="utf-8")
     new = render_page(text, graph(), page)

@@ -167,6 +167,15 @@ def test_broken_json_under_the_leaderboard_folder_names_the_file(tmp_path, capsy
     assert not board.with_suffix(".md").exists()
 
 
+@pytest.mark.parametrize("page", ["FILE/x.md", "board.txt"])
+def test_a_leaderboard_page_that_cannot_be_written_is_one_line(tmp_path, capsys, page):
+    board = tmp_path / "board"
+    board.mkdir()
+    (tmp_path / "FILE").write_text("a file where a folder would be")
+    err = refused(capsys, ["--leaderboard", str(board), "--page", str(tmp_path / page)], tmp_path)
+    assert "--page" in err and ("FILE' is a file, not a folder" in err or "the suffix '.txt' is not allowed" in err), err
+
+
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc (a folder nobody can create in)")
 def test_an_out_that_cannot_be_created_is_one_line(tmp_path, capsys):
     err = refused(capsys, ["cadr", "--out", "/proc/gpu_sched_no_such", *SMALL], tmp_path)

@@ -17,7 +17,7 @@ from typing import Any
 from gpu_sched_agents.evaluate.protocol import MONTH, REGIMES
 from gpu_sched_agents.evaluate.report import SCHEMA, TOP_KEYS, ordered
 from gpu_sched_env.core.errors import ConfigError
-from gpu_sched_env.core.io import atomic_write_text
+from gpu_sched_env.core.io import atomic_write_text, check_output_file
 
 SCOPES = (*REGIMES, MONTH)
 MARK = {"better": "▲", "worse": "▼", "no significant difference": "="}
@@ -155,7 +155,8 @@ def build(folder: Path, page_path: Path | None = None) -> Path:
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(f"--leaderboard {str(folder)!r}: not a folder of report .json files")
-    return atomic_write_text(page_path or folder.with_suffix(".md"), page(load(folder)))
+    target = check_output_file("--page", page_path or folder.with_suffix(".md"), (".md",))
+    return atomic_write_text(target, page(load(folder)))
 
 
 __all__ = ["build", "compact", "load", "page", "store"]

@@ -112,8 +112,12 @@ def dispatch(group: Group, argv: Sequence[str] | None, prog: str) -> int:
     sys.argv[:1] = [f"{prog} {name}"]  # argparse names the program after sys.argv[0]
     try:
         return int(fn(rest) or 0)
-    except MissingExtraError as e:
+    except (MissingExtraError, ConfigError) as e:  # a command that leaves its refusals to the dispatcher
         print(f"{prog} {name}: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a path the command could not read or write: one sentence naming it, not a traceback
+        where = f"{e.filename!r}: " if e.filename else ""
+        print(f"{prog} {name}: {where}{e.strerror or e} ({type(e).__name__})", file=sys.stderr)
         return 2
     finally:
         sys.argv[:1] = [argv0]

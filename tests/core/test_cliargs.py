@@ -37,3 +37,26 @@ def test_parse_param_names_its_flag_and_what_is_allowed():
         parse_params(["n"], "a rollout knob", flag="--knob")
     with pytest.raises(ConfigError, match=r"--param '=3'"):
         parse_param("=3", lambda: "anything")
+
+
+def _unwritable(argv):
+    open("/nonexistent_gpu_sched_dir/x.md", "w")
+
+
+def _refusing(argv):
+    from gpu_sched_env.core.errors import ConfigError
+
+    raise ConfigError("--n 0: allowed: an integer ≥ 1")
+
+
+def test_the_dispatcher_turns_a_commands_oserror_and_configerror_into_one_line(capsys):
+    """A command that lets an OSError or a ConfigError escape: one line naming it, exit 2, no traceback."""
+    from gpu_sched_env.core.commands import Command, Group, dispatch
+
+    here = "tests.core.test_cliargs"
+    group = Group("tool", {"write": Command(f"{here}:_unwritable", "w"), "check": Command(f"{here}:_refusing", "c")})
+    assert dispatch(group, ["write"], "tool") == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "tool write: '/nonexistent_gpu_sched_dir/x.md': No such file or directory (FileNotFoundError)"
+    assert dispatch(group, ["check"], "tool") == 2
+    assert capsys.readouterr().err.strip() == "tool check: --n 0: allowed: an integer ≥ 1"
