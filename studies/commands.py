@@ -103,7 +103,7 @@ DIAGNOSE = Group(
             "the headroom map: the rule vs its bounds, and the planner vs the rule (paired, resumable)",
         ),
         "rule-fix": Command(
-            "studies.cgrsp.rule_fix:main", "the deferring rule before and after issue #29's two corrections (paired)"
+            "studies.cgrsp.rule_fix:main", "the deferring rule before and after its two corrections (paired)"
         ),
         "defer-scale": Command(
             "studies.cgrsp.defer_scale:main", "the rule's defer_scale picked on selection seeds, paired on test"
@@ -142,7 +142,7 @@ STUDIES = Group(
             "CGRSP: ppo_jax per regime from scratch against the best deferring rule (resumable)",
         ),
         "ablation": Command(
-            "studies.cgrsp.learning.ablation:main", "CGRSP: ppo_jax, issue 34's items on and off per regime (resumable)"
+            "studies.cgrsp.learning.ablation:main", "CGRSP: ppo_jax, each design item on and off per regime (resumable)"
         ),
         "generalist-curves": Command(
             "studies.cgrsp.learning.generalist_curves:main",
@@ -150,7 +150,7 @@ STUDIES = Group(
         ),
         "ablation-items": Command(
             "studies.cgrsp.learning.items:main",
-            "CGRSP: from ablation folders, the design and each of issue 34's items switched, per regime",
+            "CGRSP: from ablation folders, the design and each of its items switched, per regime",
         ),
         "tune": Command("studies.cgrsp.learning.tune:main", "CGRSP: ppo_jax learning curves on the selection days"),
         "hgsp-report": Command(

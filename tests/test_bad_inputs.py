@@ -1,4 +1,4 @@
-"""Bad inputs raise ConfigError naming the field, the value and what is allowed (issue 21, item 6).
+"""Bad inputs raise ConfigError naming the field, the value and what is allowed.
 
 Beside the env contract suite: one test per case of the audit, and the NumPy-scalar rule
 (NumPy integers and floats are accepted wherever Python ints and floats are, and give the

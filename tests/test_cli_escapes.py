@@ -1,4 +1,4 @@
-"""``gpu-sched`` escapes closed (issue #30): clear messages, no tracebacks, no silent defaults."""
+"""``gpu-sched`` escapes closed: clear messages, no tracebacks, no silent defaults."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Every env takes one frozen config object (or the keywords that build it), checked once.
 
-The escapes of issue 30: a bad value names the keyword, the value and what is allowed, and is
+The escapes closed: a bad value names the keyword, the value and what is allowed, and is
 refused before an env exists.
 """
 

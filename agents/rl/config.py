@@ -138,7 +138,7 @@ class DayConfig:
 
     ``stock_mix`` (``day=mixed`` with ``algo=ppo_jax`` only): the stock models the mixed training
     days are drawn under, uniformly, each ``fresh`` or a Markov mean dwell D in seconds
-    (``day.stock_mix=[fresh,300,900,3600]``: issue #28's generalist, ``experiment=generalist``);
+    (``day.stock_mix=[fresh,300,900,3600]``: the generalist, ``experiment=generalist``);
     null: the env's own stock model.
 
     ``day_mix`` (``day=mixed`` only, both learners): day type → weight the training days are drawn

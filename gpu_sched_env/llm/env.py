@@ -97,7 +97,7 @@ class LLMServeEnv(gym.Env):
 
     ## Version history
     * v0: initial version (the default workload was "discriminating", the same every
-      episode, until the env contract of issue 15; now "mixed"). Since ``illegal_action``: a
+      episode, until the env contract; now "mixed"). Since ``illegal_action``: a
       request the mask forbids is substituted by default (the lowest-index startable one;
       ``info["invalid_action"]``, ``info["n_invalid"]``) and the final mask marks request 0;
       ``illegal_action="raise"`` gives the earlier strict behaviour. Legal actions play exactly

@@ -1,4 +1,4 @@
-"""Before/after table of the deferring rule's two corrections (issue #29), paired on held-out seeds.
+"""Before/after table of the deferring rule's two corrections, paired on held-out seeds.
 
 ``python -m studies diagnose rule-fix``. ``spt_rescue_defer_exp`` as published before (``defer_gap="busy"``,
 ``slot_score="rule"``), with each correction alone (the issue's two variants: the guarded

@@ -1,4 +1,4 @@
-"""The deferring rules' two corrections of issue #29 (``defer_gap="plan"``, ``slot_score="delay"``).
+"""The deferring rules' two corrections (``defer_gap="plan"``, ``slot_score="delay"``).
 
 The end-of-day Low cascade: with no slot busy and no arrival to come, the rule as published
 (``defer_gap="busy"``) stopped deferring and filled Low slots (600-7 200 s delays) although

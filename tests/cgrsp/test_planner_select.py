@@ -1,4 +1,4 @@
-"""The planner's selection: screen then confirm on independent futures (issue #29)."""
+"""The planner's selection: screen then confirm on independent futures."""
 
 import math
 

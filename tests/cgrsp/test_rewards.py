@@ -234,7 +234,7 @@ def test_presets_are_weight_tables_and_the_rest_is_derived():
     p = make_params("hectic", alpha1=2.0, alpha2=30.0)
     assert REWARD_PARTS == tuple(PARTS)
     assert set(REWARD_PRESETS) == set(OBJECTIVE_OF) == set(SHAPING_PART) == set(PRESETS)
-    # the values the five hand-kept tables held before (issue #30 item 4)
+    # the values the five hand-kept tables held before they were generated
     assert REWARD_PRESETS["study"](p) == {
         "wait": 2.0,
         "miss": 30.0,

@@ -1,5 +1,5 @@
 """SAGreedy's decoders (list order = the study's, default; release-aware = ours), the presets'
-published loads, and the tasks1 diagnosis script (issue 20)."""
+published loads, and the tasks1 diagnosis script."""
 
 from pathlib import Path
 

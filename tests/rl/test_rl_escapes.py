@@ -1,4 +1,4 @@
-"""Training escapes closed (issue #30): each refused with a ConfigError before anything is written."""
+"""Training escapes closed: each refused with a ConfigError before anything is written."""
 
 from __future__ import annotations
 

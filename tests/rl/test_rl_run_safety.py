@@ -150,7 +150,7 @@ def test_a_refused_config_keeps_a_folder_that_existed_before(tmp_path):
 
 @pytest.mark.e2e
 def test_train_py_with_a_refused_config_keeps_the_callers_empty_folder(tmp_path):
-    """The escape of issue #36 as a user meets it: ``python train.py seed=-1 hydra.run.dir=DIR/run``."""
+    """The negative-seed escape as a user meets it: ``python train.py seed=-1 hydra.run.dir=DIR/run``."""
     import os
     import subprocess
     import sys

@@ -128,7 +128,7 @@ def slot_delay(view: SimView, job: int, idle: list[int]) -> int:
     """The least expected delay + W̄: mean provisioning delay of the status now plus the job's W̄ [s].
 
     The job's expected completion, so a status is weighed in seconds against speed (ties: the
-    cheaper type, then registration order). Used by the deferring rules (issue #29: SPT's price
+    cheaper type, then registration order). Used by the deferring rules (SPT's price
     term, +0.25 for an RTX 3090, outweighed the Medium penalty of 0.2 and sent jobs to a cheap
     Medium slot beside an idle High one).
     """

@@ -23,11 +23,11 @@ RH_PLAN_MODES = ("idle", "timeline")
 # "low_medium" (every slot not in High stock), "expected" (a slot whose status' mean delay
 # exceeds the expected cost of waiting for a better status under the public stock model)
 DEFER_MODES = ("none", "low", "low_medium", "expected")
-# the gap a deferring rule weighs in "expected" mode (issue #29): "plan" counts the slots the same
+# the gap a deferring rule weighs in "expected" mode: "plan" counts the slots the same
 # plan fills (their expected end) and so keeps deferring when nothing else is busy; "busy" is the
 # rule as published before (busy slots and arrivals only, no deferral when neither exists)
 DEFER_GAPS = ("plan", "busy")
-# the slot a deferring rule gives a job: "delay" the least expected start delay + W̄ (issue #29),
+# the slot a deferring rule gives a job: "delay" the least expected start delay + W̄ (the corrected rule),
 # "rule" the published rule's own slot score (SPT's price term can outweigh a Medium status)
 SLOT_SCORES = ("delay", "rule")
 STOCK_PENALTY = (0.0, 0.2, 1.0)  # sp(High/Medium/Low), added to slot scores
@@ -226,7 +226,7 @@ def with_defer(config: type[Knobs], default: str) -> type[Knobs]:
     status' mean delay is compared with: below 1 defers more, above 1 less (1: the model's own
     break-even, what the registered rules use). ``defer_gap`` (:data:`DEFER_GAPS`) and
     ``slot_score`` (:data:`SLOT_SCORES`) select the corrected rule (default) or the rule as
-    published before issue #29, for the before/after tables.
+    published before its two corrections, for the before/after tables.
     """
     check_choice("defer", default, DEFER_MODES)
     fields_ = [

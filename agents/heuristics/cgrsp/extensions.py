@@ -16,7 +16,7 @@ unchanged on the policy's view with those slots hidden
   better status (:func:`defer_cost`, times the ``defer_scale`` knob, 1 by default), from the
   public stock model (fresh or Markov with its mean dwell). The time to the next event counts
   busy slots, arrivals still to come and the slots the same plan fills (``defer_gap="plan"``,
-  :func:`_expected_plan`); ``defer_gap="busy"`` is the rule as published before issue #29.
+  :func:`_expected_plan`); ``defer_gap="busy"`` is the rule as published, before its two corrections.
 
 Each job goes to the idle slot with the least expected delay + W̄ (``slot_score="delay"``,
 :func:`~.base.slot_delay`), or to the base rule's own slot choice (``slot_score="rule"``).
@@ -81,7 +81,7 @@ def deferred_slots(view: SimView, mode: str, scale: float = 1.0, gap_mode: str =
     ``scale`` (``expected`` only) multiplies the expected cost of waiting (the ``defer_scale``
     knob); ``gap_mode`` (``expected`` only, the ``defer_gap`` knob) is how the expected time to
     the next event is found: ``"plan"`` (:func:`_expected_plan`) or ``"busy"`` (the rule as
-    published before issue #29: busy slots and arrivals only; no deferral when neither exists).
+    published, before its corrections: busy slots and arrivals only; no deferral when neither exists).
     """
     if mode == "none":
         return []
@@ -111,7 +111,7 @@ def deferred_slots(view: SimView, mode: str, scale: float = 1.0, gap_mode: str =
 
 
 def _expected_plan(view: SimView, idle: list[int], scale: float) -> list[int]:
-    """``expected`` deferral that counts the slots this plan fills (issue #29's end-of-day cascade).
+    """``expected`` deferral that counts the slots this plan fills (the correction of the end-of-day cascade).
 
     The idle slots are taken best status first (least mean delay; ties: registration order).
     A High slot, or any slot while no event is to come (no busy slot, no arrival, no slot

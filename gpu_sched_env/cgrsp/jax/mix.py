@@ -29,7 +29,7 @@ from gpu_sched_env.cgrsp.workload import day_weights
 from gpu_sched_env.core.errors import ConfigError
 
 FRESH = "fresh"
-GENERALIST_STOCKS: tuple[str, ...] = ("fresh", "300", "900", "3600")  # issue #28's generalist: fresh and D [s]
+GENERALIST_STOCKS: tuple[str, ...] = ("fresh", "300", "900", "3600")  # the generalist's: fresh and D [s]
 
 
 @dataclass(frozen=True)

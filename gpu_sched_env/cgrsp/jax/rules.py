@@ -13,7 +13,7 @@ back to the queue, their slots back to idle; ``state.dp_count`` says how many) a
 best slot still idle). The deferral test is :func:`deferred`, the job order and placement
 :func:`rescue_plan`: one small function each, to follow the reference if it changes
 (``tests/cgrsp/jax`` compares them job for job with ``simulate()``). The reference's
-``defer_gap`` and ``slot_score`` knobs (issue #29's corrections, on by default) are static
+``defer_gap`` and ``slot_score`` knobs (the rule's two corrections, on by default) are static
 arguments here (:func:`defer_exp_rule`), so the rule as published before them replays too.
 """
 
@@ -41,8 +41,8 @@ SPT_WEIGHTS = (0.7, 0.3)  # (run time, price) in the SPT slot score
 STOCK_PENALTY = (0.0, 0.2, 1.0)  # sp(High/Medium/Low)
 THETA_S = 600.0  # [s] SPT+Rescue's urgency threshold
 DEFER_SCALE = 1.0  # defer_scale of the "expected" deferral
-DEFER_GAP = "plan"  # defer_gap: the gap counts the slots the same plan fills (issue #29); "busy": the rule before it
-SLOT_SCORE = "delay"  # slot_score: the least expected delay + W̄ (issue #29); "rule": SPT+Rescue's SPT score
+DEFER_GAP = "plan"  # defer_gap: the gap counts the slots the same plan fills; "busy": the rule before it
+SLOT_SCORE = "delay"  # slot_score: the least expected delay + W̄; "rule": SPT+Rescue's SPT score
 DEFER_GAPS = ("plan", "busy")
 
 
@@ -112,7 +112,7 @@ def deferred(
     """Idle slots the ``expected`` deferral leaves idle at the decision point (``extensions.deferred_slots``).
 
     ``defer_gap`` is the reference's knob (static): ``"plan"`` (:func:`_deferred_plan`) or
-    ``"busy"`` (the rule as published before issue #29: the gap counts busy slots and arrivals
+    ``"busy"`` (the rule as published, before its corrections: the gap counts busy slots and arrivals
     only, no deferral when neither is to come).
     """
     if defer_gap == "plan":

@@ -1,4 +1,4 @@
-r"""Which of issue 34's items moves ``algo=ppo_jax`` towards the rule: each on and off, per regime.
+r"""Which design item moves ``algo=ppo_jax`` towards the rule: each on and off, per regime.
 
     python -m studies ablation --budget 1000000 --out runs/ppo_jax_ablation \
         --regimes hectic_fresh --rows joint time_aware average lagrangian time_aware_lagrangian
@@ -202,7 +202,7 @@ def table_text(rows: pd.DataFrame, args: argparse.Namespace) -> str:
     """The Markdown table: per regime and row, the seeds' mean learned − rule wait and miss, and parity counts."""
     ok = rows[rows.status == "ok"]
     lines = [
-        f"# ppo_jax ablation (issue 34), {time.strftime('%Y-%m-%d', time.gmtime())}",
+        f"# ppo_jax ablation, {time.strftime('%Y-%m-%d', time.gmtime())}",
         "",
         f"Budget {args.budget} steps per seed; seeds train side by side (jax.vmap); actors picked lexicographically "
         f"every {args.select_every} steps on {args.select_days} selection days; judged on {args.jax_days} native "

@@ -1,4 +1,4 @@
-"""The generalist (issue #28, item 5): one ``algo=ppo_jax`` policy for the day mix × the stock models.
+"""The generalist: one ``algo=ppo_jax`` policy for the day mix × the stock models.
 
     python -m studies generalist --budget 2000000 --out runs/ppo_jax_generalist
 

@@ -1,4 +1,4 @@
-r"""Which of issue 34's items mattered, per regime: the shipped design and each item switched, from ablation folders.
+r"""Which design item mattered, per regime: the shipped design and each item switched, from ablation folders.
 
     python -m studies ablation-items --from runs/ablation_fresh12m_recheck runs/ablation_off_fresh12m \
         --seeds 0 1 2 3 --out docs/figures/ablation_items.md
@@ -137,7 +137,7 @@ def markdown(table: pd.DataFrame, seeds: Sequence[int] | None) -> str:
     """The table as Markdown, with what its columns mean."""
     which = f"seeds {' '.join(map(str, seeds))}" if seeds else "every seed in the folders"
     lines = [
-        f"Issue 34's items switched one at a time against the design (items 1 + 2 + 3, `hold_excess1_time_aware`), "
+        f"The design items switched one at a time against the design (items 1 + 2 + 3, `hold_excess1_time_aware`), "
         f"{which}. Wait differences: learned − rule [min] per seed, on 1000 JAX test days against "
         "`spt_rescue_defer_exp` and on 100 CGRSP-v0 test seeds against the deferring rule re-chosen there. "
         "At parity: the issue's bound (wait within max(1 %, 0.05 min) in both judges, JAX miss bound ≤ 0.01 pp, "

@@ -1,4 +1,4 @@
-"""Learners at parity, with power (issue #28, item 5): ``algo=ppo_jax`` per regime against the strongest rule.
+"""Learners at parity, with power: ``algo=ppo_jax`` per regime against the strongest rule.
 
     python -m studies parity --budget 2000000 --out runs/ppo_jax_parity
 

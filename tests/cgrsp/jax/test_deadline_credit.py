@@ -1,4 +1,4 @@
-"""The JAX env equals CGRSP-v0 under ``reward="occupancy"`` and the shaping potentials (issue 34, item 2).
+"""The JAX env equals CGRSP-v0 under ``reward="occupancy"`` and the shaping potentials.
 
 Random masked play on the reference's draws, step for step (observations, masks, rewards to
 1e-7 relative, raw parts): prefixes that reach the first miss (so the deadline risk Φ_r and the miss part

@@ -1,4 +1,4 @@
-"""The JAX env equals CGRSP-v0 under ``action_mode="joint_hold"`` (issue 34, item 3).
+"""The JAX env equals CGRSP-v0 under ``action_mode="joint_hold"``.
 
 Random masked play (holds included) on the reference's draws, step for step: hectic and surge ×
 fresh and Markov stock, prefixes past the first miss, one whole day; the release of a hold on

@@ -46,7 +46,7 @@ def test_rule_replays_simulate_many_seeds(day, stock, name):
     _check(day, stock, name, range(40, 52))
 
 
-# the rule before issue #29 and each correction alone: the reference keeps them reachable by its knobs
+# the rule before its two corrections and each correction alone: the reference keeps them reachable by its knobs
 @pytest.mark.parametrize(
     ("defer_gap", "slot_score", "day", "stock"),
     [
@@ -61,7 +61,7 @@ def test_defer_knobs_replay_simulate(defer_gap, slot_score, day, stock):
 
 
 def test_the_knobs_matter_and_bad_ones_are_config_errors():
-    """The corrected rule and the rule before issue #29 give different days (else the knob tests prove nothing)."""
+    """The corrected rule and the rule before its corrections play other days (else the knob tests prove nothing)."""
     from gpu_sched_env.core.errors import ConfigError
 
     env = env_for("surge", "fresh")
@@ -100,7 +100,7 @@ def test_knob_defaults_are_the_reference_rules():
         and cfg.defer_scale == jrules.DEFER_SCALE
         and cfg.defer == "expected"
     )
-    assert cfg.defer_gap == jrules.DEFER_GAP and cfg.slot_score == jrules.SLOT_SCORE  # issue #29's knobs
+    assert cfg.defer_gap == jrules.DEFER_GAP and cfg.slot_score == jrules.SLOT_SCORE  # the corrections' knobs
     from gpu_sched_agents.heuristics.cgrsp.config import DEFER_GAPS, SLOT_SCORES
 
     assert tuple(jrules.DEFER_GAPS) == DEFER_GAPS and tuple(jrules.SLOT_RULES) == SLOT_SCORES
