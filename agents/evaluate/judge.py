@@ -16,11 +16,11 @@ from gpu_sched_agents.evaluate.protocol import (
     MONTH,
     POLICY,
     REGIMES,
+    RULE_KEYS,
     Protocol,
-    at_parity,
-    best_rule,
     objective,
 )
+from gpu_sched_env.core import criteria
 from gpu_sched_env.core.stats import ALPHA, compare_pairs, holm, mean_ci
 
 
@@ -34,12 +34,11 @@ def _stats(g: pd.DataFrame) -> dict[str, float]:
 
 
 def verdict(wait: dict[str, float], miss: dict[str, float]) -> str:
-    """``better``: wait lower (Holm p < 0.05) and miss not higher; ``worse``: wait or miss higher (Holm p < 0.05)."""
-    if wait["diff"] < 0 and wait["t_p_holm"] < ALPHA and miss["diff"] <= 0:
-        return "better"
-    if any(x["diff"] > 0 and x["t_p_holm"] < ALPHA for x in (wait, miss)):
-        return "worse"
-    return "no significant difference"
+    """:func:`gpu_sched_env.core.criteria.verdict` on a scope's ``vs_best_rule`` entries: wait, the miss as the guard.
+
+    ``better``: wait lower (Holm p < ALPHA) and miss not higher; ``worse``: wait or miss higher (Holm p < ALPHA).
+    """
+    return criteria.verdict(wait["diff"], wait["t_p_holm"], miss["diff"], miss["t_p_holm"])
 
 
 def judge(u: pd.DataFrame) -> dict[str, dict[str, Any]]:
@@ -53,7 +52,7 @@ def judge(u: pd.DataFrame) -> dict[str, dict[str, Any]]:
     for scope, g in u.groupby("scope", sort=False):
         by = dict(tuple(g.groupby("policy", sort=False)))
         means = g.groupby("policy")[list(METRICS)].mean()
-        best = best_rule(means, [r for r in EXTENSIONS if r in means.index])
+        best = criteria.best_rule(means, [r for r in EXTENSIONS if r in means.index], RULE_KEYS)
         scopes[str(scope)] = {
             "unit": "replication" if scope == MONTH else "day",
             "n": int(len(by[POLICY])),
@@ -88,7 +87,7 @@ def judge(u: pd.DataFrame) -> dict[str, dict[str, Any]]:
     for s in scopes.values():
         w, x = s["vs_best_rule"]["mean_wait_min"], s["vs_best_rule"]["miss_pct"]
         s["verdict"] = verdict(w, x)
-        s["at_parity"] = at_parity(w["ci_high"], w["rule"], x["diff"])
+        s["at_parity"] = criteria.within(w["ci_high"], w["rule"], x["diff"], criteria.PARITY_MARGIN)
     return scopes
 
 

@@ -16,11 +16,13 @@ from typing import Any
 
 from gpu_sched_agents.evaluate.protocol import MONTH, REGIMES
 from gpu_sched_agents.evaluate.report import SCHEMA, TOP_KEYS, ordered
+from gpu_sched_env.core.criteria import BETTER, NO_DIFFERENCE, WORSE
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.io import atomic_write_text, check_output_file
+from gpu_sched_env.core.stats import ALPHA
 
 SCOPES = (*REGIMES, MONTH)
-MARK = {"better": "▲", "worse": "▼", "no significant difference": "="}
+MARK = {BETTER: "▲", WORSE: "▼", NO_DIFFERENCE: "="}  # a scope's stored verdict (criteria.verdict) as a mark
 
 
 def compact(report: dict[str, Any]) -> dict[str, Any]:
@@ -121,8 +123,9 @@ def page(reports: list[dict[str, Any]]) -> str:
         "docs/leaderboard`; a test rebuilds it. Do not edit by hand.",
         "",
         "Each cell: mean wait [min] (miss %) of the policy, and its paired verdict against the best deferring rule "
-        "re-chosen in that scope: ▲ better (wait lower, Holm p < 0.05, miss not higher), ▼ worse (wait or miss "
-        "higher, Holm p < 0.05), = no significant difference. Score: the mean over the scopes of wait + 60 min × "
+        f"re-chosen in that scope: {MARK[BETTER]} {BETTER} (wait lower, Holm p < {ALPHA:g}, miss not higher), "
+        f"{MARK[WORSE]} {WORSE} (wait or miss higher, Holm p < {ALPHA:g}), {MARK[NO_DIFFERENCE]} {NO_DIFFERENCE}. "
+        "Score: the mean over the scopes of wait + 60 min × "
         "miss % / 100 (a miss priced as one job-hour), lower is better. Bounds (spt_rescue_defer_exp with every "
         "status High, with no provisioning delay; SRPT, a lower bound on any policy's wait) are the headroom map's.",
         "",

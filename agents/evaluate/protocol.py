@@ -56,6 +56,8 @@ SEED0 = 20_000  # test seeds: never used in training (10 000 … selection, ≥ 
 BOUND_RULE = "spt_rescue_defer_exp"  # the rule the relaxed worlds play (the headroom map's)
 BOUNDS = ("all_high", "no_delay", "srpt")
 METRICS = ("mean_wait_min", "miss_pct")
+# The best rule's keys (gpu_sched_env.core.criteria.best_rule): the lowest mean miss %, then the lowest mean wait
+RULE_KEYS = ("miss_pct", "mean_wait_min")
 POLICY = "__policy__"  # the evaluated policy's label inside the tables (a rule name may be evaluated too)
 
 
@@ -346,16 +348,6 @@ def objective(wait: float, miss: float) -> float:
     return deadline_objective(wait, miss)
 
 
-def best_rule(means: pd.DataFrame, rules: list[str]) -> str:
-    """The deferring rule with the lowest mean miss %, then the lowest mean wait."""
-    return min(rules, key=lambda r: (round(float(means.loc[r, "miss_pct"]), 9), float(means.loc[r, "mean_wait_min"])))
-
-
-def at_parity(diff_ci_high: float, rule_wait: float, miss_diff: float) -> bool:
-    """The parity study's criterion: upper 95 % bound of Δ wait ≤ max(1 % of the rule's, 0.05 min), miss not higher."""
-    return bool(diff_ci_high <= max(0.01 * rule_wait, 0.05) and miss_diff <= 0)
-
-
 __all__ = [
     "BOUNDS",
     "MONTH",
@@ -365,8 +357,7 @@ __all__ = [
     "STANDARD",
     "Protocol",
     "DAYS_SOURCES",
-    "at_parity",
-    "best_rule",
+    "RULE_KEYS",
     "days_key",
     "key_changes",
     "objective",

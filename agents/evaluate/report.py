@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from gpu_sched_agents.evaluate.protocol import BOUNDS, METRICS, MONTH, REGIMES
+from gpu_sched_env.core.criteria import BETTER, PARITY_MARGIN, WORSE
 from gpu_sched_env.core.io import atomic_write_json, atomic_write_text
+from gpu_sched_env.core.stats import ALPHA
 
 SCHEMA = "gpu_sched_env/evaluate-report/1"
 TOP_KEYS = ("schema", "policy", "protocol", "scopes", "jax", "score", "command", "wall_s")
@@ -124,9 +126,9 @@ def markdown(report: dict[str, Any]) -> str:
         f"Score (lower is better; {sc['definition']}): **{sc['objective_min']:.2f}** against the best rules' "
         f"{sc['best_rule_objective_min']:.2f}.",
         "",
-        "Verdict: `better` = wait lower (Holm p < 0.05) and miss not higher; `worse` = wait or miss higher "
-        "(Holm p < 0.05); parity = the parity study's criterion (upper 95 % bound of Δ wait ≤ max(1 % of the "
-        "rule's wait, 0.05 min), miss not higher).",
+        f"Verdict: `{BETTER}` = wait lower (Holm p < {ALPHA:g}) and miss not higher; `{WORSE}` = wait or miss higher "
+        f"(Holm p < {ALPHA:g}); parity = the parity study's criterion (upper 95 % bound of Δ wait ≤ "
+        f"max({PARITY_MARGIN[0] * 100:g} % of the rule's wait, {PARITY_MARGIN[1]:g} min), miss not higher).",
         "",
     ]
     return "\n".join(lines)

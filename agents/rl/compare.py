@@ -12,8 +12,9 @@ import pandas as pd
 from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
 from gpu_sched_env.cgrsp import POLICY_NAMES
 from gpu_sched_env.cgrsp.batch import run_grid, summarise
+from gpu_sched_env.core import criteria
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
-from gpu_sched_env.core.stats import ALPHA, compare_pairs
+from gpu_sched_env.core.stats import compare_pairs
 
 log = logging.getLogger("gpu_sched_agents.rl.train")  # the training log's name: train.log and the console show it
 
@@ -99,7 +100,8 @@ def comparison(
             },
         }
     )
-    tests["better"] = (tests.mean_diff < 0) & (tests.t_p < 0.05)
+    # better: significantly lower by the unadjusted paired t (the Holm-adjusted p is the column beside it)
+    tests["better"] = [criteria.significance(d, p) == criteria.BETTER for d, p in zip(tests.mean_diff, tests.t_p)]
     return table, tests
 
 
@@ -150,10 +152,13 @@ def versus_rules(run_dir: Path, stem: str = "final_eval", rules: Sequence[str] |
 
     The strongest rule is the deferring rule (``rules``, default every extension heuristic)
     with the lowest mean miss %, then the lowest mean wait, on the run's test seeds: the bar
-    is re-measured per run, never taken from another seed set. ``beats`` is the issue's
-    criterion: wait lower with Holm p < 0.05 and mean miss not higher.
+    is re-measured per run, never taken from another seed set. ``beats``: the verdict
+    (:func:`gpu_sched_env.core.criteria.verdict`) is ``better``: wait lower with Holm p < ALPHA
+    and mean miss not higher.
     """
     import yaml
+
+    from gpu_sched_agents.evaluate.protocol import RULE_KEYS
 
     run_dir = Path(run_dir)
     per_seed = pd.read_csv(run_dir / f"{stem}_per_seed.csv")
@@ -172,7 +177,7 @@ def versus_rules(run_dir: Path, stem: str = "final_eval", rules: Sequence[str] |
         per_seed = pd.concat([per_seed, extra], ignore_index=True)
     means = per_seed.groupby("policy")[["miss_pct", "mean_wait_min"]].mean()
     pool = [r for r in rules if r in means.index]
-    best = min(pool, key=lambda r: (round(means.loc[r, "miss_pct"], 9), means.loc[r, "mean_wait_min"]))
+    best = criteria.best_rule(means, pool, RULE_KEYS)
     w, m = tests.loc[(best, "mean_wait_min")], tests.loc[(best, "miss_pct")]
     params = cfg["env"].get("params") or {}
     stock = (
@@ -194,7 +199,7 @@ def versus_rules(run_dir: Path, stem: str = "final_eval", rules: Sequence[str] |
         "Holm p wait": float(w.t_p_holm),
         "Δ miss": float(m.mean_diff),
         "Holm p miss": float(m.t_p_holm),
-        "beats": bool(w.mean_diff < 0 and w.t_p_holm < 0.05 and m.mean_diff <= 0),
+        "beats": criteria.verdict(w.mean_diff, w.t_p_holm, m.mean_diff, m.t_p_holm) == criteria.BETTER,
     }
 
 
@@ -248,19 +253,21 @@ def verdict(out_dir: Path, stem: str = "final_eval") -> list[str]:
 
     Reads what :func:`write_comparison` wrote (``<stem>.csv``, ``<stem>_tests.csv``). The strongest
     baseline is the one lowest on the tested metrics in their order (CGRSP: the fewest misses, then
-    the lowest wait; lower is better for every tested metric); each line gives both means, the
-    paired difference and whether it is significant (Holm-adjusted paired t, :data:`ALPHA`).
+    the lowest wait; lower is better for every tested metric; :func:`~gpu_sched_env.core.criteria.best_rule`);
+    each line gives both means, the paired difference and its word
+    (:func:`~gpu_sched_env.core.criteria.significance`: the Holm-adjusted paired t at
+    :data:`~gpu_sched_env.core.stats.ALPHA`).
     """
     table = pd.read_csv(out_dir / f"{stem}.csv").set_index("policy")
     tests = pd.read_csv(out_dir / f"{stem}_tests.csv")
     metrics = list(dict.fromkeys(tests.metric))
     learned, n = table.index[0], int(table.n.iloc[0])
-    best = table.drop(index=learned).sort_values(metrics, kind="stable").index[0]
+    best = criteria.best_rule(table, [p for p in table.index if p != learned], metrics)
     lines = [f"{learned} against the strongest baseline on these {n} held-out seeds, {best}:"]
     for m in metrics:
         row = tests[(tests.vs == best) & (tests.metric == m)].iloc[0]
         p = float(row.t_p_holm)
-        word = "no significant difference" if p >= ALPHA else ("better" if row.mean_diff < 0 else "worse")
+        word = criteria.significance(row.mean_diff, p)
         mine, theirs = table.loc[learned, m], table.loc[best, m]
         said = f"{mine:.4g} vs {theirs:.4g} ({row.mean_diff:+.3g}): {word} (paired t, Holm p = {p:.2g})"
         lines.append(f"  {LABELS.get(m, m)}: {said}")

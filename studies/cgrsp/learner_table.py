@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpu_sched_agents.rl.compare import versus_rules
+from gpu_sched_env.core.stats import ALPHA
 from gpu_sched_env.core.tables import markdown_table
 
 
@@ -34,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         df.to_csv(a.out, index=False)
     print(markdown_table(df, ".3g"))
     print(
-        f"\n{int(df.beats.sum())} of {len(df)} runs beat the strongest rule (wait lower, Holm p < 0.05, miss not "
+        f"\n{int(df.beats.sum())} of {len(df)} runs beat the strongest rule (wait lower, Holm p < {ALPHA:g}, miss not "
         "higher)"
     )
     return 0

@@ -3,13 +3,14 @@
 import pandas as pd
 import pytest
 
+from gpu_sched_env.core.criteria import GENERALIST_MARGIN, within
 from studies.cgrsp.learning import generalist as study
 
 
 def test_within_is_two_percent_of_the_rule_with_the_parity_floor():
-    assert study.within(0.88, 44.0, 0.0) and not study.within(0.89, 44.0, 0.0)  # 2 % of 44 min = 0.88
-    assert study.within(0.05, 0.3, 0.0) and not study.within(0.06, 0.3, 0.0)  # surge: the 0.05 min floor
-    assert not study.within(0.0, 44.0, 0.01)  # misses more
+    assert within(0.88, 44.0, 0.0, GENERALIST_MARGIN) and not within(0.89, 44.0, 0.0, GENERALIST_MARGIN)  # 2 % of 44
+    assert within(0.05, 0.3, 0.0, GENERALIST_MARGIN) and not within(0.06, 0.3, 0.0, GENERALIST_MARGIN)  # 0.05 floor
+    assert not within(0.0, 44.0, 0.01, GENERALIST_MARGIN)  # misses more
 
 
 def test_table_applies_the_criterion_to_stored_numbers():

@@ -4,11 +4,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gpu_sched_env.core.criteria import tolerance
 from studies.cgrsp.learning import parity as study
 
 
 def test_tolerance_and_parity_follow_the_issue():
-    assert study.tolerance(44.0) == pytest.approx(0.44) and study.tolerance(2.0) == 0.05
+    assert tolerance(44.0) == pytest.approx(0.44) and tolerance(2.0) == 0.05
     ok = {"wait_ci_high": 0.4, "rule_wait": 44.0, "miss_diff": 0.0}
     assert study.at_parity(ok)
     assert not study.at_parity({**ok, "wait_ci_high": 0.45})  # above 1 % of 44 min

@@ -23,12 +23,12 @@ and judged
   lowest monthly miss, then wait; paired over replications.
 
 The generalist criterion (the issue's): within 2 % of the best rule in every regime and on the
-month, read here as the upper 95 % bound of the paired (learned − rule) mean wait ≤ 2 % of the
-rule's wait with the learned miss % not above the rule's, in every regime (both judges) and
-every month stock. Rows are appended to ``<out>/rows.csv`` (regimes) and ``<out>/month.csv``
-(months) and skipped when present (resumable; trained networks and the rules' days are
-reused); ``<out>/table.md`` is rewritten after each step. Test seeds only judge: nothing is tuned
-on them.
+month, read here as the upper 95 % bound of the paired (learned − rule) mean wait ≤ max(2 % of the
+rule's wait, 0.05 min) with the learned miss % not above the rule's, in every regime (both judges)
+and every month stock (:func:`gpu_sched_env.core.criteria.within` under its ``GENERALIST_MARGIN``).
+Rows are appended to ``<out>/rows.csv`` (regimes) and ``<out>/month.csv`` (months) and skipped
+when present (resumable; trained networks and the rules' days are reused); ``<out>/table.md`` is
+rewritten after each step. Test seeds only judge: nothing is tuned on them.
 """
 
 from __future__ import annotations
@@ -40,12 +40,14 @@ from typing import Any
 
 import pandas as pd
 
-from gpu_sched_agents.rl.ppo_jax.constraint import GENERALIST_MARGIN, RECHECK_TOP, check_recheck
+from gpu_sched_agents.evaluate.protocol import RULE_KEYS
+from gpu_sched_agents.rl.ppo_jax.constraint import RECHECK_TOP, check_recheck
+from gpu_sched_env.core.criteria import GENERALIST_MARGIN, MISS_BOUND_PP, best_rule, within
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 from studies.cgrsp.learning import parity as parity
 
-WITHIN, FLOOR_MIN = GENERALIST_MARGIN  # 2 % of the best rule's mean wait, never below 0.05 min
 MONTH_STOCKS = ("fresh", "900")
+_PCT = f"{GENERALIST_MARGIN[0] * 100:g}"  # the margin's fraction as the tables print it: "2"
 LABEL = "ppo_jax"
 
 
@@ -101,41 +103,36 @@ def parse_day_mix(entries: Sequence[str]) -> dict[str, float]:
     return mix
 
 
-def within(wait_ci_high: float, rule_wait: float, miss_diff: float, frac: float = WITHIN) -> bool:
-    """The generalist criterion on one paired comparison (learned − rule).
-
-    The upper 95 % bound of the wait difference ≤ max(``frac`` of the rule's wait,
-    :data:`FLOOR_MIN`), and the miss not higher.
-    """
-    return bool(wait_ci_high <= max(frac * rule_wait, FLOOR_MIN) and miss_diff <= 0)
-
-
 def with_verdicts(regimes: pd.DataFrame, months: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The criterion's columns, computed from the stored numbers (so every table applies the current criterion).
 
-    ``within``: no mean miss more in any judge (strict). ``bound``: "no more misses" read as the issue
-    reads it for parity, on the JAX judge's 1000 days the upper 95 % bound of the paired miss difference
-    ≤ :data:`~studies.cgrsp.learning.parity.MISS_BOUND_PP`, on CGRSP-v0 no mean miss more (the
-    ablation's "issue's bound"); NaN-free only where the rows hold ``jax_miss_ci_high``.
+    ``within``: :func:`~gpu_sched_env.core.criteria.within` under :data:`GENERALIST_MARGIN`, no mean miss
+    more in any judge (strict). ``bound``: "no more misses" read as the issue reads it for parity, on the
+    JAX judge's 1000 days the upper 95 % bound of the paired miss difference ≤
+    :data:`~gpu_sched_env.core.criteria.MISS_BOUND_PP`, on CGRSP-v0 no mean miss more (the ablation's
+    "issue's bound"); NaN-free only where the rows hold ``jax_miss_ci_high``.
     """
     regimes, months = regimes.copy(), months.copy()
     if len(regimes):
         for j in ("jax", "v0"):
             regimes[f"{j}_within"] = [
-                within(h, w, m)
+                within(h, w, m, GENERALIST_MARGIN)
                 for h, w, m in zip(regimes[f"{j}_wait_ci_high"], regimes[f"{j}_rule_wait"], regimes[f"{j}_miss_diff"])
             ]
         regimes["v0_ratio"] = regimes.v0_learned_wait / regimes.v0_rule_wait
         regimes["within"] = regimes.jax_within & regimes.v0_within
         if "jax_miss_ci_high" in regimes:
             jax_bound = [
-                within(h, w, 0.0) and m <= parity.MISS_BOUND_PP
+                within(h, w, m, GENERALIST_MARGIN, guard_bound=MISS_BOUND_PP)
                 for h, w, m in zip(regimes.jax_wait_ci_high, regimes.jax_rule_wait, regimes.jax_miss_ci_high)
             ]
             regimes["bound"] = pd.Series(jax_bound, index=regimes.index) & regimes.v0_within
     if len(months):
         months["ratio"] = months.learned_wait / months.rule_wait
-        months["within"] = [within(h, w, m) for h, w, m in zip(months.wait_ci_high, months.rule_wait, months.miss_diff)]
+        months["within"] = [
+            within(h, w, m, GENERALIST_MARGIN)
+            for h, w, m in zip(months.wait_ci_high, months.rule_wait, months.miss_diff)
+        ]
     return regimes, months
 
 
@@ -184,7 +181,7 @@ def month_row(policy: Path, config: Any, rules: pd.DataFrame, reps: int) -> dict
     tot = month_totals(pd.concat([*own, rules], ignore_index=True))
     means = tot.groupby("policy")[["miss_pct", "mean_wait_min"]].mean()
     rule_names = [p for p in means.index if p != LABEL]
-    best = min(rule_names, key=lambda r: (round(means.loc[r, "miss_pct"], 9), means.loc[r, "mean_wait_min"]))
+    best = best_rule(means, rule_names, RULE_KEYS)
     wide = tot.pivot(index="rep", columns="policy", values="mean_wait_min").sort_index()
     miss = tot.pivot(index="rep", columns="policy", values="miss_pct").sort_index()
     ci = mean_ci((wide[LABEL] - wide[best]).to_numpy())
@@ -238,9 +235,10 @@ def table_text(regimes: pd.DataFrame, months: pd.DataFrame) -> str:
     parts = ["# The ppo_jax generalist vs the best rule, per regime and on the month\n"]
     parts.append(
         "Wait in minutes; diff = learned − rule (paired); ci_high = its upper 95 % bound; within = ci_high ≤ "
-        "max(2 % of the rule's wait, 0.05 min) and miss not higher (in both judges for a regime); bound = the "
+        f"max({_PCT} % of the rule's wait, {GENERALIST_MARGIN[1]:g} min) and miss not higher (in both judges for a "
+        "regime); bound = the "
         "same with the issue's miss bound in JAX (the upper 95 % bound of the paired miss difference ≤ "
-        f"{parity.MISS_BOUND_PP} pp, as its parity target reads 'no more misses'; CGRSP-v0: miss not higher).\n"
+        f"{MISS_BOUND_PP} pp, as its parity target reads 'no more misses'; CGRSP-v0: miss not higher).\n"
     )
     if len(regimes):
         cols = [
@@ -283,7 +281,7 @@ def table_text(regimes: pd.DataFrame, months: pd.DataFrame) -> str:
             met = bool(g.bound.all()) and months_ok
             bound = f"; by the issue's miss bound ({int(g.bound.sum())} of {len(g)} regimes): {_met(met)}"
         lines.append(
-            f"- seed {seed}, {budget} steps: within 2 % in {int(g.within.sum())} of {len(g)} regimes and "
+            f"- seed {seed}, {budget} steps: within {_PCT} % in {int(g.within.sum())} of {len(g)} regimes and "
             f"{int(m.within.sum()) if len(m) else 0} of {len(m)} months; worst learned/rule wait ratio "
             f"{worst:.3f} (point estimates): generalist criterion {_met(ok)}{bound}"
         )
@@ -432,7 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         select_every=args.select_every,
         select_days=args.select_days,
         select_regimes=regime_configs(args.budget, args.override),
-        select_margin=(WITHIN, FLOOR_MIN),
+        select_margin=GENERALIST_MARGIN,
         recheck_days=args.recheck_days,
         recheck_top=args.recheck_top,
     )

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpu_sched_agents.rl.ppo_jax.constraint import GENERALIST_MARGIN
+from gpu_sched_env.core.criteria import GENERALIST_MARGIN
 
 
 def read_curves(folder: Path) -> pd.DataFrame:

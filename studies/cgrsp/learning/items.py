@@ -27,7 +27,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from studies.cgrsp.learning.parity import LATER_SETTINGS, MISS_BOUND_PP, tolerance
+from gpu_sched_env.core.criteria import MISS_BOUND_PP, PARITY_MARGIN, within
+from studies.cgrsp.learning.parity import LATER_SETTINGS
 
 DESIGN = frozenset({"1", "2", "3"})  # hold_excess1_time_aware: the clock, the SPT charge, held deferrals
 ITEM_NAMES = {"1": "clock", "2": "SPT charge", "3": "holds", "4": "miss constraint"}
@@ -60,13 +61,23 @@ def read_folder(folder: Path) -> pd.DataFrame:
 
 
 def verdicts(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per seed: ``bound`` (the issue's bound) and ``strict`` (also no mean miss more in JAX)."""
+    """Per seed: ``bound`` (the issue's bound) and ``strict`` (also no mean miss more in JAX).
+
+    Both judges by :func:`~gpu_sched_env.core.criteria.within` under the parity margin: in JAX with the
+    miss difference's upper bound at most :data:`~gpu_sched_env.core.criteria.MISS_BOUND_PP`, on
+    CGRSP-v0 with no mean miss more; a NaN (a judge not run) is not at parity.
+    """
     if "v0_wait_ci_high" not in rows:
         return rows.assign(bound=False, strict=False)
-    jax_ok = (rows.wait_ci_high <= rows.rule_wait.map(tolerance)) & (rows.miss_ci_high <= MISS_BOUND_PP)
-    v0_ok = (rows.v0_wait_ci_high <= rows.v0_rule_wait.map(tolerance)) & (rows.v0_miss_diff <= 0)
-    bound = (jax_ok & v0_ok).fillna(False).astype(bool)
-    return rows.assign(bound=bound, strict=bound & (rows.miss_diff <= 0))
+    jax = zip(rows.wait_ci_high, rows.rule_wait, rows.miss_ci_high, rows.miss_diff)
+    v0 = zip(rows.v0_wait_ci_high, rows.v0_rule_wait, rows.v0_miss_diff)
+    bound, strict = [], []
+    for (h, w, m_high, m), (vh, vw, vm) in zip(jax, v0):
+        bound.append(
+            within(h, w, m_high, PARITY_MARGIN, guard_bound=MISS_BOUND_PP) and within(vh, vw, vm, PARITY_MARGIN)
+        )
+        strict.append(bound[-1] and within(h, w, m, PARITY_MARGIN))  # also no mean miss more in JAX
+    return rows.assign(bound=pd.Series(bound, rows.index, bool), strict=pd.Series(strict, rows.index, bool))
 
 
 def per_seed(values: pd.Series) -> str:

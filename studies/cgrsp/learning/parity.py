@@ -40,7 +40,9 @@ import numpy as np
 import pandas as pd
 
 from gpu_sched_agents.evaluate.protocol import REGIMES as PROTOCOL_REGIMES
-from gpu_sched_agents.rl.ppo_jax.constraint import GENERALIST_MARGIN, RECHECK_TOP
+from gpu_sched_agents.evaluate.protocol import RULE_KEYS
+from gpu_sched_agents.rl.ppo_jax.constraint import RECHECK_TOP
+from gpu_sched_env.core.criteria import GENERALIST_MARGIN, PARITY_MARGIN, best_rule, tolerance, within
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
 # The standard protocol's regimes (gpu-sched evaluate's), as env params: name -> (day, params)
@@ -49,13 +51,7 @@ REGIMES: dict[str, tuple[str, dict[str, Any]]] = {
     for name, (day, stock) in PROTOCOL_REGIMES.items()
 }
 JAX_RULE = "spt_rescue_defer_exp"
-MISS_BOUND_PP = 0.01  # the issue's "no more misses": the upper 95 % bound of the paired miss difference ≤ 0.01 pp
 TEST_SEED0 = 20_000
-
-
-def tolerance(rule_wait: float) -> float:
-    """The parity margin on the mean wait [min]: max(1 % of the rule's wait, 0.05 min)."""
-    return max(0.01 * float(rule_wait), 0.05)
 
 
 def regime_config(
@@ -401,8 +397,8 @@ def paired(a: pd.DataFrame, b: pd.DataFrame, key: str) -> dict[str, float]:
 
 
 def at_parity(p: dict[str, float]) -> bool:
-    """The issue's parity criterion on one paired comparison (:func:`paired`)."""
-    return bool(p["wait_ci_high"] <= tolerance(p["rule_wait"]) and p["miss_diff"] <= 0)
+    """The parity criterion on :func:`paired`'s row (:func:`~gpu_sched_env.core.criteria.within`, ``PARITY_MARGIN``)."""
+    return within(p["wait_ci_high"], p["rule_wait"], p["miss_diff"], PARITY_MARGIN)
 
 
 def evaluate_regime(
@@ -436,7 +432,7 @@ def evaluate_regime(
                 "jax_parity": at_parity(pj),
                 **v0[s],
                 "parity": at_parity(pj) and v0[s]["v0_parity"],
-                "tolerance_min": tolerance(v0[s]["v0_rule_wait"]),
+                "tolerance_min": tolerance(v0[s]["v0_rule_wait"], PARITY_MARGIN),
             }
         )
     return rows
@@ -465,7 +461,7 @@ def confirm_v0(cfg: Any, paths: dict[int, Path], confirm_days: int, workers: int
         )  # fmt: skip
         atomic_write_table(heur_file, heur)
     means = heur.groupby("policy")[["miss_pct", "mean_wait_min"]].mean()
-    best = min(means.index, key=lambda r: (round(means.loc[r, "miss_pct"], 9), means.loc[r, "mean_wait_min"]))
+    best = best_rule(means, list(means.index), RULE_KEYS)
     out_rows = {}
     for s, path in paths.items():
         pv = paired_on_v0(path, config, heur[heur.policy == best], workers)
