@@ -68,9 +68,6 @@ class PPOJaxConfig:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     net_arch: list[int] = field(default_factory=lambda: [128, 128])
-    # the policy head (agents/rl/ppo_jax/network.py): "flat" = one softmax over every legal action;
-    # "factored" = wait with probability σ(z), else the other legal actions by their softmax
-    head: str = "flat"
     # in-JAX evaluation after training: the learned policy paired with these JAX rules on this many
     # native JAX test days (keys 20 000 …); 0 = none. The strongest rule by default: each rule costs
     # about a minute per 1000 hectic days on 2 cores (docs/performance.md)
@@ -93,22 +90,11 @@ class PPOJaxConfig:
     # best_model is the pick on both stages' days pooled (constraint.pooled_pick / pooled_regime_pick)
     recheck_days: int = 0
     recheck_top: int = 8
-    # returns (agents/rl/ppo_jax/returns.py): "discounted" = γ per decision, or γ^(Δt/τ) per
-    # step when tau_s [s] is set; "average" = differential r − ρ·Δt, γ = 1 (gamma must be 1)
-    returns: str = "discounted"
+    # returns (agents/rl/ppo_jax/returns.py): null = γ per decision; τ [s] = γ^(Δt/τ) per step of Δt simulated seconds
     tau_s: float | None = None
-    rho_rate: float = 0.1  # average: weight of each rollout's Σr/ΣΔt in the running ρ
     # the reward's running scale (train.normalize_reward): "global" = one, "regime" = one per regime of a mixed
     # env (day=mixed: each step scaled by its day type × stock model's return std; agents/rl/ppo_jax/ppo.py)
     reward_norm: str = "global"
-    # misses as a constraint (agents/rl/ppo_jax/constraint.py): the miss price a multiplier λ
-    # [job-hours] driven by dual ascent to the target miss rate [%]; null target = the first
-    # jax_eval_rules rule's rate on miss_target_days selection days, measured at the start
-    miss_constraint: bool = False
-    miss_target_pct: float | None = None
-    miss_target_days: int = 200
-    lambda_init_h: float | None = None  # null: the env's own miss price in job-hours
-    lambda_rate: float = 1.0  # [job-hours per percentage point above target, per update]
 
 
 @dataclass

@@ -1,7 +1,6 @@
-"""algo=ppo_jax's returns and miss constraint on hand-worked numbers (no env compile).
+"""algo=ppo_jax's returns and its selection's picks on hand-worked numbers (no env compile).
 
-Time-aware GAE (γ^(Δt/τ)), the average-reward (differential) advantage and its running rate ρ,
-the Lagrange multiplier's projected dual ascent, the recomposed reward, lexicographic selection,
+Time-aware GAE (γ^(Δt/τ)), the lexicographic and worst-regime picks with their second stages,
 and a toy run whose every step lasts τ: the time-aware program then learns what the per-decision
 one does.
 """
@@ -14,7 +13,7 @@ import pytest
 from ppo_jax_toy import ToyEnv
 
 from gpu_sched_agents.rl.ppo_jax import constraint, returns
-from gpu_sched_agents.rl.ppo_jax.ppo import PPOHyper, Runner, Transition, _returns_of, gae, make_train
+from gpu_sched_agents.rl.ppo_jax.ppo import PPOHyper, Transition, gae, make_train
 
 R = [1.0, 2.0, 3.0]
 V = [0.5, 1.0, 1.5]
@@ -49,58 +48,6 @@ def test_time_aware_gae_discounts_by_elapsed_time():
     # a day's end cuts the bootstrap and the trace, as in the per-decision GAE
     adv_d, _ = gae(traj(R, V, done=(0.0, 1.0, 0.0)), jnp.asarray([2.0]), g, 0.5)
     np.testing.assert_allclose(adv_d[:, 0], [1.5 + 0.5 * 1.0, 2.0 - 1.0, 3.3], rtol=1e-6)
-
-
-def hp_of(**kw):
-    return PPOHyper(n_envs=1, n_steps=3, total_timesteps=3, batch_size=3, **kw)
-
-
-def runner_of(update=0, rho=0.0, lam=0.0):
-    return Runner(None, None, None, None, None, None, jnp.int32(update), jnp.float32(lam), jnp.float32(rho))
-
-
-def test_average_reward_advantage_on_a_hand_worked_sequence():
-    # rewards (−1, −5, 0) over Δt (10, 20, 10) s: the first rollout's rate ρ = −6 / 40 = −0.15 per s;
-    # differential r − ρ·Δt = (0.5, −2, 1.5). Values (0.2, −0.1, 0.3), last 0.4, γ = 1, λ = 0.5:
-    # δ = (0.2, −1.6, 1.6); A2 = 1.6, A1 = −1.6 + 0.5·1.6 = −0.8, A0 = 0.2 + 0.5·(−0.8) = −0.2
-    hp = hp_of(returns="average", gamma=1.0, gae_lambda=0.5, rho_rate=0.1)
-    t = traj([-1.0, -5.0, 0.0], [0.2, -0.1, 0.3], dt=[10.0, 20.0, 10.0])
-    r, t2, gammas, side = _returns_of(hp, runner_of(update=0), t, {})
-    assert gammas == 1.0
-    assert float(r.rho) == pytest.approx(-0.15) and float(side["avg_reward_rate"]) == pytest.approx(-0.15)
-    np.testing.assert_allclose(t2.reward[:, 0], [0.5, -2.0, 1.5], rtol=1e-6)
-    adv, _ = gae(t2, jnp.asarray([0.4]), gammas, hp.gae_lambda)
-    np.testing.assert_allclose(adv[:, 0], [-0.2, -0.8, 1.6], rtol=1e-5, atol=1e-6)
-    # a later rollout blends its rate in: 0.9·(−0.15) + 0.1·(−12/40) = −0.165
-    t = traj([-2.0, -10.0, 0.0], [0.0, 0.0, 0.0], dt=[10.0, 20.0, 10.0])
-    r, t2, _, _ = _returns_of(hp, runner_of(update=5, rho=-0.15), t, {})
-    assert float(r.rho) == pytest.approx(-0.165)
-    np.testing.assert_allclose(t2.reward[:, 0], [-2.0 + 1.65, -10.0 + 3.3, 1.65], rtol=1e-5)
-
-
-def test_the_multiplier_rises_above_the_target_and_falls_to_zero_not_below():
-    assert float(constraint.dual_update(jnp.float32(5.0), jnp.float32(2.0), 0.5, 1.0)) == pytest.approx(6.5)
-    assert float(constraint.dual_update(jnp.float32(3.0), jnp.float32(0.2), 0.5, 1.0)) == pytest.approx(2.7)
-    assert float(constraint.dual_update(jnp.float32(1.0), jnp.float32(0.0), 0.5, 4.0)) == 0.0  # projected at 0
-    # through the update: 2 misses over 40 dispatches = 5 % against a 1 % target, rate 2 → λ + 8
-    hp = hp_of(miss_target_pct=1.0, lambda_rate=2.0)
-    extra = {"misses": jnp.asarray([[1.0], [0.0], [1.0]]), "dispatched": jnp.asarray([[10.0], [20.0], [10.0]])}
-    r, _, gammas, side = _returns_of(hp, runner_of(lam=64.0), traj(R, V), extra)
-    assert gammas == hp.gamma and float(side["rollout_miss_pct"]) == pytest.approx(5.0)
-    assert float(side["miss_price_h"]) == 64.0 and float(r.lam) == pytest.approx(72.0)
-    none = {"misses": jnp.zeros((3, 1)), "dispatched": jnp.full((3, 1), 10.0)}
-    lam = runner_of(lam=1.5)
-    for _ in range(3):  # 0 % against 1 %: −2 per update, stopped at 0
-        lam, *_ = _returns_of(hp, lam, traj(R, V), none)
-    assert float(lam.lam) == 0.0
-
-
-def test_priced_reward_swaps_the_env_miss_price_for_the_multiplier():
-    # env: −(1 h of waste + 2 misses × 64 h) in job-hours; at λ = 64 h unchanged, at λ = 10 h the misses cost 20 h
-    r_env, misses = jnp.float32(-(1.0 + 2 * 64.0)), jnp.float32(2.0)
-    assert float(constraint.priced_reward(r_env, misses, jnp.float32(64.0), 64.0, 1.0)) == pytest.approx(-129.0)
-    assert float(constraint.priced_reward(r_env, misses, jnp.float32(10.0), 64.0, 1.0)) == pytest.approx(-21.0)
-    assert float(constraint.priced_reward(r_env, misses, jnp.float32(0.0), 64.0, 1.0)) == pytest.approx(-1.0)
 
 
 def test_worst_regime_selection_on_a_hand_made_table():

@@ -68,13 +68,10 @@ def cfg_for(run_dir, *overrides):
         ("train.vec_env=subproc", r"train.vec_env = 'subproc': algo=ppo_jax steps its envs vmapped"),
         ("train.device=tpu", r"train.device = 'tpu' is not known; allowed: cpu, gpu"),
         ("env.window=4", r"window"),  # the JAX env implements joint_heads' design only
-        # returns and the miss constraint (several overrides, space-separated)
+        # returns and the selection (several overrides, space-separated)
         ("algo.tau_s=0", r"algo.tau_s = 0.0 is out of range; allowed: \(0, inf\]"),
         ("algo.tau_s=-60", r"algo.tau_s = -60.0 is out of range"),
         ("algo.gamma=1.5", r"algo.gamma = 1.5 is out of range; allowed: \(0, 1\]"),
-        ("algo.returns=total", r"algo.returns = 'total' is not known; allowed: discounted, average"),
-        ("algo.returns=average", r"algo.returns = 'average' with algo.gamma = 0.95: .* allowed: algo.gamma=1.0"),
-        ("algo.tau_s=90 algo.returns=average", r"algo.returns = 'average' with algo.tau_s = 90.0: .* algo.tau_s=null"),
         ("algo.select_days=4 algo.select_every=0", r"algo.select_every = 0 is out of range"),
         (
             "algo.select_days=4 algo.select_regimes=[hectic_fresh,hectic_D0]",
@@ -92,26 +89,6 @@ def cfg_for(run_dir, *overrides):
         (
             "algo.select_every=1000",
             r"algo.select_every = 1000 with algo.select_days = 0: it would be ignored; allowed: algo.select_every=null",
-        ),
-        (
-            "algo.returns=average algo.gamma=1.0 algo.tau_s=60",
-            r"algo.returns = 'average' with algo.tau_s = 60.0: the average-reward return is undiscounted",
-        ),
-        ("algo.returns=average algo.gamma=1.0 algo.rho_rate=0", r"algo.rho_rate = 0.0 is out of range"),
-        ("algo.head=twolevel", r"algo.head = 'twolevel' is not known; allowed: flat, factored"),
-        (
-            "algo.miss_constraint=true algo.miss_target_pct=150",
-            r"algo.miss_target_pct = 150.0 is out of range; allowed: \[0, 100\]",
-        ),
-        ("algo.miss_constraint=true algo.miss_target_pct=-1", r"algo.miss_target_pct = -1.0 is out of range"),
-        ("algo.miss_target_pct=1", r"algo.miss_target_pct = 1.0 with algo.miss_constraint = false: it would be"),
-        ("algo.lambda_init_h=10", r"algo.lambda_init_h = 10.0 with algo.miss_constraint = false"),
-        ("algo.miss_constraint=true algo.lambda_rate=0", r"algo.lambda_rate = 0.0 is out of range"),
-        ("algo.miss_constraint=true algo.lambda_init_h=-1", r"algo.lambda_init_h = -1.0 is out of range"),
-        ("algo.miss_constraint=true algo.miss_target_days=0", r"algo.miss_target_days = 0 is out of range"),
-        (
-            "algo.miss_constraint=true algo.jax_eval_rules=[]",
-            r"algo.miss_target_pct = None with algo.jax_eval_rules = \[\]",
         ),
         ("algo.recheck_days=-1", r"algo.recheck_days = -1 is out of range"),
         ("algo.recheck_days=100 algo.recheck_top=0", r"algo.recheck_top = 0 is out of range"),

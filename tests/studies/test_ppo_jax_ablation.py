@@ -8,7 +8,7 @@ from studies.cgrsp.learning import ablation as study
 
 def test_every_row_is_a_set_of_overrides_and_bad_options_are_refused(capsys):
     assert study.ROWS["joint"][1] == ()
-    assert "algo.miss_constraint=true" in study.ROWS["lagrangian"][1]
+    assert study.ROWS["time_aware"] == ("1", ("algo.tau_s=90",))
     assert "env.action_mode=joint_hold" in study.ROWS["joint_hold"][1]
     with pytest.raises(SystemExit):
         study.parse_args(["--budget", "0", "--out", "x"])
@@ -44,21 +44,21 @@ def test_a_row_this_build_cannot_run_is_recorded_with_its_error(tmp_path, monkey
 @pytest.mark.slow
 def test_tiny_ablation_trains_judges_and_resumes(tmp_path):
     argv = [
-        "--budget", "128", "--out", str(tmp_path), "--regimes", "hectic_fresh", "--rows", "joint", "lagrangian",
+        "--budget", "128", "--out", str(tmp_path), "--regimes", "hectic_fresh", "--rows", "joint", "time_aware",
         "--seeds", "0", "1", "--n-envs", "4", "--n-steps", "16", "--select-every", "32", "--select-days", "2",
         "--jax-days", "3", "--confirm-days", "2", "--recheck-days", "2", "--recheck-top", "1",
     ]  # fmt: skip
     assert study.main(argv) == 0
     rows = pd.read_csv(tmp_path / "rows.csv")
     assert (rows.v0_n == 2).all() and rows.v0_rule.notna().all()  # the CGRSP-v0 confirmation, per seed
-    assert rows.row.tolist() == ["joint", "joint", "lagrangian", "lagrangian"] and (rows.status == "ok").all()
+    assert rows.row.tolist() == ["joint", "joint", "time_aware", "time_aware"] and (rows.status == "ok").all()
     assert (rows.n == 3).all() and (rows.train_s > 0).all() and (rows.miss_ci_high >= rows.miss_diff).all()
-    sel = pd.read_csv(tmp_path / "hectic_fresh_lagrangian_b128" / "seed0_select.csv")
+    sel = pd.read_csv(tmp_path / "hectic_fresh_time_aware_b128" / "seed0_select.csv")
     assert sel.picked.sum() == 1 and len(sel) == 2  # two updates of 64 steps, one evaluation each, one picked
     replayed = sel.recheck_wait_min.notna()  # the second stage replayed the best one on 2 more days: it is kept
     assert replayed.sum() == 1 and sel.picked[replayed].all() and (sel.pooled_rule_miss_pct >= 0).all()
     table = (tmp_path / "table.md").read_text()
-    assert "| hectic_fresh | joint |" in table and "| hectic_fresh | lagrangian | 4 | 2 |" in table
+    assert "| hectic_fresh | joint |" in table and "| hectic_fresh | time_aware | 1 | 2 |" in table
     assert study.main(argv) == 0  # resumed: nothing left to do
     assert len(pd.read_csv(tmp_path / "rows.csv")) == 4
 
@@ -68,7 +68,7 @@ def test_rows_of_parallel_folders_merge_into_one_table(tmp_path):
     row = {"regime": "hectic_fresh", "overrides": "", "budget": 8192, "status": "ok", "n": 3}
     nums = {"learned_wait": 45.0, "rule_wait": 44.0, "wait_diff": 1.0, "wait_ci_high": 1.2, "miss_diff": 0.0}
     base = ["--budget", "8192", "--regimes", "hectic_fresh"]
-    for name, row_name in (("a", "joint"), ("b", "lagrangian")):
+    for name, row_name in (("a", "joint"), ("b", "time_aware")):
         (tmp_path / name).mkdir()
         study.check_settings_of(tmp_path / name, base)
         item = study.ROWS[row_name][0]
@@ -78,9 +78,9 @@ def test_rows_of_parallel_folders_merge_into_one_table(tmp_path):
         pd.DataFrame(rows).to_csv(tmp_path / name / "rows.csv", index=False)
     assert study.main([*base, "--out", str(tmp_path / "a"), "--merge-from", str(tmp_path / "b")]) == 0
     merged = pd.read_csv(tmp_path / "a" / "rows.csv")
-    assert merged.row.tolist() == ["joint", "joint", "lagrangian", "lagrangian"]
+    assert merged.row.tolist() == ["joint", "joint", "time_aware", "time_aware"]
     table = (tmp_path / "a" / "table.md").read_text()
-    assert "| hectic_fresh | lagrangian | 4 | 2 | 10 | 45.00 | 44.00 | +1.00 / +1.00 |" in table
+    assert "| hectic_fresh | time_aware | 1 | 2 | 10 | 45.00 | 44.00 | +1.00 / +1.00 |" in table
     (tmp_path / "c").mkdir()
     study.check_settings_of(tmp_path / "c", [*base, "--select-days", "7"])
     from gpu_sched_env.core.errors import ConfigError

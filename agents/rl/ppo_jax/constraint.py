@@ -1,18 +1,4 @@
-"""Misses as a constraint: a Lagrangian miss price for ``algo=ppo_jax`` and lexicographic selection.
-
-The constrained problem is: minimise the wait subject to the miss rate ≤ a target m* (percent of
-the jobs). Its Lagrangian prices a miss at a multiplier λ ≥ 0 [job-hours per miss]; PPO
-maximises the reward at the current λ, and after each rollout λ moves by projected dual ascent
-on the rollout's miss rate m (Altman 1999, *Constrained MDPs*; the PPO-Lagrangian of Ray, Achiam
-& Amodei 2019, "Benchmarking safe exploration in deep RL"):
-
-    λ ← max(0, λ + η·(m − m*))        (η: ``algo.lambda_rate``, job-hours per percentage point)
-
-The rollout's miss rate is its misses over its dispatches (each job is dispatched once, so over
-many rollouts that is the share of jobs missed). The reward is recomposed from the env's raw parts
-(``info["reward_raw"]``: the miss count of the step) so λ changes without rebuilding the env:
-r_λ = r_env + m_step·(w_env − λ·J), w_env the env's own miss price and J one job-hour of waiting,
-both in reward units.
+"""Misses as a constraint of model selection for ``algo=ppo_jax``: lexicographic and worst-regime picks.
 
 Model selection (:func:`lexicographic_pick`): among the evaluated checkpoints, those with no more
 misses than the rule on the same selection days (an exact count: same days, same jobs, so the
@@ -27,47 +13,19 @@ replayed on further selection days and picked again on both stages' days pooled.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
-from gpu_sched_env.cgrsp.rewards import REWARD_PARTS
+# The generalist criterion's margin (frac, floor), defined in the criteria module; still importable from here for
+# ppo_jax/run.py's worst-regime selection and the tests, which read it from this module.
+from gpu_sched_env.core.criteria import GENERALIST_MARGIN, tolerance
 
-if TYPE_CHECKING:  # JAX is imported where the traced functions run: the studies read the margin without it
-    import jax.numpy as jnp
-
-MISS = REWARD_PARTS.index("miss")  # the miss count's column in the env's raw reward parts (info["reward_raw"])
-# The generalist criterion's margin on a regime's mean wait: 2 % of the best rule's, never below 0.05 min (the
-# parity criterion's floor; the surge rule waits ~0.3 min). worst_regime_pick's default, and the study's criterion.
-GENERALIST_MARGIN = (0.02, 0.05)
 SELECTION_ROOM = 10_000  # selection days are keys 10 000 … 19 999: jax_eval.SELECT_SEED0 up to its TEST_SEED0
 
 
-def priced_reward(
-    reward: jnp.ndarray, misses: jnp.ndarray, lam_h: jnp.ndarray, miss_weight: float, job_hour: float
-) -> jnp.ndarray:
-    """The reward with a miss priced at ``lam_h`` job-hours instead of the env's ``miss_weight``."""
-    import jax.numpy as jnp
-
-    return reward + misses * (jnp.float32(miss_weight) - lam_h * jnp.float32(job_hour))
-
-
-def rollout_miss_pct(misses: jnp.ndarray, dispatched: jnp.ndarray) -> jnp.ndarray:
-    """Misses per dispatched job in a rollout [%] (0 when nothing was dispatched)."""
-    import jax.numpy as jnp
-
-    return 100.0 * misses.sum() / jnp.maximum(dispatched.sum(), 1.0)
-
-
-def dual_update(lam_h: jnp.ndarray, miss_pct: jnp.ndarray, target_pct: float, rate: float) -> jnp.ndarray:
-    """Projected dual ascent: λ ← max(0, λ + rate·(miss % − target %))."""
-    import jax.numpy as jnp
-
-    return jnp.maximum(0.0, lam_h + rate * (miss_pct - target_pct))
-
-
 def rule_miss_pct(env: Any, rule: str, n_days: int) -> float:
-    """The JAX rule's mean miss % on ``n_days`` native selection days (keys 10 000 …): the default target."""
+    """The JAX rule's mean miss % on ``n_days`` native selection days (keys 10 000 …): a lexicographic pick's bound."""
     from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, rule_regime_means, test_keys
 
     return rule_regime_means({"": env}, rule, test_keys(n_days, SELECT_SEED0))[""][1]
@@ -218,7 +176,7 @@ def worst_regime_key(
 
 def wait_excess(wait: float, rule_wait: float, frac: float, floor_min: float) -> float:
     """(wait − the rule's) in units of the margin max(``frac`` × the rule's wait, ``floor_min``): ≤ 1 is inside it."""
-    return (wait - rule_wait) / max(frac * rule_wait, floor_min)
+    return (wait - rule_wait) / tolerance(rule_wait, (frac, floor_min))
 
 
 def worst_regime_pick(evals: pd.DataFrame, rules: dict[str, tuple[float, float]], frac: float, floor_min: float) -> Any:
@@ -301,12 +259,8 @@ __all__ = [
     "pooled_regime_pick",
     "recheck_pick",
     "regime_recheck_pick",
-    "MISS",
-    "dual_update",
     "lexicographic_key",
     "lexicographic_pick",
-    "priced_reward",
-    "rollout_miss_pct",
     "rule_miss_pct",
     "wait_excess",
     "worst_regime_key",

@@ -5,13 +5,11 @@ them for ``algo=ppo``), orthogonal initialisation (gain √2 hidden, 0.01 policy
 head). Illegal actions get the logit :data:`MASKED_LOGIT` so their probability is exactly 0
 in float32 and a log-probability times that probability is 0, not NaN.
 
-Two policy heads over the same actions (``algo.head``; every CGRSP design's last action is its
-*wait*): ``flat``, one softmax over every legal action (the output layer ``pi_out``), and
-``factored``, the two-level distribution whose mode ``algo=ppo`` already plays: p(wait) =
-σ(z), z the last output, and the other legal actions share 1 − σ(z) by the softmax of their
-outputs (the layer ``pi_factored``; the layer's name tells an exported actor's head). At
-initialisation (outputs ≈ 0) a flat head waits with probability 1/(legal actions), 1/16 on a
-hectic joint step; a factored head waits half the time, as the ``when`` design's two actions do.
+Training builds the ``flat`` policy head: one softmax over every legal action (the output layer
+``pi_out``). :func:`policy_logits` also reads the ``factored`` head an exported actor may carry
+(the layer ``pi_factored``; every CGRSP design's last action is its *wait*): p(wait) = σ(z), z the
+last output, and the other legal actions share 1 − σ(z) by the softmax of their outputs. The
+layer's name tells an exported actor's head (:mod:`.export`), and :mod:`.jax_eval` plays either.
 """
 
 from __future__ import annotations
@@ -26,7 +24,6 @@ import numpy as np
 from gpu_sched_agents.rl.ppo_jax.export import OUT_LAYER  # the policy's output layer, by head (export reads it)
 
 MASKED_LOGIT = -1e9  # exp(-1e9 - max) underflows to 0 in float32; finite, so 0 × logit = 0
-HEADS = tuple(OUT_LAYER)  # ("flat", "factored")
 
 
 class ActorCritic(nn.Module):
@@ -34,7 +31,6 @@ class ActorCritic(nn.Module):
 
     n_actions: int
     net_arch: Sequence[int] = (128, 128)
-    head: str = "flat"  # one of HEADS: how policy_logits reads the outputs
 
     @nn.compact
     def __call__(self, obs: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
@@ -43,7 +39,7 @@ class ActorCritic(nn.Module):
         for i, width in enumerate(self.net_arch):
             pi = nn.tanh(nn.Dense(width, kernel_init=hidden, name=f"pi_{i}")(pi))
             vf = nn.tanh(nn.Dense(width, kernel_init=hidden, name=f"vf_{i}")(vf))
-        logits = nn.Dense(self.n_actions, kernel_init=nn.initializers.orthogonal(0.01), name=OUT_LAYER[self.head])(pi)
+        logits = nn.Dense(self.n_actions, kernel_init=nn.initializers.orthogonal(0.01), name=OUT_LAYER["flat"])(pi)
         value = nn.Dense(1, kernel_init=nn.initializers.orthogonal(1.0), name="vf_out")(vf)
         return logits, value[..., 0]
 
@@ -54,7 +50,7 @@ def masked_logits(logits: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
 
 
 def policy_logits(logits: jnp.ndarray, mask: jnp.ndarray, head: str = "flat") -> jnp.ndarray:
-    """Masked logits whose softmax is the policy of ``head`` (module docstring) on the legal actions ``mask``.
+    """Masked logits whose softmax is the policy of an exported actor's ``head`` (module docstring) on ``mask``.
 
     ``flat``: :func:`masked_logits`. ``factored``: the two-level distribution's log-probabilities,
     log σ(z) for the wait and log(1 − σ(z)) + log softmax (over the legal others) for the rest;
@@ -80,4 +76,4 @@ def factored_mode(logits: jnp.ndarray) -> jnp.ndarray:
     return jnp.where(p[..., -1] > 0.5, logits.shape[-1] - 1, dispatch)
 
 
-__all__ = ["HEADS", "MASKED_LOGIT", "OUT_LAYER", "ActorCritic", "factored_mode", "masked_logits", "policy_logits"]
+__all__ = ["MASKED_LOGIT", "OUT_LAYER", "ActorCritic", "factored_mode", "masked_logits", "policy_logits"]

@@ -25,11 +25,9 @@ gradient (the per-task return scaling of multi-task
 RL; PopArt, Hessel et al. 2019, adapts the value head's output to it as well, here the critic simply
 learns the scaled returns).
 
-Returns (:mod:`.returns`): per decision (γ per step, the default), time-aware (γ^(Δt/τ) with Δt
-the step's simulated seconds, ``info["dt"]``) or average-reward (differential, r − ρ·Δt with γ
-= 1). The miss price may be a learned Lagrange multiplier (:mod:`.constraint`): the reward is
-recomposed from the env's raw parts (``info["reward_raw"]``) at the current price. With
-neither, the program is the one this module always compiled (same numbers, same seed).
+Returns (:mod:`.returns`): per decision (γ per step, the default) or time-aware (γ^(Δt/τ) with Δt
+the step's simulated seconds, ``info["dt"]``). Per decision, the program is the one this module
+compiled before time-aware returns existed (same numbers, same seed).
 
 The env follows the gymnax convention of :class:`gpu_sched_env.cgrsp.jax.JaxCGRSP`:
 ``reset(key, params) -> (obs, state)``, ``step(key, state, action, params) ->
@@ -46,8 +44,8 @@ import jax.numpy as jnp
 import optax
 from flax.training.train_state import TrainState
 
-from gpu_sched_agents.rl.ppo_jax import constraint, returns
-from gpu_sched_agents.rl.ppo_jax.network import ActorCritic, policy_logits
+from gpu_sched_agents.rl.ppo_jax import returns
+from gpu_sched_agents.rl.ppo_jax.network import ActorCritic, masked_logits
 from gpu_sched_env.core.errors import ConfigError, check_choice
 
 REWARD_CLIP = 10.0  # VecNormalize's clip_reward
@@ -72,27 +70,14 @@ class PPOHyper:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     net_arch: tuple[int, ...] = field(default=(128, 128))
-    head: str = "flat"  # the policy head (network.HEADS): one softmax, or wait-or-act then which
     normalize_reward: bool = True
     reward_norm: str = "global"  # REWARD_NORMS: one running return scale, or one per regime of a mixed env
-    # returns (module .returns): "discounted" (per decision, or time-aware when tau_s is set) | "average"
-    returns: str = "discounted"
-    tau_s: float | None = None  # [s] simulated time per factor γ: the discount of a step is γ^(Δt/τ)
-    rho_rate: float = 0.1  # average reward: weight of each rollout's rate in the running ρ
-    # the miss constraint (module .constraint): None = the env's fixed miss price
-    miss_target_pct: float | None = None  # [% of jobs] the rollouts' miss rate the multiplier drives to
-    lambda_init_h: float = 64.0  # [job-hours per miss] the multiplier's start
-    lambda_rate: float = 1.0  # [job-hours per miss, per percentage point above target, per update]
-    miss_weight: float = 0.0  # [reward units per miss] the env's own miss price (reward_scale × weight)
-    job_hour: float = 1.0  # [reward units] one job-hour of waiting (reward_scale × 3600 × α1)
+    # returns (module .returns): None = per decision; [s] simulated time per factor γ: a step's discount is γ^(Δt/τ)
+    tau_s: float | None = None
 
     @property
     def time_aware(self) -> bool:
-        return self.returns == "discounted" and self.tau_s is not None
-
-    @property
-    def constrained(self) -> bool:
-        return self.miss_target_pct is not None
+        return self.tau_s is not None
 
     @property
     def steps_per_update(self) -> int:
@@ -129,8 +114,6 @@ class Runner(NamedTuple):
     rstats: RewardStats
     ep_return: jnp.ndarray  # [n_envs] raw return of the running episodes
     update: jnp.ndarray  # updates done
-    lam: jnp.ndarray  # [job-hours per miss] the miss multiplier (constant unless constrained)
-    rho: jnp.ndarray  # [scaled reward per s] average reward rate (used by returns="average")
 
 
 class Transition(NamedTuple):
@@ -143,7 +126,7 @@ class Transition(NamedTuple):
     value: jnp.ndarray
     reward: jnp.ndarray  # the (scaled) reward learned from
     done: jnp.ndarray
-    dt: jnp.ndarray | None = None  # [s] simulated time of the step (time-aware and average returns)
+    dt: jnp.ndarray | None = None  # [s] simulated time of the step (time-aware returns)
 
 
 class Trainer(NamedTuple):
@@ -228,27 +211,6 @@ def _gae_per_step(traj: Transition, last_value: jnp.ndarray, gammas: jnp.ndarray
     return adv, adv + traj.value
 
 
-def _returns_of(hp: PPOHyper, r: Runner, traj: Transition, extra: dict) -> tuple[Runner, Transition, Any, dict]:
-    """After a rollout: the discounts GAE uses, the differential rewards and ρ, the multiplier's step.
-
-    Returns ``(runner, trajectory, gamma or per-step discounts, metrics)``; the default returns
-    and no constraint leave runner and trajectory as they are and give ``hp.gamma``.
-    """
-    side: dict[str, jnp.ndarray] = {}
-    gammas: Any = hp.gamma
-    if hp.time_aware:
-        gammas = returns.step_discounts(hp.gamma, traj.dt, hp.tau_s)
-    elif hp.returns == "average":
-        rho = returns.rate_update(r.rho, traj.reward, traj.dt, hp.rho_rate, r.update == 0)
-        traj = traj._replace(reward=returns.differential(traj.reward, traj.dt, rho))
-        r, gammas, side["avg_reward_rate"] = r._replace(rho=rho), 1.0, rho
-    if hp.constrained:
-        miss_pct = constraint.rollout_miss_pct(extra["misses"], extra["dispatched"])
-        side.update(rollout_miss_pct=miss_pct, miss_price_h=r.lam)  # the price this rollout was played at
-        r = r._replace(lam=constraint.dual_update(r.lam, miss_pct, hp.miss_target_pct, hp.lambda_rate))
-    return r, traj, gammas, side
-
-
 def network_init(net: ActorCritic, obs_dim: int) -> Any:
     """``key -> net.init(key, zero observation)``; under ``vmap`` the keys are taken one after another.
 
@@ -295,7 +257,7 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
             "train.normalize_reward=true; allowed otherwise: algo.reward_norm=global"
         )
     n_stats = int(env.n_regimes) if by_regime else None
-    net = ActorCritic(int(env.n_actions), tuple(int(w) for w in hp.net_arch), hp.head)
+    net = ActorCritic(int(env.n_actions), tuple(int(w) for w in hp.net_arch))
     init_params = network_init(net, int(env.obs_dim))
     n_sgd = max(1, hp.n_updates) * hp.n_epochs * hp.n_minibatches
     lr = optax.linear_schedule(hp.learning_rate, hp.learning_rate * hp.lr_final_frac, n_sgd)
@@ -316,7 +278,7 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
             ones = jnp.ones(n_stats, jnp.float32)
             rstats = RewardStats(0.0 * ones, ones, 1e-4 * ones, zeros)
         ts = TrainState.create(apply_fn=net.apply, params=params, tx=tx)
-        return Runner(ts, state, obs, key, rstats, zeros, jnp.int32(0), jnp.float32(hp.lambda_init_h), jnp.float32(0.0))
+        return Runner(ts, state, obs, key, rstats, zeros, jnp.int32(0))
 
     def env_step(carry, _):
         r, fresh_obs, fresh_state, used = carry
@@ -324,7 +286,7 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
         mask = v_mask(r.env_state, env_params)
         regime = v_regime(r.env_state, env_params) if by_regime else None  # the day this step belongs to
         logits, value = net.apply(r.train_state.params, r.obs)
-        logits = policy_logits(logits, mask, hp.head)
+        logits = masked_logits(logits, mask)
         action = jax.random.categorical(k_act, logits)
         log_prob = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=1)[:, 0]
         obs, state, reward, done, info = v_step(jax.random.split(k_env, hp.n_envs), r.env_state, action, env_params)
@@ -337,19 +299,11 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
         used = used | ended
         reward = reward.astype(jnp.float32)
         done = done.astype(jnp.float32)
-        clocked = hp.time_aware or hp.returns == "average"
-        dt = info["dt"].astype(jnp.float32) if clocked else None
-        learn_r, extra = reward, {}
-        if hp.constrained:  # the miss priced at the multiplier (module .constraint)
-            misses = info["reward_raw"][:, constraint.MISS].astype(jnp.float32)
-            learn_r = constraint.priced_reward(reward, misses, r.lam, hp.miss_weight, hp.job_hour)
-            extra = {"misses": misses, "dispatched": (info["job"] >= 0).astype(jnp.float32)}
+        dt = info["dt"].astype(jnp.float32) if hp.time_aware else None
+        learn_r = reward
         if hp.normalize_reward:
-            scale_gamma = hp.gamma  # the return whose running std scales the reward: the learner's own
-            if hp.time_aware:
-                scale_gamma = returns.step_discounts(hp.gamma, dt, hp.tau_s)
-            elif hp.returns == "average":
-                scale_gamma = 0.0  # the per-step reward's own scale (module .returns)
+            # the return whose running std scales the reward: the learner's own
+            scale_gamma = returns.step_discounts(hp.gamma, dt, hp.tau_s) if hp.time_aware else hp.gamma
             if by_regime:
                 rstats, learn_r = _update_stats_by_regime(r.rstats, learn_r, done, scale_gamma, regime)
             else:
@@ -358,19 +312,13 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
             rstats = r.rstats
         ep_ret = r.ep_return + reward
         t = Transition(r.obs, mask, action, log_prob, value, learn_r, done, dt)
-        episode = (
-            done,
-            ep_ret,
-            {k: info[k].astype(jnp.float32) for k in episode_keys},
-            replayed,
-            extra,
-        )  # finished days, for logging; the constraint's counts
+        episode = (done, ep_ret, {k: info[k].astype(jnp.float32) for k in episode_keys}, replayed)  # for logging
         r = r._replace(env_state=state, obs=obs, key=key, rstats=rstats, ep_return=jnp.where(done > 0, 0.0, ep_ret))
         return (r, fresh_obs, fresh_state, used), (t, episode)
 
     def loss_fn(params, t: Transition, adv, ret):
         logits, value = net.apply(params, t.obs)
-        logp_all = jax.nn.log_softmax(policy_logits(logits, t.mask, hp.head))
+        logp_all = jax.nn.log_softmax(masked_logits(logits, t.mask))
         logp = jnp.take_along_axis(logp_all, t.action[:, None], axis=1)[:, 0]
         ratio = jnp.exp(logp - t.log_prob)
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
@@ -394,9 +342,9 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
         key, k_days = jax.random.split(r.key)
         fresh_obs, fresh_state = v_reset(jax.random.split(k_days, hp.n_envs), env_params)
         carry = (r._replace(key=key), fresh_obs, fresh_state, jnp.zeros(hp.n_envs, bool))
-        (r, *_), (traj, (dones, ep_rets, ep_info, replayed, extra)) = jax.lax.scan(env_step, carry, None, hp.n_steps)
+        (r, *_), (traj, (dones, ep_rets, ep_info, replayed)) = jax.lax.scan(env_step, carry, None, hp.n_steps)
         _, last_value = net.apply(r.train_state.params, r.obs)
-        r, traj, gammas, side = _returns_of(hp, r, traj, extra)
+        gammas = returns.step_discounts(hp.gamma, traj.dt, hp.tau_s) if hp.time_aware else hp.gamma
         adv, ret = gae(traj, last_value, gammas, hp.gae_lambda)
         flat = jax.tree_util.tree_map(lambda x: x.reshape((hp.steps_per_update, *x.shape[2:])), (traj, adv, ret))
 
@@ -429,7 +377,6 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
             episode_return=over_done(ep_rets),
             reward_mean=traj.reward.mean(),
             explained_variance=1 - jnp.var(ret - traj.value) / (jnp.var(ret) + 1e-8),
-            **side,
         )
         return r._replace(train_state=ts, key=key, update=r.update + 1), metrics
 

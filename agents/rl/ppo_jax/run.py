@@ -48,16 +48,14 @@ DEVICES = ("cpu", "gpu")
 def hyper(cfg: DictConfig, env: Any = None) -> Any:
     """:class:`~gpu_sched_agents.rl.ppo_jax.ppo.PPOHyper` of a composed ``algo=ppo_jax`` config.
 
-    Under ``algo.miss_constraint`` with no ``algo.miss_target_pct`` the target is the first
-    ``algo.jax_eval_rules`` rule's miss rate on ``algo.miss_target_days`` selection days of
-    ``env`` (the JAX env trained on), measured here.
+    ``env`` is not read: the hyper-parameters are the config's alone (the studies' callers still pass their JAX env).
     """
     from gpu_sched_agents.rl.ppo_jax.ppo import PPOHyper
 
     a, t = cfg.algo, cfg.train
+    tau = a.get("tau_s")
     return PPOHyper(
-        **_returns_fields(a),
-        **_constraint_fields(cfg, env),
+        tau_s=None if tau is None else float(tau),
         n_envs=int(t.n_envs),
         n_steps=int(a.n_steps),
         total_timesteps=int(t.total_timesteps),
@@ -72,59 +70,14 @@ def hyper(cfg: DictConfig, env: Any = None) -> Any:
         vf_coef=float(a.vf_coef),
         max_grad_norm=float(a.max_grad_norm),
         net_arch=tuple(int(w) for w in a.net_arch),
-        head=str(a.get("head", "flat")),
         normalize_reward=bool(t.normalize_reward),
         reward_norm=str(a.get("reward_norm", "global")),
     )
 
 
-def _returns_fields(a: DictConfig) -> dict[str, Any]:
-    tau = a.get("tau_s")
-    return {
-        "returns": str(a.get("returns", "discounted")),
-        "tau_s": None if tau is None else float(tau),
-        "rho_rate": float(a.get("rho_rate", 0.1)),
-    }
-
-
-def _constraint_fields(cfg: DictConfig, env: Any) -> dict[str, Any]:
-    """The constraint's PPOHyper fields: the env's miss price and job-hour [reward units], λ's start, the target."""
-    if not cfg.algo.get("miss_constraint", False):
-        return {}
-    from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.constraint import rule_miss_pct
-    from gpu_sched_env.cgrsp.rewards import MISS_AS_WAIT_S, weights_of
-
-    a, config = cfg.algo, env_config(cfg)
-    p = config.sim_params()
-    weights, _ = weights_of(config, p)
-    job_hour = config.reward_scale * MISS_AS_WAIT_S * p.alpha1
-    miss_weight = config.reward_scale * weights["miss"]
-    target = a.miss_target_pct
-    if target is None:
-        if env is None:
-            raise ConfigError(
-                "algo.miss_target_pct = None: measuring the rule's rate needs the JAX env (hyper(cfg, env))"
-            )
-        rule = str(a.jax_eval_rules[0]) if a.jax_eval_rules else "spt_rescue_defer_exp"
-        target = rule_miss_pct(env, rule, int(a.miss_target_days))
-        log.info(f"miss constraint: target {target:.4f} % ({rule} on {a.miss_target_days} selection days)")
-    lam0 = a.lambda_init_h
-    return {
-        "miss_target_pct": float(target),
-        "lambda_init_h": float(miss_weight / job_hour if lam0 is None else lam0),
-        "lambda_rate": float(a.lambda_rate),
-        "miss_weight": float(miss_weight),
-        "job_hour": float(job_hour),
-    }
-
-
 def validate_returns(a: DictConfig, config: CGRSPEnvConfig) -> None:
-    """The returns and constraint settings of ``algo=ppo_jax`` (ConfigError naming field, value and what is allowed)."""
-    from gpu_sched_agents.rl.ppo_jax.returns import RETURNS
-
+    """The returns settings of ``algo=ppo_jax`` (ConfigError naming field, value and what is allowed)."""
     check_number("algo.gamma", a.gamma, lo=0.0, hi=1.0, lo_open=True)
-    check_choice("algo.returns", a.returns, RETURNS)
     if a.tau_s is not None:
         check_number("algo.tau_s", a.tau_s, lo=0.0, lo_open=True)
         if config.shaping != "none":
@@ -132,46 +85,6 @@ def validate_returns(a: DictConfig, config: CGRSPEnvConfig) -> None:
                 f"algo.tau_s = {a.tau_s!r} with env.shaping = {config.shaping!r}: the shaping term γ·Φ′ − Φ uses one "
                 "γ per step; use env.shaping=none with time-aware returns (algo.tau_s=null keeps the per-decision γ)"
             )
-    if a.returns == "average":
-        if a.tau_s is not None:
-            raise ConfigError(
-                f"algo.returns = 'average' with algo.tau_s = {a.tau_s!r}: the average-reward return is undiscounted; "
-                "allowed: algo.tau_s=null with algo.returns=average, or algo.returns=discounted with a τ"
-            )
-        if float(a.gamma) != 1.0:
-            raise ConfigError(
-                f"algo.returns = 'average' with algo.gamma = {a.gamma!r}: the average-reward return is undiscounted; "
-                "allowed: algo.gamma=1.0 with algo.returns=average"
-            )
-        if config.shaping != "none" and config.shaping_gamma != 1.0:
-            raise ConfigError(
-                f"algo.returns = 'average' with env.shaping_gamma = {config.shaping_gamma!r}: the shaping term must "
-                "telescope undiscounted; allowed: env.shaping_gamma=1.0"
-            )
-    check_number("algo.rho_rate", a.rho_rate, lo=0.0, hi=1.0, lo_open=True)
-    _validate_constraint(a)
-
-
-def _validate_constraint(a: DictConfig) -> None:
-    if not a.miss_constraint:
-        for name in ("miss_target_pct", "lambda_init_h"):
-            if a[name] is not None:
-                raise ConfigError(
-                    f"algo.{name} = {a[name]!r} with algo.miss_constraint = false: it would be ignored; allowed: "
-                    f"algo.{name}=null, or algo.miss_constraint=true"
-                )
-        return
-    if a.miss_target_pct is not None:
-        check_number("algo.miss_target_pct", a.miss_target_pct, lo=0.0, hi=100.0)
-    elif not a.jax_eval_rules:
-        raise ConfigError(
-            "algo.miss_target_pct = None with algo.jax_eval_rules = []: the default target is the first rule's miss "
-            "rate; give a target in [0, 100] % or a rule"
-        )
-    check_number("algo.miss_target_days", a.miss_target_days, lo=1, integer=True)
-    if a.lambda_init_h is not None:
-        check_number("algo.lambda_init_h", a.lambda_init_h, lo=0.0)
-    check_number("algo.lambda_rate", a.lambda_rate, lo=0.0, lo_open=True)
 
 
 def jax_device(name: str) -> Any:
@@ -236,9 +149,6 @@ def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
 
     for rule in a.jax_eval_rules:
         check_choice("algo.jax_eval_rules[]", rule, RULES)
-    from gpu_sched_agents.rl.ppo_jax.network import HEADS
-
-    check_choice("algo.head", a.get("head", "flat"), HEADS)
     validate_returns(a, config)
     _validate_reward_norm(cfg)
 
@@ -650,9 +560,6 @@ _TAGS = {
     "explained_variance": "train/explained_variance",
     "episode_return": "rollout/ep_rew_mean",
     "replayed_days": "rollout/replayed_days",
-    "avg_reward_rate": "train/avg_reward_rate",
-    "rollout_miss_pct": "train/rollout_miss_pct",
-    "miss_price_h": "train/miss_price_h",
 }
 
 
@@ -683,7 +590,7 @@ def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: 
 
     env = training_env(cfg, config, records=False)  # training reads no per-job records
     eval_env = JaxCGRSP.from_config(config, records=False) if env.is_mixed else env  # the JAX rules' single regime
-    hp = hyper(cfg, eval_env)
+    hp = hyper(cfg)
     device = jax_device(str(cfg.train.device))
     (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
     with jax.default_device(device):

@@ -52,7 +52,7 @@ def curve(overrides: Sequence[str], budget: int, every: int, days: int, seed: in
     config = env_config(cfg)
     validate_ppo_jax(cfg, config)
     env = JaxCGRSP.from_config(config, records=False)
-    hp = hyper(cfg, env)
+    hp = hyper(cfg)
     trainer = make_train(hp, env, env.default_params)
     keys = test_keys(days, SELECT_SEED0)
     rule_days = per_day(env, {RULE: RULES[RULE]}, keys).set_index("day_index").sort_index()
