@@ -27,12 +27,12 @@ class PPOConfig:
     name: str = "ppo"
     learning_rate: float = 3e-4
     # the learning rate falls linearly to learning_rate × lr_final_frac by the end of training
-    # (1 = constant; the long joint-mode setups anneal it, docs/training.md)
+    # (1 = constant; the long joint-mode setups anneal it, docs/results_learners.md)
     lr_final_frac: float = 1.0
     n_steps: int = 1024  # per env, between updates
     batch_size: int = 256
     n_epochs: int = 5
-    gamma: float = 0.9  # the capacity reward prices the future at q/C: a short horizon learns faster (docs/training.md)
+    gamma: float = 0.9  # the capacity reward prices the future at q/C: a short horizon learns faster (docs/results_learners.md)
     gae_lambda: float = 0.95
     clip_range: float = 0.2
     ent_coef: float = 0.01

@@ -28,7 +28,7 @@ jobs wait, so a day never stalls. *Hold g* is legal when ``g`` is not held, has 
 its stock status is not High (a hold waits for a better status, and none is better than High),
 and holding it leaves an unheld idle slot or a future event; *wait* as in ``joint``. (A hold at
 High can only cost; learners offered one learned to avoid holds everywhere and never held at Low
-stock: docs/training.md, "The ablation".)
+stock: docs/results_ablation.md.)
 
 The rule ``spt_rescue_defer_exp`` expressed this way: hold each type the rule's deferral test
 leaves idle, then dispatch its plan on the rest (``tests/cgrsp/test_joint_hold.py`` measures

@@ -15,7 +15,7 @@ weights, derived from the simulator's parameters so that there is one source of 
   the slot capacity a decision loses (the provisioning delay of a dispatch; idle slots while
   jobs wait) at the queue's exchange rate q/C job-seconds of waiting per slot-second, plus
   one job-hour per miss. It charges the consequence of a dispatch onto Low stock in that
-  step, at a scale that does not grow with the day (docs/training.md).
+  step, at a scale that does not grow with the day (docs/results_learners.md).
 
 * ``occupancy``: ``capacity`` plus ``run``, the slot time a dispatch spends *running* its job,
   at the same exchange rate. Every second of every slot is then charged at q/C when the
@@ -26,7 +26,7 @@ weights, derived from the simulator's parameters so that there is one source of 
   face value, but ``occupancy`` leaves it at weight 0: with weight α1
   (``+env.reward_weights.delay=1``) the ``env=markov`` run reached 0–2 % miss at 70–73 min on
   the selection seeds from 300k to 360k steps, against 0 % at 64.5–69 min without (one seed
-  each; docs/training.md). The return ranks policies like the ``deadline`` objective (measured:
+  each; docs/results_learners.md). The return ranks policies like the ``deadline`` objective (measured:
   ``python -m studies diagnose reward-alignment``) while each term is the consequence of one
   decision (low variance, no delay). ``capacity`` leaves the run time out: it cannot tell a
   short job from a long one, so it does not rank the SPT family above EDF. Judged on

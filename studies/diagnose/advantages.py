@@ -3,7 +3,7 @@
 Trains MaskablePPO from scratch on CGRSP-v0 in ``slot`` mode for a few rollouts and, at the
 end of each rollout, prints the mean GAE advantage and step reward of *leave idle* and
 *dispatch* at the decisions where both were legal and another slot was busy, split by the
-offered slot's stock (Low, High). This is the diagnosis behind the reading in docs/training.md that a
+offered slot's stock (Low, High). This is the diagnosis behind the reading in docs/results_learners.md that a
 wrong baseline, not a missing signal, kept PPO from learning the deferral: with the job
 choice open (window 16) every action at a Low-stock state gets a far more negative advantage
 than average, and the rare *idle* action the larger push downwards.

@@ -13,7 +13,7 @@ job wait before it starts it).
         --regime hectic_D900 --overrides env.action_mode=joint_hold +env.reward_weights.excess_run=1.0 algo.tau_s=90 \
         --days 100 --first-seed 20000
 
-Measured so (docs/training.md): the held-deferral learners' few misses under D = 900 s are tight
+Measured so (docs/results_ablation.md): the held-deferral learners' few misses under D = 900 s are tight
 jobs of a morning burst started with 2–3 min of slack or after their deadline, while the rule
 rescues the same jobs with about 11 min to spare.
 """

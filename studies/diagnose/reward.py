@@ -4,7 +4,7 @@ Plays a behaviour policy (EDF's job order; at every offered slot it dispatches w
 probability ``--p-dispatch`` and otherwise leaves the slot idle) in ``slot`` mode, and reports
 the mean step reward of each (action, stock level of the offered slot) under each reward
 setting. A usable signal ranks *dispatch on Low* well below *leave idle* and *dispatch on
-High* above it. Reproduces the diagnosis behind ``shaping="queue"`` (docs/training.md).
+High* above it. Reproduces the diagnosis behind ``shaping="queue"`` (docs/results_learners.md).
 
     python -m studies diagnose reward --seeds 3
     python -m studies diagnose reward --mc --seeds 3   # Monte-Carlo: dispatch vs idle at Low

@@ -14,7 +14,7 @@ rank correlation with the objective over the policies.
 Measured (2026-11-24, 6 seeds 20000–20005): under ``markov`` the ``occupancy`` preset ranks
 the seven heuristics exactly as the objective does (ρ = 1.00) and its sums are 2.7–3.2 %
 above the objective's; ``capacity`` ranks ``edf_defer_low`` above the SPT family (ρ = 0.61),
-since it cannot see run times. See docs/training.md.
+since it cannot see run times. See docs/results_learners.md.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ its slot's GPU type (0 High, 1 Medium, 2 Low).
     python -m studies diagnose timing-jax runs/ablation/hectic_D900_capacity_excess1_time_aware_b3000000/seed0.npz \
         --regime hectic_D900 --overrides +env.reward_weights.excess_run=1.0 algo.tau_s=90 --days 50
 
-Measured so (docs/training.md): the ``excess_run`` learners under D = 900 s over-wait about 20 times
+Measured so (docs/results_ablation.md): the ``excess_run`` learners under D = 900 s over-wait about 20 times
 a day, nearly all with one class waiting (the longest) and the rule's slot at Medium stock: the
 charge, booked at the dispatch and discounted, pays them to postpone the long class's start.
 """
