@@ -36,6 +36,7 @@ one-line error (exit status 2) and nothing is written.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -94,21 +95,41 @@ def table(summary: pd.DataFrame, published: bool) -> pd.DataFrame:
 
 def compare_main(argv: list[str] | None = None) -> int:
     """``gpu-sched compare``: returns the exit status."""
-    args, params, trace = _compare_args(argv)
-    t0 = time.perf_counter()
-    df = run_grid(
-        args.policies,
-        range(args.seeds),
-        day=args.day,
-        params=params,
-        trace=trace,  # parsed once in _compare_args: no run reads the file again
-        executor=args.executor,
-        workers=args.workers,
-        desc=f"{args.day} × {args.seeds} seeds",
-        progress=not args.no_progress,
-    )
-    _compare_report(args, params, df, trace, wall=time.perf_counter() - t0)
+    from gpu_sched_env.core.outdir import claim
+
+    args, params, trace, plan = _compare_args(argv)
+    try:
+        with claim(plan):  # created or compare's own, locked while the days run and the tables are written
+            t0 = time.perf_counter()
+            df = run_grid(
+                args.policies,
+                range(args.seeds),
+                day=args.day,
+                params=params,
+                trace=trace,  # parsed once in _compare_args: no run reads the file again
+                executor=args.executor,
+                workers=args.workers,
+                desc=f"{args.day} × {args.seeds} seeds",
+                progress=not args.no_progress,
+            )
+            _compare_report(args, params, df, trace, wall=time.perf_counter() - t0)
+    except ConfigError as e:  # another writer holds the folder
+        print(f"gpu-sched compare: {e}", file=sys.stderr)
+        return 2
     return 0
+
+
+COMPARE = "gpu-sched compare"
+
+
+def _compare_legacy(path: Path) -> dict[str, Any] | None:
+    """A folder compare wrote before it kept a manifest: nothing in it but compare's own files."""
+    from gpu_sched_env.core.outdir import OURS
+
+    names = sorted(f.relative_to(path).as_posix() for f in path.rglob("*") if f.is_file() and f.name not in OURS)
+    if names and set(names) <= set(COMPARE_FILES):
+        return {"command": COMPARE, "owner": {}, "files": names, "source": "its files (" + ", ".join(names) + ")"}
+    return None
 
 
 def _compare_parser() -> argparse.ArgumentParser:
@@ -156,11 +177,22 @@ def _compare_parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--no-progress", action="store_true", help="no progress bar (it is off anyway when stderr is not a terminal)"
     )
+    ap.add_argument(
+        "--force",
+        action="store_true",
+        help="write the tables beside files compare did not write in their folder (none of those is replaced)",
+    )
     return ap
 
 
-def _compare_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str, Any], Trace | None]:
-    """The parsed command line, its ``--param`` overrides and the loaded trace, checked before any day runs."""
+def _compare_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str, Any], Trace | None, Any]:
+    """The parsed command line, its ``--param`` overrides, the loaded trace and the tables' folder, checked first.
+
+    The folder (:mod:`gpu_sched_env.core.outdir`) is one compare made (its ``.gpu-sched.json``),
+    a new or empty one, or with ``--force`` one with other files, none of which is replaced.
+    """
+    from gpu_sched_env.core.outdir import check
+
     ap = _compare_parser()
     args = ap.parse_args(argv)
     if args.seeds < 1:
@@ -175,6 +207,7 @@ def _compare_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str,
         kw = per_policy_kwargs(args.day, params, args.policies)  # validate before fanning out
         check_output_dir("--out", args.out)  # the folder given, then the subfolder the tables go to
         check_output_dir("--out", _out_dir(args, params), COMPARE_FILES)
+        plan = check(_out_dir(args, params), COMPARE, {}, files=COMPARE_FILES, force=args.force, legacy=_compare_legacy)
         trace = None
         if args.trace is not None:  # read once: a missing, unreadable or malformed file fails here
             sim = make_params(args.day, **{k: v for k, v in kw[args.policies[0]].items() if k in PARAM_NAMES})
@@ -182,7 +215,7 @@ def _compare_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str,
             trace.params(sim)  # the model with the trace's n_jobs: refused here, not in every worker
     except ConfigError as e:
         ap.error(str(e))
-    return args, params, trace
+    return args, params, trace, plan
 
 
 def _out_dir(args: argparse.Namespace, params: dict[str, Any]) -> Path:
