@@ -32,7 +32,8 @@ class PPOConfig:
     n_steps: int = 1024  # per env, between updates
     batch_size: int = 256
     n_epochs: int = 5
-    gamma: float = 0.9  # the capacity reward prices the future at q/C: a short horizon learns faster (docs/results_learners.md)
+    # the capacity reward prices the future at q/C: a short horizon learns faster (docs/results_learners.md)
+    gamma: float = 0.9
     gae_lambda: float = 0.95
     clip_range: float = 0.2
     ent_coef: float = 0.01

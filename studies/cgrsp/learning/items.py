@@ -186,7 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--update-docs",
         type=Path,
         default=None,
-        help="put the regime × item matrix between <!-- ablation-items:start/end --> in this page (docs/results_ablation.md)",
+        help="put the regime × item matrix between <!-- ablation-items:start/end --> in this page "
+        "(docs/results_ablation.md)",
     )
     args = ap.parse_args(argv)
     rows = pd.concat([read_folder(f) for f in args.folders], ignore_index=True)
