@@ -57,16 +57,17 @@ def test_no_long_function_without_a_reason(package):
     assert not bad, "\n".join(bad)
 
 
-def test_no_python_file_names_an_issue_number():
-    """Code says what is true and why; which issue asked for it belongs in the history, not the source."""
+def test_no_python_or_config_file_names_an_issue_number():
+    """Code and configs say what is true and why; which issue asked for it belongs in the history, not the source."""
     import re
 
     root = Path(__file__).resolve().parents[2]
     pattern = re.compile(r"\b[Ii]ssues?'?s? ?#?\d+|\(#\d+\)")
     found = [
         f"{f.relative_to(root)}:{i}"
-        for top in ("gpu_sched_env", "agents", "studies", "tests", "train.py")
+        for top in ("gpu_sched_env", "agents", "studies", "tests", "conf", "train.py")
         for f in ([root / top] if top.endswith(".py") else sorted((root / top).rglob("*.py")))
+        + ([] if top.endswith(".py") else sorted((root / top).rglob("*.yaml")))
         for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
         if pattern.search(line)
     ]
