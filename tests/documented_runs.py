@@ -24,6 +24,7 @@ hook) and each entry's test asserts there was none.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import os
@@ -75,6 +76,14 @@ def learner(*argv: str, **kw) -> Run:
 
 
 # fmt: off
+# an exported actor of the joint design, parity's (its {out} is their {from}); two spellings in the docs
+VERSUS_RULE_JAX = learner(
+    "diagnose", "versus-rule-jax", "{from}/hectic_fresh_b64/seed0.npz", "--regime", "hectic_fresh", "--days", "2",
+    uses="python -m studies parity",
+    stdout=("2 selection days; diff = mode - rule", "rule_when"),
+    timeout=400,
+)
+
 RUNS: dict[str, Run] = {
     # ======== batch "rules": the simulators' commands, the rules' studies, the benchmarks
     # ---- gpu-sched: the installed library's commands
@@ -363,18 +372,9 @@ RUNS: dict[str, Run] = {
         timeout=400,
     ),
     # ---- an exported actor of the joint design: parity's (its {out} is their {from})
-    "python -m studies diagnose versus-rule-jax": learner(
-        "diagnose", "versus-rule-jax", "{from}/hectic_fresh_b64/seed0.npz", "--regime", "hectic_fresh", "--days", "2",
-        uses="python -m studies parity",
-        stdout=("2 selection days; diff = mode - rule", "rule_when"),
-        timeout=400,
-    ),
-    "python -m studies diagnose versus-rule-jax runs": learner(
-        "diagnose", "versus-rule-jax", "{from}/hectic_fresh_b64/seed0.npz", "--regime", "hectic_fresh", "--days", "2",
-        uses="python -m studies parity",
-        stands_for="runs/...: an exported actor (.npz) of parity or ablation",
-        stdout=("2 selection days; diff = mode - rule", "rule_when"),
-        timeout=400,
+    "python -m studies diagnose versus-rule-jax": VERSUS_RULE_JAX,
+    "python -m studies diagnose versus-rule-jax runs": dataclasses.replace(
+        VERSUS_RULE_JAX, stands_for="runs/...: an exported actor (.npz) of parity or ablation"
     ),
     "python -m studies diagnose timing-jax": learner(
         "diagnose", "timing-jax", "{from}/hectic_fresh_b64/seed0.npz", "--regime", "hectic_fresh", "--days", "1",

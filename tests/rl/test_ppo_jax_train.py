@@ -14,26 +14,17 @@ from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy
 from gpu_sched_agents.rl.registry import load_model
 from gpu_sched_env.core.errors import ConfigError
 from tests.rl.helpers import scalar_tags
+from tests.rl.train_runs import COMMON, JAX_TINY
 
 CONF = str(Path(__file__).resolve().parents[2] / "conf")
+
 register_configs()
 TINY = [  # the machinery on the joint design (algo=ppo_jax's default, the when design: the tests below)
     "experiment=ppo_jax_joint",
     "day=quiet",
-    "train.total_timesteps=256",
-    "train.n_envs=4",
-    "algo.n_steps=32",
-    "algo.batch_size=64",
-    "algo.n_epochs=1",
-    "algo.net_arch=[16]",
+    *JAX_TINY,
+    *COMMON,
     "algo.lr_final_frac=1.0",
-    "train.eval_freq=128",
-    "train.checkpoint_freq=128",
-    "train.eval_seeds=[10000]",
-    "train.final_eval_seeds=2",
-    "algo.jax_eval_seeds=4",
-    "algo.jax_eval_rules=[spt_rescue_defer_exp]",
-    "train.progress_bar=false",
 ]
 
 

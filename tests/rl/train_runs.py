@@ -45,9 +45,8 @@ DQN = [
     "algo.batch_size=16",
     "algo.net_arch=[16]",
 ]
-JAX = [
-    *COMMON,
-    "algo=ppo_jax",  # a multirun composes the sweep's base config too: the algo its experiments train
+# the smallest ppo_jax run that still trains, evaluates and checkpoints twice (tests/rl/test_ppo_jax_train.py too)
+JAX_TINY = [
     "train.total_timesteps=256",
     "train.n_envs=4",
     "algo.n_steps=32",
@@ -58,6 +57,11 @@ JAX = [
     "train.checkpoint_freq=128",
     "algo.jax_eval_seeds=4",
     "algo.jax_eval_rules=[spt_rescue_defer_exp]",
+]
+JAX = [
+    *COMMON,
+    "algo=ppo_jax",  # a multirun composes the sweep's base config too: the algo its experiments train
+    *JAX_TINY,
 ]
 SELECTING = ["algo.select_days=4", "algo.select_every=128"]  # where the experiment selects on JAX days
 SMALL = {  # short episodes, so 128 steps play several
