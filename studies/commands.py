@@ -166,6 +166,9 @@ STUDIES = Group(
         "edge-experiment": Command(
             "studies.edge.experiment:main", "edge: MemBatch vs baseline ILP vs FCFS-LLF (docs/edge.md), resumable"
         ),
+        "tune-rules": Command(
+            "studies.tune_rules:main", "HGSP, LLM, MIG, edge: the strong rules' knobs on the selection seeds"
+        ),
         "docs-graph": Command("studies.docs_graph:main", "the import graph of docs/architecture.md"),
     },
     note=("The installed library's commands (compare, trace, evaluate, generate-jobs) are `gpu-sched --help`."),

@@ -25,7 +25,7 @@ from gpu_sched_env.core.errors import ConfigError
 
 MASK_KEY = "action_mask"  # CGRSP-v0 carries the mask in the observation; the JAX env's vector does not
 MASKED_LOGIT = -1e9  # as gpu_sched_agents.rl.ppo_jax.network.MASKED_LOGIT (not imported: that module imports JAX)
-OUT_LAYER = {"flat": "pi_out", "factored": "pi_factored"}  # the output layer names the head (network.HEADS)
+OUT_LAYER = {"flat": "pi_out", "factored": "pi_factored"}  # the output layer names the head (network reads it)
 
 
 def policy_logits(logits: np.ndarray, mask: np.ndarray, head: str = "flat") -> np.ndarray:
