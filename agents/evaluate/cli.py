@@ -8,6 +8,9 @@
     gpu-sched evaluate RUN_DIR --persistence --seeds 20      # instead: fresh and D = 60..3600 s (persistence points)
     gpu-sched evaluate cadr --add-to docs/leaderboard         # also store the compact report for the leaderboard
     gpu-sched evaluate --leaderboard docs/leaderboard         # rebuild docs/leaderboard.md from the JSON there
+    gpu-sched evaluate --scenario hgsp sagreedy               # another scenario's protocol (hgsp, llm, mig, edge)
+    gpu-sched evaluate --scenario mig best_fit --add-to docs/leaderboard   # stored as docs/leaderboard/mig/<label>.json
+    gpu-sched evaluate --scenario mig --leaderboard docs/leaderboard       # rebuild docs/leaderboard_mig.md
 
 POLICY: a rule or heuristic name, an SB3 zip, an exported ppo_jax ``.npz``, a ``train.py`` run
 folder (its best model, else its final one) or ``module:attr``
@@ -19,6 +22,10 @@ rerun of the same POLICY reuses them when ``days/key.json`` holds the same key (
 model's or module's bytes, the protocol, the package version and the hash of the code that plays
 the days: :func:`gpu_sched_agents.evaluate.protocol.days_key`); any other key is said and the
 days are recomputed (an interrupted run loses no finished scope).
+``--scenario`` (default ``cgrsp``: everything above) plays another scenario's row of
+:mod:`gpu_sched_agents.evaluate.scenarios` through :mod:`gpu_sched_agents.evaluate.bench` (its regimes, its
+registered rules, its bound hook; ``--executor`` serial, process or ray), with the same ``--out`` rules,
+``days/`` store and report files (default ``runs/evaluate/<scenario>/<label>``).
 The deferring rules' and bounds' days are stored across runs in the user's cache, keyed by the
 simulator's code (:func:`gpu_sched_agents.evaluate.protocol.reference_store`): a second policy
 plays only its own days. ``GPU_SCHED_REFERENCE_CACHE=0`` simulates them every time.
@@ -111,7 +118,17 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--add-to", type=Path, default=None, metavar="DIR", help="also store the compact report as DIR/<label>.json"
     )
-    ap.add_argument("--page", type=Path, default=None, help="the leaderboard page (default DIR.md)")
+    ap.add_argument("--page", type=Path, default=None, help="the leaderboard page (default DIR.md; DIR_<scenario>.md)")
+    ap.add_argument(
+        "--scenario",
+        default="cgrsp",
+        help="the scenario (cgrsp, hgsp, llm, mig, edge; default cgrsp): its regimes, rules and bound",
+    )
+    ap.add_argument(
+        "--executor",
+        default=None,
+        help="with --scenario other than cgrsp: serial, process (default) or ray (the same numbers)",
+    )
     return ap
 
 
@@ -375,6 +392,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     use_compile_cache()  # a JAX policy's second look loads its compiled days
     try:
+        from gpu_sched_agents.evaluate.scenarios import SCENARIO_NAMES
+        from gpu_sched_env.core.errors import check_choice
+
+        check_choice("--scenario", args.scenario, SCENARIO_NAMES)
+        if args.scenario != "cgrsp":
+            return scenario_main(args, argv)
+        if args.executor is not None:
+            raise ConfigError(
+                f"--executor {args.executor!r}: CGRSP's protocol fans out on local processes (--workers); "
+                "--executor is for --scenario hgsp, llm, mig or edge"
+            )
         if args.leaderboard is not None:
             if args.policy:
                 raise ConfigError(f"POLICY {args.policy[0]!r} and --leaderboard: give one of them")
@@ -394,4 +422,94 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-__all__ = ["distinct_labels", "evaluate", "main", "parser", "planned", "protocol_of"]
+CGRSP_ONLY = {  # option -> its default: what --scenario other than cgrsp refuses when given
+    "trace": None,
+    "persistence": False,
+    "month_reps": None,
+    "jax_days": None,
+    "day": None,
+}
+
+
+def scenario_main(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """``--scenario`` hgsp, llm, mig or edge: the leaderboard page, or each POLICY on the scenario's protocol."""
+    from gpu_sched_agents.evaluate import bench
+    from gpu_sched_env.core.errors import check_choice, check_number
+    from gpu_sched_env.core.fanout import EXECUTORS, default_workers
+
+    for key, default in CGRSP_ONLY.items():
+        if getattr(args, key) != default:
+            flag = "--" + key.replace("_", "-")
+            raise ConfigError(f"{flag}: CGRSP-only; not with --scenario {args.scenario}")
+    if args.leaderboard is not None:
+        if args.policy:
+            raise ConfigError(f"POLICY {args.policy[0]!r} and --leaderboard: give one of them")
+        from gpu_sched_agents.evaluate.leaderboard import build_scenario
+
+        print(f"written {build_scenario(args.leaderboard, args.scenario, args.page)}")
+        return 0
+    if not args.policy:
+        raise ConfigError(f"POLICY is missing: a {args.scenario} rule name, module:attr, an SB3 .zip or a run folder")
+    executor = check_choice("--executor", args.executor or "process", EXECUTORS)
+    workers = (
+        default_workers() if args.workers is None else int(check_number("workers", args.workers, lo=1, integer=True))
+    )
+    regimes = None if args.regimes is None else tuple(args.regimes)
+    proto = bench.protocol(args.scenario, args.quick, args.seeds, regimes)
+    if len(args.policy) > 1 and (args.label or args.model):
+        raise ConfigError("--label and --model name one POLICY; give one POLICY with them")
+    pols = [bench.resolve(p, args.scenario, args.model) for p in args.policy]
+    for pol in pols:
+        if pol.kind in ("sb3", "run"):
+            bench.check_model(pol, bench.benchmark(args.scenario), proto.regimes)
+    if args.label:
+        pols[0].label = args.label
+    for line in distinct_labels(pols):
+        print(f"{PROG}: {line}", flush=True)
+    plans = []
+    for pol in pols:
+        out = args.out if len(pols) == 1 and args.out is not None else None
+        out = out or (args.out or Path("runs") / "evaluate" / args.scenario) / _folder(pol.label)
+        files = ["report.md", "report.png", "report.json", "days/key.json", *(f"days/{r}.csv" for r in proto.regimes)]
+        info = {"label": pol.label, "look": "protocol", "protocol": dataclasses.asdict(proto)}
+        plans.append(check(out, PROG, pol.identity(), files=files, force=args.force, info=info))
+    fan = {"executor": executor, "workers": workers, "progress": False}
+    for pol, plan in zip(pols, plans):
+        scenario_one(pol, plan, proto, fan, args, argv)
+    return 0
+
+
+def scenario_one(pol: Any, plan: Any, proto: Any, fan: dict[str, Any], args: argparse.Namespace, argv: Any) -> None:
+    """Play, judge and write one policy of another scenario into ``plan``'s folder (claimed)."""
+    from gpu_sched_agents.evaluate import bench
+    from gpu_sched_agents.evaluate.report import write
+    from gpu_sched_env.core.io import atomic_write_json
+    from gpu_sched_env.core.outdir import claim
+
+    with claim(plan) as folder:
+        out = folder.path
+        t0 = time.perf_counter()
+        key = bench.days_key(pol, proto)
+        _stored_days(folder, key)
+        (out / "days").mkdir(parents=True, exist_ok=True)
+        atomic_write_json(out / "days" / "key.json", key)
+        print(f"{PROG}: {pol.label} ({pol.kind}) on {proto.scenario}, protocol {proto.name} -> {out}", flush=True)
+        rows = bench.run_regimes(pol, proto, fan, out / "days", log=lambda s: print(s, flush=True))
+        command = " ".join([PROG, *map(shlex.quote, argv)])
+        for path in write(bench.report(pol, proto, rows, command, time.perf_counter() - t0), out):
+            print(f"written {path}")
+    if args.add_to is not None:
+        from gpu_sched_agents.evaluate.leaderboard import store
+
+        print(f"written {store(json.loads((out / 'report.json').read_text()), args.add_to)}")
+    print((out / "report.md").read_text())
+
+
+def check(*args: Any, **kwargs: Any) -> Any:
+    """:func:`gpu_sched_env.core.outdir.check` (imported when a command runs)."""
+    from gpu_sched_env.core.outdir import check as outdir_check
+
+    return outdir_check(*args, **kwargs)
+
+
+__all__ = ["distinct_labels", "evaluate", "main", "parser", "planned", "protocol_of", "scenario_main"]

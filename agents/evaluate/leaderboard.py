@@ -6,6 +6,13 @@
 A stored report is report.json with ``rules`` cut to the best rule of each scope
 (:func:`compact`). Reports played on different protocols are never ranked together: each protocol
 (its name, seeds, regimes, month replications) gets its own table, headed by what it played.
+
+Every other scenario has a page of its own (:func:`build_scenario`): its reports are stored in
+``DIR/<scenario>/`` (:func:`store` reads the report's ``scenario``) and its page is ``DIR_<scenario>.md``
+(``docs/leaderboard_hgsp.md`` …), ranked by the score of :func:`gpu_sched_agents.evaluate.bench.score`.
+
+    gpu-sched evaluate --scenario hgsp fifo --add-to docs/leaderboard     # docs/leaderboard/hgsp/fifo.json
+    gpu-sched evaluate --scenario hgsp --leaderboard docs/leaderboard     # docs/leaderboard_hgsp.md
 """
 
 from __future__ import annotations
@@ -35,9 +42,14 @@ def compact(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def store(report: dict[str, Any], folder: Path) -> Path:
-    """Write the compact ``report`` to ``folder/<label>.json`` (``<label>.<protocol>.json`` off the standard one)."""
+    """Write the compact ``report`` to ``folder/<label>.json`` (``<label>.<protocol>.json`` off the standard one).
+
+    A report of another scenario than CGRSP goes to ``folder/<scenario>/``.
+    """
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in report["policy"]["label"])
     proto = report["protocol"]["name"]
+    if report.get("scenario", "cgrsp") != "cgrsp":
+        folder = Path(folder) / report["scenario"]
     return _write_small(Path(folder) / f"{name}{'' if proto == 'standard' else '.' + proto}.json", compact(report))
 
 
@@ -162,4 +174,97 @@ def build(folder: Path, page_path: Path | None = None) -> Path:
     return atomic_write_text(target, page(load(folder)))
 
 
-__all__ = ["build", "compact", "load", "page", "store"]
+def _bench_cell(s: dict[str, Any] | None, objective: str) -> str:
+    if s is None:
+        return "–"
+    return f"{s['policy'][objective]['mean']:.2f} {MARK[s['verdict']]}"
+
+
+def _bench_heading(p: dict[str, Any]) -> str:
+    what = f"{p['seeds']} test seeds per regime from {p['seed0']} ({', '.join(p['regimes'])})"
+    if p["name"] == "standard":
+        return f"## The standard protocol: {what}"
+    return f"## Reduced protocol ({p['name']}): {what}"
+
+
+def scenario_table(reports: list[dict[str, Any]]) -> list[str]:
+    """One protocol's table of a scenario's page: ranked by score, then label; the bound and its status below."""
+    from gpu_sched_agents.evaluate.report import gap_cell
+
+    ranked = sorted(reports, key=lambda r: (r["score"]["objective_ratio"], r["policy"]["label"]))
+    p = ranked[0]["protocol"]
+    obj, regimes = p["objective"], list(p["regimes"])
+    lines = [
+        "| # | policy | kind | score | " + " | ".join(regimes) + " |",
+        "|---|---|---|---|" + "---|" * len(regimes),
+    ]
+    for i, r in enumerate(ranked, 1):
+        cells = [_bench_cell(r["scopes"].get(g), obj) for g in regimes]
+        lines.append(
+            f"| {i} | {r['policy']['label']} | {r['policy']['kind']} | {r['score']['objective_ratio']:.3f} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    first = ranked[0]["scopes"]
+    bound = [
+        f"{first[g]['bound']['mean']:.2f} ({first[g]['bound']['status']})"
+        if g in first and "mean" in first[g]["bound"]
+        else "no bound"
+        for g in regimes
+    ]
+    lines.append("| | *bound* | bound | | " + " | ".join(bound) + " |")
+    best = ranked[0]
+    gaps = [gap_cell(best["scopes"][g]["bound"], "policy_gap") if g in best["scopes"] else "–" for g in regimes]
+    lines.append("| | *gap of #1 to the bound* | | | " + " | ".join(gaps) + " |")
+    return lines
+
+
+def scenario_page(scenario: str, reports: list[dict[str, Any]]) -> str:
+    """A scenario's whole page (deterministic: a function of the reports only)."""
+    p = reports[0]["protocol"]
+    excluded = "; ".join(f"`{k}`: {v}" for k, v in p["excluded"].items()) or "none"
+    lines = [
+        f"# Leaderboard: {scenario}",
+        "",
+        f"Every registered {scenario} rule scored by `gpu-sched evaluate --scenario {scenario}` (the protocol: "
+        f"[{scenario}, the benchmark]({'hgsp' if scenario == 'llm' else scenario}.md#the-benchmark)). Generated from "
+        f"the stored reports in `docs/leaderboard/{scenario}/*.json` by `gpu-sched evaluate --scenario {scenario} "
+        "--leaderboard docs/leaderboard`; a test rebuilds it. Do not edit by hand.",
+        "",
+        f"Each cell: the policy's mean `{p['objective']}` [{p['unit']}] (lower is better) over the regime's "
+        "instances and its paired verdict against the best rule re-chosen in that regime (the lowest mean): "
+        f"{MARK[BETTER]} {BETTER}, {MARK[WORSE]} {WORSE} (Holm p < {ALPHA:g}), {MARK[NO_DIFFERENCE]} "
+        "no significant difference. Score: the mean over the regimes of the policy's mean over the best rule's "
+        "(1 = the best rule everywhere). The bound row: the mean bound and whether the exact solver proved every "
+        "instance optimal (*optimum*) or gave a lower bound on some (*bound only*). "
+        f"Registered but not rules: {excluded}. Bound: {p['bound']}.",
+    ]
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in reports:
+        q = r["protocol"]
+        groups.setdefault((q["name"] != "standard", q["seeds"], tuple(q["regimes"]), q["name"]), []).append(r)
+    for key in sorted(groups):
+        lines += ["", _bench_heading(groups[key][0]["protocol"]), ""]
+        lines += scenario_table(groups[key])
+    return "\n".join(lines) + "\n"
+
+
+def build_scenario(folder: Path, scenario: str, page_path: Path | None = None) -> Path:
+    """Rebuild ``scenario``'s page from ``folder/<scenario>/*.json``; the page defaults to ``<folder>_<scenario>.md``.
+
+    (``docs/leaderboard`` -> ``docs/leaderboard_hgsp.md``.)
+    """
+    folder = Path(folder)
+    sub = folder / scenario
+    if not sub.is_dir():
+        raise ConfigError(f"--leaderboard {str(folder)!r}: no folder {scenario}/ of {scenario} report .json files")
+    reports = load(sub)
+    wrong = [r["policy"]["label"] for r in reports if r.get("scenario", "cgrsp") != scenario]
+    if wrong:
+        raise ConfigError(f"--leaderboard {str(sub)!r}: reports of another scenario than {scenario}: {wrong}")
+    default = folder.with_name(f"{folder.name}_{scenario}.md")
+    target = check_output_file("--page", page_path or default, (".md",))
+    return atomic_write_text(target, scenario_page(scenario, reports))
+
+
+__all__ = ["build", "build_scenario", "compact", "load", "page", "scenario_page", "store"]

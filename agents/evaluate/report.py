@@ -16,6 +16,13 @@ report.json (``schema`` = :data:`SCHEMA`) holds:
 * ``command`` (the command line) and ``wall_s``.
 
 Wait in minutes, miss in % of the day's jobs; NaN is written as null.
+
+A report of another scenario (``gpu-sched evaluate --scenario S``, :mod:`gpu_sched_agents.evaluate.bench`)
+has the same schema and top keys plus ``scenario``: ``scopes`` are its regimes (each ``n``, ``params``,
+``exact``, ``policy`` and ``rules`` with ``mean`` and ``ci`` per metric, ``best_rule``, ``vs_best_rule`` per
+judged metric as above, ``bound`` with ``status`` (optimum, bound only, no bound) and the policy's and best
+rule's gaps, ``verdict``, ``at_parity``), ``jax`` is null and ``score`` holds ``objective_ratio``.
+:func:`write` renders either kind.
 """
 
 from __future__ import annotations
@@ -170,14 +177,117 @@ def figure(report: dict[str, Any], path: Path) -> Path:
     return save(fig, path)
 
 
+def bench_markdown(report: dict[str, Any]) -> str:
+    """report.md of a scenario other than CGRSP: the verdict per regime, every rule's mean, the bound's gap."""
+    pol, proto = report["policy"], report["protocol"]
+    obj, unit = proto["objective"], proto["unit"]
+    scopes = {r: report["scopes"][r] for r in proto["regimes"] if r in report["scopes"]}
+    head = f"# {pol['label']} on {report['scenario']}: the {proto['name']} protocol"
+    lines = [
+        head,
+        "",
+        f"`{report['command']}` ({report['wall_s']:.0f} s). {proto['seeds']} test seeds from {proto['seed0']} per "
+        f"regime; objective `{obj}` [{unit}], lower is better; paired against the best rule re-chosen per regime "
+        "(the lowest mean objective); 95 % CIs; Holm over every regime × judged metric.",
+        "",
+        f"| regime | n | policy {obj} | best rule | rule {obj} | Δ [95 % CI] | t Holm p | Wilcoxon Holm p "
+        "| verdict | parity | gap to bound |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, s in scopes.items():
+        d, r = s["vs_best_rule"][obj], s["rules"][s["best_rule"]][obj]
+        lines.append(
+            f"| {name} | {s['n']} | {_pm(s['policy'][obj], 'mean')} | {s['best_rule']} | {_pm(r, 'mean')} "
+            f"| {d['diff']:+.2f} [{d['ci_low']:+.2f}, {d['ci_high']:+.2f}] | {_p(d['t_p_holm'])} "
+            f"| {_p(d['wilcoxon_p_holm'])} | {s['verdict']} | {'yes' if s['at_parity'] else 'no'} "
+            f"| {gap_cell(s['bound'], 'policy_gap')} |"
+        )
+    rules = list(next(iter(scopes.values()))["rules"]) if scopes else []
+    lines += ["", f"Every rule's mean {obj} (± 95 % CI) and the bound:", ""]
+    lines += ["| rule | " + " | ".join(scopes) + " |", "|---|" + "---|" * len(scopes)]
+    for rule in rules:
+        lines.append(f"| {rule} | " + " | ".join(_pm(s["rules"][rule][obj], "mean") for s in scopes.values()) + " |")
+    lines.append(
+        "| *bound* | "
+        + " | ".join(_pm(s["bound"], "mean") if "mean" in s["bound"] else "–" for s in scopes.values())
+        + " |"
+    )
+    lines += [
+        "",
+        "Gap to bound: the policy's mean gap in % of the bound (± 95 % CI); *optimum* where the exact solver "
+        "proved every instance optimal, *bound only* (a lower bound: the gap overstates the room) where it did not "
+        f"finish on some (their count after the slash). Bound: {proto['bound']}.",
+    ]
+    if proto["excluded"]:
+        lines += ["", "Registered but not rules: " + "; ".join(f"`{k}`: {v}" for k, v in proto["excluded"].items())]
+    lines += [
+        "",
+        f"Score (lower is better; {report['score']['definition']}): **{report['score']['objective_ratio']:.3f}**.",
+        "",
+        f"Verdict (`gpu_sched_env.core.criteria`): `{BETTER}` / `{WORSE}` = the objective significantly lower / "
+        f"higher (Holm p < {ALPHA:g}); parity = the upper 95 % bound of Δ ≤ max({PARITY_MARGIN[0] * 100:g} % of "
+        f"the rule's mean, {PARITY_MARGIN[1]:g}).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def gap_cell(b: dict[str, Any], which: str) -> str:
+    """A regime's gap to the bound as one cell: ``12.3 ± 1.0 % (optimum)`` or ``… (bound only, 4/20 lower)``."""
+    if b["status"] == "no bound":
+        return "no bound"
+    g = b[which]
+    n = g["n_optimum"] + g["n_lower_bound"]
+    val = "–" if g["mean_pct"] is None else f"{g['mean_pct']:.1f} ± {g['ci_pct'] or 0.0:.1f} %"
+    if b["status"] == "optimum":
+        return f"{val} (optimum, {g['n_optimum']}/{n})"
+    return f"≥ {val} (bound only, {g['n_lower_bound']}/{n} lower)"
+
+
+def bench_figure(report: dict[str, Any], path: Path) -> Path:
+    """Per regime: the mean objective with 95 % CI of the policy, the best rule and the bound (PNG)."""
+    from gpu_sched_env.core.plotting import plt, save
+
+    proto = report["protocol"]
+    obj = proto["objective"]
+    scopes = {r: report["scopes"][r] for r in proto["regimes"] if r in report["scopes"]}
+    fig, axes = plt.subplots(1, len(scopes), figsize=(max(3.0 * len(scopes) + 1, 6.0), 3.8), squeeze=False)
+    for ax, (name, s) in zip(axes[0], scopes.items()):
+        bars = [
+            (report["policy"]["label"], s["policy"][obj], "#ff7f0e"),
+            (s["best_rule"], s["rules"][s["best_rule"]][obj], "#1f77b4"),
+        ]
+        if "mean" in s["bound"]:
+            bars.append((f"bound ({s['bound']['status']})", s["bound"], "#7f7f7f"))
+        ax.bar(
+            range(len(bars)),
+            [b[1]["mean"] for b in bars],
+            yerr=[b[1]["mean_ci"] or 0.0 for b in bars],
+            color=[b[2] for b in bars],
+            capsize=3,
+        )
+        ax.set_xticks(range(len(bars)))
+        ax.set_xticklabels([b[0] for b in bars], rotation=30, ha="right", fontsize=7)
+        ax.set_title(f"{name} (n = {s['n']})", fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_ylim(bottom=0)
+    axes[0][0].set_ylabel(f"{obj} [{proto['unit']}]")
+    fig.suptitle(
+        f"{report['policy']['label']} on {report['scenario']}: vs the best rule and the bound (95 % CI)", fontsize=10
+    )
+    fig.tight_layout()
+    return save(fig, path)
+
+
 def write(report: dict[str, Any], out: Path) -> list[Path]:
     """report.md, report.png, then report.json (last: its presence marks a finished report), each atomically."""
     report = clean(report)
     out.mkdir(parents=True, exist_ok=True)
-    md = atomic_write_text(out / "report.md", markdown(report))
-    png = figure(report, out / "report.png")
+    other = report.get("scenario", "cgrsp") != "cgrsp"
+    md = atomic_write_text(out / "report.md", bench_markdown(report) if other else markdown(report))
+    png = (bench_figure if other else figure)(report, out / "report.png")
     js = atomic_write_json(out / "report.json", report)
     return [md, png, js]
 
 
-__all__ = ["SCHEMA", "TOP_KEYS", "clean", "figure", "markdown", "write"]
+__all__ = ["SCHEMA", "TOP_KEYS", "bench_figure", "bench_markdown", "clean", "figure", "gap_cell", "markdown", "write"]
