@@ -118,7 +118,7 @@ SPECS: dict[str, ScenarioSpec] = {
             ("avg_wait", "weighted_wait", "makespan"),
             ("mean wait [s]", "weighted wait [s]"),
             _llm_summary,
-            ("fifo", "wsrpt"),
+            ("fifo", "wsrpt", "spt", "wsrpt_aging", "smith_area", "backfill", "rollout"),
         ),
         ScenarioSpec(
             "mig",

@@ -1,4 +1,8 @@
-"""LLM-serving heuristics: FIFO and WSRPT, plus the env agent.
+"""LLM-serving heuristics: FIFO and WSRPT, the strong rules, plus the env agent.
+
+Names: ``fifo``, ``wsrpt`` (the source study's), and from :mod:`.strong` ``spt``, ``wsrpt_aging``,
+``smith_area``, ``backfill`` and ``rollout`` (the field's classic rules; registered as extensions,
+``published=False``, so the study's tables keep its two). :mod:`.bounds` gives a bound per instance.
 
 Every policy follows :class:`gpu_sched_env.core.policy.Policy` (``reset(setup, rng)``,
 ``decide(decision) -> request index``, see :mod:`gpu_sched_env.llm.policies`) and picks among
@@ -11,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpu_sched_agents.heuristics.env_agent import DecisionAgent
+from gpu_sched_agents.heuristics.llm import strong
 from gpu_sched_env.llm.policies import POLICIES as REGISTRY
 from gpu_sched_env.llm.sim import LLMDecision, LLMSetup
 
@@ -46,9 +51,13 @@ class WSRPT(FIFO):
         return int(c[np.lexsort((c, d.arrival[c], -prio))[0]])
 
 
-POLICIES: dict[str, type[FIFO]] = {c.name: c for c in (FIFO, WSRPT)}
+POLICIES: dict[str, type] = {c.name: c for c in (FIFO, WSRPT)}
 for _name, _cls in POLICIES.items():
     REGISTRY.register(_name, _cls)
+
+for _name, _cls in strong.STRONG.items():  # after the study's two, so names() lists those first
+    POLICIES[_name] = _cls
+    REGISTRY.register(_name, _cls, published=False, knobs=strong.DEFAULTS.get(_name, {}))
 
 
 def make_policy(name: str) -> FIFO:
