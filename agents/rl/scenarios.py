@@ -141,7 +141,7 @@ SPECS: dict[str, ScenarioSpec] = {
             ("total_comp_h", "makespan_h"),
             ("total compute [h]", "makespan [h]"),
             _edge_summary,
-            ("fcfs_llf", "random"),  # the planners (membatch, baseline_ilp: an ILP per day) are no env agents
+            ("fcfs_llf", "random", "mct"),  # the planners (ILPs, HEFT, min-min, ...) are no env agents
             seeded_agents=True,
         ),
     )

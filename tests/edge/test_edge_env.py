@@ -134,8 +134,11 @@ def test_reset_options_and_bad_arguments():
 
 
 def test_registries():
-    assert POLICIES.names() == ("fcfs_llf", "random")  # the env agents' one table
-    assert PLANNERS.names() == ("membatch", "baseline_ilp", "fcfs_llf")
+    assert POLICIES.names(published_only=True) == ("fcfs_llf", "random")  # the env agents' one table
+    assert POLICIES.names() == ("fcfs_llf", "random", "mct")  # + the strong rules' one env policy
+    assert PLANNERS.names(published_only=True) == ("membatch", "baseline_ilp", "fcfs_llf")  # the study's
+    strong = ("heft", "min_min", "max_min", "sufferage", "mct", "lp_round", "best_rule", "local_search")
+    assert PLANNERS.names() == ("membatch", "baseline_ilp", "fcfs_llf", *strong)
     for name in PLANNERS.names():
         assert make_planner(name).name == name
     with pytest.raises(ConfigError, match=r"planner = 'round_robin' is not known.*\(edge planners\)"):

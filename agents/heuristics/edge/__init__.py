@@ -2,15 +2,18 @@
 
 **Planners** follow :class:`gpu_sched_env.core.policy.Planner`: ``plan(problem, rng) -> Plan``
 for an :class:`~gpu_sched_env.edge.model.EdgeProblem`, the whole workload planned at once
-(MemBatch ILP, baseline ILP, FCFS-LLF). They see the tasks' profiles (known from
-profiling), never realised run times. Registered in
-:data:`gpu_sched_env.edge.policies.PLANNERS`.
+(MemBatch ILP, baseline ILP, FCFS-LLF; and the strong rules of :mod:`.strong`: ``heft``,
+``min_min``, ``max_min``, ``sufferage``, ``mct``, ``lp_round``, ``best_rule``, ``local_search``).
+They see the tasks' profiles (known from profiling), never realised run times. Registered in
+:data:`gpu_sched_env.edge.policies.PLANNERS`. The bound on an instance's makespan is
+:func:`.bounds.bound`.
 
 **Env policies** follow :class:`gpu_sched_env.core.policy.Policy`: ``reset(cluster, rng)``,
 ``decide(decision) -> device`` for one read-only
 :class:`~gpu_sched_env.edge.env.EdgeDecision` (the current task's per-device blocks of the
-observation). Registered in :data:`gpu_sched_env.edge.policies.POLICIES`, the one table the
-env agents come from: ``HeuristicAgent(name, env, seed=0, **knobs)`` with SB3's
+observation; a policy with a ``view_type`` reads that richer view, as ``mct`` does). Registered
+in :data:`gpu_sched_env.edge.policies.POLICIES` (``fcfs_llf``, ``random``, ``mct``), the one
+table the env agents come from: ``HeuristicAgent(name, env, seed=0, **knobs)`` with SB3's
 ``predict(obs, state=None, episode_start=None, deterministic=True)``. The ``fcfs_llf`` policy
 uses the same choice function and random stream as the ``FcfsLLF`` planner; driven through
 the env with the same seed it reproduces the planner's assignment (tested).
@@ -191,7 +194,7 @@ class HeuristicAgent(EnvAgent):
 
     Args:
         name: a registered env policy (:data:`gpu_sched_env.edge.policies.POLICIES`:
-            ``fcfs_llf`` or ``random``).
+            ``fcfs_llf``, ``random`` or ``mct``).
         env: the env it drives (single, or vectorised with identical clusters); gives the
             number of devices, hence the observation layout.
         seed: seeds the policy's random stream ``stream(seed, LLF_STREAM)``; give the seed
@@ -228,10 +231,15 @@ class HeuristicAgent(EnvAgent):
         """SB3-style: one action per observation (a single obs or a batch of them)."""
         s = self._slices()
         obs = np.asarray(observation, dtype=np.float32)
+        view = getattr(self.policy, "view_type", EdgeDecision)  # a policy may read more blocks (MCTPolicy)
         if obs.ndim == 1:
-            return np.int64(self.policy.decide(EdgeDecision.from_obs(obs, s))), state
-        return np.array([self.policy.decide(EdgeDecision.from_obs(o, s)) for o in obs], dtype=np.int64), state
+            return np.int64(self.policy.decide(view.from_obs(obs, s))), state
+        return np.array([self.policy.decide(view.from_obs(o, s)) for o in obs], dtype=np.int64), state
 
+
+# the strong rules (HEFT, min-min, max-min, sufferage, MCT, LP rounding, best_rule, local_search) and the MCT
+# env policy register themselves; imported last because they build on the classes above
+from gpu_sched_agents.heuristics.edge import strong  # noqa: E402
 
 __all__ = [
     "LLF_STREAM",
@@ -245,4 +253,5 @@ __all__ = [
     "MemBatchILP",
     "RandomPolicy",
     "make_planner",
+    "strong",
 ]
