@@ -13,7 +13,6 @@ writes it to ``--out`` (``.csv`` or ``.md``) when given; an existing file is kep
 from __future__ import annotations
 
 import argparse
-import importlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,8 +30,15 @@ SELECTION_SEED0 = 10_000
 def tune_table(scenario: str, seeds: int) -> pd.DataFrame:
     """The scenario's ``strong.tune`` table on ``seeds`` selection seeds from 10 000."""
     check_choice("--scenario", scenario, SCENARIOS)
-    module = importlib.import_module(f"gpu_sched_agents.heuristics.{scenario}.strong")
-    return module.tune(n_seeds=seeds, seed0=SELECTION_SEED0)
+    if scenario == "hgsp":
+        from gpu_sched_agents.heuristics.hgsp.strong import tune
+    elif scenario == "llm":
+        from gpu_sched_agents.heuristics.llm.strong import tune
+    elif scenario == "mig":
+        from gpu_sched_agents.heuristics.mig.strong import tune
+    else:
+        from gpu_sched_agents.heuristics.edge.strong import tune
+    return tune(n_seeds=seeds, seed0=SELECTION_SEED0)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

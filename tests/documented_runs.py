@@ -249,6 +249,11 @@ RUNS: dict[str, Run] = {
         stdout=("return_std_over_pooled", "surge_D900"),
         timeout=400,
     ),
+    "python -m studies tune-rules": Run(
+        ("tune-rules", "--scenario", "llm", "--seeds", "1", "--out", "{out}/llm_tune.md"),
+        files=("{out}/llm_tune.md",),
+        stdout=("llm: 1 selection seeds from 10000",),
+    ),
     "python -m studies docs-graph": Run(  # rewrites a copy of the page (its freshness: tests/test_docs.py)
         ("docs-graph", "--page", "{out}/architecture.md"),
         copy=(("docs/architecture.md", "architecture.md"),),
