@@ -129,7 +129,7 @@ SPECS: dict[str, ScenarioSpec] = {
             ("mean_flow", "makespan", "deadline_misses"),
             ("mean flow [min]", "makespan [min]"),
             _mig_summary,
-            ("best_fit", "first_fit", "earliest_start"),
+            ("best_fit", "first_fit", "earliest_start", "bfd_backfill", "lg_lpt", "local_search"),
             {"best_fit_pausing": "pauses and migrates minute by minute; MIG-v0 places whole jobs"},
         ),
         ScenarioSpec(

@@ -11,6 +11,13 @@ module registers the policies.
 ``run_policy`` drives it with :class:`gpu_sched_env.mig.preempt.MinuteSim`, and it re-decides
 every minute which present jobs run where, pausing and resuming jobs as CP-SAT may. It
 never places a whole job, so ``MIG-v0`` (one placement per job) cannot drive it.
+
+:mod:`~gpu_sched_agents.heuristics.mig.strong` adds the classic strong placement rules, registered as
+extensions (``published=False``, so the study's tables keep its four) with their tuned knobs:
+``bfd_backfill`` (best-fit decreasing with EASY backfilling), ``lg_lpt`` (lowest grade - longest
+processing time first) and ``local_search`` (jump/swap descent from either). They plan a poll's whole
+queue from the state's ``waiting`` jobs and are env agents like Best-Fit.
+:mod:`~gpu_sched_agents.heuristics.mig.bounds` holds ``bound`` (the optimum or a lower bound).
 """
 
 from __future__ import annotations
@@ -127,6 +134,12 @@ class BestFitPausing:
 POLICIES: dict[str, type] = {p.name: p for p in (BestFit, FirstFit, EarliestStart, BestFitPausing)}
 for _name, _cls in POLICIES.items():
     REGISTRY.register(_name, _cls)
+
+from gpu_sched_agents.heuristics.mig import strong  # noqa: E402  (it registers after the study's four)
+
+for _name, _cls in strong.STRONG.items():
+    POLICIES[_name] = _cls
+    REGISTRY.register(_name, _cls, published=False, knobs=strong.DEFAULTS.get(_name, {}))
 
 
 class HeuristicAgent(DecisionAgent):
