@@ -182,3 +182,15 @@ def test_leaderboard_page_is_current(scenario, tmp_path) -> None:
         f"docs/leaderboard_{scenario}.md is stale: gpu-sched evaluate --scenario {scenario} --leaderboard "
         "docs/leaderboard"
     )
+
+
+def test_the_index_shows_each_leaderboards_top_row() -> None:
+    """docs/index.md's benchmark table copies each generated page's rank-1 policy and score."""
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    index = (docs / "index.md").read_text()
+    for page in ("leaderboard.md", *(f"leaderboard_{s}.md" for s in ("hgsp", "llm", "mig", "edge"))):
+        top = next(line for line in (docs / page).read_text().splitlines() if line.startswith("| 1 | "))
+        name, score = (c.strip() for c in top.split("|")[2:5:2])
+        row = next((line for line in index.splitlines() if f"]({page})" in line), None)
+        assert row is not None, f"docs/index.md has no row linking {page}"
+        assert f"| {name} | {score}" in row, f"docs/index.md's row of {page} is not its #1 ({name}, {score}): {row}"
