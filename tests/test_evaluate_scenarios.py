@@ -194,3 +194,15 @@ def test_the_index_shows_each_leaderboards_top_row() -> None:
         row = next((line for line in index.splitlines() if f"]({page})" in line), None)
         assert row is not None, f"docs/index.md has no row linking {page}"
         assert f"| {name} | {score}" in row, f"docs/index.md's row of {page} is not its #1 ({name}, {score}): {row}"
+
+
+def test_a_best_rule_at_zero_scores_a_worse_policy_as_infinite() -> None:
+    from gpu_sched_agents.evaluate import bench
+    from gpu_sched_agents.evaluate.report import ratio_key, ratio_text
+
+    def scope(mine: float, rule: float) -> dict:
+        return {"policy": {"wt": {"mean": mine}}, "rules": {"r": {"wt": {"mean": rule}}}, "best_rule": "r"}
+
+    assert bench.score({"a": scope(0.0, 0.0), "b": scope(3.0, 2.0)}, "wt")["objective_ratio"] == pytest.approx(1.25)
+    inf = bench.score({"a": scope(1.0, 0.0), "b": scope(2.0, 2.0)}, "wt")
+    assert inf["objective_ratio"] is None and ratio_text(inf) == "∞" and ratio_key(inf) == float("inf")

@@ -560,10 +560,11 @@ def score(scopes: dict[str, dict[str, Any]], objective: str) -> dict[str, Any]:
         mine, rule = s["policy"][objective]["mean"], s["rules"][s["best_rule"]][objective]["mean"]
         return 1.0 if mine == rule else (mine / rule if rule > 0 else math.inf)
 
-    return {
-        "objective_ratio": float(np.mean([ratio(s) for s in scopes.values()])),
+    mean = float(np.mean([ratio(s) for s in scopes.values()]))
+    return {  # a best rule at 0 with the policy above it: infinitely worse, stored as null (JSON has no inf)
+        "objective_ratio": mean if math.isfinite(mean) else None,
         "definition": f"mean over the regimes of (policy's mean {objective}) / (best rule's mean {objective}); "
-        "1 = the best rule of every regime, lower is better",
+        "1 = the best rule of every regime, lower is better; ∞ where the best rule's mean is 0 and the policy's is not",
     }
 
 

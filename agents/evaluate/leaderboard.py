@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_sched_agents.evaluate.protocol import MONTH, REGIMES
-from gpu_sched_agents.evaluate.report import SCHEMA, TOP_KEYS, ordered
+from gpu_sched_agents.evaluate.report import SCHEMA, TOP_KEYS, ordered, ratio_key, ratio_text
 from gpu_sched_env.core.criteria import BETTER, NO_DIFFERENCE, WORSE
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.io import atomic_write_text, check_output_file
@@ -191,7 +191,7 @@ def scenario_table(reports: list[dict[str, Any]]) -> list[str]:
     """One protocol's table of a scenario's page: ranked by score, then label; the bound and its status below."""
     from gpu_sched_agents.evaluate.report import gap_cell
 
-    ranked = sorted(reports, key=lambda r: (r["score"]["objective_ratio"], r["policy"]["label"]))
+    ranked = sorted(reports, key=lambda r: (ratio_key(r["score"]), r["policy"]["label"]))
     p = ranked[0]["protocol"]
     obj, regimes = p["objective"], list(p["regimes"])
     lines = [
@@ -201,7 +201,7 @@ def scenario_table(reports: list[dict[str, Any]]) -> list[str]:
     for i, r in enumerate(ranked, 1):
         cells = [_bench_cell(r["scopes"].get(g), obj) for g in regimes]
         lines.append(
-            f"| {i} | {r['policy']['label']} | {r['policy']['kind']} | {r['score']['objective_ratio']:.3f} | "
+            f"| {i} | {r['policy']['label']} | {r['policy']['kind']} | {ratio_text(r['score'])} | "
             + " | ".join(cells)
             + " |"
         )

@@ -40,6 +40,18 @@ SCHEMA = "gpu_sched_env/evaluate-report/1"
 TOP_KEYS = ("schema", "policy", "protocol", "scopes", "jax", "score", "command", "wall_s")
 
 
+def ratio_text(score: dict[str, Any]) -> str:
+    """The score's ratio as a report prints it (``∞`` for the stored null)."""
+    r = score["objective_ratio"]
+    return "∞" if r is None else f"{r:.3f}"
+
+
+def ratio_key(score: dict[str, Any]) -> float:
+    """The score's ratio for ranking (null: infinite, last)."""
+    r = score["objective_ratio"]
+    return math.inf if r is None else float(r)
+
+
 def clean(x: Any) -> Any:
     """``x`` with NumPy scalars as Python numbers and NaN/inf as None (strict JSON)."""
     if isinstance(x, dict):
@@ -222,7 +234,7 @@ def bench_markdown(report: dict[str, Any]) -> str:
         lines += ["", "Registered but not rules: " + "; ".join(f"`{k}`: {v}" for k, v in proto["excluded"].items())]
     lines += [
         "",
-        f"Score (lower is better; {report['score']['definition']}): **{report['score']['objective_ratio']:.3f}**.",
+        f"Score (lower is better; {report['score']['definition']}): **{ratio_text(report['score'])}**.",
         "",
         f"Verdict (`gpu_sched_env.core.criteria`): `{BETTER}` / `{WORSE}` = the objective significantly lower / "
         f"higher (Holm p < {ALPHA:g}); parity = the upper 95 % bound of Δ ≤ max({PARITY_MARGIN[0] * 100:g} % of "
