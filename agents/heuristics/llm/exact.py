@@ -140,7 +140,13 @@ def solve_exact(
     seed: int = 0,
     weight_scale: int = 1000,
 ) -> ExactResult:
-    """The best weighted wait over all policies, by CP-SAT; see the module docstring for the model."""
+    """The best weighted wait over all policies, by CP-SAT; see the module docstring for the model.
+
+    Long by design: the CP-SAT model (start and end variables, the cumulative GPU count, the GPUs
+    held at each event, the rule that a request waits only when it does not fit, the objective), its
+    solve and the read-back are one model read top to bottom against the module docstring; split,
+    each part would need the others' variables.
+    """
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
