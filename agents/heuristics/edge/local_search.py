@@ -38,7 +38,8 @@ class LocalSearch(EdgePlanner):
         neighbourhood: ``"move"``, ``"move_swap"`` or ``"move_swap_shift"``; default ``"move_swap_shift"`` is
             tune()'s best.
         max_moves: accepted moves at most (>= 0; 0 returns the start plan).
-        split_threshold_gb, split: the shared task model.
+        split_threshold_gb: the shared task model's split threshold [GB].
+        split: whether tasks above it are split (the shared task model).
     """
 
     name = "local_search"

@@ -174,7 +174,8 @@ class HEFT(_ListPlanner):
             investigation into the rank function of the heterogeneous earliest finish time scheduling
             algorithm", Euro-Par, LNCS 2790, §3): ``mean`` (HEFT's), ``median``, ``best``, ``worst``; default
             ``"mean"`` is tune()'s best (the four tie on the default profiles).
-        split_threshold_gb, split: the shared task model (None: the smallest device memory).
+        split_threshold_gb: the shared task model's split threshold [GB] (None: the smallest device memory).
+        split: whether tasks above it are split (the shared task model).
     """
 
     name = "heft"
@@ -372,7 +373,8 @@ class BestRule(EdgePlanner):
     Args:
         rules: names from ``heft``, ``min_min``, ``max_min``, ``sufferage``, ``mct``, ``lp_round`` (default:
             all six, each with its default knobs).
-        split_threshold_gb, split: the shared task model, passed to every rule.
+        split_threshold_gb: the shared task model's split threshold [GB], passed to every rule.
+        split: whether tasks above it are split, passed to every rule.
     """
 
     name = "best_rule"
