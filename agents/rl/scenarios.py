@@ -107,7 +107,13 @@ SPECS: dict[str, ScenarioSpec] = {
             ("deadline miss [%]", "weighted tardiness"),
             _hgsp_summary,
             ("fifo", "greedy"),
-            {"sagreedy": "searches the task order; the env places tasks in arrival order (its env agent is greedy's)"},
+            {
+                "sagreedy": "searches the task order; the env places tasks in arrival order (its agent is greedy's)",
+                **{
+                    r: "orders the tasks (order(problem)); the env places them in arrival order unless given order="
+                    for r in ("wspt", "atc", "mdd", "wmdd", "covert", "ls")
+                },
+            },
         ),
         ScenarioSpec(
             "llm",

@@ -36,7 +36,7 @@ def test_every_scenario_has_policies():
     counts = {s: len(_registry(s).names()) for s in SCENARIOS}
     # cgrsp: 11 published, 10 rules, the rollout planner (a policy: it decides at every decision point);
     # edge: the env policies, mct among them (its offline planners are in PLANNERS)
-    assert counts == {"cgrsp": 22, "hgsp": 3, "llm": 7, "mig": 7, "edge": 3}
+    assert counts == {"cgrsp": 22, "hgsp": 9, "llm": 7, "mig": 7, "edge": 3}
 
 
 @pytest.mark.parametrize(("scenario", "name"), _cases())
