@@ -196,13 +196,20 @@ def test_the_index_shows_each_leaderboards_top_row() -> None:
         assert f"| {name} | {score}" in row, f"docs/index.md's row of {page} is not its #1 ({name}, {score}): {row}"
 
 
-def test_a_best_rule_at_zero_scores_a_worse_policy_as_infinite() -> None:
+def test_a_best_rule_at_zero_leaves_the_regime_out_of_a_worse_policys_score() -> None:
     from gpu_sched_agents.evaluate import bench
     from gpu_sched_agents.evaluate.report import ratio_key, ratio_text
 
     def scope(mine: float, rule: float) -> dict:
         return {"policy": {"wt": {"mean": mine}}, "rules": {"r": {"wt": {"mean": rule}}}, "best_rule": "r"}
 
-    assert bench.score({"a": scope(0.0, 0.0), "b": scope(3.0, 2.0)}, "wt")["objective_ratio"] == pytest.approx(1.25)
-    inf = bench.score({"a": scope(1.0, 0.0), "b": scope(2.0, 2.0)}, "wt")
-    assert inf["objective_ratio"] is None and ratio_text(inf) == "∞" and ratio_key(inf) == float("inf")
+    both = bench.score({"a": scope(0.0, 0.0), "b": scope(3.0, 2.0)}, "wt")
+    assert both["objective_ratio"] == pytest.approx(1.25) and both["left_out"] == [] and ratio_text(both) == "1.250"
+    part = bench.score({"a": scope(1.0, 0.0), "b": scope(3.0, 2.0), "c": scope(2.0, 2.0)}, "wt")
+    assert part["objective_ratio"] == pytest.approx(1.25) and part["left_out"] == ["a"]
+    assert ratio_text(part) == "1.250 (2 of 3)"
+    none = bench.score({"a": scope(1.0, 0.0)}, "wt")
+    assert none["objective_ratio"] is None and ratio_text(none) == "–"
+    best = bench.score({"a": scope(0.0, 0.0), "b": scope(9.0, 2.0), "c": scope(2.0, 2.0)}, "wt")
+    # a policy that misses a best rule's 0 ranks below every policy that misses none, however good elsewhere
+    assert sorted([part, none, best], key=ratio_key) == [best, part, none]

@@ -554,17 +554,29 @@ def judge(rows: pd.DataFrame, proto: BenchProtocol) -> dict[str, dict[str, Any]]
 
 
 def score(scopes: dict[str, dict[str, Any]], objective: str) -> dict[str, Any]:
-    """The leaderboard's score: the mean over the regimes of the policy's mean objective over the best rule's."""
+    """The leaderboard's score: the mean over the regimes of the policy's mean objective over the best rule's.
 
-    def ratio(s: dict[str, Any]) -> float:
+    A regime where the best rule's mean is 0 and the policy's is not has no ratio: it is left out of the
+    mean and named under ``left_out`` (the paired test alone judges the policy there). A policy left out
+    of every regime has ``objective_ratio`` None.
+    """
+    ratios, left_out = [], []
+    for name, s in scopes.items():
         mine, rule = s["policy"][objective]["mean"], s["rules"][s["best_rule"]][objective]["mean"]
-        return 1.0 if mine == rule else (mine / rule if rule > 0 else math.inf)
-
-    mean = float(np.mean([ratio(s) for s in scopes.values()]))
-    return {  # a best rule at 0 with the policy above it: infinitely worse, stored as null (JSON has no inf)
-        "objective_ratio": mean if math.isfinite(mean) else None,
+        if mine == rule:
+            ratios.append(1.0)
+        elif rule > 0:
+            ratios.append(mine / rule)
+        else:
+            left_out.append(name)
+    return {
+        "objective_ratio": float(np.mean(ratios)) if ratios else None,
+        "left_out": left_out,
+        "regimes": len(scopes),
         "definition": f"mean over the regimes of (policy's mean {objective}) / (best rule's mean {objective}); "
-        "1 = the best rule of every regime, lower is better; ∞ where the best rule's mean is 0 and the policy's is not",
+        "1 = the best rule of every regime, lower is better; a regime where the best rule's mean is 0 and the "
+        "policy's is not gives no ratio and is left out ('(k of n)': the regimes kept); ranked by the regimes left out, "
+        "then the ratio",
     }
 
 

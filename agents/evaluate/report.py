@@ -41,15 +41,19 @@ TOP_KEYS = ("schema", "policy", "protocol", "scopes", "jax", "score", "command",
 
 
 def ratio_text(score: dict[str, Any]) -> str:
-    """The score's ratio as a report prints it (``∞`` for the stored null)."""
-    r = score["objective_ratio"]
-    return "∞" if r is None else f"{r:.3f}"
+    """The score's ratio as a report prints it: ``1.234``; ``1.234 (2 of 5)`` over the regimes kept; ``–`` for none."""
+    r, left = score["objective_ratio"], score.get("left_out", [])
+    if r is None:
+        return "–"
+    n = score.get("regimes")
+    return f"{r:.3f}" if not left else f"{r:.3f} ({n - len(left)} of {n})"
 
 
-def ratio_key(score: dict[str, Any]) -> float:
-    """The score's ratio for ranking (null: infinite, last)."""
+def ratio_key(score: dict[str, Any]) -> tuple[int, float]:
+    """The score for ranking: fewer regimes left out first (each one is a best rule at 0 the policy misses), then the
+    ratio (none: last)."""
     r = score["objective_ratio"]
-    return math.inf if r is None else float(r)
+    return len(score.get("left_out", [])), math.inf if r is None else float(r)
 
 
 def clean(x: Any) -> Any:
