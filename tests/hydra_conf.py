@@ -1,6 +1,6 @@
-"""One way for tests to compose the training config as ``train.py`` does: :mod:`studies.conf`."""
+"""One way for tests to compose the training config as ``train.py`` does: :mod:`gpu_sched_agents.rl.compose`."""
 
-from studies.conf import compose_config
+from gpu_sched_agents.rl.compose import compose_config
 
 
 def cfg_for(*overrides):
