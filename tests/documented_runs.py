@@ -617,8 +617,8 @@ def run_batch(items: list[dict], folder: Path) -> dict[str, dict]:
 
 
 def make_tiny_run(run_dir: Path) -> Path:
-    """A tiny trained run folder (tests/studies/test_diagnose.py's), its final evaluation on two seeds."""
-    from tests.studies.test_diagnose import tiny_run
+    """A tiny trained run folder (tests/studies/cgrsp/test_diagnose.py's), its final evaluation on two seeds."""
+    from tests.studies.cgrsp.test_diagnose import tiny_run
 
     return tiny_run(run_dir, "env.window=4", "train.final_eval_seeds=2")
 

@@ -9,9 +9,8 @@ from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS, POLICIES, make_policy
 from gpu_sched_env.cgrsp import PARAM_NAMES, simulate
 from gpu_sched_env.cgrsp.params import make_params
 from gpu_sched_env.cgrsp.policies import POLICIES as REGISTRY
-from gpu_sched_env.cgrsp.policies import knob_owners, per_policy_kwargs
+from gpu_sched_env.cgrsp.policies import knob_owners
 from gpu_sched_env.core.errors import ConfigError
-from studies.cgrsp.programme.grids import build_cells, configure
 
 KNOBS = {
     "stock_penalty",
@@ -157,20 +156,6 @@ def test_each_knob_reaches_its_policy(policy, day, knobs, n_jobs):
     # simulate's knob path is make_policy's
     again = simulate(make_policy(policy, make_params(day, n_jobs=n_jobs), **knobs), day, 0, n_jobs=n_jobs).jobs
     pd.testing.assert_frame_equal(moved, again)
-
-
-def test_experiments_give_each_cell_its_own_policys_knobs():
-    exp = configure(
-        "validation", policies=["fifo", "spt_rescue", "rh"], seeds=[0], base_params={"theta": 300.0, "n_jobs": 40}
-    )
-    cells = {c["policy"]: c["params"] for c in build_cells(exp)}
-    assert cells == {"fifo": {"n_jobs": 40}, "spt_rescue": {"n_jobs": 40, "theta": 300.0}, "rh": {"n_jobs": 40}}
-    with pytest.raises(ConfigError, match="theta is a knob of spt_rescue, adaptive"):
-        configure("validation", policies=["fifo", "rh"], base_params={"theta": 300.0})
-    assert per_policy_kwargs("hectic", {"c_max": 3, "cr_star": 2.0}, ["cadr", "edf"]) == {
-        "cadr": {"c_max": 3, "cr_star": 2.0},
-        "edf": {"c_max": 3},
-    }
 
 
 def test_rh_plan_is_a_validated_knob_and_changes_rh():

@@ -122,39 +122,6 @@ def test_short_dwell_converges_to_the_fresh_model():
     assert (gap("edf", 3600.0) > 3.0).any()  # persistence does change the results: the check can fail
 
 
-def test_stock_parameters_reach_the_env_hydra_and_the_experiments(tmp_path):
-    from pathlib import Path
-
-    from hydra import compose, initialize_config_dir
-
-    from gpu_sched_agents.rl.config import register_configs
-    from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_env.cgrsp.env import CGRSPEnv
-    from studies.cgrsp.programme.grids import build_cells, configure
-
-    assert CGRSPEnv(stock_process="markov", stock_dwell_s=60).params.stock_dwell_s == 60
-    register_configs()
-    conf = str(Path(__file__).resolve().parents[2] / "conf")
-    with initialize_config_dir(config_dir=conf, version_base="1.3"):
-        cfg = compose(
-            config_name="config", overrides=["+env.params.stock_process=markov", "+env.params.stock_dwell_s=300"]
-        )
-    assert CGRSPEnv(env_config(cfg)).params.stock_process == "markov"
-    cells = build_cells(configure("stock", seeds=[0], days=["surge"], policies=["edf", "edf_defer_low"]))
-    got = {(c["labels"]["stock"], c["params"].get("stock_process"), c["params"].get("stock_dwell_s")) for c in cells}
-    assert got == {
-        ("fresh", "fresh", None),
-        ("60", "markov", 60.0),
-        ("300", "markov", 300.0),
-        ("900", "markov", 900.0),
-        ("3600", "markov", 3600.0),
-    }
-    with pytest.raises(ConfigError, match="stock = '30' is not known"):
-        configure("stock", values=["30"])
-    v = configure("validation", base_params={"stock_process": "markov", "stock_dwell_s": 300.0})
-    assert build_cells(v)[0]["params"] == {"stock_process": "markov", "stock_dwell_s": 300.0}
-
-
 def test_regime_names_give_their_day_and_stock_model():
     from gpu_sched_agents.evaluate.protocol import REGIMES
     from gpu_sched_env.cgrsp.config import CGRSPEnvConfig

@@ -1,4 +1,8 @@
-"""Dependencies point down: gpu_sched_env imports without `gpu_sched_agents`; registries find the plug-ins."""
+"""Dependencies point down: gpu_sched_env imports without `gpu_sched_agents`; registries find the plug-ins.
+
+The tests are laid out the same way: a library test imports no `studies`; a study's tests live in
+tests/studies/<scenario>/.
+"""
 
 import ast
 import subprocess
@@ -421,32 +425,70 @@ def test_gpu_sched_names_agents_only_through_its_declared_plugin_commands():
     assert "gpu-sched evaluate: not available: module gpu_sched_agents.evaluate.cli is not installed" in r.stderr
 
 
-@pytest.mark.e2e
-def test_python_m_studies_runs_from_the_root_without_path_edits():
-    r = subprocess.run(
-        [sys.executable, "-m", "studies", "bench", "nope"], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
-    assert r.returncode == 2 and "unknown benchmark 'nope'; allowed: sim, env" in r.stderr, r.stderr
-    r = subprocess.run(
-        [sys.executable, "-m", "studies", "diagnose", "hgsp-tasks1", "--help"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0 and r.stdout.startswith("usage: python -m studies diagnose hgsp-tasks1"), r.stderr
+# ----------------------------------------------------------------------------- where the tests live
+# The library's test folders (and the Hydra helper they share): they test gpu_sched_env and
+# gpu_sched_agents, so they must pass in a checkout whose research programme is absent.
+LIBRARY_TESTS = ("cgrsp", "core", "edge", "hgsp", "llm", "mig", "rl")
+STUDY_TESTS = ROOT / "tests" / "studies"
 
 
-def test_gpu_sched_says_where_the_research_commands_live(capfd):
-    # one spelling per job: the research programme is `python -m studies`, never gpu-sched
-    from gpu_sched_env.cli import main
+def _studies_imports(source: str, name: str = "<string>") -> list[int]:
+    """Lines of ``import studies...`` and ``from studies... import`` in ``source``, at any depth."""
+    lines = []
+    for node in ast.walk(ast.parse(source, name)):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names = [node.module or ""]
+        else:
+            continue
+        if any(n == "studies" or n.startswith("studies.") for n in names):
+            lines.append(node.lineno)
+    return lines
 
-    assert main(["diagnose", "headroom", "--layer", "a"]) == 2
-    err = capfd.readouterr().err
-    assert "run: python -m studies diagnose headroom --layer a" in err and "not installed with the package" in err
-    assert main(["bench"]) == 2 and "run: python -m studies bench" in capfd.readouterr().err
-    assert main(["--help"]) == 0
-    assert "python -m studies --help" in capfd.readouterr().out  # each door names the other
-    from studies.commands import main as studies_main
 
-    assert studies_main(["--help"]) == 0 and "gpu-sched --help" in capfd.readouterr().out
+def test_no_library_test_imports_studies():
+    # a test of a study lives in tests/studies/<scenario>/ (or tests/*.py for the doors and docs)
+    files = [p for d in LIBRARY_TESTS for p in sorted((ROOT / "tests" / d).rglob("*.py"))]
+    files.append(ROOT / "tests" / "hydra_conf.py")
+    offenders = [f"{p.relative_to(ROOT)}:{line}" for p in files for line in _studies_imports(p.read_text(), str(p))]
+    assert offenders == []
+    assert len(files) > 100  # the walk saw the folders
+    # and the scan sees every spelling: top level, aliased, dotted, inside a function, several names
+    # (the probe names the package through {s}, so that a line-based grep of this file finds no import)
+    probe = textwrap.dedent("""
+        import os, {s}.conf as c
+        from {s} import commands
+        def f():
+            from {s}.cgrsp.programme import tables
+        class K:
+            def g(self):
+                import {s}
+        from .{s} import not_the_programme
+        from gpu_sched_agents.rl.compose import compose_config
+        import {s}_elsewhere
+    """).format(s="studies")
+    assert _studies_imports(probe) == [2, 3, 5, 8]
+
+
+def _study_test_in_place(path: Path, scenarios: set[str]) -> bool:
+    """``path`` (a file under tests/studies/) is in a scenario's folder, or is a benchmark's test beside them."""
+    parts = path.relative_to(STUDY_TESTS).parts
+    if len(parts) == 1:
+        return path.name.startswith("test_bench") and path.suffix == ".py"
+    return parts[0] in scenarios
+
+
+def test_every_study_test_lives_in_its_scenarios_folder():
+    # tests/studies/<scenario>/ per scenario of the table; the benchmarks (one command over every
+    # scenario, studies.bench) keep tests/studies/test_bench*.py
+    from gpu_sched_env.core.scenarios import SCENARIOS
+
+    scenarios = {s.name for s in SCENARIOS}
+    files = [p for p in STUDY_TESTS.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    assert [str(p.relative_to(ROOT)) for p in files if not _study_test_in_place(p, scenarios)] == []
+    assert len(files) > 20 and any(p.parent == STUDY_TESTS / "cgrsp" for p in files)  # the walk saw the files
+    # and the rule can fail: a flat study test, another folder, a stray file beside the benchmarks
+    for bad in ("test_headroom.py", "jax/test_x.py", "notes.md", "bench/test_bench.py"):
+        assert not _study_test_in_place(STUDY_TESTS / bad, scenarios), bad
+    assert _study_test_in_place(STUDY_TESTS / "test_bench_jax.py", scenarios)

@@ -2,18 +2,13 @@ import numpy as np
 import pytest
 
 from gpu_sched_env.core.errors import ConfigError
-from gpu_sched_env.edge.model import Profile, Task, jetson_cluster, task_arrays
+from gpu_sched_env.edge.model import jetson_cluster, task_arrays
 from gpu_sched_env.edge.plan import Plan
 from gpu_sched_env.edge.profiles import default_profiles
 from gpu_sched_env.edge.sim import DeviceTimeline, peak_usage, simulate
 from gpu_sched_env.edge.workload import random_workloads, split_tasks, tasks_from_workloads
-from studies.edge.report import utilisation_steps
-
-ONE_ORIN = jetson_cluster(include_head=True, units={"orin_nx": 1})
-
-
-def _t(name, minutes, gpu, mem=1.0):
-    return Task(name, name, {"orin_nx": Profile(minutes * 60.0, gpu, mem)})
+from tests.edge.hand_tasks import ONE_ORIN
+from tests.edge.hand_tasks import hand_task as _t
 
 
 def test_hand_computed_fifo_timeline():
@@ -30,8 +25,6 @@ def test_hand_computed_fifo_timeline():
     assert list(t / 60) == [0, 5, 10, 11, 18] and list(u) == pytest.approx([1.0, 0.6, 0.6, 0.5, 0.0])
     # GPU-busy integral: 5*1 + 5*0.6 + 1*0.6 + 7*0.5 = 12.1 min over 18 min
     assert sim.mean_utilisation()[0] == pytest.approx(12.1 / 18)
-    t2, u2 = utilisation_steps(sim.schedule, 0)
-    assert list(t2) == list(t) and list(u2) == pytest.approx(list(u))
 
 
 def test_memory_limits_concurrency():

@@ -3,7 +3,8 @@ vs ours"): what matches, and the documented deviations (so a change that removes
 fails here and the doc must be regenerated).
 
 Fast tests use FIFO / Greedy decodes (milliseconds each) over 10 seeds and SAGreedy on a
-few seeds; the full 10-seed table is marked slow.
+few seeds. The study's table itself (studies.hgsp.orderings, the full 10 seeds slow) is tested
+in tests/studies/hgsp/test_hgsp_published.py.
 """
 
 import numpy as np
@@ -14,7 +15,6 @@ from gpu_sched_env.hgsp.metrics import summarize
 from gpu_sched_env.hgsp.model import CLUSTER_PRESETS, make_cluster
 from gpu_sched_env.hgsp.sim import Problem, decode
 from gpu_sched_env.hgsp.workload import PRESETS, REF_SPEED, SPEED_RATIO_A100_A30
-from studies.hgsp.orderings import published_vs_ours, run_seeds, side_by_side
 
 SEEDS = range(10)
 
@@ -93,30 +93,3 @@ def test_tasks3_small_and_tasks4_large_fifo_misses_nearly_all():
     f = run("fifo", "tasks3", "small", 0).summary()["dmr_pct"]
     sa = run("sagreedy", "tasks3", "small", 0, decoder="release").summary()["dmr_pct"]
     assert sa < f - 10
-
-
-def test_side_by_side_table_and_published_small():
-    df = run_seeds(["tasks1"], ["small"], range(2), sa_iters=5)
-    assert set(df.policy) == {"fifo", "greedy", "sagreedy", "sagreedy_release"}
-    wide = side_by_side(df, "wt")
-    assert list(wide.columns[:2]) == ["tasks", "cluster"] and wide.cluster[0] == "small (published)"
-    assert "[" in wide.fifo[0]  # mean [CI]
-    pub = published_vs_ours(df)
-    assert set(pub.tasks) == {"all", "tasks1"}
-    assert pub.status.str.match(r"faithful|deviates \(|missing").all()
-    row = pub.set_index("figure").loc["Greedy WT vs FIFO"]
-    assert row.status.startswith("deviates (+") and "load" in row.cause
-
-
-@pytest.mark.slow
-def test_published_vs_ours_over_10_seeds():
-    pub = published_vs_ours(run_seeds(["tasks1", "tasks2", "tasks3", "tasks4"], None, SEEDS))
-    st = pub.set_index(["tasks", "figure"]).status
-    # the figures the presets were fitted to hold; the documented deviations are still there
-    assert (pub[pub.status.str.contains("fitted")].shape[0]) == 5
-    for key in [("tasks1", "FIFO GPU utilisation"), ("tasks2", "FIFO GPU utilisation"), ("tasks1", "FIFO DMR")]:
-        assert st[key] == "faithful (fitted)"
-    assert st["tasks1", "FIFO ACT"] == "faithful"
-    assert st["tasks1", "Greedy WT vs FIFO"].startswith("deviates")
-    assert st["tasks1", "SAGreedy [list] WT vs FIFO"].startswith("deviates")
-    assert st["tasks3", "SAGreedy [release] WT vs FIFO"].startswith("deviates")

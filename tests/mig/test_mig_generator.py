@@ -342,25 +342,3 @@ def test_job_file_errors_name_job_and_field(tmp_path):
         p.write_text(json.dumps(bad))
         with pytest.raises(ConfigError, match=match):
             load_jobs_file(p)
-
-
-def test_histogram_pmfs_and_goodness_of_fit():
-    from scipy import stats
-
-    from gpu_sched_env.mig.workload import JAVA_TEST_CONFIG, mig_experiment_config
-    from studies.mig.histograms import attr_pmf, gof
-
-    java = load_config(JAVA_TEST_CONFIG)
-    pmf = attr_pmf(java.run_length, "truncate")  # Normal(5, 2), truncated, floor 1
-    assert sum(pmf.values()) == pytest.approx(1.0)
-    assert pmf[1] == pytest.approx(stats.norm.cdf(2, 5, 2))  # (-inf, 2) all land on 1
-    assert pmf[4] == pytest.approx(stats.norm.cdf(5, 5, 2) - stats.norm.cdf(4, 5, 2))
-    rnd = attr_pmf(java.run_length, "round")
-    assert rnd[5] == pytest.approx(stats.norm.cdf(5.5, 5, 2) - stats.norm.cdf(4.5, 5, 2))
-    assert attr_pmf(java.priority, "truncate") == {k: 0.2 for k in range(1, 6)}
-    assert attr_pmf(mig_experiment_config().priority, "round") == {1: 1.0}
-    js = generate(java, 41, 2000)
-    assert gof(js.lengths, pmf) > 0.01 and gof(js.priority, attr_pmf(java.priority, "truncate")) > 0.01
-    assert gof(js.lengths, rnd) < 0.01  # the wrong rounding is detected
-    assert gof(np.full(100, 3), attr_pmf(java.priority, "truncate")) < 1e-6
-    assert gof(np.array([0, 1, 2]), attr_pmf(java.priority, "truncate")) == 0.0  # outside the support

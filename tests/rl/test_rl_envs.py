@@ -17,7 +17,6 @@ from gpu_sched_env.cgrsp.config import CGRSPEnvConfig
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 from gpu_sched_env.core.errors import ConfigError
 from tests.hydra_conf import cfg_for
-from tests.rl.helpers import TINY_PPO
 
 
 # ----------------------------------------------------------------------------- seed spaces
@@ -82,7 +81,7 @@ def test_learning_rate_decays_linearly_to_its_final_fraction():
     assert _sb3_kwargs(cfg_for("algo.learning_rate=0.001").algo)["learning_rate"] == 0.001  # default: constant
 
 
-# ----------------------------------------------------------------------------- mixed days, generalisation
+# ----------------------------------------------------------------------------- mixed days
 def test_mixed_days_follow_the_month_mix():
     from gpu_sched_agents.rl.envs import MixedDays
     from gpu_sched_env.cgrsp.workload import DEFAULT_MONTH_MIX
@@ -130,35 +129,6 @@ def test_bad_day_mix_is_refused_before_anything_is_written(tmp_path, overrides, 
 
 
 @pytest.mark.e2e
-def test_a_mixed_day_run_trains_and_is_judged_on_the_hectic_day_and_generalises(tmp_path):
-    import gpu_sched_agents.rl.train as tr
-    from studies.cgrsp import generalise
-
-    run = tmp_path / "run"
-    # 100 jobs a day (a full hectic day has several hundred): the evaluations on the hectic day and
-    # in generalise.py play whole days of every heuristic, and the asserted files and rows do not
-    # depend on the day's length
-    cfg = cfg_for(
-        "day=mixed",
-        "+env.params.n_jobs=100",
-        "train.total_timesteps=128",
-        "train.eval_freq=128",
-        "train.checkpoint_freq=128",
-        "train.eval_seeds=[10000]",
-        "train.final_eval_seeds=2",
-        "train.progress_bar=false",
-        *TINY_PPO,
-        f"run_dir={run}",
-    )
-    tr.train(cfg)
-    assert "hectic day" in (run / "final_eval.md").read_text()
-    assert generalise.main([str(run), "--seeds", "2", "--settings", "normal", "hectic_cmax7"]) == 0
-    text = (run / "generalisation.md").read_text()
-    assert "hectic_cmax7" in text and "normal" in text
-    assert (run / "gen_hectic_cmax7.csv").exists()
-
-
-@pytest.mark.e2e
 def test_env_markov_config_builds_the_persistent_stock_design_and_trains(tmp_path):
     """``experiment=markov``: the options the persistent-stock result rests on, end to end."""
     import gpu_sched_agents.rl.train as tr
@@ -173,7 +143,7 @@ def test_env_markov_config_builds_the_persistent_stock_design_and_trains(tmp_pat
     run = tmp_path / "run"
     cfg = cfg_for(
         "experiment=markov",
-        "+env.params.n_jobs=100",  # short days, as in the mixed-day run above: only files are asserted
+        "+env.params.n_jobs=100",  # short days (as the mixed-day run of the generalise study): only files are asserted
         "train.total_timesteps=128",
         "train.eval_freq=128",
         "train.checkpoint_freq=128",

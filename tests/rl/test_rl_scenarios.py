@@ -12,10 +12,10 @@ from omegaconf import OmegaConf
 
 import gpu_sched_agents.rl.entry as tr
 import gpu_sched_agents.rl.train as cgrsp_train
+from gpu_sched_agents.rl.compose import compose_config
 from gpu_sched_agents.rl.rundir import record_before
 from gpu_sched_agents.rl.scenarios import SPECS, env_config
 from gpu_sched_env.core.errors import ConfigError
-from studies.conf import compose_config
 from tests.rl.helpers import TINY_PPO
 
 TINY = [
@@ -151,8 +151,8 @@ def test_the_default_is_cgrsp_and_its_config_is_unchanged():
 def test_run_folders_are_named_by_scenario():
     from hydra import compose, initialize_config_dir
 
+    from gpu_sched_agents.rl.compose import CONF
     from gpu_sched_agents.rl.config import register_configs
-    from studies.conf import CONF
 
     register_configs()
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):

@@ -36,7 +36,7 @@ def test_nothing_else_imports_jax():
 
 
 def test_joint_heads_helper_is_hydras_config():
-    from studies.conf import composed_env
+    from gpu_sched_agents.rl.compose import composed_env
 
     assert composed_env("hectic", "experiment=joint_heads") == joint_heads("hectic")
 
