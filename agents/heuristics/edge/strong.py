@@ -82,6 +82,7 @@ from gpu_sched_agents.heuristics.edge.rules import (
     mct_pick,
     plan_makespan,
 )
+from gpu_sched_agents.heuristics.tuning import selection_seeds
 from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
 from gpu_sched_env.core.rng import stream
 from gpu_sched_env.core.stats import mean_ci
@@ -93,7 +94,6 @@ from gpu_sched_env.edge.profiles import default_profiles
 from gpu_sched_env.edge.sim import simulate
 from gpu_sched_env.edge.workload import random_workloads, tasks_from_workloads
 
-SELECTION_SEEDS = (10_000, 19_999)  # the project's selection seed space, inclusive
 TUNE_SIZES = (10, 20, 50)  # tasks per instance: the protocol's regimes above 5 tasks (EdgeBatch-v0: 20)
 TASK_STREAM = "tasks"  # instance(seed, n) draws its workloads from stream(seed, TASK_STREAM), as the study does
 
@@ -206,17 +206,6 @@ def instance(seed: int, n_tasks: int = 20, include_head: bool = False) -> EdgePr
     return EdgeProblem(tuple(tasks_from_workloads(names, default_profiles(), cluster)), cluster)
 
 
-def _check_selection(n_seeds: int, seed0: int) -> None:
-    check_number("n_seeds", n_seeds, lo=1, integer=True, section="tune")
-    check_number("seed0", seed0, integer=True, section="tune")
-    lo, hi = SELECTION_SEEDS
-    if seed0 < lo or seed0 + n_seeds - 1 > hi:
-        raise ConfigError(
-            f"tune.seed0 = {seed0!r} with n_seeds = {n_seeds!r} uses seeds {seed0}..{seed0 + n_seeds - 1}; "
-            f"allowed: selection seeds {lo}..{hi} only"
-        )
-
-
 def _candidates(grid: dict[str, Any], rules: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
     """(rule, knobs) for each of ``rules``: the product of the grid's (or :data:`TUNABLE`'s) candidates."""
     for rule, knobs in grid.items():
@@ -239,7 +228,7 @@ def _candidates(grid: dict[str, Any], rules: Sequence[str]) -> list[tuple[str, d
 
 def selection_problems(n_seeds: int, seed0: int, sizes: Sequence[int]) -> list[tuple[int, int, EdgeProblem]]:
     """(seed, size, instance) for the selection seeds ``seed0 ..`` (ConfigError outside 10 000 .. 19 999)."""
-    _check_selection(n_seeds, seed0)
+    selection_seeds(n_seeds, seed0)
     if isinstance(sizes, str) or not sizes:
         raise ConfigError(f"sizes = {sizes!r}: give at least one instance size (tasks)")
     sizes = tuple(int(check_number("sizes", n, lo=1, integer=True)) for n in sizes)

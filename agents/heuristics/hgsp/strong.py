@@ -33,7 +33,6 @@ cluster is lightly loaded (``tasks2`` on ``medium``). :data:`DEFAULTS` holds the
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -43,8 +42,8 @@ import pandas as pd
 
 from gpu_sched_agents.heuristics.hgsp.rules import Greedy
 from gpu_sched_agents.heuristics.hgsp.sequencing import PLACEMENTS, descend, dispatch
-from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
-from gpu_sched_env.core.stats import mean_ci
+from gpu_sched_agents.heuristics.tuning import grid_table, grids_to_play, selection_seeds
+from gpu_sched_env.core.errors import check_choice, check_number
 from gpu_sched_env.hgsp.api import run
 from gpu_sched_env.hgsp.model import make_cluster
 from gpu_sched_env.hgsp.sim import RULES, Decision, Problem, decode
@@ -274,7 +273,6 @@ STRONG["ls"] = LocalSearch
 # ---------------------------------------------------------------------------------------------
 # tuning on selection seeds
 
-SELECTION = (10_000, 19_999)  # the project's selection seeds
 # The scenario's instance configurations: the benchmark regimes of `gpu-sched evaluate --scenario
 # hgsp` (each preset at its own size: tasks1 1000 tasks, tasks2 2000, tiny 12).
 TUNE_REGIMES: dict[str, tuple[str, str]] = {
@@ -295,20 +293,6 @@ GRIDS: dict[str, dict[str, tuple]] = {
 }
 
 
-def selection_seeds(n_seeds: int, seed0: int) -> range:
-    """``seed0 .. seed0 + n_seeds - 1``, all selection seeds (ConfigError otherwise)."""
-    check_number("n_seeds", n_seeds, lo=1, integer=True)
-    check_number("seed0", seed0, integer=True)
-    lo, hi = SELECTION
-    last = seed0 + n_seeds - 1
-    if seed0 < lo or last > hi:
-        raise ConfigError(
-            f"seed0 = {seed0!r}, n_seeds = {n_seeds!r}: seeds {seed0} .. {last} leave the selection seeds; "
-            f"allowed: {lo} .. {hi} (training seeds >= 2**20, test seeds 20 000 .. 29 999 are never tuned on)"
-        )
-    return range(seed0, last + 1)
-
-
 def instances(seeds: Sequence[int], regimes: Mapping[str, tuple[str, str]] = TUNE_REGIMES) -> dict[str, list]:
     """Regime -> its ``(tasks, cluster, seed)`` per seed (``generate_tasks(preset, seed)``)."""
     return {
@@ -320,11 +304,6 @@ def instances(seeds: Sequence[int], regimes: Mapping[str, tuple[str, str]] = TUN
 def score(policy: Any, insts: Mapping[str, list]) -> dict[str, np.ndarray]:
     """Weighted tardiness (``hgsp.run(...).summary()["wt"]``) of ``policy`` per regime, one per seed."""
     return {r: np.array([run(policy, ts, cl, s).summary()["wt"] for ts, cl, s in rows]) for r, rows in insts.items()}
-
-
-def _candidates(grid: Mapping[str, Sequence]) -> list[dict[str, Any]]:
-    keys = list(grid)
-    return [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*(grid[k] for k in keys))]
 
 
 def tune(n_seeds: int = 20, seed0: int = 10_000, **grid: Mapping[str, Sequence]) -> pd.DataFrame:
@@ -345,36 +324,9 @@ def tune(n_seeds: int = 20, seed0: int = 10_000, **grid: Mapping[str, Sequence])
         from 10 000.
     """
     seeds = selection_seeds(n_seeds, seed0)
-    for rule, g in grid.items():
-        check_choice("rule", rule, GRIDS)
-        if not isinstance(g, Mapping):
-            raise ConfigError(f"{rule} = {g!r} is not allowed; allowed: a mapping {{knob: candidate values}}")
-        check_keys(g, GRIDS[rule], section=f"{rule} knobs")
-    grids = {r: dict(grid[r]) for r in GRIDS if r in grid} if grid else GRIDS
+    grids = grids_to_play(grid, GRIDS)
     insts = instances(seeds)
-    rows = []
-    for rule, g in grids.items():
-        for knobs in _candidates(g):
-            scores = score(STRONG[rule](**knobs), insts)
-            ci = mean_ci(np.concatenate(list(scores.values())))
-            rows.append(
-                {
-                    "rule": rule,
-                    **knobs,
-                    "mean": ci.mean,
-                    "ci_lo": ci.lo,
-                    "ci_hi": ci.hi,
-                    **{f"mean_{r}": float(v.mean()) for r, v in scores.items()},
-                    "n": ci.n,
-                    "default": all(DEFAULTS[rule][k] == v for k, v in knobs.items()),
-                }
-            )
-    knobs = [k for g in grids.values() for k in g]
-    df = pd.DataFrame(rows)
-    df = df[["rule", *dict.fromkeys(knobs), *(c for c in df.columns if c != "rule" and c not in knobs)]]
-    rank = {r: k for k, r in enumerate(GRIDS)}
-    df = df.assign(_r=df.rule.map(rank)).sort_values(["_r", "mean"], kind="stable").drop(columns="_r")
-    return df.reset_index(drop=True)
+    return grid_table(grids, DEFAULTS, lambda rule, knobs: score(STRONG[rule](**knobs), insts))
 
 
 __all__ = [

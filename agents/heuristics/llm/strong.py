@@ -20,15 +20,14 @@ them fills the GPUs that are free now. Ties: earlier arrival, then lower index.
 from __future__ import annotations
 
 import heapq
-import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
-from gpu_sched_env.core.stats import mean_ci
+from gpu_sched_agents.heuristics.tuning import grid_table, grids_to_play, selection_seeds
+from gpu_sched_env.core.errors import check_number
 from gpu_sched_env.llm.api import simulate
 from gpu_sched_env.llm.model import mixed
 from gpu_sched_env.llm.sim import LLMDecision, LLMSetup
@@ -307,7 +306,6 @@ STRONG: dict[str, type] = {c.name: c for c in (SPT, WSRPTAging, SmithArea, Backf
 # ---------------------------------------------------------------------------------------------
 # tuning on selection seeds
 
-SELECTION = (10_000, 19_999)  # the project's selection seeds
 # The scenario's instance sizes: LLMServe-v0's default (50 requests) and the mixed preset's (200),
 # both on the preset's 16 H100 at 4 requests/s. Both lie on the 0.01 s grid, where the event engine
 # plays the discrete reference's schedules exactly, so tuning runs the faster event engine.
@@ -320,31 +318,12 @@ GRIDS: dict[str, dict[str, tuple]] = {
 }
 
 
-def selection_seeds(n_seeds: int, seed0: int) -> range:
-    """``seed0 .. seed0 + n_seeds - 1``, all selection seeds (ConfigError otherwise)."""
-    check_number("n_seeds", n_seeds, lo=1, integer=True)
-    check_number("seed0", seed0, integer=True)
-    lo, hi = SELECTION
-    last = seed0 + n_seeds - 1
-    if seed0 < lo or last > hi:
-        raise ConfigError(
-            f"seed0 = {seed0!r}, n_seeds = {n_seeds!r}: seeds {seed0} .. {last} leave the selection seeds; "
-            f"allowed: {lo} .. {hi} (training seeds >= 2**20, test seeds 20 000 .. 29 999 are never tuned on)"
-        )
-    return range(seed0, last + 1)
-
-
 def score(policy: Any, seeds: Sequence[int], sizes: Sequence[int] = TUNE_SIZES) -> dict[int, np.ndarray]:
     """Weighted wait of ``policy`` (a name or a policy) on ``mixed(seed, n)`` per size ``n``, one per seed."""
     return {
         n: np.array([simulate(policy, mixed(s, n), engine="event").summary()["weighted_wait"] for s in seeds])
         for n in sizes
     }
-
-
-def _candidates(grid: Mapping[str, Sequence]) -> list[dict[str, Any]]:
-    keys = list(grid)
-    return [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*(grid[k] for k in keys))]
 
 
 def tune(n_seeds: int = 20, seed0: int = 10_000, **grid: Mapping[str, Sequence]) -> pd.DataFrame:
@@ -365,35 +344,13 @@ def tune(n_seeds: int = 20, seed0: int = 10_000, **grid: Mapping[str, Sequence])
         The shipped :data:`DEFAULTS` are the best rows on 20 seeds from 10 000.
     """
     seeds = selection_seeds(n_seeds, seed0)
-    for rule, g in grid.items():
-        check_choice("rule", rule, GRIDS)
-        if not isinstance(g, Mapping):
-            raise ConfigError(f"{rule} = {g!r} is not allowed; allowed: a mapping {{knob: candidate values}}")
-        check_keys(g, GRIDS[rule], section=f"{rule} knobs")
-    grids = {r: dict(grid[r]) for r in GRIDS if r in grid} if grid else GRIDS
-    rows = []
-    for rule, g in grids.items():
-        for knobs in _candidates(g):
-            scores = score(STRONG[rule](**knobs), seeds)
-            ci = mean_ci(np.mean(list(scores.values()), axis=0))  # per seed: the mean over the sizes
-            rows.append(
-                {
-                    "rule": rule,
-                    **knobs,
-                    "mean": ci.mean,
-                    "ci_lo": ci.lo,
-                    "ci_hi": ci.hi,
-                    **{f"mean_n{n}": float(v.mean()) for n, v in scores.items()},
-                    "n": ci.n,
-                    "default": all(DEFAULTS[rule][k] == v for k, v in knobs.items()),
-                }
-            )
-    knobs = [k for g in grids.values() for k in g]
-    df = pd.DataFrame(rows)
-    df = df[["rule", *dict.fromkeys(knobs), *(c for c in df.columns if c != "rule" and c not in knobs)]]
-    order = {r: k for k, r in enumerate(GRIDS)}
-    df = df.assign(_r=df.rule.map(order)).sort_values(["_r", "mean"], kind="stable").drop(columns="_r")
-    return df.reset_index(drop=True)
+    grids = grids_to_play(grid, GRIDS)
+
+    def play(rule: str, knobs: dict[str, Any]) -> dict[str, np.ndarray]:
+        return {f"n{n}": v for n, v in score(STRONG[rule](**knobs), seeds).items()}
+
+    # per seed: the mean over the sizes, so that each seed counts once in the interval
+    return grid_table(grids, DEFAULTS, play, pool=lambda scores: np.mean(scores, axis=0))
 
 
 __all__ = [

@@ -54,15 +54,14 @@ and 100 jobs, so the rules tie with it there (``lg_lpt`` and ``local_search`` ga
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from gpu_sched_env.core.errors import ConfigError, check_choice, check_keys, check_number
-from gpu_sched_env.core.stats import mean_ci
+from gpu_sched_agents.heuristics.tuning import candidates, grid_table, grids_to_play, selection_seeds
+from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
 from gpu_sched_env.mig.model import DEFAULT_CAPACITIES, Job
 from gpu_sched_env.mig.online import MIGSetup
 from gpu_sched_env.mig.sim import PlacementState, run_policy
@@ -272,7 +271,6 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 # ---------------------------------------------------------------------------------------------
 # tuning on selection seeds
 
-SELECTION = (10_000, 19_999)  # the project's selection seeds
 # The instance sizes of the scenario's benchmark regimes (8, 50 and 100 jobs of the Part B preset)
 # on two partitions: the study's GPU, where the large instance is the bottleneck and every candidate
 # ties, and one with two large instances, where the rules' choices decide the makespan.
@@ -283,20 +281,6 @@ GRIDS: dict[str, dict[str, tuple]] = {
     "lg_lpt": {"size": LPT_SIZES},
     "local_search": {"start": LS_STARTS, "swaps": (True, False)},
 }
-
-
-def selection_seeds(n_seeds: int, seed0: int) -> range:
-    """``seed0 .. seed0 + n_seeds - 1``, all selection seeds (ConfigError otherwise)."""
-    check_number("n_seeds", n_seeds, lo=1, integer=True)
-    check_number("seed0", seed0, integer=True)
-    lo, hi = SELECTION
-    last = seed0 + n_seeds - 1
-    if seed0 < lo or last > hi:
-        raise ConfigError(
-            f"seed0 = {seed0!r}, n_seeds = {n_seeds!r}: seeds {seed0} .. {last} leave the selection seeds; "
-            f"allowed: {lo} .. {hi} (training seeds >= 2**20, test seeds 20 000 .. 29 999 are never tuned on)"
-        )
-    return range(seed0, last + 1)
 
 
 def score(
@@ -332,11 +316,6 @@ def _dataset(seed: int, n: int) -> list[Job]:
     return _DATASETS[(seed, n)]
 
 
-def _candidates(grid: Mapping[str, Sequence]) -> list[dict[str, Any]]:
-    keys = list(grid)
-    return [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*(grid[k] for k in keys))]
-
-
 def tune(n_seeds: int = 20, seed0: int = 10_000, **grid: Mapping[str, Sequence]) -> pd.DataFrame:
     """Play every knob candidate of each tunable rule on selection seeds; one row per (rule, knobs).
 
@@ -356,39 +335,13 @@ def tune(n_seeds: int = 20, seed0: int = 10_000, **grid: Mapping[str, Sequence])
         ``reserve = 2``, ``size = "length"``, ``start = "bfd_backfill"``, ``swaps = True``.
     """
     seeds = selection_seeds(n_seeds, seed0)
-    for rule, g in grid.items():
-        check_choice("rule", rule, GRIDS)
-        if not isinstance(g, Mapping):
-            raise ConfigError(f"{rule} = {g!r} is not allowed; allowed: a mapping {{knob: candidate values}}")
-        check_keys(g, GRIDS[rule], section=f"{rule} knobs")
-        for knob, vals in g.items():
-            if isinstance(vals, (str, bytes)) or not isinstance(vals, Sequence) or not vals:
-                raise ConfigError(f"{rule}.{knob} = {vals!r} is not allowed; allowed: a non-empty list of candidates")
-    grids = {r: dict(grid[r]) for r in GRIDS if r in grid} if grid else GRIDS
-    rows = []
+    grids = grids_to_play(grid, GRIDS)
     for rule, g in grids.items():
-        for knobs in _candidates(g):
+        for knobs in candidates(g):
             STRONG[rule](**knobs)  # a bad candidate fails here, before any play
-            scores = score(lambda rule=rule, knobs=knobs: STRONG[rule](**knobs), seeds)
-            ci = mean_ci(np.concatenate(list(scores.values())))
-            rows.append(
-                {
-                    "rule": rule,
-                    **knobs,
-                    "mean": ci.mean,
-                    "ci_lo": ci.lo,
-                    "ci_hi": ci.hi,
-                    **{f"mean_{k}": float(v.mean()) for k, v in scores.items()},
-                    "n": ci.n,
-                    "default": all(DEFAULTS[rule][k] == v for k, v in knobs.items()),
-                }
-            )
-    knobs = [k for g in grids.values() for k in g]
-    df = pd.DataFrame(rows)
-    df = df[["rule", *dict.fromkeys(knobs), *(c for c in df.columns if c != "rule" and c not in knobs)]]
-    order = {r: k for k, r in enumerate(GRIDS)}
-    df = df.assign(_r=df.rule.map(order)).sort_values(["_r", "mean"], kind="stable").drop(columns="_r")
-    return df.reset_index(drop=True)
+    return grid_table(
+        grids, DEFAULTS, lambda rule, knobs: score(lambda rule=rule, knobs=knobs: STRONG[rule](**knobs), seeds)
+    )
 
 
 __all__ = [
