@@ -24,7 +24,6 @@ model, else its final one), played on the scenario's env on the same instance.
 from __future__ import annotations
 
 import json
-import math
 import re
 import time
 import zipfile
@@ -575,8 +574,8 @@ def score(scopes: dict[str, dict[str, Any]], objective: str) -> dict[str, Any]:
         "regimes": len(scopes),
         "definition": f"mean over the regimes of (policy's mean {objective}) / (best rule's mean {objective}); "
         "1 = the best rule of every regime, lower is better; a regime where the best rule's mean is 0 and the "
-        "policy's is not gives no ratio and is left out ('(k of n)': the regimes kept); ranked by the regimes left out, "
-        "then the ratio",
+        "policy's is not gives no ratio and is left out ('(k of n)': the regimes kept); ranked by the regimes "
+        "left out, then the ratio",
     }
 
 

@@ -236,8 +236,9 @@ def scenario_page(scenario: str, reports: list[dict[str, Any]]) -> str:
         f"{MARK[BETTER]} {BETTER}, {MARK[WORSE]} {WORSE} (Holm p < {ALPHA:g}), {MARK[NO_DIFFERENCE]} "
         "no significant difference. Score: the mean over the regimes of the policy's mean over the best rule's "
         "(1 = the best rule everywhere); a regime where the best rule's mean is 0 and the policy's is not gives no "
-        "ratio: the score is then over the others, '(k of n)', and ranks below every score over all n. The bound row: the mean bound and whether the exact solver proved every "
-        "instance optimal (*optimum*) or gave a lower bound on some (*bound only*). "
+        "ratio: the score is then over the others, '(k of n)', and ranks below every score over all n. "
+        "The bound row: the mean bound and whether the exact solver proved every instance optimal (*optimum*) "
+        "or gave a lower bound on some (*bound only*). "
         f"Registered but not rules: {excluded}. Bound: {p['bound']}.",
     ]
     groups: dict[tuple, list[dict[str, Any]]] = {}

@@ -50,8 +50,10 @@ def ratio_text(score: dict[str, Any]) -> str:
 
 
 def ratio_key(score: dict[str, Any]) -> tuple[int, float]:
-    """The score for ranking: fewer regimes left out first (each one is a best rule at 0 the policy misses), then the
-    ratio (none: last)."""
+    """The score for ranking: fewer regimes left out first, then the ratio (none: last).
+
+    Each regime left out is one where the best rule reached 0 and the policy did not.
+    """
     r = score["objective_ratio"]
     return len(score.get("left_out", [])), math.inf if r is None else float(r)
 
