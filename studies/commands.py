@@ -169,6 +169,9 @@ STUDIES = Group(
         "tune-rules": Command(
             "studies.tune_rules:main", "HGSP, LLM, MIG, edge: the strong rules' knobs on the selection seeds"
         ),
+        "learners": Command(
+            "studies.learners:main", "HGSP, LLM, MIG, edge: a learner's seeds against the rules (curves, verdicts)"
+        ),
         "docs-graph": Command("studies.docs_graph:main", "the import graph of docs/architecture.md"),
     },
     note=("The installed library's commands (compare, trace, evaluate, generate-jobs) are `gpu-sched --help`."),
