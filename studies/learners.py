@@ -172,7 +172,8 @@ def page(
             "",
             "Each seed's cell: its mean objective on the regime's test instances and its paired verdict against "
             "the best rule of that regime (▲ better, ▼ worse, Holm p < 0.05; = no significant difference); "
-            "'parity' counts seeds whose upper 95 % bound of the difference is within the parity margin. "
+            "'parity' counts, apart from the verdicts, the seeds whose upper 95 % bound of the difference is within "
+            "the parity margin (a seed can be significantly worse and still within it). "
             "*best env rule*: the best of the rules that drive the env as agents, the ones training selected "
             "against (a registered rule that is no env agent, and why: `agents/rl/scenarios.py`).",
             "",
