@@ -254,6 +254,16 @@ RUNS: dict[str, Run] = {
         files=("{out}/llm_tune.md",),
         stdout=("llm: 1 selection seeds from 10000",),
     ),
+    "python -m studies learners": Run(  # two seeds' run files of MIG-v0 and their stored reports
+        (
+            "learners", "--scenario", "mig", "--runs", "{out}/runs/seed0", "{out}/runs/seed1",
+            "--reports", "{out}/reports/ppo__0_ppo_mig_seed0_.json", "{out}/reports/ppo__1_ppo_mig_seed1_.json",
+            "--page", "{out}/learners_mig.md",
+        ),  # fmt: skip
+        copy=(("tests/mig/data/learners", "runs"), ("docs/leaderboard/mig", "reports")),
+        files=("{out}/learners_mig.md", "{out}/figures/learners_mig.png"),
+        stdout=("wrote {out}/learners_mig.md",),
+    ),
     "python -m studies docs-graph": Run(  # rewrites a copy of the page (its freshness: tests/test_docs.py)
         ("docs-graph", "--page", "{out}/architecture.md"),
         copy=(("docs/architecture.md", "architecture.md"),),
