@@ -170,7 +170,7 @@ def test_tiny_mixed_run_scales_each_regime_by_its_own_return_std(tmp_path):
     many = ("train.n_envs=64", "train.total_timesteps=4096", "algo.batch_size=512")  # days of many regimes at once
     cfg = cfg_for(run, *regime, *many)
     env = training_env(cfg, tr.validate(cfg), records=False)
-    hp = hyper(cfg, env)
+    hp = hyper(cfg)
     assert hp.reward_norm == "regime"
     trainer = make_train(hp, env, env.default_params)
     runner, _ = jax.jit(lambda k: trainer.run(trainer.init(k), 2))(jax.random.PRNGKey(0))

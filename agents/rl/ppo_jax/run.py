@@ -45,11 +45,8 @@ log = logging.getLogger(__name__)
 DEVICES = ("cpu", "gpu")
 
 
-def hyper(cfg: DictConfig, env: Any = None) -> Any:
-    """:class:`~gpu_sched_agents.rl.ppo_jax.ppo.PPOHyper` of a composed ``algo=ppo_jax`` config.
-
-    ``env`` is not read: the hyper-parameters are the config's alone (the studies' callers still pass their JAX env).
-    """
+def hyper(cfg: DictConfig) -> Any:
+    """:class:`~gpu_sched_agents.rl.ppo_jax.ppo.PPOHyper` of a composed ``algo=ppo_jax`` config (the config's alone)."""
     from gpu_sched_agents.rl.ppo_jax.ppo import PPOHyper
 
     a, t = cfg.algo, cfg.train

@@ -141,7 +141,7 @@ def train_seeds(
             "generalist) selects with select_regimes (the regimes it is judged on) or trains without it (0)"
         )
     env = training_env(cfg, config, records=False)  # day=mixed (the generalist): a mixed env
-    hp = hyper(cfg, env)
+    hp = hyper(cfg)
     trainer = make_train(hp, env, env.default_params)
     every = max(1, select_every // hp.steps_per_update) if select_every > 0 else hp.n_updates
     check_recheck(select_every, select_days, select_by, select_regimes, recheck_days, recheck_top)

@@ -7,7 +7,6 @@ Each composes a shipped experiment as train.py does and the study's own config o
 import pytest
 from hydra import compose, initialize_config_dir
 
-import gpu_sched_agents.rl.train as tr
 from gpu_sched_agents.rl.compose import CONF as CONF_DIR
 from gpu_sched_agents.rl.config import register_configs
 
@@ -18,7 +17,7 @@ register_configs()
 
 def test_generalist_experiment_is_the_generalist_studys_10m_worst_regime_setting():
     from gpu_sched_agents.evaluate.protocol import REGIMES
-    from gpu_sched_agents.rl.ppo_jax.run import hyper, training_env
+    from gpu_sched_agents.rl.ppo_jax.run import hyper
     from gpu_sched_env.cgrsp.jax.mix import GENERALIST_STOCKS
     from studies.cgrsp.learning.generalist import generalist_config, parse_args
 
@@ -31,7 +30,7 @@ def test_generalist_experiment_is_the_generalist_studys_10m_worst_regime_setting
     assert cfg == generalist_config(10_000_000, GENERALIST_STOCKS, None, None)
     # the study's --select-every 500000 (whole updates, its selection days) on the protocol's four regimes
     _, args = parse_args(["--budget", "10000000", "--out", "/tmp/unused", "--select-every", "500000"])
-    per_update = hyper(cfg, training_env(cfg, tr.validate(cfg), records=False)).steps_per_update
+    per_update = hyper(cfg).steps_per_update
     assert int(cfg.algo.select_every) == args.select_every // per_update * per_update
     assert list(cfg.algo.select_regimes) == list(REGIMES) and int(cfg.algo.select_days) == args.select_days
     other = {"select_every", "select_regimes"}  # otherwise algo=ppo_jax's design; only the days differ
@@ -42,7 +41,7 @@ def test_generalist_experiment_is_the_generalist_studys_10m_worst_regime_setting
 
 def test_scratch_generalist_experiment_is_the_generalist_studys_regime_scaled_setting():
     """experiment=generalist_scratch ships the study's from-scratch run with one return scale per regime."""
-    from gpu_sched_agents.rl.ppo_jax.run import hyper, training_env
+    from gpu_sched_agents.rl.ppo_jax.run import hyper
     from gpu_sched_env.cgrsp.jax.mix import GENERALIST_STOCKS
     from studies.cgrsp.learning.generalist import generalist_config, parse_args
 
@@ -54,7 +53,7 @@ def test_scratch_generalist_experiment_is_the_generalist_studys_regime_scaled_se
     over += " algo.net_arch=[128,128] algo.reward_norm=regime"
     _, args = parse_args([*argv.split(), "--override", *over.split()])
     study = generalist_config(args.budget, GENERALIST_STOCKS, None, None, args.override, args.day_mix)
-    per_update = hyper(cfg, training_env(cfg, tr.validate(cfg), records=False)).steps_per_update
+    per_update = hyper(cfg).steps_per_update
     assert int(cfg.algo.select_every) == args.select_every // per_update * per_update == 245_760
     study.algo.select_every = cfg.algo.select_every  # the study passes its --select-every to the trainer itself
     assert cfg == study
