@@ -158,12 +158,6 @@ def test_bad_knobs_raise_naming_the_field(name, knobs, field):
         PLANNERS.make(name, **knobs)
 
 
-@pytest.mark.parametrize(("n_seeds", "seed0"), [(20, 9_999), (20, 19_990), (1, 20_000), (5, 0)])
-def test_tune_refuses_seeds_outside_the_selection_space(n_seeds, seed0):
-    with pytest.raises(ConfigError, match=r"leave the selection seeds; allowed: 10000 \.\. 19999"):
-        strong.tune(n_seeds=n_seeds, seed0=seed0)
-
-
 @pytest.mark.parametrize(
     "grid", [{"membatch": {"x": [1]}}, {"heft": {"order": ["arrival"]}}, {"heft": {"rank": []}}, {"heft": ["mean"]}]
 )

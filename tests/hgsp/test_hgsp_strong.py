@@ -207,12 +207,6 @@ def test_tasks_no_gpu_holds_are_skipped_by_every_rule_and_the_bound():
 # -- tuning ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("n_seeds", "seed0"), [(20, 9_999), (5, 19_996), (1, 20_000), (1, 2**20)])
-def test_tune_refuses_seeds_outside_the_selection_range(n_seeds, seed0):
-    with pytest.raises(ConfigError, match=r"leave the selection seeds; allowed: 10000 \.\. 19999"):
-        strong.tune(n_seeds, seed0)
-
-
 def test_tune_refuses_an_unknown_rule_or_knob():
     with pytest.raises(ConfigError, match="rule = 'fifo' is not known"):
         strong.tune(1, fifo={"x": [1]})

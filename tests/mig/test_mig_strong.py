@@ -157,12 +157,6 @@ def test_a_rule_scores_the_default_size_well_under_a_second():
 # -- tune ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("n_seeds", "seed0"), [(20, 9_999), (20, 19_990), (5, 20_000), (1, 2**20), (0, 10_000)])
-def test_tune_refuses_seeds_outside_the_selection_space(n_seeds, seed0):
-    with pytest.raises(ConfigError, match=r"n_seeds|seed0"):
-        strong.tune(n_seeds=n_seeds, seed0=seed0)
-
-
 def test_tune_refuses_bad_grids():
     with pytest.raises(ConfigError, match=r"rule = 'best_fit' is not known"):
         strong.tune(2, best_fit={"reserve": (1,)})
