@@ -17,7 +17,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from gpu_sched_env.core.errors import ConfigError
+from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
 
 BOUND_KINDS = ("optimum", "lower_bound")
 
@@ -61,3 +61,14 @@ class Bound:
 
 
 __all__ = ["BOUND_KINDS", "Bound"]
+
+
+def check_request(time_limit_s: float, method: str, methods: Any, workers: int | None = None) -> int | None:
+    """The arguments every scenario's ``bound()`` shares, checked: ConfigError naming the field otherwise.
+
+    ``time_limit_s`` in [0, 1e6] (0: no exact solve), ``method`` one of ``methods``, ``workers`` (where the
+    scenario's solver takes them) an integer in [1, 64], returned as an int.
+    """
+    check_number("time_limit_s", time_limit_s, lo=0, hi=1e6)
+    check_choice("method", method, methods)
+    return None if workers is None else int(check_number("workers", workers, lo=1, hi=64, integer=True))

@@ -262,6 +262,8 @@ def test_bad_bound_arguments_are_refused():
     wl = SMALL[0]
     with pytest.raises(ConfigError, match="time_limit_s = -1"):
         bound(wl, time_limit_s=-1)
+    with pytest.raises(ConfigError, match="workers = 0 is out of range"):
+        bound(wl, workers=0)
     with pytest.raises(ConfigError, match="method = 'lp' is not known"):
         bound(wl, method="lp")
     with pytest.raises(ConfigError, match="engine = 'fast' is not known"):

@@ -72,8 +72,8 @@ from ortools.sat.python import cp_model
 
 from gpu_sched_agents.heuristics.edge.energetic import DFF_K, dff, energetic_lp
 from gpu_sched_agents.heuristics.edge.rules import BestRule, plan_makespan
-from gpu_sched_env.core.bounds import Bound
-from gpu_sched_env.core.errors import check_choice, check_number
+from gpu_sched_env.core.bounds import Bound, check_request
+from gpu_sched_env.core.errors import check_number
 from gpu_sched_env.edge.model import Cluster, EdgeProblem, Task, check_placeable, task_arrays
 from gpu_sched_env.edge.plan import Plan
 from gpu_sched_env.edge.sim import simulate
@@ -258,8 +258,7 @@ def bound(
             only, kind ``"lower_bound"``).
         split_threshold_gb: the planners' splitting threshold (None: the smallest device memory).
     """
-    check_number("time_limit_s", time_limit_s, lo=0.0)
-    check_choice("method", method, METHODS, section="bound")
+    check_request(time_limit_s, method, METHODS)
     t0 = time.perf_counter()
     lb = relaxation_bound(problem, split_threshold_gb)
     if method == "relaxation" or time_limit_s == 0:

@@ -63,8 +63,8 @@ import numpy as np
 
 from gpu_sched_agents.heuristics.hgsp.exact import solve_exact
 from gpu_sched_agents.heuristics.hgsp.strong import LocalSearch
-from gpu_sched_env.core.bounds import Bound
-from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
+from gpu_sched_env.core.bounds import Bound, check_request
+from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.hgsp.sim import Problem, Schedule, decode
 
 METHODS = ("auto", "cp-sat", "relaxation")
@@ -279,9 +279,7 @@ def bound(problem: Problem, time_limit_s: float = 10.0, *, method: str = "auto",
     t0 = time.perf_counter()
     if not isinstance(problem, Problem):
         raise ConfigError(f"problem = {problem!r} is not allowed; allowed: a gpu_sched_env.hgsp.sim.Problem")
-    check_number("time_limit_s", time_limit_s, lo=0)
-    check_choice("method", method, METHODS)
-    check_number("workers", workers, lo=1, hi=64, integer=True)
+    check_request(time_limit_s, method, METHODS, workers)
     n = len(problem.arrival_order)
     sched = rule_schedule(problem)
     upper = float(_weighted_tardiness(problem, sched).sum())

@@ -69,8 +69,8 @@ import numpy as np
 from gpu_sched_agents.heuristics.llm import WSRPT
 from gpu_sched_agents.heuristics.llm.exact import Instance, instance, solve_exact
 from gpu_sched_agents.heuristics.llm.strong import Rollout
-from gpu_sched_env.core.bounds import Bound
-from gpu_sched_env.core.errors import ConfigError, check_choice, check_number
+from gpu_sched_env.core.bounds import Bound, check_request
+from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.llm.api import simulate
 from gpu_sched_env.llm.model import Workload
 
@@ -213,8 +213,7 @@ def bound(
     t0 = time.perf_counter()
     if not isinstance(workload, Workload):
         raise ConfigError(f"workload = {workload!r} is not allowed; allowed: a gpu_sched_env.llm.model.Workload")
-    check_number("time_limit_s", time_limit_s, lo=0)
-    check_choice("method", method, METHODS)
+    workers = check_request(time_limit_s, method, METHODS, workers)
     ins = instance(workload, engine, dt)
     if method == "cp-sat" and not ins.exact_scope:
         raise ConfigError(

@@ -63,8 +63,8 @@ from collections.abc import Sequence
 
 from gpu_sched_agents.heuristics.mig.bruteforce import brute_force_makespan
 from gpu_sched_agents.heuristics.mig.cpsat import Plan, solve_poll
-from gpu_sched_env.core.bounds import Bound
-from gpu_sched_env.core.errors import check_choice, check_number
+from gpu_sched_env.core.bounds import Bound, check_request
+from gpu_sched_env.core.errors import check_choice
 from gpu_sched_env.mig.bound import makespan_lower_bound
 from gpu_sched_env.mig.model import DEFAULT_CAPACITIES, Job, check_capacities, check_poll, release_time
 from gpu_sched_env.mig.policies import POLICIES
@@ -124,10 +124,8 @@ def bound(
     """
     caps = check_capacities(capacities)
     poll = check_poll(poll_interval)
-    check_number("time_limit_s", time_limit_s, lo=0.0, hi=1e6)
-    check_choice("method", method, METHODS)
+    workers = check_request(time_limit_s, method, METHODS, workers)
     check_choice("problem", problem, PROBLEMS)
-    workers = int(check_number("workers", workers, lo=1, hi=64, integer=True))
     t0 = time.perf_counter()
     todo = [j for j in _problem_jobs(jobs, problem) if j.peak <= max(caps)]
     lb = makespan_lower_bound(todo, caps, poll)
