@@ -51,8 +51,38 @@ GATED = textwrap.dedent("""
 HELPER = "def pairs(view):\n    return list(zip(list(view.waiting), view.idle_slots()))\n"
 
 
-def evaluate(*argv: str, cwd: Path, env: dict[str, str] | None = None, wait: bool = True):
-    """``python -m gpu_sched_env.cli evaluate ARGV`` in a process of its own (its modules found in ``cwd``)."""
+# what `python -m gpu_sched_env.cli evaluate` imports (~2 s of CPU a process here), loaded once by the fork server
+PRELOAD = [
+    "gpu_sched_env.cli",
+    "gpu_sched_agents.evaluate.cli",
+    "gpu_sched_agents.evaluate.protocol",
+    "gpu_sched_env.core.plotting",  # matplotlib (MPLBACKEND=Agg, tests/conftest.py): the report's figure
+]
+
+
+@pytest.fixture(scope="module")
+def forks(tmp_path_factory):
+    """One fresh interpreter with evaluate's modules imported, forking a process per command (tests/forked.py)."""
+    from tests.forked import ForkServer
+
+    server = ForkServer(PRELOAD, tmp_path_factory.mktemp("forked"))
+    yield server
+    server.close()
+
+
+def evaluate(*argv: str, cwd: Path, env: dict[str, str] | None = None, wait: bool = True, forks=None):
+    """``python -m gpu_sched_env.cli evaluate ARGV`` in a process of its own (its modules found in ``cwd``).
+
+    ``forks`` (the module's fork server): the process is forked from an interpreter that imported
+    evaluate's modules already, instead of starting Python afresh; it is still a process of its own
+    (its pid, its exit status and output, its lock on ``--out``).
+    """
+    if forks is not None:
+        env = {"PYTHONPATH": str(cwd), **(env or {})}
+        args = ("python", "evaluate", *argv)
+        if wait:
+            return forks.run(args, cwd, env, module="gpu_sched_env.cli")
+        return forks.start(args, cwd, env, module="gpu_sched_env.cli")
     env = {**os.environ, "PYTHONPATH": str(cwd), **(env or {})}
     cmd = [sys.executable, "-m", "gpu_sched_env.cli", "evaluate", *argv]
     if wait:
@@ -72,9 +102,9 @@ def gated(tmp_path):
     return "gated_policy:Gated"
 
 
-def test_a_second_writer_on_one_out_is_refused_while_the_first_holds_it(tmp_path, gated):
+def test_a_second_writer_on_one_out_is_refused_while_the_first_holds_it(tmp_path, gated, forks):
     out, gate = tmp_path / "out", tmp_path / "gate"
-    first = evaluate(gated, "--out", str(out), *SMALL, cwd=tmp_path, env={"GATE": str(gate)}, wait=False)
+    first = evaluate(gated, "--out", str(out), *SMALL, cwd=tmp_path, env={"GATE": str(gate)}, wait=False, forks=forks)
     try:
         t0 = time.monotonic()
         while not Path(f"{gate}.playing").exists():  # the first is playing its days, its lock held
@@ -83,7 +113,8 @@ def test_a_second_writer_on_one_out_is_refused_while_the_first_holds_it(tmp_path
             time.sleep(0.05)
         held = files(out)  # the first is blocked in its first day's reset: nothing of it changes now
         same, other = (
-            evaluate(*spec, "--out", str(out), *SMALL, cwd=tmp_path, wait=False) for spec in ([gated], ["fifo"])
+            evaluate(*spec, "--out", str(out), *SMALL, cwd=tmp_path, wait=False, forks=forks)
+            for spec in ([gated], ["fifo"])
         )
         errs = [p.communicate(timeout=120)[1] for p in (same, other)]
         assert (same.returncode, other.returncode) == (2, 2), errs
@@ -101,27 +132,27 @@ def test_a_second_writer_on_one_out_is_refused_while_the_first_holds_it(tmp_path
     assert json.loads((out / MANIFEST).read_text())["owner"] == {"policy": gated}
 
 
-def test_a_later_writer_of_another_policy_is_refused_and_the_first_report_kept(tmp_path):
+def test_a_later_writer_of_another_policy_is_refused_and_the_first_report_kept(tmp_path, forks):
     out = tmp_path / "out"
-    assert evaluate("cadr", "--out", str(out), *SMALL, cwd=tmp_path).returncode == 0
+    assert evaluate("cadr", "--out", str(out), *SMALL, cwd=tmp_path, forks=forks).returncode == 0
     kept = files(out)
-    late = evaluate("fifo", "--out", str(out), *SMALL, cwd=tmp_path)
+    late = evaluate("fifo", "--out", str(out), *SMALL, cwd=tmp_path, forks=forks)
     assert late.returncode == 2
     assert f"--out {str(out)!r} holds the results of another policy 'cadr'" in late.stderr and "--force" in late.stderr
     assert files(out) == kept and json.loads((out / "report.json").read_text())["policy"]["spec"] == "cadr"
 
 
-def test_a_users_files_in_an_existing_out_survive(tmp_path, capsys):
+def test_a_users_files_in_an_existing_out_survive(tmp_path, capsys, forks):
     out = tmp_path / "mine"
     (out / "days").mkdir(parents=True)
     (out / "days" / "important.csv").write_text("a,b\n1,2\n")
     (out / "report.md").write_text("my own notes\n")
     theirs = files(out)
-    plain = evaluate("cadr", "--out", str(out), *SMALL, cwd=tmp_path)
+    plain = evaluate("cadr", "--out", str(out), *SMALL, cwd=tmp_path, forks=forks)
     assert plain.returncode == 2
     assert f"--out {str(out)!r} holds files gpu-sched evaluate did not write" in plain.stderr
     assert "pass --force" in plain.stderr and "choose another --out" in plain.stderr
-    forced = evaluate("cadr", "--out", str(out), "--force", *SMALL, cwd=tmp_path)
+    forced = evaluate("cadr", "--out", str(out), "--force", *SMALL, cwd=tmp_path, forks=forks)
     assert forced.returncode == 2
     assert "'report.md' is there and gpu-sched evaluate did not write it" in forced.stderr
     assert files(out) == theirs  # both refused before anything was written
@@ -235,7 +266,7 @@ def test_an_upgrade_of_the_package_plays_the_days_again(tmp_path, capsys, monkey
     assert json.loads((out / "days" / "key.json").read_text())["package"] == gpu_sched_env.__version__
 
 
-def test_a_folder_of_an_earlier_evaluate_is_its_own_and_its_days_are_played_again(tmp_path, capsys):
+def test_a_folder_of_an_earlier_evaluate_is_its_own_and_its_days_are_played_again(tmp_path, capsys, forks):
     """Before manifests, evaluate left days/key.json naming the POLICY: that folder is still evaluate's."""
     out = tmp_path / "old"
     (out / "days").mkdir(parents=True)
@@ -243,7 +274,7 @@ def test_a_folder_of_an_earlier_evaluate_is_its_own_and_its_days_are_played_agai
     (out / "days" / "key.json").write_text(json.dumps(old_key))
     (out / "days" / "surge_fresh.csv").write_text("stale\n")
     (out / "notes.txt").write_text("mine\n")
-    late = evaluate("fifo", "--out", str(out), *SMALL, cwd=tmp_path)
+    late = evaluate("fifo", "--out", str(out), *SMALL, cwd=tmp_path, forks=forks)
     assert late.returncode == 2 and "holds the results of another policy 'cadr' (its days/key.json" in late.stderr
     assert main(["cadr", "--out", str(out), *SMALL]) == 0
     said = capsys.readouterr().out
