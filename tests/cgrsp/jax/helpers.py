@@ -49,7 +49,44 @@ def joint_heads(day: str = "hectic", stock: str = "fresh", **kw) -> CGRSPEnvConf
     )
 
 
+PATH_WIDTHS = (16385, 65537)  # a padded Markov path's redraws: the first that fits (beyond: the next 2**k + 1)
+
+
+def fixed_width(day):
+    """``day`` with its Markov paths padded to the first of :data:`PATH_WIDTHS` they fit in (fresh stock: as it is).
+
+    A materialised Markov day's paths are as long as its draws need (4 097 to 36 865 redraws here,
+    by seed and horizon), and each length is a shape of its own: every program a day goes into
+    compiles again. Padded as ``rules.stack_days`` pads a batch (``core.NEVER``: a redraw never due,
+    read by pointer, so the padding changes no step), the tests' days share two shapes: a horizon
+    of up to 20 days, and a whole default one.
+    """
+    from gpu_sched_env.cgrsp.jax.core import NEVER
+
+    w = day.markov_times.shape[1]
+    if w == 0:
+        return day
+    width = next((x for x in PATH_WIDTHS if w <= x), (1 << (w - 1).bit_length()) + 1)
+    extra = width - w  # padded on the host: an eager jnp.pad compiles a program per shape
+    return day.replace(
+        markov_times=np.pad(np.asarray(day.markov_times), ((0, 0), (0, extra)), constant_values=NEVER),
+        markov_us=np.pad(np.asarray(day.markov_us), ((0, 0), (0, extra))),
+    )
+
+
+def reset_to(env, day):
+    """``env.reset_to_day`` of ``day`` (an int: ``env.materialise(day)``): ``(obs, state)``.
+
+    The Markov paths at a fixed width (:func:`fixed_width`) and the params an argument, so one
+    compiled reset serves every seed and every env of the same shapes, whatever its params' values
+    (a reset reads no reward setting: an env with shaping and one without share it too).
+    """
+    day = env.materialise(day) if isinstance(day, int) else day
+    return env.reset_to_day(fixed_width(day), env.default_params)
+
+
 _REPLAYS: dict = {}
+REPLAY_STEPS = 4096  # the replay's padded length (side_by_side)
 
 
 def _replay_program(env, length: int):
@@ -59,20 +96,22 @@ def _replay_program(env, length: int):
     the state as it is); returns the start obs and mask, per step the obs, mask, reward, raw parts,
     done flag and clock, and the state and info after the ``n``-th step. One program replays a
     whole day in one call instead of a Python loop of jitted calls (about 2 ms a step here).
+    The params are an argument, not constants of the program: two envs that differ only in their
+    params' values (a reward preset or weight) compile the same program, which JAX's compile
+    cache then serves to the second (any test file, any xdist worker).
     """
     import jax
     import jax.numpy as jnp
 
     if (env, length) in _REPLAYS:
         return _REPLAYS[env, length]
-    params = env.default_params
     key = jax.random.PRNGKey(0)
 
-    def one(s, a):
-        obs, s2, r, d, info = env.step(key, s, a, params)  # the env's jitted functions: their traces are shared
-        return (s2, info), (obs, env.action_mask(s2, params), r, info["reward_raw"], d, info["t"])
+    def play(day, actions, n, params):
+        def one(s, a):
+            obs, s2, r, d, info = env.step(key, s, a, params)  # the env's jitted functions: their traces are shared
+            return (s2, info), (obs, env.action_mask(s2, params), r, info["reward_raw"], d, info["t"])
 
-    def play(day, actions, n):
         obs0, s0 = env.reset_to_day(day, params)
         (_, info_shape), out_shape = jax.eval_shape(one, s0, actions[0])
         zeros = partial(jax.tree.map, lambda x: jnp.zeros(x.shape, x.dtype))
@@ -141,11 +180,15 @@ def side_by_side(
         obs.append(env.flatten_obs(o))
         masks.append(ref.action_masks())
     steps = len(actions)
-    length = max(2048, 1 << max(steps - 1, 1).bit_length())
+    # one padded length for every play of an env (one program): a whole day's steps (at most 3·N in the joint
+    # designs, N <= 950) fit in 4096; a longer play (holds) takes the next power of two
+    length = max(REPLAY_STEPS, 1 << max(steps - 1, 1).bit_length())
     padded = np.zeros(length, np.int32)
     padded[:steps] = actions
-    day = env.day_of(materialise(env.sim_params, seed, horizon_s))
-    obs0, mask0, (j_obs, j_mask, j_rew, j_raw, j_done, j_t), st, info = _replay_program(env, length)(day, padded, steps)
+    day = fixed_width(env.day_of(materialise(env.sim_params, seed, horizon_s)))
+    obs0, mask0, (j_obs, j_mask, j_rew, j_raw, j_done, j_t), st, info = _replay_program(env, length)(
+        day, padded, steps, env.default_params
+    )
     k = len(obs)  # states compared: the start and the one after each step the play went on from
     j_obs = np.concatenate([np.asarray(obs0)[None], np.asarray(j_obs)[: k - 1]])
     j_mask = np.concatenate([np.asarray(mask0)[None], np.asarray(j_mask)[: k - 1]])

@@ -12,7 +12,7 @@ import pytest
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 from gpu_sched_env.cgrsp.jax import JaxCGRSP
 from gpu_sched_env.core.errors import ConfigError
-from tests.cgrsp.jax.helpers import joint_heads
+from tests.cgrsp.jax.helpers import joint_heads, reset_to
 
 
 def test_import_without_jax_names_the_extra():
@@ -99,7 +99,7 @@ def test_flat_obs_is_gymnasium_flatten_without_the_mask():
     assert list(ref.observation_space.spaces)[0] == "action_mask"
     np.testing.assert_array_equal(env.flatten_obs(o), flat[env.n_actions :])
     assert env.obs_dim == flat.size - env.n_actions == 233
-    obs, _ = env.reset_to_day(env.materialise(4))
+    obs, _ = reset_to(env, 4)
     assert obs.shape == (env.obs_dim,) and obs.dtype == jnp.float32
     with pytest.raises(ConfigError, match="model"):
         env.flatten_obs({k: v for k, v in o.items() if k != "model"})

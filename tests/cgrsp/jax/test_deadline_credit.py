@@ -79,19 +79,28 @@ def test_each_option_alone(reward, shaping, gamma, weights):
 
 
 def test_shaping_moves_the_reward():
-    """The shaping term is on: the same play without it gives other rewards (the test above could not tell)."""
-    import jax
+    """The shaping term is on: the same play without it gives other rewards (the test above could not tell).
+
+    The play: 30 steps of the first legal action. Both envs replay it in the compiled replay the prefix
+    tests use (helpers.side_by_side's: no program of its own); that it is the first legal action of the
+    JAX env's own mask at every step is asserted, the stream taken from CGRSP-v0's masks.
+    """
+    from tests.cgrsp.jax.helpers import REPLAY_STEPS, _replay_program
 
     cfg = markov_design("surge", "fresh")
     on, off = JaxCGRSP.from_config(cfg), JaxCGRSP.from_config(cfg.replace(shaping="none"))
+    ref = CGRSPEnv(cfg)
+    ref.reset(seed=3)
+    actions = np.zeros(REPLAY_STEPS, np.int32)
+    for k in range(30):
+        actions[k] = int(np.flatnonzero(ref.action_masks())[0])
+        ref.step(int(actions[k]))
     day = on.materialise(3)
-    _, s_on = on.reset_to_day(day)
-    _, s_off = off.reset_to_day(day)
-    key = jax.random.PRNGKey(0)
-    diffs = []
-    for _ in range(30):
-        a = int(np.flatnonzero(np.asarray(on.action_mask(s_on, on.default_params)))[0])
-        _, s_on, r_on, _, _ = on.step(key, s_on, a, on.default_params)
-        _, s_off, r_off, _, _ = off.step(key, s_off, a, off.default_params)
-        diffs.append(float(r_on) - float(r_off))
+    rewards = []
+    for env in (on, off):
+        _, mask0, (_, masks, r, *_), _, _ = _replay_program(env, REPLAY_STEPS)(day, actions, 30, env.default_params)
+        before = np.concatenate([np.asarray(mask0)[None], np.asarray(masks)[:29]])
+        assert [int(np.flatnonzero(m)[0]) for m in before] == actions[:30].tolist()  # the JAX env's first legal
+        rewards.append(np.asarray(r)[:30])
+    diffs = rewards[0] - rewards[1]
     assert max(abs(d) for d in diffs) > 1e-3

@@ -14,7 +14,7 @@ from gpu_sched_env.cgrsp.jax import StalledRolloutError, evaluate, rollout, stac
 from gpu_sched_env.cgrsp.jax.legal import why_illegal
 from gpu_sched_env.cgrsp.jax.rules import max_steps_of, rollout_batch
 from gpu_sched_env.core.errors import InvalidActionError
-from tests.cgrsp.jax.helpers import env_for
+from tests.cgrsp.jax.helpers import env_for, reset_to
 
 KEY = jax.random.PRNGKey(0)
 
@@ -36,12 +36,13 @@ def subqueue_mask(env, st) -> np.ndarray:
     return np.append((rows[:, None] & idle[None, :]).reshape(-1) & ok, future and ok)
 
 
-@jax.jit
-def same(a, b) -> jnp.ndarray:
-    """Every leaf of two pytrees equal (inf equal to inf)."""
-    return jnp.all(
-        jnp.stack([jnp.all(x == y) for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b))])
-    )
+def same(a, b) -> bool:
+    """Every leaf of two pytrees equal (inf equal to inf), compared on the host.
+
+    (A jitted comparison compiled a program per pytree structure, ~1 s each on a cold cache.)
+    """
+    la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+    return len(la) == len(lb) and all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(la, lb))
 
 
 def same_step(got: tuple, want: tuple) -> bool:
@@ -70,7 +71,7 @@ def test_illegal_play_loses_no_job_and_equals_the_substitutes(seed):
     with the substitutes applied on the host (states, observations, rewards, done, step by step)."""
     env = env_for("hectic", "fresh")
     p = env.default_params
-    _, st = env.reset_to_day(env.materialise(seed))
+    _, st = reset_to(env, seed)
     st2 = st
     rng = np.random.default_rng(seed)
     n_bad = steps = 0
@@ -126,7 +127,7 @@ def test_always_wait_dispatches_every_job_by_substitution():
 def test_checked_mode_names_the_action_and_why():
     env, checked = env_for("hectic", "fresh"), env_for("hectic", "fresh", checked=True)
     p, c = env.default_params, env.spec.c
-    _, st = env.reset_to_day(env.materialise(5))
+    _, st = reset_to(env, 5)
     rng = np.random.default_rng(0)
     found = {}
     while len(found) < 3 and not bool(st.done):  # states with an empty window position, a busy slot, an empty subqueue
@@ -189,7 +190,7 @@ class _Stuck:
 def test_a_stalled_rollout_is_bounded_and_named():
     env = env_for("hectic", "fresh")
     stuck = _Stuck(env)
-    _, st = env.reset_to_day(env.materialise(5))
+    _, st = reset_to(env, 5)
     out = jax.jit(lambda s: rollout(stuck, lambda s_, p: jnp.int32(0), s, env.default_params, max_steps=7))(st)
     assert not bool(out.done) and int(out.n_steps) == 7  # the loop stopped at its cap
     days = stack_days([env.materialise(s) for s in (5, 6)])

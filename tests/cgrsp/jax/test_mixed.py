@@ -85,9 +85,13 @@ def _lockstep(env, single, params, length: int):
     [
         ("hectic_fresh", WHOLE),
         ("surge_D900", WHOLE),
-        ("hectic_D900", 300),
-        ("surge_fresh", 300),
-        ("normal_D300", WHOLE),
+        # e2e: each compiles a lockstep program of its own (its single env's); the fast tier pins their parts: an
+        # unpadded day (hectic_fresh) and Markov stock (surge_D900), a padded day (surge_D900) and fresh stock
+        # (hectic_fresh); a padded Markov day of another type and dwell plays surge_D900's code on other data
+        # (the day type and the dwell are the mixed env's data); alone they name what differs (docs/tests.md)
+        pytest.param("hectic_D900", 300, marks=pytest.mark.e2e),
+        pytest.param("surge_fresh", 300, marks=pytest.mark.e2e),
+        pytest.param("normal_D300", WHOLE, marks=pytest.mark.e2e),
         pytest.param("hectic_D900", WHOLE, marks=pytest.mark.slow),
         pytest.param("surge_fresh", WHOLE, marks=pytest.mark.slow),
         pytest.param("quiet_D3600", WHOLE, marks=pytest.mark.slow),
@@ -134,15 +138,24 @@ def test_day_in_a_mixed_pool_plays_bit_for_bit_as_its_own_env(mixed, regime, max
     assert steps > n if max_steps is None else steps == max_steps  # a whole day: one decision per job at least
 
 
-def test_native_sampler_draws_the_mix():
-    """Regimes drawn in the product of the month's day mix and a uniform stock mix (chi-square); padding is exact."""
+SAMPLE = 1500  # native days per call of the sampler
+
+
+@pytest.fixture(scope="module")
+def sampler():
+    """The generalist's mix (records off) and its vmapped native sampler: one program for both sampler tests."""
     env = JaxCGRSP.mixed(joint_heads("hectic"), records=False)
+    return env, jax.jit(jax.vmap(env._sample, in_axes=(0, None)))
+
+
+def test_native_sampler_draws_the_mix(sampler):
+    """Regimes drawn in the product of the month's day mix and a uniform stock mix (chi-square); padding is exact."""
+    env, sample = sampler
     p = env.default_params
     probs = np.asarray(p.mix.probs)
-    sample = jax.jit(jax.vmap(env._sample, in_axes=(0, None)))
     regs, real = [], []
     for c in range(4):
-        day = sample(jax.random.split(jax.random.PRNGKey(100 + c), 1500), p)
+        day = sample(jax.random.split(jax.random.PRNGKey(100 + c), SAMPLE), p)
         regs.append(np.asarray(day.regime))
         real.append(np.isfinite(np.asarray(day.submit)).sum(axis=1))
     regs, real = np.concatenate(regs), np.concatenate(real)
@@ -154,10 +167,11 @@ def test_native_sampler_draws_the_mix():
     assert np.array_equal(real, [DAY_TYPES[r.day]["n_jobs"] for r in np.asarray(env.regimes)[regs]])
 
 
-def test_native_days_follow_their_regimes_arrival_rate():
-    env = JaxCGRSP.mixed(joint_heads("hectic"), stocks=["fresh"], days={"surge": 1, "hectic": 1})
+def test_native_days_follow_their_regimes_arrival_rate(sampler):
+    """Every regime of the mix (each day type, each stock model): its days' arrival gaps are its day type's law."""
+    env, sample = sampler  # the sampler test's program (a mix of its own compiled another, ~13 s on a cold cache)
     p = env.default_params
-    day = jax.jit(jax.vmap(env._sample, in_axes=(0, None)))(jax.random.split(jax.random.PRNGKey(9), 64), p)
+    day = sample(jax.random.split(jax.random.PRNGKey(9), SAMPLE), p)
     for r, reg in enumerate(env.regimes):
         sub = np.asarray(day.submit)[np.asarray(day.regime) == r][:, : DAY_TYPES[reg.day]["n_jobs"]]
         gaps = np.diff(np.concatenate([np.zeros((len(sub), 1)), sub], axis=1), axis=1).ravel()

@@ -1,23 +1,31 @@
 """FIFO, SPT and spt_rescue_defer_exp as JAX policies give simulate()'s days job for job."""
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from gpu_sched_env.cgrsp.api import simulate
 from gpu_sched_env.cgrsp.jax import RULES, JaxCGRSP, evaluate, rollout, stack_days
 from gpu_sched_env.cgrsp.jax import rules as jrules
-from tests.cgrsp.jax.helpers import COMBOS, MARKOV, assert_same_records, env_for, joint_heads
+from tests.cgrsp.jax.helpers import COMBOS, MARKOV, assert_same_records, env_for, joint_heads, reset_to
+
+_RUNS: dict = {}
+
+
+def _run(env, rule):
+    """The jitted rollout of ``rule`` on ``env``, one per env and rule in the process (the params an argument)."""
+    if (env, rule.name) not in _RUNS:
+        _RUNS[env, rule.name] = jax.jit(lambda s, p: rollout(env, rule, s, p))
+    return _RUNS[env, rule.name]
 
 
 def _check(day, stock, name, seeds, **knobs):
     env = env_for(day, stock)
     rule = jrules.defer_exp_rule(**knobs) if knobs else RULES[name]
-    run = jax.jit(lambda s: rollout(env, rule, s, env.default_params))
-    for seed in seeds:
-        _, st = env.reset_to_day(env.materialise(seed))
-        st = run(st)
+    run = _run(env, rule)
+    for seed in seeds:  # one compiled reset and rollout for every seed (helpers.reset_to)
+        _, st = reset_to(env, seed)
+        st = run(st, env.default_params)
         res = simulate(name, day, seed=seed, **(MARKOV if stock == "markov" else {}), **knobs)
         assert bool(st.done)
         assert_same_records(res, st)
@@ -114,8 +122,10 @@ def test_an_env_is_freed_with_its_rule_programs():
 
     from gpu_sched_env.cgrsp.jax import env as env_module
 
-    env = JaxCGRSP.from_config(joint_heads("quiet").replace(slot_rows=6), records=False)  # no other test shares it
-    out = evaluate(env, RULES["spt_rescue_defer_exp"], jax.vmap(jax.random.PRNGKey)(jnp.arange(2)))
+    # an env no other test shares (its own weights), of the same shapes as the surge env of the tests above: its
+    # day program is test_the_knobs_matter's (the params are an argument), which JAX's compile cache serves
+    env = JaxCGRSP.from_config(joint_heads("surge").replace(reward_weights={"miss": 1.0}))
+    out = evaluate(env, RULES["spt_rescue_defer_exp"], stack_days([env.materialise(s) for s in (3, 4)]))
     assert (out["completed"] == env.spec.n).all()
     gone = weakref.ref(env)
     for k in [k for k, v in env_module._SHARED.items() if v is env]:  # from_config's own table of shared envs
