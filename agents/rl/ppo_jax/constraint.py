@@ -6,13 +6,12 @@ mean miss % orders as the count), then the lowest mean wait; when none qualifies
 misses, then the lowest wait. For a policy judged on several regimes (the generalist),
 :func:`worst_regime_pick`: the fewest regimes with more misses than the rule, then the smallest
 wait excess of the worst regime in units of the criterion's margin. Either pick may have a second
-stage against the winner's curse (:func:`recheck_pick`, :func:`pooled_regime_pick`): the best few
+stage against the winner's curse (:func:`pooled_pick`, :func:`pooled_regime_pick`): the best few
 replayed on further selection days and picked again on both stages' days pooled.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -107,23 +106,6 @@ def pooled_pick(
     done = table.loc[list(replayed)]
     pooled = pd.DataFrame({"miss_pct": done.pooled_miss_pct, "mean_wait_min": done.pooled_wait_min})
     return table, lexicographic_pick(pooled, pool(rule_first, rule_second))
-
-
-def recheck_pick(
-    evals: pd.DataFrame,
-    rule_first: float,
-    n_first: int,
-    replay: Callable[[Any], tuple[float, float]],
-    n_second: int,
-    rule_second: float,
-    top: int = RECHECK_TOP,
-) -> tuple[pd.DataFrame, Any]:
-    """The whole second stage: the ``top`` best rows (:func:`best_by_key`) replayed, then :func:`pooled_pick`.
-
-    ``replay``: index → (mean wait, miss %) of that row's actor on the ``n_second`` further days.
-    """
-    replayed = {i: replay(i) for i in best_by_key(evals, rule_first, top)}
-    return pooled_pick(evals, replayed, n_first, n_second, rule_first, rule_second)
 
 
 def check_recheck(prefix: str, recheck_days: int, recheck_top: int, select_days: int, how: str | None) -> None:
@@ -228,27 +210,6 @@ def pooled_regime_pick(
     return table, worst_regime_pick(pooled, pooled_rules, frac, floor_min)
 
 
-def regime_recheck_pick(
-    evals: pd.DataFrame,
-    rules_first: dict[str, tuple[float, float]],
-    n_first: int,
-    replay: Callable[[Any], dict[str, float]],
-    n_second: int,
-    rules_second: dict[str, tuple[float, float]],
-    top: int,
-    frac: float,
-    floor_min: float,
-) -> tuple[pd.DataFrame, Any]:
-    """:func:`recheck_pick` for the worst-regime pick: the best few replayed, then :func:`pooled_regime_pick`.
-
-    The ``top`` best rows by :func:`best_by_worst_regime` are replayed.
-
-    ``replay``: index → that row's actor's ``<regime>_wait`` and ``<regime>_miss`` on the ``n_second`` further days.
-    """
-    replayed = {i: replay(i) for i in best_by_worst_regime(evals, rules_first, frac, floor_min, top)}
-    return pooled_regime_pick(evals, replayed, n_first, n_second, rules_first, rules_second, frac, floor_min)
-
-
 __all__ = [
     "GENERALIST_MARGIN",
     "RECHECK_TOP",
@@ -257,8 +218,6 @@ __all__ = [
     "check_recheck",
     "pooled_pick",
     "pooled_regime_pick",
-    "recheck_pick",
-    "regime_recheck_pick",
     "lexicographic_key",
     "lexicographic_pick",
     "rule_miss_pct",

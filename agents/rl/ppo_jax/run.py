@@ -256,98 +256,43 @@ def _validate_recheck(a: DictConfig) -> None:
     check_recheck("algo.", int(days), int(top), int(a.select_days), how)
 
 
-class JaxSelection:
-    """``algo.select_days`` > 0: each evaluation also plays the actor on native JAX selection days.
-
-    The days are keys 10 000 … (never the test keys); the rule (the first ``algo.jax_eval_rules``)
-    is played once on the same days. On the run's own regime :meth:`key` orders candidates by
-    :func:`~gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_key` (no more misses than the
-    rule, then the lowest wait); with ``regimes`` (``algo.select_regimes``: name → that regime's
-    env) by :func:`~gpu_sched_agents.rl.ppo_jax.constraint.worst_regime_key`, as the generalist
-    study's ``--select-every`` picks. One evaluation at a time: the best so far is kept without
-    holding every candidate (the first of equal keys, as the study's picks).
-    """
-
-    def __init__(self, env: Any, n_days: int, rule: str, regimes: dict[str, Any] | None = None) -> None:
-        from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, rule_regime_means, test_keys
-
-        self.envs = dict(regimes) if regimes else {"": env}
-        self.keys, self.rule = test_keys(n_days, SELECT_SEED0), rule
-        self.rules = rule_regime_means(self.envs, rule, self.keys)
-        self.rule_miss = self.rules[""][1] if "" in self.rules else None
-        for name, (wait, miss) in self.rules.items():
-            log.info(
-                f"selection on {n_days} native JAX days{f' of {name}' if name else ''}: {rule} waits {wait:.2f} min "
-                f"and misses {miss:.4f} % there"
-            )
-
-    def __call__(self, params: Any) -> dict[str, float]:
-        """The actor with flax ``params`` on the selection days: ``select_mean_wait_min`` and ``select_miss_pct``.
-
-        With regimes: ``select_<regime>_wait`` and ``select_<regime>_miss`` per regime, and
-        ``select_worst_excess`` (the worst regime's wait excess in units of the margin).
-        """
-        from gpu_sched_agents.rl.ppo_jax.jax_eval import regime_row
-
-        row = regime_row(self.envs, params, self.keys)
-        if self.rule_miss is not None:
-            return {"select_mean_wait_min": row["_wait"], "select_miss_pct": row["_miss"]}
-        return {f"select_{k}": v for k, v in row.items()} | {"select_worst_excess": self.key_of(row)[1]}
-
-    @property
-    def select_rule(self) -> str:
-        """The pick rule's name in ``best.json`` (:data:`~gpu_sched_agents.rl.best.SELECT_RULES`)."""
-        return "lexicographic" if self.rule_miss is not None else "worst_regime"
-
-    def key_of(self, row: dict[str, float]) -> tuple[float, ...]:
-        """The ranking key of one evaluation's :func:`regime_row` (lower is better)."""
-        from gpu_sched_agents.rl.ppo_jax.constraint import (
-            GENERALIST_MARGIN,
-            lexicographic_key,
-            worst_regime_key,
-        )
-
-        if self.rule_miss is not None:
-            return lexicographic_key(row["_miss"], row["_wait"], self.rule_miss)
-        return worst_regime_key(pd.Series(row), self.rules, *GENERALIST_MARGIN)
-
-    def key(self, means: dict[str, float]) -> list[float]:
-        """The ranking key of an evaluation's :meth:`__call__` means (lower is better)."""
-        if self.rule_miss is not None:
-            return list(self.key_of({"_wait": means["select_mean_wait_min"], "_miss": means["select_miss_pct"]}))
-        row = {f"{r}_{m}": means[f"select_{r}_{m}"] for r in self.envs for m in ("wait", "miss")}
-        return [float(x) for x in self.key_of(row)]
-
-    def scalars(self, means: dict[str, float]) -> dict[str, float]:
-        """What TensorBoard's ``select/*`` shows of an evaluation."""
-        return {k.removeprefix("select_"): v for k, v in means.items() if k.startswith("select_")}
-
-    def describe(self, means: dict[str, float]) -> str:
-        """The training log's words for an evaluation."""
-        if self.rule_miss is not None:
-            return f"selection days {means['select_mean_wait_min']:.2f} min, miss {means['select_miss_pct']:.3f} %"
-        from gpu_sched_agents.rl.ppo_jax.constraint import GENERALIST_MARGIN, wait_excess
-
-        def excess(r: str) -> float:
-            return wait_excess(means[f"select_{r}_wait"], self.rules[r][0], *GENERALIST_MARGIN)
-
-        worst = max(self.envs, key=excess)
-        return (
-            f"selection: worst regime's wait excess {means['select_worst_excess']:.2f} margins "
-            f"({len(self.envs)} regimes; {worst} {means[f'select_{worst}_wait']:.2f} min against the rule's "
-            f"{self.rules[worst][0]:.2f})"
-        )
-
-
 CANDIDATES = "select_candidates.csv"  # the selection's evaluations when algo.recheck_days > 0 (Evaluator.finish)
-PART = ("wait", "miss")  # a regime's columns in the candidates of a worst-regime selection: <regime>_wait, _miss
+
+
+def _select_means(selector: Any, row: dict[str, float]) -> dict[str, float]:
+    """An evaluation's ``select_*`` means (learning curve, TensorBoard's ``select/*``, ``best.json``).
+
+    One regime: ``select_mean_wait_min`` and ``select_miss_pct``; several: ``select_<regime>_wait``
+    and ``select_<regime>_miss`` per regime and ``select_worst_excess`` (the worst regime's wait excess
+    in units of the margin).
+    """
+    means = {f"select_{c}": row[c] for c in selector.columns}
+    return means if selector.by == "lexicographic" else means | {"select_worst_excess": selector.key(row)[1]}
+
+
+def _describe(selector: Any, means: dict[str, float]) -> str:
+    """The training log's words for an evaluation on the selection days."""
+    if selector.by == "lexicographic":
+        return f"selection days {means['select_mean_wait_min']:.2f} min, miss {means['select_miss_pct']:.3f} %"
+    from gpu_sched_agents.rl.ppo_jax.constraint import wait_excess
+
+    def excess(r: str) -> float:
+        return wait_excess(means[f"select_{r}_wait"], selector.rules[r][0], *selector.margin)
+
+    worst = max(selector.envs, key=excess)
+    return (
+        f"selection: worst regime's wait excess {means['select_worst_excess']:.2f} margins "
+        f"({len(selector.envs)} regimes; {worst} {means[f'select_{worst}_wait']:.2f} min against the rule's "
+        f"{selector.rules[worst][0]:.2f})"
+    )
 
 
 class Evaluator:
     """Held-out evaluation during training on CGRSP-v0 (``eval/*``, best model, learning curve).
 
-    With a :class:`JaxSelection` the best model is the one it ranks first (``select/*`` logged,
-    ``best.json`` holds its ``select_key``); otherwise the lowest env objective on the seeds.
+    With a :class:`~gpu_sched_agents.rl.ppo_jax.selector.Selector` (``algo.select_days`` > 0) the best
+    model is the one it ranks first (``select/*`` logged, ``best.json`` holds its ``select_key``),
+    kept one evaluation at a time; otherwise the lowest env objective on the seeds.
     """
 
     def __init__(
@@ -357,13 +302,12 @@ class Evaluator:
         run_dir: Path,
         heuristics: dict[str, dict[str, float]],
         writer: Any,
-        selection: JaxSelection | None = None,
-        recheck: tuple[int, int] | None = None,
+        selection: Any = None,
     ) -> None:
         self.config, self.seeds, self.run_dir, self.heuristics, self.writer = config, seeds, run_dir, heuristics, writer
         self.selection = selection
-        self._rule = "objective" if selection is None else selection.select_rule
-        self.recheck = recheck if selection is not None else None
+        self._rule = "objective" if selection is None else selection.by
+        self.recheck = selection is not None and selection.recheck_days > 0
         path = run_dir / CANDIDATES
         self.candidates = pd.read_csv(path).to_dict("records") if self.recheck and path.exists() else []
         kept = read_best(run_dir)  # a resumed run keeps the best of its first part
@@ -376,7 +320,7 @@ class Evaluator:
     ) -> dict[str, float]:
         """Evaluate the actor with flax ``params`` at ``steps``: on CGRSP-v0's seeds (``on_v0``) and/or the selection.
 
-        With a :class:`JaxSelection` the best model is decided by the selection alone, so a call with
+        With a selection the best model is decided by the selection alone, so a call with
         ``select=False`` only logs; without one every call is on CGRSP-v0 and decides.
         """
         from gpu_sched_agents.rl.envs import evaluate_model
@@ -392,12 +336,14 @@ class Evaluator:
         if self.selection is None:
             key = [means[SELECT_ON]]
         elif select:
-            means |= self.selection(params)
-            key = self.selection.key(means)
-            for m, v in self.selection.scalars(means).items():
-                self.writer.add_scalar(f"select/{m}", v, steps)
+            row = self.selection.play(params)
+            key = [float(x) for x in self.selection.key(row)]
+            means |= _select_means(self.selection, row)
+            for m, v in means.items():
+                if m.startswith("select_"):
+                    self.writer.add_scalar(f"select/{m.removeprefix('select_')}", v, steps)
             if self.recheck:
-                self._keep_candidate(params, steps, means, obs_dim, n_actions)
+                self._keep_candidate(params, steps, row, obs_dim, n_actions)
         if key is not None and key < self.best:
             self.best = key
             save_policy(self.run_dir / "best_model.npz", params, obs_dim, n_actions)
@@ -423,33 +369,14 @@ class Evaluator:
         self.candidates = [dict(r) for r in state["candidates"]]
 
     def _table(self) -> pd.DataFrame:
-        """The selection's evaluations so far, indexed by ``steps``.
+        """The selection's evaluations so far, indexed by ``steps`` (the selector's columns)."""
+        return pd.DataFrame(self.candidates, columns=["steps", *self.selection.columns]).set_index("steps")
 
-        On one regime ``mean_wait_min`` and ``miss_pct``; on several (``algo.select_regimes``)
-        ``<regime>_wait`` and ``<regime>_miss``.
-        """
-        sel = self.selection
-        cols = (
-            ["mean_wait_min", "miss_pct"] if sel.rule_miss is not None else [f"{r}_{m}" for r in sel.envs for m in PART]
-        )
-        return pd.DataFrame(self.candidates, columns=["steps", *cols]).set_index("steps")
-
-    def _best(self, table: pd.DataFrame, top: int) -> list[Any]:
-        """The ``top`` best evaluations of ``table`` by the selection's key (lexicographic, or the worst regime's)."""
-        from gpu_sched_agents.rl.ppo_jax.constraint import GENERALIST_MARGIN, best_by_key, best_by_worst_regime
-
-        if self.selection.rule_miss is not None:
-            return best_by_key(table, self.selection.rule_miss, top)
-        return best_by_worst_regime(table, self.selection.rules, *GENERALIST_MARGIN, top)
-
-    def _keep_candidate(self, params: Any, steps: int, means: dict[str, float], obs_dim: int, n_actions: int) -> None:
+    def _keep_candidate(self, params: Any, steps: int, row: dict[str, float], obs_dim: int, n_actions: int) -> None:
         """Record an evaluation; keep the actors of the ``recheck_top`` best so far (``candidates/``), drop the rest."""
-        if self.selection.rule_miss is not None:
-            row = {"mean_wait_min": means["select_mean_wait_min"], "miss_pct": means["select_miss_pct"]}
-        else:
-            row = {f"{r}_{m}": means[f"select_{r}_{m}"] for r in self.selection.envs for m in PART}
+        row = {c: row[c] for c in self.selection.columns}
         self.candidates = [r for r in self.candidates if r["steps"] != steps] + [{"steps": int(steps), **row}]
-        top = set(self._best(self._table(), self.recheck[1]))
+        top = set(self.selection.best(self._table(), self.selection.recheck_top))
         folder = self.run_dir / "candidates"
         folder.mkdir(exist_ok=True)
         if steps in top:
@@ -468,84 +395,50 @@ class Evaluator:
         """
         import shutil
 
-        from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, learned_rule, per_day, test_keys
-
         if not self.recheck or not self.candidates:
             return
         done = (read_best(self.run_dir) or {}).get("recheck", {})
         if done.get("evaluations") == len(self.candidates):  # finished already, no evaluation since
             return
-        days, top = self.recheck
         sel = self.selection
-        keys = test_keys(days, SELECT_SEED0 + len(sel.keys))  # the days after the first stage's
-
-        def play(steps: Any) -> dict[str, float]:  # the candidate's (wait, miss) per regime on the further days
-            out = {}
-            for name, env in sel.envs.items():
-                mine = per_day(env, {"ppo_jax": learned_rule(env, load_policy(self._candidate(steps)))}, keys)
-                out |= {f"{name}_wait": float(mine.mean_wait_min.mean()), f"{name}_miss": float(mine.miss_pct.mean())}
-            return out
-
-        table, pick, key, second, said = self._second_pick(play, keys, top)
+        more = sel.further_keys()
+        table, pick = sel.recheck(self._table(), lambda steps: sel.play(load_policy(self._candidate(steps)), more))
+        chosen = table.loc[pick]
+        second, said = _second_stage_words(sel, chosen)
         tmp = self.run_dir / "best_model.tmp.npz"
         shutil.copyfile(self._candidate(pick), tmp)
         tmp.replace(self.run_dir / "best_model.npz")
         means = next((r for r in self.curve if r["timesteps"] == pick), {})  # its evaluation's means
-        recheck = {"days": days, "evaluations": len(table), **second}
+        recheck = {"days": sel.recheck_days, "evaluations": len(table), **second}
         first_stage = read_best(self.run_dir)
-        write_best(
-            self.run_dir, best_record(pick, sel.select_rule, key, means, recheck=recheck, first_stage=first_stage)
-        )
+        key = sel.key(chosen)
+        write_best(self.run_dir, best_record(pick, sel.by, key, means, recheck=recheck, first_stage=first_stage))
         atomic_write_table(self.run_dir / CANDIDATES, table.assign(picked=table.index == pick).reset_index())
         log.info(
-            f"second stage on {days} more selection days: best_model is the {pick}-step actor ({top} best "
-            f"replayed; {said})"
+            f"second stage on {sel.recheck_days} more selection days: best_model is the {pick}-step actor "
+            f"({sel.recheck_top} best replayed; {said})"
         )
-
-    def _second_pick(
-        self, play: Any, keys: Any, top: int
-    ) -> tuple[pd.DataFrame, Any, tuple[float, ...], dict[str, float], str]:
-        """:meth:`finish`'s pick: (table, pick, its first-stage key, its second-stage numbers, the log's words).
-
-        ``play``: steps → that candidate's ``<regime>_wait`` / ``_miss`` on ``keys``, the further days.
-        """
-        from gpu_sched_agents.rl.ppo_jax.constraint import (
-            GENERALIST_MARGIN,
-            lexicographic_key,
-            recheck_pick,
-            regime_recheck_pick,
-            worst_regime_key,
-        )
-        from gpu_sched_agents.rl.ppo_jax.jax_eval import rule_regime_means
-
-        sel, first, n_first, days = self.selection, self._table(), len(self.selection.keys), len(keys)
-        rules = rule_regime_means(sel.envs, sel.rule, keys)
-        if sel.rule_miss is not None:  # one regime: lexicographic
-
-            def pair(i: Any) -> tuple[float, float]:
-                row = play(i)
-                return row["_wait"], row["_miss"]
-
-            table, pick = recheck_pick(first, sel.rule_miss, n_first, pair, days, rules[""][1], top)
-            chosen = table.loc[pick]
-            key = lexicographic_key(chosen.miss_pct, chosen.mean_wait_min, sel.rule_miss)
-            cols = ["recheck_wait_min", "recheck_miss_pct", "pooled_wait_min", "pooled_miss_pct"]
-            cols.append("pooled_rule_miss_pct")
-            said = f"pooled {chosen.pooled_wait_min:.2f} min, miss {chosen.pooled_miss_pct:.4f} % against the rule's "
-            said += f"{chosen.pooled_rule_miss_pct:.4f} %"
-        else:  # several regimes: the worst regime's
-            table, pick = regime_recheck_pick(first, sel.rules, n_first, play, days, rules, top, *GENERALIST_MARGIN)
-            chosen = table.loc[pick]
-            key = worst_regime_key(chosen, sel.rules, *GENERALIST_MARGIN)
-            cols = [f"{s}_{r}_{m}" for s in ("recheck", "pooled") for r in sel.envs for m in PART]
-            pooled = {r: (chosen[f"pooled_{r}_rule_wait"], chosen[f"pooled_{r}_rule_miss"]) for r in sel.envs}
-            on_pool = pd.Series({f"{r}_{m}": chosen[f"pooled_{r}_{m}"] for r in sel.envs for m in PART})
-            excess = worst_regime_key(on_pool, pooled, *GENERALIST_MARGIN)
-            said = f"pooled worst regime's wait excess {excess[1]:.2f} margins, {excess[0]} regime(s) missing more"
-        return table, pick, key, {k: float(chosen[k]) for k in cols}, said
 
     def _candidate(self, steps: Any) -> Path:
         return self.run_dir / "candidates" / f"model_{int(steps)}.npz"
+
+
+def _second_stage_words(sel: Any, chosen: pd.Series) -> tuple[dict[str, float], str]:
+    """The picked row's second-stage numbers (``best.json``'s ``recheck``) and the log's words for them."""
+    from gpu_sched_agents.rl.ppo_jax.constraint import worst_regime_key
+    from gpu_sched_agents.rl.ppo_jax.selector import PART
+
+    if sel.by == "lexicographic":
+        cols = ["recheck_wait_min", "recheck_miss_pct", "pooled_wait_min", "pooled_miss_pct", "pooled_rule_miss_pct"]
+        said = f"pooled {chosen.pooled_wait_min:.2f} min, miss {chosen.pooled_miss_pct:.4f} % against the rule's "
+        said += f"{chosen.pooled_rule_miss_pct:.4f} %"
+    else:
+        cols = [f"{s}_{r}_{m}" for s in ("recheck", "pooled") for r in sel.envs for m in PART]
+        pooled = {r: (chosen[f"pooled_{r}_rule_wait"], chosen[f"pooled_{r}_rule_miss"]) for r in sel.envs}
+        on_pool = pd.Series({f"{r}_{m}": chosen[f"pooled_{r}_{m}"] for r in sel.envs for m in PART})
+        excess = worst_regime_key(on_pool, pooled, *sel.margin)
+        said = f"pooled worst regime's wait excess {excess[1]:.2f} margins, {excess[0]} regime(s) missing more"
+    return {k: float(chosen[k]) for k in cols}, said
 
 
 # SB3's tags for the same quantities (train/*), so TensorBoard charts line up with algo=ppo's
@@ -642,16 +535,35 @@ def _logging(
 
         for event in hparams(flat_hparams(cfg, config), {"eval/miss_pct": 0.0, "eval/mean_wait_min": 0.0}):
             writer.file_writer.add_summary(event)
-    n_sel = int(cfg.algo.get("select_days", 0))
-    selection = (
-        JaxSelection(eval_env, n_sel, str(cfg.algo.jax_eval_rules[0]), selection_regimes(cfg, config))
-        if n_sel
-        else None
+    selection = _selector(cfg, config, eval_env)
+    return writer, Evaluator(config, eval_seeds, run_dir, heur_means, writer, selection)
+
+
+def _selector(cfg: DictConfig, config: CGRSPEnvConfig, eval_env: Any) -> Any:
+    """``algo.select_days`` > 0: the run's selection on native JAX days, against ``algo.jax_eval_rules[0]``.
+
+    On the run's regime (``eval_env``) lexicographic; with ``algo.select_regimes`` the worst regime's.
+    """
+    from gpu_sched_agents.rl.ppo_jax.selector import Selector
+
+    n_days = int(cfg.algo.get("select_days", 0))
+    if not n_days:
+        return None
+    regimes = selection_regimes(cfg, config)
+    selector = Selector.play_rule(
+        regimes or {"": eval_env},
+        n_days,
+        "worst_regime" if regimes else "lexicographic",
+        str(cfg.algo.jax_eval_rules[0]),
+        recheck_days=int(cfg.algo.get("recheck_days", 0)),
+        recheck_top=int(cfg.algo.recheck_top),
     )
-    recheck = (int(cfg.algo.get("recheck_days", 0)), int(cfg.algo.recheck_top))
-    return writer, Evaluator(
-        config, eval_seeds, run_dir, heur_means, writer, selection, recheck if recheck[0] else None
-    )
+    for name, (wait, miss) in selector.rules.items():
+        log.info(
+            f"selection on {n_days} native JAX days{f' of {name}' if name else ''}: {selector.rule} waits "
+            f"{wait:.2f} min and misses {miss:.4f} % there"
+        )
+    return selector
 
 
 def selection_regimes(cfg: DictConfig, config: CGRSPEnvConfig) -> dict[str, Any] | None:
@@ -690,7 +602,7 @@ def _train_loop(
                 if "mean_wait_min" not in means
                 else [f"eval mean wait {means['mean_wait_min']:.2f} min, miss {means['miss_pct']:.2f} %"]
             )
-            parts += [evaluate.selection.describe(means)] if select and evaluate.selection is not None else []
+            parts += [_describe(evaluate.selection, means)] if select and evaluate.selection is not None else []
             log.info(f"{steps} steps: {'; '.join(parts)}")
         if steps // ckpt_freq > before // ckpt_freq or steps >= total:  # after the evaluations: their rows are in it
             path = run_dir / "checkpoints" / f"model_{steps}_steps.npz"

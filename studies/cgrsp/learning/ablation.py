@@ -11,7 +11,7 @@ Per regime (hectic / surge × fresh / D = 900 s) and row the seeds train side by
 picked lexicographically on ``--select-days`` selection days (no more misses than the rule, then
 the lowest wait; :func:`gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_pick`; with
 ``--recheck-days`` the best ``--recheck-top`` replayed on more selection days and picked on both
-stages pooled, :meth:`studies.cgrsp.learning.parity._Selection.recheck`) and judged
+stages pooled, :meth:`gpu_sched_agents.rl.ppo_jax.selector.Selector.recheck`) and judged
 as the parity study judges it in JAX: paired against ``spt_rescue_defer_exp`` (the deferring JAX
 rule) on ``--jax-days`` native test days (keys 20 000 …), with the 95 % CIs of the wait and the
 miss differences. A row whose overrides this build cannot run (e.g. an env option not in the JAX

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,7 @@ import pandas as pd
 from gpu_sched_agents.evaluate.protocol import REGIMES as PROTOCOL_REGIMES
 from gpu_sched_agents.evaluate.protocol import RULE_KEYS
 from gpu_sched_agents.rl.ppo_jax.constraint import RECHECK_TOP
+from gpu_sched_agents.rl.ppo_jax.selector import JAX_RULE, Selector
 from gpu_sched_env.core.criteria import GENERALIST_MARGIN, PARITY_MARGIN, best_rule, tolerance, within
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
@@ -50,7 +50,6 @@ REGIMES: dict[str, tuple[str, dict[str, Any]]] = {
     name: (day, {} if stock == "fresh" else {"stock_process": "markov", "stock_dwell_s": int(stock)})
     for name, (day, stock) in PROTOCOL_REGIMES.items()
 }
-JAX_RULE = "spt_rescue_defer_exp"
 TEST_SEED0 = 20_000
 
 
@@ -122,7 +121,8 @@ def train_seeds(
     The ``recheck_top`` best evaluations by the lexicographic key are replayed on ``recheck_days``
     further selection days (the keys after the first stage's, below the test keys), and the pick is
     made among them on both stages' days pooled, against the rule's pooled miss rate
-    (:meth:`_Selection.recheck`; the selection table gets ``recheck_*`` and ``pooled_*`` columns).
+    (:meth:`~gpu_sched_agents.rl.ppo_jax.selector.Selector.recheck`; the selection table gets
+    ``recheck_*`` and ``pooled_*`` columns).
     """
     from gpu_sched_agents.rl.envs import env_config
     from gpu_sched_agents.rl.ppo_jax.ppo import make_train
@@ -163,40 +163,19 @@ def _selection(
     margin: tuple[float, float],
     recheck_days: int,
     recheck_top: int,
-) -> _Selection:
+) -> Selector:
     """What :func:`train_seeds`' evaluations play and how it picks (the rule played once on the same days)."""
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.constraint import rule_miss_pct
-    from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, rule_regime_means, test_keys
     from gpu_sched_agents.rl.ppo_jax.run import training_env
 
-    keys = test_keys(select_days, SELECT_SEED0)
-    more = test_keys(recheck_days, SELECT_SEED0 + select_days) if recheck_days else None  # after the first stage's
     if select_regimes:
         envs = {r: training_env(c, env_config(c), records=False) for r, c in select_regimes.items()}
-        select = _Selection(envs, keys, rules=rule_regime_means(envs, JAX_RULE, keys), margin=margin)
-        if recheck_days:
-            select.second = Recheck(more, None, recheck_top, rules=rule_regime_means(envs, JAX_RULE, more))
-        return select
-    miss = rule_miss_pct(env, JAX_RULE, select_days) if select_by == "lexicographic" else None
-    select = _Selection({"": env}, keys, rule_miss=miss)
-    if recheck_days:
-        select.second = Recheck(more, rule_regime_means({"": env}, JAX_RULE, more)[""][1], recheck_top)
-    return select
-
-
-@dataclass
-class Recheck:
-    """A pick's second stage: the days it plays, the rule's numbers there, how many evaluations it replays.
-
-    ``rule_miss``: the rule's miss % (the lexicographic pick on one regime); ``rules``: regime → the
-    rule's (wait, miss %) (the worst-regime pick of the generalist).
-    """
-
-    keys: Any
-    rule_miss: float | None
-    top: int = RECHECK_TOP
-    rules: dict[str, tuple[float, float]] | None = None
+        by = "worst_regime"
+    else:
+        envs, by = {"": env}, select_by
+    return Selector.play_rule(
+        envs, select_days, by, JAX_RULE, margin=margin, recheck_days=recheck_days, recheck_top=recheck_top
+    )
 
 
 def check_recheck(
@@ -218,94 +197,13 @@ def check_recheck(
     check("", recheck_days, recheck_top, select_days, how)
 
 
-@dataclass
-class _Selection:
-    """What a selection evaluation plays and how :func:`train_seeds` picks among the evaluations.
-
-    ``envs``: ``{"": env}`` (the trained regime) or regime → env (the generalist). ``rule_miss``:
-    lexicographic on one regime; ``rules``: regime → the JAX rule's (wait, miss %), worst-regime
-    pick with ``margin``; neither: the lowest selection objective, kept as it comes.
-    """
-
-    envs: dict[str, Any]
-    keys: Any
-    rule_miss: float | None = None
-    rules: dict[str, tuple[float, float]] | None = None
-    margin: tuple[float, float] = GENERALIST_MARGIN
-    second: Recheck | None = None  # the lexicographic pick's second stage (train_seeds' recheck_days)
-
-    @property
-    def keeps_all(self) -> bool:
-        """Whether every candidate is kept until the end (the pick needs all evaluations)."""
-        return self.rule_miss is not None or self.rules is not None
-
-    def evaluate(self, actor: Any, steps: int) -> dict[str, float]:
-        """One checkpoint's row: its mean wait, miss % and objective per regime (columns prefixed by the regime)."""
-        from gpu_sched_agents.rl.ppo_jax.jax_eval import play_params, regime_row, selection_objective
-
-        if self.rules is not None:  # regimes of the generalist
-            return {"steps": steps, **regime_row(self.envs, actor, self.keys)}
-        days = play_params(self.envs[""], actor, self.keys)
-        return {
-            "steps": steps,
-            "mean_wait_min": days.mean_wait_min.mean(),
-            "miss_pct": days.miss_pct.mean(),
-            "objective": selection_objective(days),
-        }
-
-    def pick(self, table: pd.DataFrame) -> Any:
-        """The index of the kept checkpoint (:attr:`keeps_all` only)."""
-        from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_pick, worst_regime_pick
-
-        if self.rules is not None:
-            return worst_regime_pick(table, self.rules, *self.margin)
-        return lexicographic_pick(table, self.rule_miss)
-
-    def recheck(self, table: pd.DataFrame, kept: Sequence[Any]) -> tuple[pd.DataFrame, Any]:
-        """``(table with the second stage's columns, the index picked)`` (:attr:`second` set).
-
-        The ``second.top`` best rows play ``second.keys``; the pick is made on both stages' days pooled
-        (:func:`~gpu_sched_agents.rl.ppo_jax.constraint.recheck_pick` on one regime,
-        :func:`~gpu_sched_agents.rl.ppo_jax.constraint.regime_recheck_pick` on the generalist's).
-        """
-        from gpu_sched_agents.rl.ppo_jax.constraint import recheck_pick, regime_recheck_pick
-        from gpu_sched_agents.rl.ppo_jax.jax_eval import play_params, regime_row
-
-        second = self.second
-        n1, n2 = len(self.keys), len(second.keys)
-        if self.rules is not None:
-            return regime_recheck_pick(
-                table,
-                self.rules,
-                n1,
-                lambda i: regime_row(self.envs, kept[i], second.keys),
-                n2,
-                second.rules,
-                second.top,
-                *self.margin,
-            )
-
-        def replay(i: Any) -> tuple[float, float]:
-            days = play_params(self.envs[""], kept[i], second.keys)
-            return float(days.mean_wait_min.mean()), float(days.miss_pct.mean())
-
-        return recheck_pick(table, self.rule_miss, n1, replay, n2, second.rule_miss, second.top)
-
-    def annotate(self, table: pd.DataFrame) -> pd.DataFrame:
-        """The rule's numbers beside the evaluations (the selection table's extra columns)."""
-        if self.rules is not None:
-            cols = {f"{r}_rule_{k}": v for r, (w, m) in self.rules.items() for k, v in (("wait", w), ("miss", m))}
-            return table.assign(**cols)
-        return table.assign(rule_miss_pct=self.rule_miss)
-
-
 def _train_group(
     trainer: Any,
     hp: Any,
     env: Any,
     group: list[int],
     every: int,
-    select: _Selection | None,
+    select: Selector | None,
     out: Path,
     paths: dict[int, Path],
 ) -> None:
@@ -315,53 +213,43 @@ def _train_group(
     from gpu_sched_agents.rl.ppo_jax.jax_eval import train_in_chunks
 
     keys = jax.numpy.stack([jax.random.PRNGKey(s) for s in group])
-    best: dict[int, tuple[float, Any]] = {s: (float("inf"), None) for s in group}
     chunks: list[Any] = []
     evals: dict[int, list[dict[str, float]]] = {s: [] for s in group}
-    kept: dict[int, list[Any]] = {s: [] for s in group}
+    kept: dict[int, list[Any]] = {s: [] for s in group}  # every evaluated actor (the last only, without a selection)
     for updates, runner, metrics in train_in_chunks(trainer, hp.n_updates, keys, every):
         params = jax.device_get(runner.train_state.params)
         chunks.append(jax.device_get(metrics))
         for i, s in enumerate(group):
             mine = jax.tree_util.tree_map(lambda x, i=i: x[i], params)
-            if select is None:
-                best[s] = (0.0, mine)
-                continue
-            row = select.evaluate(mine, updates * hp.steps_per_update)
-            evals[s].append(row)
-            if select.keeps_all:  # every candidate is kept until the end
-                kept[s].append(mine)
-            elif row["objective"] < best[s][0]:
-                best[s] = (row["objective"], mine)
+            kept[s] = [*kept[s], mine] if select is not None else [mine]
+            if select is not None:
+                evals[s].append({"steps": updates * hp.steps_per_update, **select.play(mine)})
     for i, s in enumerate(group):
         curve = {k: np.concatenate([np.asarray(c[k][i]) for c in chunks]) for k in chunks[0]}
         atomic_write_table(out / f"seed{s}_curve.csv", pd.DataFrame(curve))
-        _export(s, paths[s], env, best[s], evals[s], kept[s], select)
+        _export(s, paths[s], env, evals[s], kept[s], select)
 
 
 def _export(
-    s: int,
-    path: Path,
-    env: Any,
-    best: tuple[float, Any],
-    evals: list[dict[str, float]],
-    kept: list[Any],
-    select: _Selection | None,
+    s: int, path: Path, env: Any, evals: list[dict[str, float]], kept: list[Any], select: Selector | None
 ) -> None:
-    """Seed ``s``'s selection table (``seed<s>_select.csv`` beside ``path``) and its chosen actor."""
+    """Seed ``s``'s selection table (``seed<s>_select.csv`` beside ``path``) and its chosen actor.
+
+    Without a selection the last actor; with one the selector's pick among every evaluation, after
+    its second stage where ``recheck_days`` > 0 (the table gets ``recheck_*`` and ``pooled_*`` columns).
+    """
     from gpu_sched_agents.rl.ppo_jax.export import save_policy
 
-    if select is not None and select.keeps_all:
+    pick = len(kept) - 1
+    if select is not None:
         table = select.annotate(pd.DataFrame(evals))
-        if select.second is not None:
-            table, pick = select.recheck(table, kept)
+        if select.recheck_days:
+            more = select.further_keys()
+            table, pick = select.recheck(table, lambda i: select.play(kept[i], more))
         else:
             pick = select.pick(table)
-        best = (0.0, kept[pick])
-        evals = table.assign(picked=table.index == pick).to_dict("records")
-    if evals:
-        atomic_write_table(path.parent / f"seed{s}_select.csv", pd.DataFrame(evals))
-    save_policy(path, best[1], env.obs_dim, env.n_actions)  # last: its presence marks the seed done
+        atomic_write_table(path.parent / f"seed{s}_select.csv", table.assign(picked=table.index == pick))
+    save_policy(path, kept[pick], env.obs_dim, env.n_actions)  # last: its presence marks the seed done
 
 
 def _v0_day(policy: str, config: Any, seed: int) -> dict[str, Any]:
