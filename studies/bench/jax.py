@@ -54,13 +54,11 @@ def ppo_jax_fps(cfg, updates: int) -> float:
     import jax
 
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.ppo import make_train
-    from gpu_sched_agents.rl.ppo_jax.run import hyper
+    from gpu_sched_agents.rl.ppo_jax.run import build_trainer
     from gpu_sched_env.cgrsp.jax import JaxCGRSP
 
-    hp = hyper(cfg)
-    env = JaxCGRSP.from_config(env_config(cfg), records=False)
-    trainer = make_train(hp, env, env.default_params)
+    config = env_config(cfg)
+    _, hp, trainer = build_trainer(cfg, config, JaxCGRSP.from_config(config, records=False))
     run = jax.jit(trainer.run, static_argnums=1)
     runner = jax.jit(trainer.init)(jax.random.PRNGKey(0))
     runner, m = run(runner, 1)  # warm-up: compile (n is static: the timed call compiles its own length too)

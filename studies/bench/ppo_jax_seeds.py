@@ -24,8 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     import jax.numpy as jnp
 
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.ppo import make_train
-    from gpu_sched_agents.rl.ppo_jax.run import hyper
+    from gpu_sched_agents.rl.ppo_jax.run import build_trainer, hyper
     from gpu_sched_env.cgrsp.jax import JaxCGRSP
     from studies.cgrsp.learning.parity import regime_config
 
@@ -33,8 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     hp = hyper(cfg)
     if hp.n_updates < 1 or a.seeds < 1:
         ap.error(f"--budget {a.budget} is under one update ({hp.steps_per_update} steps) or --seeds {a.seeds} < 1")
-    env = JaxCGRSP.from_config(env_config(cfg), records=False)
-    trainer = make_train(hp, env, env.default_params)
+    config = env_config(cfg)
+    _, hp, trainer = build_trainer(cfg, config, JaxCGRSP.from_config(config, records=False))
     keys = jnp.stack([jax.random.PRNGKey(s) for s in range(a.seeds)])
     out = {"budget": a.budget, "seeds": a.seeds, "n_envs": hp.n_envs, "n_steps": hp.n_steps, "updates": hp.n_updates}
     t0 = time.perf_counter()

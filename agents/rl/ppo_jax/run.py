@@ -199,6 +199,23 @@ def training_env(cfg: DictConfig, config: CGRSPEnvConfig, **kwargs: Any) -> Any:
     return JaxCGRSP.from_config(config, **kwargs)
 
 
+def build_trainer(
+    cfg: DictConfig, config: CGRSPEnvConfig, env: Any = None, episode_keys: tuple[str, ...] = ()
+) -> tuple[Any, Any, Any]:
+    """``(env, hyper-parameters, Trainer)`` of a composed ``algo=ppo_jax`` config: what every trainer of it runs.
+
+    ``env``: the JAX env trained on (default: :func:`training_env` without per-job records);
+    ``episode_keys``: the per-episode metrics the update reports (``train.py``'s ``episode/*``). One
+    place builds the jitted update (:func:`~gpu_sched_agents.rl.ppo_jax.ppo.make_train`) for
+    ``train.py``, the studies' multi-seed training and the benchmarks.
+    """
+    from gpu_sched_agents.rl.ppo_jax.ppo import make_train
+
+    env = training_env(cfg, config, records=False) if env is None else env
+    hp = hyper(cfg)
+    return env, hp, make_train(hp, env, env.default_params, episode_keys=episode_keys)
+
+
 def save_runner(path: Path, runner: Any) -> None:
     """The runner state's leaves as ``leaf_<i>`` arrays (``.npz``, atomic)."""
     import jax
@@ -475,16 +492,14 @@ def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: 
     import jax
 
     from gpu_sched_agents.rl.ppo_jax.jax_eval import EPISODE_KEYS
-    from gpu_sched_agents.rl.ppo_jax.ppo import make_train
     from gpu_sched_env.cgrsp.jax import JaxCGRSP
 
     env = training_env(cfg, config, records=False)  # training reads no per-job records
     eval_env = JaxCGRSP.from_config(config, records=False) if env.is_mixed else env  # the JAX rules' single regime
-    hp = hyper(cfg)
     device = jax_device(str(cfg.train.device))
     (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
     with jax.default_device(device):
-        trainer = make_train(hp, env, env.default_params, episode_keys=EPISODE_KEYS)
+        _, hp, trainer = build_trainer(cfg, config, env, episode_keys=EPISODE_KEYS)
         runner = jax.jit(trainer.init)(jax.random.PRNGKey(int(cfg.seed)))
         if ckpt is not None:
             runner = load_runner(ckpt, runner)
@@ -645,6 +660,7 @@ def _final_evaluations(
 
 
 __all__ = [
+    "build_trainer",
     "hyper",
     "jax_device",
     "load_runner",

@@ -125,8 +125,7 @@ def train_seeds(
     ``recheck_*`` and ``pooled_*`` columns).
     """
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.ppo import make_train
-    from gpu_sched_agents.rl.ppo_jax.run import hyper, training_env, validate_ppo_jax
+    from gpu_sched_agents.rl.ppo_jax.run import build_trainer, validate_ppo_jax
     from gpu_sched_env.core.errors import ConfigError
 
     config = env_config(cfg)
@@ -140,9 +139,7 @@ def train_seeds(
             f"select_every = {select_every}: selection plays native days of one regime; day = 'mixed' (the "
             "generalist) selects with select_regimes (the regimes it is judged on) or trains without it (0)"
         )
-    env = training_env(cfg, config, records=False)  # day=mixed (the generalist): a mixed env
-    hp = hyper(cfg)
-    trainer = make_train(hp, env, env.default_params)
+    env, hp, trainer = build_trainer(cfg, config)  # day=mixed (the generalist): a mixed env
     every = max(1, select_every // hp.steps_per_update) if select_every > 0 else hp.n_updates
     check_recheck(select_every, select_days, select_by, select_regimes, recheck_days, recheck_top)
     select = None

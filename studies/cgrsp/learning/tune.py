@@ -40,8 +40,7 @@ def curve(overrides: Sequence[str], budget: int, every: int, days: int, seed: in
         test_keys,
         train_in_chunks,
     )
-    from gpu_sched_agents.rl.ppo_jax.ppo import make_train
-    from gpu_sched_agents.rl.ppo_jax.run import hyper, validate_ppo_jax
+    from gpu_sched_agents.rl.ppo_jax.run import build_trainer, validate_ppo_jax
     from gpu_sched_env.cgrsp.jax import RULES, JaxCGRSP
     from gpu_sched_env.core.stats import mean_ci
     from studies.conf import compose_config
@@ -51,9 +50,7 @@ def curve(overrides: Sequence[str], budget: int, every: int, days: int, seed: in
     )
     config = env_config(cfg)
     validate_ppo_jax(cfg, config)
-    env = JaxCGRSP.from_config(config, records=False)
-    hp = hyper(cfg)
-    trainer = make_train(hp, env, env.default_params)
+    env, hp, trainer = build_trainer(cfg, config, JaxCGRSP.from_config(config, records=False))
     keys = test_keys(days, SELECT_SEED0)
     rule_days = per_day(env, {RULE: RULES[RULE]}, keys).set_index("day_index").sort_index()
     n_chunk = max(1, every // hp.steps_per_update)
