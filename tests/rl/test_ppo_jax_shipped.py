@@ -51,7 +51,9 @@ def tiny_run(env, **kw):
 def test_the_default_program_gives_mains_numbers(env):
     runner, _ = tiny_run(env)
     sums = [float(np.abs(x).astype(np.float64).sum()) for x in jax.tree_util.tree_leaves(runner.train_state.params)]
-    np.testing.assert_allclose(sums, GOLDEN, rtol=1e-6)
+    # XLA's CPU code differs between CPU models (vector widths), so float32 rounding over the tiny training drifts
+    # by about 1e-6 of a sum from one machine to another; any change of the program moves them by far more.
+    np.testing.assert_allclose(sums, GOLDEN, rtol=1e-5)
 
 
 @pytest.mark.e2e
