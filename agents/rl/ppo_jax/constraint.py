@@ -57,7 +57,7 @@ def _pool(first: Any, second: Any, n_first: int, n_second: int) -> Any:
     return (n_first * first + n_second * second) / (n_first + n_second)
 
 
-def _best_first(index: pd.Index, keys: list[Any], top: int) -> list[Any]:
+def best_first(index: pd.Index, keys: list[Any], top: int) -> list[Any]:
     """The labels of ``index`` with the ``top`` lowest ``keys``, lowest first (a stable sort: ties keep the earlier)."""
     return [index[i] for i in sorted(range(len(keys)), key=keys.__getitem__)[:top]]
 
@@ -68,7 +68,7 @@ def best_by_key(evals: pd.DataFrame, rule_miss_pct: float, top: int) -> list[Any
     Ties keep the earlier row first.
     """
     keys = [lexicographic_key(m, w, rule_miss_pct) for m, w in zip(evals.miss_pct, evals.mean_wait_min)]
-    return _best_first(evals.index, keys, top)
+    return best_first(evals.index, keys, top)
 
 
 def pooled_pick(
@@ -170,7 +170,7 @@ def best_by_worst_regime(
     evals: pd.DataFrame, rules: dict[str, tuple[float, float]], frac: float, floor_min: float, top: int
 ) -> list[Any]:
     """The ``top`` best rows of ``evals`` by :func:`worst_regime_key`, best first (ties: the earlier)."""
-    return _best_first(evals.index, [worst_regime_key(row, rules, frac, floor_min) for _, row in evals.iterrows()], top)
+    return best_first(evals.index, [worst_regime_key(row, rules, frac, floor_min) for _, row in evals.iterrows()], top)
 
 
 def pooled_regime_pick(
@@ -211,6 +211,7 @@ def pooled_regime_pick(
 
 
 __all__ = [
+    "best_first",
     "GENERALIST_MARGIN",
     "RECHECK_TOP",
     "best_by_key",

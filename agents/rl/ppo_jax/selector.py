@@ -111,8 +111,13 @@ class Selector:
 
     def best(self, table: pd.DataFrame, top: int) -> list[Any]:
         """The index labels of the ``top`` best rows of ``table``, best first (ties: the earlier row first)."""
-        keys = [self.key(row) for _, row in table.iterrows()]
-        return [table.index[i] for i in sorted(range(len(keys)), key=keys.__getitem__)[:top]]
+        from gpu_sched_agents.rl.ppo_jax.constraint import best_by_key, best_by_worst_regime, best_first
+
+        if self.by == "lexicographic":
+            return best_by_key(table, self.rule_miss, top)
+        if self.by == "worst_regime":
+            return best_by_worst_regime(table, self.rules, *self.margin, top)
+        return best_first(table.index, [(float(x),) for x in table.objective], top)
 
     def pick(self, table: pd.DataFrame) -> Any:
         """The index label of the checkpoint to keep: the best row of ``table``."""
