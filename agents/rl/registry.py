@@ -114,7 +114,7 @@ ALGOS: dict[str, AlgoSpec] = {
         None,
         masked_env=True,
         trainer=_ppo_jax("train_ppo_jax"),
-        validate=_ppo_jax("validate_ppo_jax"),
+        validate=_ppo_jax("validate_ppo_jax", "config"),
         load=_ppo_jax("load_policy", "export"),  # NumPy: loading needs neither JAX nor PyTorch
     ),
 }

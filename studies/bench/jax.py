@@ -54,7 +54,7 @@ def ppo_jax_fps(cfg, updates: int) -> float:
     import jax
 
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.run import build_trainer
+    from gpu_sched_agents.rl.ppo_jax.config import build_trainer
     from gpu_sched_env.cgrsp.jax import JaxCGRSP
 
     config = env_config(cfg)

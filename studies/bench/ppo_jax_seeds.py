@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     import jax.numpy as jnp
 
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.run import build_trainer, hyper
+    from gpu_sched_agents.rl.ppo_jax.config import build_trainer, hyper
     from gpu_sched_env.cgrsp.jax import JaxCGRSP
     from studies.cgrsp.learning.parity import regime_config
 

@@ -141,7 +141,7 @@ def test_tiny_mixed_run_trains_on_the_mix_and_is_selected_on_hectic(tmp_path):
     """day=mixed with a stock mix: trains (one vmapped batch of mixed days), selects on hectic, exports."""
     import jax
 
-    from gpu_sched_agents.rl.ppo_jax.run import training_env
+    from gpu_sched_agents.rl.ppo_jax.config import training_env
 
     run = tmp_path / "mixed"
     cfg = cfg_for(run, "day=mixed", "day.stock_mix=[fresh,900]", "train.final_eval_seeds=0")
@@ -162,8 +162,8 @@ def test_tiny_mixed_run_scales_each_regime_by_its_own_return_std(tmp_path):
     """algo.reward_norm=regime: one running return statistic per regime, each fed by its own days only."""
     import jax
 
+    from gpu_sched_agents.rl.ppo_jax.config import hyper, training_env
     from gpu_sched_agents.rl.ppo_jax.ppo import make_train
-    from gpu_sched_agents.rl.ppo_jax.run import hyper, training_env
 
     run = tmp_path / "mixed_regime"
     regime = ("day=mixed", "day.stock_mix=[fresh,900]", "algo.reward_norm=regime", "train.final_eval_seeds=0")
@@ -192,8 +192,8 @@ def test_tiny_run_in_the_when_design(tmp_path):
     """
     import json
 
+    from gpu_sched_agents.rl.ppo_jax.config import training_env
     from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_pick, rule_miss_pct
-    from gpu_sched_agents.rl.ppo_jax.run import training_env
 
     run = tmp_path / "when"
     cfg = cfg_for(run, "env=when", "algo.select_days=3", "train.total_timesteps=512")
@@ -320,8 +320,8 @@ def test_the_selection_runs_on_its_own_schedule_beside_the_cgrsp_v0_evaluations(
     """algo.select_every < train.eval_freq: every selection point ranks, eval/* only at the evaluations."""
     import json
 
+    from gpu_sched_agents.rl.ppo_jax.config import training_env
     from gpu_sched_agents.rl.ppo_jax.constraint import lexicographic_pick, rule_miss_pct
-    from gpu_sched_agents.rl.ppo_jax.run import training_env
 
     run = tmp_path / "main"
     tiny = ["algo=ppo_jax" if x == "experiment=ppo_jax_joint" else x for x in TINY]
@@ -353,9 +353,9 @@ def test_the_second_stage_replays_the_best_evaluations_and_picks_on_both_stages_
     """algo.recheck_days: the best algo.recheck_top actors kept, replayed at the end; best_model is the pooled pick."""
     import json
 
+    from gpu_sched_agents.rl.ppo_jax.config import training_env
     from gpu_sched_agents.rl.ppo_jax.constraint import best_by_key, lexicographic_pick, rule_miss_pct
     from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, learned_rule, per_day, test_keys
-    from gpu_sched_agents.rl.ppo_jax.run import training_env
 
     run = tmp_path / "main"
     over = ["algo.select_days=3", "algo.select_every=128", "train.total_timesteps=640"]
@@ -394,8 +394,8 @@ TWO_REGIMES = ["quiet_fresh", "quiet_D300"]
 
 def trained_on_two_regimes(tmp_path, *extra):
     """A tiny algo=ppo_jax run selecting on TWO_REGIMES (2 days, every 128 of 512 steps): run, cfg, envs, rules."""
+    from gpu_sched_agents.rl.ppo_jax.config import selection_regimes
     from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, rule_regime_means, test_keys
-    from gpu_sched_agents.rl.ppo_jax.run import selection_regimes
 
     run = tmp_path / "main"
     tiny = ["algo=ppo_jax" if x == "experiment=ppo_jax_joint" else x for x in TINY]

@@ -16,8 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-# The generalist criterion's margin (frac, floor), defined in the criteria module; still importable from here for
-# ppo_jax/run.py's worst-regime selection and the tests, which read it from this module.
+# The generalist criterion's margin (frac, floor), defined in the criteria module; the tests read it from here.
 from gpu_sched_env.core.criteria import GENERALIST_MARGIN, tolerance
 
 SELECTION_ROOM = 10_000  # selection days are keys 10 000 … 19 999: jax_eval.SELECT_SEED0 up to its TEST_SEED0

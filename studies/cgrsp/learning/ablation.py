@@ -154,7 +154,7 @@ def with_confirmation(rows: list[dict], v0: dict[int, dict]) -> list[dict]:
 def run_row(regime: str, row: str, args: argparse.Namespace) -> list[dict]:
     """Train and judge one (regime, row) for ``args.seeds``; a row this build refuses is one record with its error."""
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.run import validate_ppo_jax
+    from gpu_sched_agents.rl.ppo_jax.config import validate_ppo_jax
     from gpu_sched_env.core.errors import ConfigError
     from studies.cgrsp.learning.parity import regime_config, train_seeds
 

@@ -125,7 +125,7 @@ def train_seeds(
     ``recheck_*`` and ``pooled_*`` columns).
     """
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.run import build_trainer, validate_ppo_jax
+    from gpu_sched_agents.rl.ppo_jax.config import build_trainer, validate_ppo_jax
     from gpu_sched_env.core.errors import ConfigError
 
     config = env_config(cfg)
@@ -163,7 +163,7 @@ def _selection(
 ) -> Selector:
     """What :func:`train_seeds`' evaluations play and how it picks (the rule played once on the same days)."""
     from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.run import training_env
+    from gpu_sched_agents.rl.ppo_jax.config import training_env
 
     if select_regimes:
         envs = {r: training_env(c, env_config(c), records=False) for r, c in select_regimes.items()}

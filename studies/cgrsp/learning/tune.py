@@ -32,6 +32,7 @@ def curve(overrides: Sequence[str], budget: int, every: int, days: int, seed: in
     import jax
 
     from gpu_sched_agents.rl.envs import env_config
+    from gpu_sched_agents.rl.ppo_jax.config import build_trainer, validate_ppo_jax
     from gpu_sched_agents.rl.ppo_jax.jax_eval import (
         SELECT_SEED0,
         per_day,
@@ -40,7 +41,6 @@ def curve(overrides: Sequence[str], budget: int, every: int, days: int, seed: in
         test_keys,
         train_in_chunks,
     )
-    from gpu_sched_agents.rl.ppo_jax.run import build_trainer, validate_ppo_jax
     from gpu_sched_env.cgrsp.jax import RULES, JaxCGRSP
     from gpu_sched_env.core.stats import mean_ci
     from studies.conf import compose_config

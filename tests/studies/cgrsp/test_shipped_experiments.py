@@ -17,7 +17,7 @@ register_configs()
 
 def test_generalist_experiment_is_the_generalist_studys_10m_worst_regime_setting():
     from gpu_sched_agents.evaluate.protocol import REGIMES
-    from gpu_sched_agents.rl.ppo_jax.run import hyper
+    from gpu_sched_agents.rl.ppo_jax.config import hyper
     from gpu_sched_env.cgrsp.jax.mix import GENERALIST_STOCKS
     from studies.cgrsp.learning.generalist import generalist_config, parse_args
 
@@ -41,7 +41,7 @@ def test_generalist_experiment_is_the_generalist_studys_10m_worst_regime_setting
 
 def test_scratch_generalist_experiment_is_the_generalist_studys_regime_scaled_setting():
     """experiment=generalist_scratch ships the study's from-scratch run with one return scale per regime."""
-    from gpu_sched_agents.rl.ppo_jax.run import hyper
+    from gpu_sched_agents.rl.ppo_jax.config import hyper
     from gpu_sched_env.cgrsp.jax.mix import GENERALIST_STOCKS
     from studies.cgrsp.learning.generalist import generalist_config, parse_args
 
