@@ -19,6 +19,9 @@ A run folder's ``best.json`` describes the model kept as ``best_model``:
   objective on CGRSP-v0's seeds as ``eval_objective`` where the rule is not ``objective``), and
   ``recheck`` / ``first_stage`` after a second stage.
 
+A ``train.seeds`` run's folder (:mod:`gpu_sched_agents.rl.multiseed`) holds no ``best.json`` of
+its own but ``seeds.json`` naming its seeds' folders; its selection objective is their mean.
+
 The module imports neither SB3 nor JAX, so a reader (a sweep, ``gpu-sched evaluate``) needs neither.
 """
 
@@ -34,6 +37,7 @@ from gpu_sched_env.core.errors import ConfigError, check_choice
 from gpu_sched_env.core.io import atomic_write_json
 
 BEST_JSON = "best.json"
+SEEDS_JSON = "seeds.json"  # a train.seeds run's folder: {"seeds": [...], "folders": [...]}
 SCHEMA = 1
 SELECT_ON = "objective"  # the env's reward objective (its preset's weights), lower is better
 SELECT_RULES = ("objective", "lexicographic", "worst_regime")
@@ -107,10 +111,28 @@ def read_best(run_dir: Path) -> dict[str, Any] | None:
     raise ConfigError(f"{path} holds {sorted(data)}, not a run's best.json (expected {list(FIELDS)})")
 
 
+def seed_folders(run_dir: Path) -> dict[int, Path]:
+    """A ``train.seeds`` run's seeds and their folders (``seeds.json``); empty for a single run."""
+    path = Path(run_dir) / SEEDS_JSON
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+        return {int(s): Path(run_dir) / str(f) for s, f in zip(data["seeds"], data["folders"], strict=True)}
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+        raise ConfigError(f"{path} is not a train.seeds run's {SEEDS_JSON} ({e}); it holds seeds and folders") from None
+
+
 def selection_objective(run_dir: Path) -> float:
-    """The kept model's selection objective (``best.json``'s ``objective``), lower is better."""
-    best = read_best(run_dir)
+    """The kept model's selection objective (``best.json``'s ``objective``), lower is better.
+
+    A ``train.seeds`` run's: the mean of its seeds' (each seed's kept model).
+    """
     path = Path(run_dir) / BEST_JSON
+    seeds = seed_folders(run_dir)
+    if seeds and not path.exists():
+        return float(sum(selection_objective(f) for f in seeds.values()) / len(seeds))
+    best = read_best(run_dir)
     if best is None:
         raise FileNotFoundError(
             f"{path} is missing: the run made no held-out evaluation, so it has no selection objective"
@@ -124,10 +146,12 @@ __all__ = [
     "BEST_JSON",
     "SCHEMA",
     "SELECT_ON",
+    "SEEDS_JSON",
     "SELECT_RULES",
     "best_record",
     "objective_of",
     "read_best",
+    "seed_folders",
     "selection_objective",
     "write_best",
 ]

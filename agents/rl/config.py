@@ -154,6 +154,8 @@ class TrainConfig:
     progress_bar: bool = True
     device: str = "cpu"  # torch device (SB3 algorithms); algo=ppo_jax: cpu | gpu (JAX backend)
     torch_threads: int = 1
+    # several seeds by one command: one run folder per seed (seed<k>/) under the run's folder; null: one run of `seed`
+    seeds: list[int] | None = None
 
 
 @dataclass

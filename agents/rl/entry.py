@@ -12,7 +12,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from gpu_sched_agents.rl import scenario_train
+from gpu_sched_agents.rl import multiseed, scenario_train
 from gpu_sched_agents.rl import train as cgrsp_train
 from gpu_sched_agents.rl.compare import log_verdict
 from gpu_sched_agents.rl.rundir import remove_unused_run_dir
@@ -68,6 +68,8 @@ def train(cfg: DictConfig) -> dict[str, float]:
     except ConfigError:
         remove_unused_run_dir(run_dir_of(cfg))  # refused before anything is written
         raise
+    if cfg.train.get("seeds") is not None:  # one run folder per seed, under this run's
+        return multiseed.train_seeds(cfg)
     out = scenario_train.train_scenario(cfg) if scenario_of(cfg) != CGRSP else cgrsp_train.train(cfg)
     log_verdict(run_dir_of(cfg))
     return out

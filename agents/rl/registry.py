@@ -52,7 +52,9 @@ class AlgoSpec:
     class as ``"module:attr"``, or a name SB3 knows such as ``"MultiInputPolicy"``) and
     ``kwargs``; :attr:`cls` and :attr:`policy` import them. One with a training loop of its own
     (``ppo_jax``) gives ``trainer(cfg, env_config, run_dir, checkpoint) -> final means``,
-    ``validate(cfg, env_config)`` (extra checks, before anything is written) and ``load(path)``.
+    ``validate(cfg, env_config)`` (extra checks, before anything is written) and ``load(path)``;
+    ``seeds_trainer(runs, env_config) -> [final means]`` trains several seeds' runs (config, run
+    folder, checkpoint) side by side (``train.seeds``; without it the seeds train one after another).
     """
 
     sb3: str | None
@@ -63,6 +65,7 @@ class AlgoSpec:
     trainer: Callable[..., dict[str, float]] | None = None
     validate: Callable[[Any, Any], None] | None = None
     load: Callable[[Any], Any] | None = None
+    seeds_trainer: Callable[..., list[dict[str, float]]] | None = None
 
     @property
     def cls(self) -> type[BaseAlgorithm] | None:
@@ -114,6 +117,7 @@ ALGOS: dict[str, AlgoSpec] = {
         None,
         masked_env=True,
         trainer=_ppo_jax("train_ppo_jax"),
+        seeds_trainer=_ppo_jax("train_ppo_jax_seeds"),
         validate=_ppo_jax("validate_ppo_jax", "config"),
         load=_ppo_jax("load_policy", "export"),  # NumPy: loading needs neither JAX nor PyTorch
     ),

@@ -147,6 +147,34 @@ def check_budget(cfg: DictConfig) -> None:
     check_number("train.checkpoint_freq", cfg.train.checkpoint_freq, lo=1, integer=True)
     check_number("train.final_eval_seeds", cfg.train.final_eval_seeds, lo=0, hi=len(TEST_SEEDS), integer=True)
     check_choice("train.vec_env", cfg.train.vec_env, VEC_ENVS)
+    check_seeds(cfg)
+
+
+def check_seeds(cfg: DictConfig) -> list[int] | None:
+    """``train.seeds``: null (one run of ``seed``), or distinct seeds, each a valid ``seed``; the list or None.
+
+    ``seed`` beside a list is each seed's own (:mod:`.multiseed` sets it); set by hand to a seed
+    the list lacks, it would be ignored, so it is refused.
+    """
+    seeds = cfg.train.get("seeds")
+    if seeds is None:
+        return None
+    seeds = list(seeds)
+    if not seeds:
+        raise ConfigError("train.seeds = []: give at least one seed, or train.seeds=null (one run of `seed`)")
+    for i, s in enumerate(seeds):
+        check_number(f"train.seeds[{i}]", s, lo=0, hi=2**32 - 1, integer=True)
+    twice = sorted({int(s) for s in seeds if seeds.count(s) > 1})
+    if twice:
+        raise ConfigError(
+            f"train.seeds = {seeds}: seed(s) {twice} named twice; allowed: each seed once (each its own run folder)"
+        )
+    if int(cfg.seed) != 0 and int(cfg.seed) not in seeds:
+        raise ConfigError(
+            f"seed = {cfg.seed} with train.seeds = {seeds}: the list gives each run its seed, so seed would be "
+            "ignored; allowed: drop seed=, or put it in train.seeds"
+        )
+    return [int(s) for s in seeds]
 
 
 def check_evaluation(cfg: DictConfig, spec: Any) -> None:
@@ -210,9 +238,9 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
 
 
 def resolve_run_dir(cfg: DictConfig) -> tuple[Path, Path | None]:
-    """``(run_dir, checkpoint to resume from or None)``."""
+    """``(run_dir, checkpoint to resume from or None)``: ``resume=true`` or ``resume_from=DIR`` resumes."""
     here = Path(cfg.run_dir)
-    if not cfg.resume:
+    if not cfg.resume and not cfg.resume_from:
         return here, None
     if cfg.resume_from:
         target = Path(cfg.resume_from)

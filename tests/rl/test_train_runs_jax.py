@@ -24,3 +24,6 @@ def test_train_py_runs_to_its_end(name, tmp_path, user_cache):
     if name == "jax_main":  # the JAX main job's last lines, and its pick in the one best.json schema
         assert "Verdict: ppo_jax against the strongest baseline" in proc.stdout
         assert json.loads((out / "best.json").read_text())["select_rule"] == "lexicographic"
+    if name == "jax_seeds":  # each seed's verdict, the parent's summary and TensorBoard command
+        assert proc.stdout.count("Verdict: ppo_jax against the strongest baseline") == 2
+        assert f"tensorboard --logdir {out}" in proc.stdout and (out / "seeds.csv").is_file()

@@ -94,6 +94,8 @@ RUNS: dict[str, Run] = {
     # the Quickstart's main job, and the JAX path's
     "quickstart": Run(("algo=ppo", "day=hectic", *SB3), {"algo": ("ppo",), "scenario": ("cgrsp",)}),
     "jax_main": Run(("algo=ppo_jax", "day=hectic", *JAX, *SELECTING), {"algo": ("ppo_jax",)}),
+    # docs/training.md's several seeds by one command: a run folder per seed, side by side
+    "jax_seeds": Run(("algo=ppo_jax", "day=hectic", *JAX, *SELECTING, "train.seeds=[0,1]")),
     "ppo_unmasked": Run(("algo=ppo_unmasked", "day=hectic", *SB3), {"algo": ("ppo_unmasked",)}),
     "dqn": Run(("algo=dqn", "day=hectic", *DQN), {"algo": ("dqn",)}),
     "sb3_experiments": _sweep(
@@ -139,8 +141,16 @@ def run(name: str, tmp: Path, cache: Path, timeout: float = 1800) -> tuple[subpr
     return proc, out
 
 
+def seeds_of(name: str) -> list[int]:
+    """The ``train.seeds`` a :data:`RUNS` entry trains (empty: one run of ``seed``)."""
+    given = [a.split("=", 1)[1] for a in RUNS[name].args if a.startswith("train.seeds=")]
+    return [int(x) for x in given[0].strip("[]").split(",")] if given else []
+
+
 def run_folders(name: str, out: Path) -> list[Path]:
-    """The run folders a :data:`RUNS` entry wrote (one, or a sweep's jobs in order)."""
+    """The run folders a :data:`RUNS` entry wrote (one, a seed's each, or a sweep's jobs in order)."""
+    if seeds_of(name):
+        return [out / f"seed{s}" for s in seeds_of(name)]
     if not RUNS[name].multirun:
         return [out]
     return sorted((p for p in out.iterdir() if p.is_dir() and (p / "config.yaml").exists()), key=lambda p: p.name)
@@ -177,7 +187,7 @@ def check_jax_runs(name: str, proc: subprocess.CompletedProcess, out: Path) -> N
     """Assert a finished ppo_jax entry: exit 0, each run folder's files, the selection's rule in best.json."""
     assert proc.returncode == 0, proc.stderr[-4000:]
     folders = run_folders(name, out)
-    assert len(folders) == max(len(v) for v in RUNS[name].covers.values())
+    assert len(folders) == (len(seeds_of(name)) or max(len(v) for v in RUNS[name].covers.values()))
     for folder in folders:
         best = check_run(folder, jax=True)
         if "select_days: 0" not in (folder / "config.yaml").read_text():  # a JAX selection: its rule in the schema

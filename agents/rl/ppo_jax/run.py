@@ -89,6 +89,20 @@ def _log_update(writer: Any, metrics: dict[str, Any], steps: int, fps: float) ->
 
 def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: Path | None) -> dict[str, float]:
     """Train (or resume), evaluate and write ``run_dir`` as ``algo=ppo``'s; return the final means."""
+    return train_ppo_jax_seeds([(cfg, run_dir, ckpt)], config)[0]
+
+
+def train_ppo_jax_seeds(
+    runs: list[tuple[DictConfig, Path, Path | None]], config: CGRSPEnvConfig
+) -> list[dict[str, float]]:
+    """Train the seeds of ``runs`` (config, run folder, checkpoint or None) side by side; each folder as one run's.
+
+    The configs differ in ``seed`` alone. Several seeds: ``trainer.init`` and ``trainer.update``
+    ``jax.vmap``-ped over the seeds' keys, one jitted update for all (each network what the seed
+    gets alone, to float rounding: ``tests/rl/test_ppo_jax_vmap.py``); one seed: the update
+    unbatched. Every folder gets its own curve, TensorBoard run, checkpoints, best and final models
+    and final tables. Resumed seeds continue from checkpoints of one step (the caller's choice).
+    """
     from gpu_sched_env.core.jaxcache import use_compile_cache
 
     use_compile_cache()  # a rerun (or a run of the same shapes) loads the compiled update and days
@@ -97,64 +111,117 @@ def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: 
     from gpu_sched_agents.rl.ppo_jax.jax_eval import EPISODE_KEYS
     from gpu_sched_env.cgrsp.jax import JaxCGRSP
 
+    cfg = runs[0][0]
     env = training_env(cfg, config, records=False)  # training reads no per-job records
     eval_env = JaxCGRSP.from_config(config, records=False) if env.is_mixed else env  # the JAX rules' single regime
-    device = jax_device(str(cfg.train.device))
-    (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
-    with jax.default_device(device):
+    with jax.default_device(jax_device(str(cfg.train.device))):
         _, hp, trainer = build_trainer(cfg, config, env, episode_keys=EPISODE_KEYS)
-        runner = jax.jit(trainer.init)(jax.random.PRNGKey(int(cfg.seed)))
-        if ckpt is not None:
-            runner = load_runner(ckpt, runner)
-            log.info(f"resuming {run_dir} from {ckpt.name} at {int(runner.update) * hp.steps_per_update} steps")
-        update = jax.jit(trainer.update)
-        total = hp.n_updates * hp.steps_per_update
-        writer, evaluate = _logging(cfg, config, eval_env, run_dir, total, fresh=ckpt is None)
-        state = read_state(ckpt) if ckpt is not None else None  # None: fresh, or an old checkpoint (warned)
-        if state is not None:
-            evaluate.restore_state(state["evaluator"])
-        steps0 = int(runner.update) * hp.steps_per_update
+        runner, update = _start(trainer, runs, hp.steps_per_update)
+        steps0 = _updates(runner) * hp.steps_per_update
+        heur = _heuristic_means(cfg, config)
+        sinks = [_Sink(c, d, k, config, eval_env, heur, hp.n_updates * hp.steps_per_update) for c, d, k in runs]
         t0 = time.perf_counter()
-        runner, steps = _train_loop(cfg, hp, env, update, runner, run_dir, writer, evaluate)
+        runner, steps = _train_loop(cfg, hp, env, update, runner, sinks)
         train_s = time.perf_counter() - t0
-        params = jax.device_get(runner.train_state.params)
-        save_policy(run_dir / "final_model.npz", params, env.obs_dim, env.n_actions)
-        # resumed at the end of the budget: the final policy is the only one
-        if not (run_dir / "best_model.npz").exists():
-            evaluate(params, steps, env.obs_dim, env.n_actions)
-        evaluate.finish()  # algo.recheck_days' second stage, if on
-        writer.close()
-        log.info(
-            f"trained {steps - steps0} steps in {train_s:.0f} s ({(steps - steps0) / max(train_s, 1e-9):.0f} steps/s)"
-        )
-        out = _final_evaluations(cfg, config, eval_env, run_dir, train_s)
-    return out
+        for i, sink in enumerate(sinks):
+            sink.finish(jax.device_get(_part(runner, i, len(runs)).train_state.params), steps, env)
+        n = steps - steps0
+        log.info(f"trained {n} steps{_of(runs)} in {train_s:.0f} s ({n * len(runs) / max(train_s, 1e-9):.0f} steps/s)")
+        return [_final_evaluations(c, config, eval_env, d, train_s) for c, d, _ in runs]
 
 
-def _logging(
-    cfg: DictConfig, config: CGRSPEnvConfig, eval_env: Any, run_dir: Path, total: int, fresh: bool
-) -> tuple[Any, Evaluator]:
-    """The heuristics' TensorBoard lines, the learner's writer (hyper-parameters on a ``fresh`` run), its evaluator.
+def _of(runs: list[Any]) -> str:
+    return f" of {len(runs)} seeds side by side" if len(runs) > 1 else ""
 
-    ``eval_env``: the JAX env of the run's regime (``algo.select_days``' days are played there).
-    """
-    from torch.utils.tensorboard import SummaryWriter
 
+def _part(tree: Any, i: int, n: int) -> Any:
+    """Seed ``i``'s slice of a tree batched over ``n`` seeds (the tree itself when ``n`` is 1: unbatched)."""
+    import jax
+
+    return tree if n == 1 else jax.tree_util.tree_map(lambda x: x[i], tree)
+
+
+def _updates(runner: Any) -> int:
+    """The updates done (every seed of a batch is at the same one)."""
+    return int(np.asarray(runner.update).reshape(-1)[0])
+
+
+def _start(trainer: Any, runs: list[tuple[DictConfig, Path, Path | None]], per_update: int) -> tuple[Any, Any]:
+    """The runner (fresh from the seeds' keys, or each seed's checkpoint) and the jitted update."""
+    import jax
+
+    keys = [jax.random.PRNGKey(int(c.seed)) for c, _, _ in runs]
+    if len(runs) == 1:
+        runner, update = jax.jit(trainer.init)(keys[0]), jax.jit(trainer.update)
+    else:
+        runner = jax.jit(jax.vmap(trainer.init))(jax.numpy.stack(keys))
+        update = jax.jit(jax.vmap(trainer.update))
+    ckpts = [k for _, _, k in runs]
+    if any(k is not None for k in ckpts):
+        if any(k is None for k in ckpts):
+            raise ConfigError("resume: every seed of a batch resumes from a checkpoint, or none does")
+        parts = [load_runner(k, _part(runner, i, len(runs))) for i, k in enumerate(ckpts)]
+        runner = parts[0] if len(runs) == 1 else jax.tree_util.tree_map(lambda *x: jax.numpy.stack(x), *parts)
+        for (_, d, k), part in zip(runs, parts):
+            log.info(f"resuming {d} from {k.name} at {int(part.update) * per_update} steps")
+    return runner, update
+
+
+def _heuristic_means(cfg: DictConfig, config: CGRSPEnvConfig) -> dict[str, dict[str, float]]:
+    """The heuristics' means on the evaluation seeds (TensorBoard's heuristic lines, the curve's figure)."""
     from gpu_sched_agents.rl.compare import heuristic_runs
     from gpu_sched_agents.rl.train import baselines, with_objective
 
     eval_seeds = [int(s) for s in cfg.train.eval_seeds]
     heur = with_objective(heuristic_runs(baselines(), eval_seeds, config.day, config.params), config)
-    heur_means = {name: {m: float(g[m].mean()) for m in EVAL_METRICS} for name, g in heur.groupby("policy")}
-    write_heuristic_runs(run_dir / "tb", heur_means, total)
-    writer = SummaryWriter(str(run_dir / "tb" / "learned_1"))
-    if fresh:
-        from torch.utils.tensorboard.summary import hparams
+    return {name: {m: float(g[m].mean()) for m in EVAL_METRICS} for name, g in heur.groupby("policy")}
 
-        for event in hparams(flat_hparams(cfg, config), {"eval/miss_pct": 0.0, "eval/mean_wait_min": 0.0}):
-            writer.file_writer.add_summary(event)
-    selection = _selector(cfg, config, eval_env)
-    return writer, Evaluator(config, eval_seeds, run_dir, heur_means, writer, selection)
+
+class _Sink:
+    """One seed's outputs: its run folder, TensorBoard writer (hyper-parameters on a fresh run) and evaluator."""
+
+    def __init__(
+        self,
+        cfg: DictConfig,
+        run_dir: Path,
+        ckpt: Path | None,
+        config: CGRSPEnvConfig,
+        eval_env: Any,
+        heur: dict[str, dict[str, float]],
+        total: int,
+    ) -> None:
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.run_dir, self.label = run_dir, f"seed {int(cfg.seed)}: "
+        (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
+        write_heuristic_runs(run_dir / "tb", heur, total)
+        self.writer = SummaryWriter(str(run_dir / "tb" / "learned_1"))
+        if ckpt is None:
+            from torch.utils.tensorboard.summary import hparams
+
+            for event in hparams(flat_hparams(cfg, config), {"eval/miss_pct": 0.0, "eval/mean_wait_min": 0.0}):
+                self.writer.file_writer.add_summary(event)
+        eval_seeds = [int(s) for s in cfg.train.eval_seeds]
+        selection = _selector(cfg, config, eval_env)
+        self.evaluate = Evaluator(config, eval_seeds, run_dir, heur, self.writer, selection)
+        state = read_state(ckpt) if ckpt is not None else None  # None: fresh, or an old checkpoint (warned)
+        if state is not None:
+            self.evaluate.restore_state(state["evaluator"])
+
+    def checkpoint(self, steps: int, runner: Any) -> None:
+        """The runner and the evaluator's state at ``steps`` (after that step's evaluations: their rows are in it)."""
+        path = self.run_dir / "checkpoints" / f"model_{steps}_steps.npz"
+        write_state(path, {"timesteps": steps, "evaluator": self.evaluate.resume_state()})
+        save_runner(path, runner)  # last: a runner file means its checkpoint is complete
+
+    def finish(self, params: Any, steps: int, env: Any) -> None:
+        """``final_model``; the final policy evaluated if nothing was kept yet; the second stage; close the writer."""
+        save_policy(self.run_dir / "final_model.npz", params, env.obs_dim, env.n_actions)
+        # resumed at the end of the budget: the final policy is the only one
+        if not (self.run_dir / "best_model.npz").exists():
+            self.evaluate(params, steps, env.obs_dim, env.n_actions)
+        self.evaluate.finish()  # algo.recheck_days' second stage, if on
+        self.writer.close()
 
 
 def _selector(cfg: DictConfig, config: CGRSPEnvConfig, eval_env: Any) -> Any:
@@ -184,9 +251,7 @@ def _selector(cfg: DictConfig, config: CGRSPEnvConfig, eval_env: Any) -> Any:
     return selector
 
 
-def _train_loop(
-    cfg: DictConfig, hp: Any, env: Any, update: Any, runner: Any, run_dir: Path, writer: Any, evaluate: Evaluator
-) -> tuple[Any, int]:
+def _train_loop(cfg: DictConfig, hp: Any, env: Any, update: Any, runner: Any, sinks: list[_Sink]) -> tuple[Any, int]:
     """Update until the budget; log each update, checkpoint and evaluate on schedule. Returns the runner and steps."""
     import jax
 
@@ -194,29 +259,31 @@ def _train_loop(
     eval_freq, ckpt_freq = int(cfg.train.eval_freq), int(cfg.train.checkpoint_freq)
     select_every = cfg.algo.get("select_every")
     select_freq = eval_freq if select_every is None else int(select_every)
-    steps = int(runner.update) * hp.steps_per_update
+    steps, n = _updates(runner) * hp.steps_per_update, len(sinks)
     while steps < total:
         t_upd = time.perf_counter()
         runner, metrics = update(runner)
         metrics = jax.device_get(metrics)
         before, steps = steps, steps + hp.steps_per_update
-        _log_update(writer, metrics, steps, hp.steps_per_update / (time.perf_counter() - t_upd))
+        fps = hp.steps_per_update / (time.perf_counter() - t_upd)
         params = jax.device_get(runner.train_state.params)
         on_v0 = steps // eval_freq > before // eval_freq or steps >= total
         select = steps // select_freq > before // select_freq or steps >= total
-        if on_v0 or (select and evaluate.selection is not None):
-            means = evaluate(params, steps, env.obs_dim, env.n_actions, on_v0=on_v0, select=select)
-            parts = (
-                []
-                if "mean_wait_min" not in means
-                else [f"eval mean wait {means['mean_wait_min']:.2f} min, miss {means['miss_pct']:.2f} %"]
-            )
-            parts += [describe(evaluate.selection, means)] if select and evaluate.selection is not None else []
-            log.info(f"{steps} steps: {'; '.join(parts)}")
-        if steps // ckpt_freq > before // ckpt_freq or steps >= total:  # after the evaluations: their rows are in it
-            path = run_dir / "checkpoints" / f"model_{steps}_steps.npz"
-            write_state(path, {"timesteps": steps, "evaluator": evaluate.resume_state()})
-            save_runner(path, runner)  # last: a runner file means its checkpoint is complete
+        for i, sink in enumerate(sinks):
+            _log_update(sink.writer, _part(metrics, i, n), steps, fps)
+            evaluate = sink.evaluate
+            if on_v0 or (select and evaluate.selection is not None):
+                means = evaluate(_part(params, i, n), steps, env.obs_dim, env.n_actions, on_v0=on_v0, select=select)
+                parts = (
+                    []
+                    if "mean_wait_min" not in means
+                    else [f"eval mean wait {means['mean_wait_min']:.2f} min, miss {means['miss_pct']:.2f} %"]
+                )
+                parts += [describe(evaluate.selection, means)] if select and evaluate.selection is not None else []
+                log.info(f"{sink.label if n > 1 else ''}{steps} steps: {'; '.join(parts)}")
+        if steps // ckpt_freq > before // ckpt_freq or steps >= total:
+            for i, sink in enumerate(sinks):
+                sink.checkpoint(steps, _part(runner, i, n))
     return runner, steps
 
 
@@ -253,4 +320,4 @@ def _final_evaluations(
     return out
 
 
-__all__ = ["load_runner", "save_runner", "train_ppo_jax"]
+__all__ = ["load_runner", "save_runner", "train_ppo_jax", "train_ppo_jax_seeds"]
