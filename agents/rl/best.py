@@ -6,7 +6,8 @@ A run folder's ``best.json`` describes the model kept as ``best_model``:
 * ``timesteps`` (int): the training steps of the kept model.
 * ``select_rule`` (str, one of :data:`SELECT_RULES`): how candidates were ranked. ``objective``:
   the env's reward objective on the selection seeds (SB3's EvalCallback, and ``algo=ppo_jax``
-  without JAX selection days); ``lexicographic``: no more misses than the rule on the JAX
+  without JAX selection days), or with ``algo.select_by=objective`` the selection objective on the
+  JAX selection days (``select_objective``); ``lexicographic``: no more misses than the rule on the JAX
   selection days, then the lowest wait; ``worst_regime``: the fewest regimes missing more than
   the rule, then the worst regime's wait excess (``algo.select_regimes``).
 * ``select_key`` (list of floats): the ranking key, compared lexicographically, lower is better.
@@ -16,7 +17,7 @@ A run folder's ``best.json`` describes the model kept as ``best_model``:
   ``deadline`` objective per job, [min]); for ``worst_regime`` the worst regime's wait excess
   plus one margin per regime missing more than the rule.
 * the evaluation's means (``miss_pct``, ``mean_wait_min``, ``select_*`` …) beside them (the env
-  objective on CGRSP-v0's seeds as ``eval_objective`` where the rule is not ``objective``), and
+  objective on CGRSP-v0's seeds as ``eval_objective`` where it is not the key), and
   ``recheck`` / ``first_stage`` after a second stage.
 
 A ``train.seeds`` run's folder (:mod:`gpu_sched_agents.rl.multiseed`) holds no ``best.json`` of
@@ -67,7 +68,9 @@ def best_record(
         "select_key": key,
         "objective": objective_of(rule, key, means),
     }
-    kept = {("eval_objective" if k == SELECT_ON and rule != "objective" else k): v for k, v in means.items()}
+    # CGRSP-v0's objective is the key only for the objective rule on CGRSP-v0's seeds (no select_objective)
+    on_v0 = rule == "objective" and "select_objective" not in means
+    kept = {("eval_objective" if k == SELECT_ON and not on_v0 else k): v for k, v in means.items()}
     return {**{k: v for k, v in kept.items() if k not in head}, **head, **extra}
 
 

@@ -86,6 +86,9 @@ class PPOJaxConfig:
     # checkpoint whose worst regime is best is kept (constraint.worst_regime_key: the fewest regimes with
     # more misses than the rule, then the worst wait excess in units of the generalist's 2 % margin)
     select_regimes: list[str] = field(default_factory=list)
+    # how the selection ranks (null: lexicographic on the run's regime, worst_regime with select_regimes);
+    # objective: the lowest mean wait plus a miss priced as one job-hour on the selection days, no rule played
+    select_by: str | None = None
     # the pick's second stage (0 = off): at the end of training the recheck_top best evaluations are replayed
     # on recheck_days further selection days (keys after select_days'; each regime's with select_regimes), and
     # best_model is the pick on both stages' days pooled (constraint.pooled_pick / pooled_regime_pick)

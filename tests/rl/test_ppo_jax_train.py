@@ -81,6 +81,20 @@ def cfg_for(run_dir, *overrides):
             "algo.select_every=1000",
             r"algo.select_every = 1000 with algo.select_days = 0: it would be ignored; allowed: algo.select_every=null",
         ),
+        ("algo.select_days=4 algo.select_by=best", r"algo.select_by = 'best' is not known; allowed: .*objective"),
+        ("algo.select_by=objective", r"algo.select_by = 'objective' with algo.select_days = 0: there is no selection"),
+        (
+            "algo.select_days=4 algo.select_by=worst_regime",
+            r"algo.select_by = 'worst_regime' with algo.select_regimes = \[\]: worst_regime ranks several regimes",
+        ),
+        (
+            "algo.select_days=4 algo.select_by=lexicographic algo.select_regimes=[surge_D900]",
+            r"algo.select_by = 'lexicographic' with algo.select_regimes = \['surge_D900'\]",
+        ),
+        (
+            "algo.select_days=4 algo.select_by=objective algo.recheck_days=4",
+            r"algo.recheck_days = 4: the second stage re-ranks .* algo.select_by = 'objective'",
+        ),
         ("algo.recheck_days=-1", r"algo.recheck_days = -1 is out of range"),
         ("algo.recheck_days=100 algo.recheck_top=0", r"algo.recheck_top = 0 is out of range"),
         ("algo.recheck_days=100", r"algo.recheck_days = 100: the second stage re-ranks .* algo.select_days = 0"),

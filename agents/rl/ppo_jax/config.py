@@ -93,6 +93,7 @@ def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
             )
         check_number("algo.select_every", a.select_every, lo=1, integer=True)
     _validate_select_regimes(a)
+    _validate_select_by(a)
     _validate_recheck(a)
     if int(a.select_days) and not a.jax_eval_rules:
         raise ConfigError(
@@ -209,6 +210,33 @@ def _validate_select_regimes(a: DictConfig) -> None:
         )
 
 
+def select_by(a: DictConfig) -> str:
+    """The selection's rule: ``algo.select_by``, or by default lexicographic (worst_regime with regimes)."""
+    given = a.get("select_by")
+    return str(given) if given is not None else "worst_regime" if a.get("select_regimes") else "lexicographic"
+
+
+def _validate_select_by(a: DictConfig) -> None:
+    """``algo.select_by``: a known rule, the one that fits ``algo.select_regimes``, with selection days."""
+    from gpu_sched_agents.rl.ppo_jax.selector import SELECT_BY
+
+    given = a.get("select_by")
+    if given is None:
+        return
+    check_choice("algo.select_by", given, SELECT_BY)
+    if not int(a.select_days):
+        raise ConfigError(
+            f"algo.select_by = {given!r} with algo.select_days = 0: there is no selection on JAX days to rank; "
+            "allowed: algo.select_days > 0, or algo.select_by=null"
+        )
+    if (given == "worst_regime") != bool(a.get("select_regimes")):
+        raise ConfigError(
+            f"algo.select_by = {given!r} with algo.select_regimes = {list(a.get('select_regimes') or [])}: "
+            "worst_regime ranks several regimes, the others one; allowed: worst_regime with select_regimes, "
+            "lexicographic or objective without"
+        )
+
+
 def _validate_recheck(a: DictConfig) -> None:
     """``algo.recheck_days`` / ``algo.recheck_top``: the second stage of a selection on JAX days (any regimes)."""
     from gpu_sched_agents.rl.ppo_jax.constraint import RECHECK_TOP, check_recheck
@@ -219,6 +247,8 @@ def _validate_recheck(a: DictConfig) -> None:
     how = None
     if not int(a.select_days):
         how = "algo.select_days = 0 (no selection days: best_model is picked on CGRSP-v0's eval seeds)"
+    elif a.get("select_by") == "objective":
+        how = "algo.select_by = 'objective' (no rule played: nothing to re-rank against)"
     check_recheck("algo.", int(days), int(top), int(a.select_days), how)
 
 

@@ -28,18 +28,19 @@ CANDIDATES = "select_candidates.csv"  # the selection's evaluations when algo.re
 def _select_means(selector: Any, row: dict[str, float]) -> dict[str, float]:
     """An evaluation's ``select_*`` means (learning curve, TensorBoard's ``select/*``, ``best.json``).
 
-    One regime: ``select_mean_wait_min`` and ``select_miss_pct``; several: ``select_<regime>_wait``
-    and ``select_<regime>_miss`` per regime and ``select_worst_excess`` (the worst regime's wait excess
-    in units of the margin).
+    One regime: ``select_mean_wait_min`` and ``select_miss_pct`` (and ``select_objective`` when it
+    ranks by the objective); several: ``select_<regime>_wait`` and ``select_<regime>_miss`` per
+    regime and ``select_worst_excess`` (the worst regime's wait excess in units of the margin).
     """
     means = {f"select_{c}": row[c] for c in selector.columns}
-    return means if selector.by == "lexicographic" else means | {"select_worst_excess": selector.key(row)[1]}
+    return means if selector.by != "worst_regime" else means | {"select_worst_excess": selector.key(row)[1]}
 
 
 def describe(selector: Any, means: dict[str, float]) -> str:
     """The training log's words for an evaluation on the selection days."""
-    if selector.by == "lexicographic":
-        return f"selection days {means['select_mean_wait_min']:.2f} min, miss {means['select_miss_pct']:.3f} %"
+    if selector.by != "worst_regime":
+        said = f"selection days {means['select_mean_wait_min']:.2f} min, miss {means['select_miss_pct']:.3f} %"
+        return said + (f", objective {means['select_objective']:.2f}" if selector.by == "objective" else "")
     from gpu_sched_agents.rl.ppo_jax.constraint import wait_excess
 
     def excess(r: str) -> float:

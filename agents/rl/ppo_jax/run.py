@@ -26,7 +26,7 @@ import numpy as np
 from omegaconf import DictConfig
 
 from gpu_sched_agents.rl.callbacks import EVAL_METRICS, flat_hparams, write_heuristic_runs
-from gpu_sched_agents.rl.ppo_jax.config import build_trainer, jax_device, selection_regimes, training_env
+from gpu_sched_agents.rl.ppo_jax.config import build_trainer, jax_device, select_by, selection_regimes, training_env
 from gpu_sched_agents.rl.ppo_jax.evaluator import Evaluator, describe
 from gpu_sched_agents.rl.ppo_jax.export import load_policy, save_policy
 from gpu_sched_agents.rl.resume import read_state, write_state
@@ -227,7 +227,8 @@ class _Sink:
 def _selector(cfg: DictConfig, config: CGRSPEnvConfig, eval_env: Any) -> Any:
     """``algo.select_days`` > 0: the run's selection on native JAX days, against ``algo.jax_eval_rules[0]``.
 
-    On the run's regime (``eval_env``) lexicographic; with ``algo.select_regimes`` the worst regime's.
+    On the run's regime (``eval_env``) lexicographic, or by the selection objective alone
+    (``algo.select_by=objective``, no rule played); with ``algo.select_regimes`` the worst regime's.
     """
     from gpu_sched_agents.rl.ppo_jax.selector import Selector
 
@@ -238,12 +239,12 @@ def _selector(cfg: DictConfig, config: CGRSPEnvConfig, eval_env: Any) -> Any:
     selector = Selector.play_rule(
         regimes or {"": eval_env},
         n_days,
-        "worst_regime" if regimes else "lexicographic",
+        select_by(cfg.algo),
         str(cfg.algo.jax_eval_rules[0]),
         recheck_days=int(cfg.algo.get("recheck_days", 0)),
         recheck_top=int(cfg.algo.recheck_top),
     )
-    for name, (wait, miss) in selector.rules.items():
+    for name, (wait, miss) in (selector.rules or {}).items():
         log.info(
             f"selection on {n_days} native JAX days{f' of {name}' if name else ''}: {selector.rule} waits "
             f"{wait:.2f} min and misses {miss:.4f} % there"
