@@ -1,8 +1,9 @@
 """The held-out evaluations of an ``algo=ppo_jax`` run: CGRSP-v0's ``eval/*``, the selection, ``best_model``.
 
 :class:`Evaluator` is called by the training loop (:mod:`.run`) at each evaluation point; it
-writes ``learning_curve.{csv,png}``, ``best_model.npz`` + ``best.json`` and, with a second stage,
-``select_candidates.csv`` and ``candidates/``; its state goes into each checkpoint so a resumed run
+writes ``learning_curve.{csv,png}``, ``best_model.npz`` + ``best.json``, with a selection on JAX
+days ``select_candidates.csv`` (every evaluation there, the pick marked) and, with a second stage,
+``candidates/`` (the actors it replays); its state goes into each checkpoint so a resumed run
 keeps the uninterrupted run's curve and best model.
 """
 
@@ -22,7 +23,7 @@ from gpu_sched_env.core.io import atomic_write_table
 
 log = logging.getLogger(__name__)
 
-CANDIDATES = "select_candidates.csv"  # the selection's evaluations when algo.recheck_days > 0 (Evaluator.finish)
+CANDIDATES = "select_candidates.csv"  # every evaluation on the selection days, annotated, the pick marked
 
 
 def _select_means(selector: Any, row: dict[str, float]) -> dict[str, float]:
@@ -76,7 +77,8 @@ class Evaluator:
         self._rule = "objective" if selection is None else selection.by
         self.recheck = selection is not None and selection.recheck_days > 0
         path = run_dir / CANDIDATES
-        self.candidates = pd.read_csv(path).to_dict("records") if self.recheck and path.exists() else []
+        kept_rows = pd.read_csv(path).to_dict("records") if selection is not None and path.exists() else []
+        self.candidates = [{k: r[k] for k in ["steps", *selection.row]} for r in kept_rows]  # as recorded
         kept = read_best(run_dir)  # a resumed run keeps the best of its first part
         self.best = kept["select_key"] if kept is not None else [float("inf")]
         curve = run_dir / "learning_curve.csv"
@@ -109,8 +111,7 @@ class Evaluator:
             for m, v in means.items():
                 if m.startswith("select_"):
                     self.writer.add_scalar(f"select/{m.removeprefix('select_')}", v, steps)
-            if self.recheck:
-                self._keep_candidate(params, steps, row, obs_dim, n_actions)
+            self._keep_candidate(params, steps, row, obs_dim, n_actions)
         if key is not None and key < self.best:
             self.best = key
             save_policy(self.run_dir / "best_model.npz", params, obs_dim, n_actions)
@@ -136,33 +137,41 @@ class Evaluator:
         self.candidates = [dict(r) for r in state["candidates"]]
 
     def _table(self) -> pd.DataFrame:
-        """The selection's evaluations so far, indexed by ``steps`` (the selector's columns)."""
-        return pd.DataFrame(self.candidates, columns=["steps", *self.selection.columns]).set_index("steps")
+        """The selection's evaluations so far, indexed by ``steps`` (their rows, the rule's numbers beside)."""
+        table = pd.DataFrame(self.candidates, columns=["steps", *self.selection.row]).set_index("steps")
+        return self.selection.annotate(table)
 
     def _keep_candidate(self, params: Any, steps: int, row: dict[str, float], obs_dim: int, n_actions: int) -> None:
-        """Record an evaluation; keep the actors of the ``recheck_top`` best so far (``candidates/``), drop the rest."""
-        row = {c: row[c] for c in self.selection.columns}
+        """Record an evaluation; with a second stage keep the ``recheck_top`` best actors (``candidates/``)."""
+        row = {c: row[c] for c in self.selection.row}
         self.candidates = [r for r in self.candidates if r["steps"] != steps] + [{"steps": int(steps), **row}]
+        atomic_write_table(self.run_dir / CANDIDATES, pd.DataFrame(self.candidates))
+        if not self.recheck:
+            return
         top = set(self.selection.best(self._table(), self.selection.recheck_top))
         folder = self.run_dir / "candidates"
         folder.mkdir(exist_ok=True)
         if steps in top:
             save_policy(folder / f"model_{steps}.npz", params, obs_dim, n_actions)
-        atomic_write_table(self.run_dir / CANDIDATES, pd.DataFrame(self.candidates))
         for f in folder.glob("model_*.npz"):
             if int(f.stem.removeprefix("model_")) not in top:
                 f.unlink()
 
     def finish(self) -> None:
-        """The second stage (``algo.recheck_days``): replay the kept candidates, pick on both stages pooled.
+        """``select_candidates.csv`` with the pick marked; with ``algo.recheck_days`` the second stage first.
 
+        The second stage replays the kept candidates and picks on both stages' days pooled:
         ``best_model.npz`` becomes the pick and ``best.json`` says so (``recheck``); the table with
         the second stage's columns replaces ``select_candidates.csv``. Done once: a rerun of a
         finished run finds ``best.json``'s ``recheck`` (made with every evaluation) and leaves it.
         """
         import shutil
 
-        if not self.recheck or not self.candidates:
+        if self.selection is None or not self.candidates:
+            return
+        if not self.recheck:  # the pick is the best kept so far: mark it in the table
+            table, pick = self._table(), read_best(self.run_dir)["timesteps"]
+            atomic_write_table(self.run_dir / CANDIDATES, table.assign(picked=table.index == pick).reset_index())
             return
         done = (read_best(self.run_dir) or {}).get("recheck", {})
         if done.get("evaluations") == len(self.candidates):  # finished already, no evaluation since

@@ -89,19 +89,20 @@ def _log_update(writer: Any, metrics: dict[str, Any], steps: int, fps: float) ->
 
 def train_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig, run_dir: Path, ckpt: Path | None) -> dict[str, float]:
     """Train (or resume), evaluate and write ``run_dir`` as ``algo=ppo``'s; return the final means."""
-    return train_ppo_jax_seeds([(cfg, run_dir, ckpt)], config)[0]
+    return train_ppo_jax_seeds([(cfg, run_dir, ckpt)], config, batched=False)[0]
 
 
 def train_ppo_jax_seeds(
-    runs: list[tuple[DictConfig, Path, Path | None]], config: CGRSPEnvConfig
+    runs: list[tuple[DictConfig, Path, Path | None]], config: CGRSPEnvConfig, batched: bool = True
 ) -> list[dict[str, float]]:
     """Train the seeds of ``runs`` (config, run folder, checkpoint or None) side by side; each folder as one run's.
 
-    The configs differ in ``seed`` alone. Several seeds: ``trainer.init`` and ``trainer.update``
-    ``jax.vmap``-ped over the seeds' keys, one jitted update for all (each network what the seed
-    gets alone, to float rounding: ``tests/rl/test_ppo_jax_vmap.py``); one seed: the update
-    unbatched. Every folder gets its own curve, TensorBoard run, checkpoints, best and final models
-    and final tables. Resumed seeds continue from checkpoints of one step (the caller's choice).
+    The configs differ in ``seed`` alone. ``batched`` (``train.seeds``, however many): ``trainer.init``
+    and ``trainer.update`` ``jax.vmap``-ped over the seeds' keys, one jitted update for all (each
+    network what the seed gets alone, to float rounding: ``tests/rl/test_ppo_jax_vmap.py``; bit for
+    bit the studies' multi-seed training); else (one run of ``seed``) the update unbatched. Every
+    folder gets its own curve, TensorBoard run, checkpoints, best and final models and final tables.
+    Resumed seeds continue from checkpoints of one step (the caller's choice).
     """
     from gpu_sched_env.core.jaxcache import use_compile_cache
 
@@ -116,15 +117,15 @@ def train_ppo_jax_seeds(
     eval_env = JaxCGRSP.from_config(config, records=False) if env.is_mixed else env  # the JAX rules' single regime
     with jax.default_device(jax_device(str(cfg.train.device))):
         _, hp, trainer = build_trainer(cfg, config, env, episode_keys=EPISODE_KEYS)
-        runner, update = _start(trainer, runs, hp.steps_per_update)
+        runner, update = _start(trainer, runs, hp.steps_per_update, batched)
         steps0 = _updates(runner) * hp.steps_per_update
         heur = _heuristic_means(cfg, config)
         sinks = [_Sink(c, d, k, config, eval_env, heur, hp.n_updates * hp.steps_per_update) for c, d, k in runs]
         t0 = time.perf_counter()
-        runner, steps = _train_loop(cfg, hp, env, update, runner, sinks)
+        runner, steps = _train_loop(cfg, hp, env, update, runner, sinks, batched)
         train_s = time.perf_counter() - t0
         for i, sink in enumerate(sinks):
-            sink.finish(jax.device_get(_part(runner, i, len(runs)).train_state.params), steps, env)
+            sink.finish(jax.device_get(_part(runner, i, batched).train_state.params), steps, env)
         n = steps - steps0
         log.info(f"trained {n} steps{_of(runs)} in {train_s:.0f} s ({n * len(runs) / max(train_s, 1e-9):.0f} steps/s)")
         return [_final_evaluations(c, config, eval_env, d, train_s) for c, d, _ in runs]
@@ -134,11 +135,11 @@ def _of(runs: list[Any]) -> str:
     return f" of {len(runs)} seeds side by side" if len(runs) > 1 else ""
 
 
-def _part(tree: Any, i: int, n: int) -> Any:
-    """Seed ``i``'s slice of a tree batched over ``n`` seeds (the tree itself when ``n`` is 1: unbatched)."""
+def _part(tree: Any, i: int, batched: bool) -> Any:
+    """Seed ``i``'s slice of a tree batched over the seeds (the tree itself when not ``batched``)."""
     import jax
 
-    return tree if n == 1 else jax.tree_util.tree_map(lambda x: x[i], tree)
+    return jax.tree_util.tree_map(lambda x: x[i], tree) if batched else tree
 
 
 def _updates(runner: Any) -> int:
@@ -146,12 +147,14 @@ def _updates(runner: Any) -> int:
     return int(np.asarray(runner.update).reshape(-1)[0])
 
 
-def _start(trainer: Any, runs: list[tuple[DictConfig, Path, Path | None]], per_update: int) -> tuple[Any, Any]:
+def _start(
+    trainer: Any, runs: list[tuple[DictConfig, Path, Path | None]], per_update: int, batched: bool
+) -> tuple[Any, Any]:
     """The runner (fresh from the seeds' keys, or each seed's checkpoint) and the jitted update."""
     import jax
 
     keys = [jax.random.PRNGKey(int(c.seed)) for c, _, _ in runs]
-    if len(runs) == 1:
+    if not batched:
         runner, update = jax.jit(trainer.init)(keys[0]), jax.jit(trainer.update)
     else:
         runner = jax.jit(jax.vmap(trainer.init))(jax.numpy.stack(keys))
@@ -160,8 +163,8 @@ def _start(trainer: Any, runs: list[tuple[DictConfig, Path, Path | None]], per_u
     if any(k is not None for k in ckpts):
         if any(k is None for k in ckpts):
             raise ConfigError("resume: every seed of a batch resumes from a checkpoint, or none does")
-        parts = [load_runner(k, _part(runner, i, len(runs))) for i, k in enumerate(ckpts)]
-        runner = parts[0] if len(runs) == 1 else jax.tree_util.tree_map(lambda *x: jax.numpy.stack(x), *parts)
+        parts = [load_runner(k, _part(runner, i, batched)) for i, k in enumerate(ckpts)]
+        runner = parts[0] if not batched else jax.tree_util.tree_map(lambda *x: jax.numpy.stack(x), *parts)
         for (_, d, k), part in zip(runs, parts):
             log.info(f"resuming {d} from {k.name} at {int(part.update) * per_update} steps")
     return runner, update
@@ -252,7 +255,9 @@ def _selector(cfg: DictConfig, config: CGRSPEnvConfig, eval_env: Any) -> Any:
     return selector
 
 
-def _train_loop(cfg: DictConfig, hp: Any, env: Any, update: Any, runner: Any, sinks: list[_Sink]) -> tuple[Any, int]:
+def _train_loop(
+    cfg: DictConfig, hp: Any, env: Any, update: Any, runner: Any, sinks: list[_Sink], batched: bool
+) -> tuple[Any, int]:
     """Update until the budget; log each update, checkpoint and evaluate on schedule. Returns the runner and steps."""
     import jax
 
@@ -260,7 +265,7 @@ def _train_loop(cfg: DictConfig, hp: Any, env: Any, update: Any, runner: Any, si
     eval_freq, ckpt_freq = int(cfg.train.eval_freq), int(cfg.train.checkpoint_freq)
     select_every = cfg.algo.get("select_every")
     select_freq = eval_freq if select_every is None else int(select_every)
-    steps, n = _updates(runner) * hp.steps_per_update, len(sinks)
+    steps = _updates(runner) * hp.steps_per_update
     while steps < total:
         t_upd = time.perf_counter()
         runner, metrics = update(runner)
@@ -271,20 +276,22 @@ def _train_loop(cfg: DictConfig, hp: Any, env: Any, update: Any, runner: Any, si
         on_v0 = steps // eval_freq > before // eval_freq or steps >= total
         select = steps // select_freq > before // select_freq or steps >= total
         for i, sink in enumerate(sinks):
-            _log_update(sink.writer, _part(metrics, i, n), steps, fps)
+            _log_update(sink.writer, _part(metrics, i, batched), steps, fps)
             evaluate = sink.evaluate
             if on_v0 or (select and evaluate.selection is not None):
-                means = evaluate(_part(params, i, n), steps, env.obs_dim, env.n_actions, on_v0=on_v0, select=select)
+                means = evaluate(
+                    _part(params, i, batched), steps, env.obs_dim, env.n_actions, on_v0=on_v0, select=select
+                )
                 parts = (
                     []
                     if "mean_wait_min" not in means
                     else [f"eval mean wait {means['mean_wait_min']:.2f} min, miss {means['miss_pct']:.2f} %"]
                 )
                 parts += [describe(evaluate.selection, means)] if select and evaluate.selection is not None else []
-                log.info(f"{sink.label if n > 1 else ''}{steps} steps: {'; '.join(parts)}")
+                log.info(f"{sink.label if batched else ''}{steps} steps: {'; '.join(parts)}")
         if steps // ckpt_freq > before // ckpt_freq or steps >= total:
             for i, sink in enumerate(sinks):
-                sink.checkpoint(steps, _part(runner, i, n))
+                sink.checkpoint(steps, _part(runner, i, batched))
     return runner, steps
 
 

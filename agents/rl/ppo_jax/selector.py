@@ -78,6 +78,11 @@ class Selector:
             return ["mean_wait_min", "miss_pct", *(["objective"] if self.by == "objective" else [])]
         return [f"{r}_{m}" for r in self.envs for m in PART]
 
+    @property
+    def row(self) -> list[str]:
+        """What :meth:`play` returns: ``mean_wait_min``, ``miss_pct``, ``objective`` (one regime), or each regime's."""
+        return ["mean_wait_min", "miss_pct", "objective"] if "" in self.envs else self.columns
+
     def play(self, actor: Any, keys: Any = None) -> dict[str, float]:
         """The row of ``actor`` (flax params, or an exported policy) on ``keys`` (default: the selection days).
 

@@ -6,8 +6,8 @@ r"""Which design item moves ``algo=ppo_jax`` towards the rule: each on and off, 
 A *row* is a set of Hydra overrides of ``experiment=ppo_jax_joint`` (:data:`ROWS`; the joint design from scratch; items
 1-3 of the issue: time-aware returns, the reward (``occupancy`` with ``backlog_risk`` shaping, the SPT charge
 ``excess_run``, …), the ``joint_hold`` and ``when`` action designs).
-Per regime (hectic / surge × fresh / D = 900 s) and row the seeds train side by side (one
-``jax.vmap``-ped program, :func:`studies.cgrsp.learning.parity.train_seeds`), each seed's actor is
+Per regime (hectic / surge × fresh / D = 900 s) and row the seeds train side by side (``train.py``'s
+``train.seeds``, :func:`studies.cgrsp.learning.parity.train_seeds`), each seed's actor is
 picked lexicographically on ``--select-days`` selection days (no more misses than the rule, then
 the lowest wait; :func:`gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_pick`; with
 ``--recheck-days`` the best ``--recheck-top`` replayed on more selection days and picked on both

@@ -429,8 +429,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         folder,
         select_every=args.select_every,
         select_days=args.select_days,
-        select_regimes=regime_configs(args.budget, args.override),
-        select_margin=GENERALIST_MARGIN,
+        select_regimes=list(parity.REGIMES),
         recheck_days=args.recheck_days,
         recheck_top=args.recheck_top,
     )

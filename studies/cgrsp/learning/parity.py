@@ -3,11 +3,12 @@
     python -m studies parity --budget 2000000 --out runs/ppo_jax_parity
 
 Four regimes (hectic / surge × fresh stock / Markov stock with D = 900 s), training seeds 0-3
-from scratch (no teacher). Per regime one jitted program (``make_train(...).train``: every
-update of the budget, ``jax.vmap``-ped over the seeds' keys, or the seeds in turn with
-``--in-turn``) trains the seeds, ``experiment=ppo_jax_joint``'s settings (every job–slot pair, from scratch;
-``--override`` changes them) with ``--budget`` steps per seed; the final network of each seed is exported
-(``<out>/<regime>/seed<k>.npz``) and judged two ways:
+from scratch (no teacher). Per regime ``train.py``'s multi-seed mode (``train.seeds``: one jitted
+update ``jax.vmap``-ped over the seeds' keys, or the seeds in turn with ``--in-turn``; a run folder
+per seed under ``<out>/<regime>_b<budget>/runs/``) trains the seeds, ``experiment=ppo_jax_joint``'s
+settings (every job–slot pair, from scratch; ``--override`` changes them) with ``--budget`` steps per
+seed; the final (or selected) network of each seed is exported (``<out>/<regime>_b<budget>/seed<k>.npz``)
+and judged two ways:
 
 * in JAX, paired on ``--jax-days`` native days (keys 20 000 …): learned − rule, 95 % CI of the
   mean wait difference and the miss difference, against the JAX rule (``spt_rescue_defer_exp``);
@@ -35,14 +36,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from gpu_sched_agents.evaluate.protocol import REGIMES as PROTOCOL_REGIMES
 from gpu_sched_agents.evaluate.protocol import RULE_KEYS
 from gpu_sched_agents.rl.ppo_jax.constraint import RECHECK_TOP
-from gpu_sched_agents.rl.ppo_jax.selector import JAX_RULE, Selector
-from gpu_sched_env.core.criteria import GENERALIST_MARGIN, PARITY_MARGIN, best_rule, tolerance, within
+from gpu_sched_agents.rl.ppo_jax.selector import JAX_RULE
+from gpu_sched_env.core.criteria import PARITY_MARGIN, best_rule, tolerance, within
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
 # The standard protocol's regimes (gpu-sched evaluate's), as env params: name -> (day, params)
@@ -90,96 +90,93 @@ def train_seeds(
     select_every: int = 0,
     select_days: int = 100,
     select_by: str = "objective",
-    select_regimes: Mapping[str, Any] | None = None,
-    select_margin: tuple[float, float] = GENERALIST_MARGIN,
+    select_regimes: Sequence[str] = (),
     recheck_days: int = 0,
     recheck_top: int = RECHECK_TOP,
 ) -> tuple[dict[int, Path], float]:
-    """Train ``seeds`` of one regime in one compiled program; export each actor. Returns paths and seconds.
+    """Train ``seeds`` of one regime through ``train.py``'s multi-seed mode; export each actor. Paths and seconds.
 
-    ``together``: the seeds train side by side (``jax.vmap`` of the training over their keys: one
-    program, one pass of rollouts and updates for all of them); otherwise one seed after another
-    (batches of one). Either way each seed's network is the one it would get
-    alone (to float rounding; ``tests/rl/test_ppo_jax_vmap.py``).
+    The one trainer (:mod:`gpu_sched_agents.rl.multiseed`, ``train.seeds``) writes a run folder
+    per seed under ``out/runs/``; each seed's judged actor is copied to ``out/seed<k>.npz`` and its
+    selection table to ``out/seed<k>_select.csv``. ``together``: the seeds train side by side
+    (one jitted update ``jax.vmap``-ped over their keys); otherwise one after another (batches of
+    one). Either way each seed's network is the one it would get alone (to float rounding;
+    ``tests/rl/test_ppo_jax_vmap.py``). A seed whose ``seed<k>.npz`` exists is not trained again;
+    an interrupted run folder is resumed.
 
     With ``select_every`` > 0 every seed's actor is evaluated every ``select_every`` steps
     (rounded to whole updates) on ``select_days`` native *selection* days (keys 10 000 …) and the
-    one with the lowest :func:`~gpu_sched_agents.rl.ppo_jax.jax_eval.selection_objective` is
-    exported, as ``train.py`` keeps ``best_model`` on its selection seeds (``seed<k>_select.csv``
-    lists the evaluations); 0 exports the final network. ``select_by="lexicographic"``: the
-    evaluation with no more misses than the JAX rule on the same days, then the lowest wait
-    (:func:`~gpu_sched_agents.rl.ppo_jax.constraint.lexicographic_pick`).
-
-    ``select_regimes`` (regime name → its config, the trained design; needed for ``day=mixed``,
-    the generalist): every evaluation plays each regime's selection days, the JAX rule plays them
-    once, and the checkpoint whose worst regime is best is exported
-    (:func:`~gpu_sched_agents.rl.ppo_jax.constraint.worst_regime_pick`, ``select_margin`` =
-    (fraction of the rule's wait, floor [min]): the generalist criterion's margin).
-
-    ``recheck_days`` > 0 (lexicographic only): a second stage against the winner's curse of picking
-    the lowest wait among many checkpoints on few days, when a miss is a one-in-a-hundred-days event.
-    The ``recheck_top`` best evaluations by the lexicographic key are replayed on ``recheck_days``
-    further selection days (the keys after the first stage's, below the test keys), and the pick is
-    made among them on both stages' days pooled, against the rule's pooled miss rate
-    (:meth:`~gpu_sched_agents.rl.ppo_jax.selector.Selector.recheck`; the selection table gets
-    ``recheck_*`` and ``pooled_*`` columns).
+    one ranked first by ``select_by`` is exported (``algo.select_by``: ``objective``, the lowest
+    :func:`~gpu_sched_agents.rl.ppo_jax.jax_eval.selection_objective`; ``lexicographic``: no more
+    misses than the JAX rule on the same days, then the lowest wait); 0 exports the final network.
+    ``select_regimes`` (regime names, ``algo.select_regimes``; the generalist's): each regime's
+    selection days are played and the checkpoint whose worst regime is best is exported, by the
+    generalist criterion's margin. ``recheck_days`` > 0 (``lexicographic`` or regimes): the
+    second stage against the winner's curse of picking the lowest wait among many checkpoints on
+    few days: the ``recheck_top`` best evaluations are replayed on ``recheck_days`` further
+    selection days and the pick is made on both stages' days pooled
+    (:meth:`~gpu_sched_agents.rl.ppo_jax.selector.Selector.recheck`).
     """
-    from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.config import build_trainer, validate_ppo_jax
-    from gpu_sched_env.core.errors import ConfigError
+    from gpu_sched_agents.rl.entry import train
 
-    config = env_config(cfg)
-    validate_ppo_jax(cfg, config)
     paths = {s: out / f"seed{s}.npz" for s in seeds}
     todo = [s for s in seeds if not paths[s].exists()]
     if not todo:
         return paths, 0.0
-    if select_every > 0 and cfg.day.name == "mixed" and not select_regimes:
-        raise ConfigError(
-            f"select_every = {select_every}: selection plays native days of one regime; day = 'mixed' (the "
-            "generalist) selects with select_regimes (the regimes it is judged on) or trains without it (0)"
-        )
-    env, hp, trainer = build_trainer(cfg, config)  # day=mixed (the generalist): a mixed env
-    every = max(1, select_every // hp.steps_per_update) if select_every > 0 else hp.n_updates
     check_recheck(select_every, select_days, select_by, select_regimes, recheck_days, recheck_top)
-    select = None
-    if select_every > 0:
-        select = _selection(env, select_days, select_by, select_regimes, select_margin, recheck_days, recheck_top)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     for group in [todo] if together else [[s] for s in todo]:
-        _train_group(trainer, hp, env, group, every, select, out, paths)
+        run = out / "runs" / ("seeds" + "_".join(str(s) for s in group))
+        selection = dict(select_days=select_days, select_by=select_by, select_regimes=list(select_regimes))
+        train(seeds_config(cfg, group, run, select_every, recheck_days, recheck_top, **selection))
+        for s in group:
+            _export(run / f"seed{s}", paths[s], selected=select_every > 0)
     return paths, time.perf_counter() - t0
 
 
-def _selection(
-    env: Any,
-    select_days: int,
-    select_by: str,
-    select_regimes: Mapping[str, Any] | None,
-    margin: tuple[float, float],
+def seeds_config(
+    cfg: Any,
+    seeds: Sequence[int],
+    run: Path,
+    select_every: int,
     recheck_days: int,
     recheck_top: int,
-) -> Selector:
-    """What :func:`train_seeds`' evaluations play and how it picks (the rule played once on the same days)."""
-    from gpu_sched_agents.rl.envs import env_config
-    from gpu_sched_agents.rl.ppo_jax.config import training_env
+    select_days: int,
+    select_by: str,
+    select_regimes: list[str],
+) -> Any:
+    """``cfg`` as a ``train.seeds`` run into ``run`` (resumed when it exists), selecting as :func:`train_seeds` asks.
 
-    if select_regimes:
-        envs = {r: training_env(c, env_config(c), records=False) for r, c in select_regimes.items()}
-        by = "worst_regime"
-    else:
-        envs, by = {"": env}, select_by
-    return Selector.play_rule(
-        envs, select_days, by, JAX_RULE, margin=margin, recheck_days=recheck_days, recheck_top=recheck_top
-    )
+    What the studies judge themselves is off: no final tables, no in-JAX evaluation; CGRSP-v0's
+    evaluation (on one selection seed) only at the end; a checkpoint at every selection.
+    """
+    import copy
+
+    from omegaconf import open_dict
+
+    out = copy.deepcopy(cfg)
+    budget = int(cfg.train.total_timesteps)
+    with open_dict(out):
+        out.run_dir, out.seed = str(run), 0
+        out.resume, out.resume_from = False, (str(run) if (run / "seeds.json").is_file() else None)
+        out.train.seeds = [int(s) for s in seeds]
+        out.train.final_eval_seeds, out.train.eval_seeds, out.train.eval_freq = 0, [10_000], budget
+        out.train.checkpoint_freq, out.train.progress_bar = select_every if select_every > 0 else budget, False
+        out.algo.jax_eval_seeds = 0
+        out.algo.select_days = select_days if select_every > 0 else 0
+        out.algo.select_every = select_every if select_every > 0 else None
+        out.algo.select_by = ("worst_regime" if select_regimes else select_by) if select_every > 0 else None
+        out.algo.select_regimes = list(select_regimes) if select_every > 0 else []
+        out.algo.recheck_days, out.algo.recheck_top = recheck_days, recheck_top
+    return out
 
 
 def check_recheck(
     select_every: int,
     select_days: int,
     select_by: str,
-    select_regimes: Mapping[str, Any] | None,
+    select_regimes: Sequence[str] | Mapping[str, Any] | None,
     recheck_days: int,
     recheck_top: int,
 ) -> None:
@@ -194,59 +191,19 @@ def check_recheck(
     check("", recheck_days, recheck_top, select_days, how)
 
 
-def _train_group(
-    trainer: Any,
-    hp: Any,
-    env: Any,
-    group: list[int],
-    every: int,
-    select: Selector | None,
-    out: Path,
-    paths: dict[int, Path],
-) -> None:
-    """Train ``group``'s seeds side by side, ``every`` updates a chunk; export each (:func:`train_seeds`)."""
-    import jax
+def _export(folder: Path, path: Path, selected: bool) -> None:
+    """A seed's judged actor (its run's ``best_model``, or without a selection its final network) and table.
 
-    from gpu_sched_agents.rl.ppo_jax.jax_eval import train_in_chunks
-
-    keys = jax.numpy.stack([jax.random.PRNGKey(s) for s in group])
-    chunks: list[Any] = []
-    evals: dict[int, list[dict[str, float]]] = {s: [] for s in group}
-    kept: dict[int, list[Any]] = {s: [] for s in group}  # every evaluated actor (the last only, without a selection)
-    for updates, runner, metrics in train_in_chunks(trainer, hp.n_updates, keys, every):
-        params = jax.device_get(runner.train_state.params)
-        chunks.append(jax.device_get(metrics))
-        for i, s in enumerate(group):
-            mine = jax.tree_util.tree_map(lambda x, i=i: x[i], params)
-            kept[s] = [*kept[s], mine] if select is not None else [mine]
-            if select is not None:
-                evals[s].append({"steps": updates * hp.steps_per_update, **select.play(mine)})
-    for i, s in enumerate(group):
-        curve = {k: np.concatenate([np.asarray(c[k][i]) for c in chunks]) for k in chunks[0]}
-        atomic_write_table(out / f"seed{s}_curve.csv", pd.DataFrame(curve))
-        _export(s, paths[s], env, evals[s], kept[s], select)
-
-
-def _export(
-    s: int, path: Path, env: Any, evals: list[dict[str, float]], kept: list[Any], select: Selector | None
-) -> None:
-    """Seed ``s``'s selection table (``seed<s>_select.csv`` beside ``path``) and its chosen actor.
-
-    Without a selection the last actor; with one the selector's pick among every evaluation, after
-    its second stage where ``recheck_days`` > 0 (the table gets ``recheck_*`` and ``pooled_*`` columns).
+    ``seed<k>_select.csv`` beside ``path``: the run's ``select_candidates.csv`` (every evaluation on
+    the selection days, the rule's numbers beside, the second stage's columns, the pick marked).
     """
-    from gpu_sched_agents.rl.ppo_jax.export import save_policy
+    import shutil
 
-    pick = len(kept) - 1
-    if select is not None:
-        table = select.annotate(pd.DataFrame(evals))
-        if select.recheck_days:
-            more = select.further_keys()
-            table, pick = select.recheck(table, lambda i: select.play(kept[i], more))
-        else:
-            pick = select.pick(table)
-        atomic_write_table(path.parent / f"seed{s}_select.csv", table.assign(picked=table.index == pick))
-    save_policy(path, kept[pick], env.obs_dim, env.n_actions)  # last: its presence marks the seed done
+    if selected:
+        shutil.copyfile(folder / "select_candidates.csv", path.parent / f"{path.stem}_select.csv")
+    tmp = path.with_name(path.name + ".tmp.npz")
+    shutil.copyfile(folder / ("best_model.npz" if selected else "final_model.npz"), tmp)
+    tmp.replace(path)  # last: its presence marks the seed done
 
 
 def _v0_day(policy: str, config: Any, seed: int) -> dict[str, Any]:

@@ -1,43 +1,27 @@
-"""``train.py train.seeds=[...]`` (ppo_jax side by side) trains the networks the studies' multi-seed training does."""
+"""The studies train through ``train.py train.seeds=[...]``: each seed's judged actor and table are its run folder's."""
 
 import json
 
 import numpy as np
 import pandas as pd
 
-from gpu_sched_agents.rl.entry import train
 from studies.cgrsp.learning.parity import train_seeds
-from tests.rl.test_multiseed import JAX, cfg_for, train_side_by_side
+from tests.rl.test_multiseed import JAX, cfg_for
 
 
-def test_train_py_seeds_are_the_studies_networks_bit_for_bit(tmp_path):
-    """One jitted update per step (train.py) and one program of every update (the studies), both vmapped."""
-    run = train_side_by_side(tmp_path / "run")
-    paths, _ = train_seeds(cfg_for(tmp_path / "unused", *JAX), [0, 3], tmp_path / "study")
+def test_the_studies_export_each_seeds_pick_from_its_run_folder(tmp_path):
+    """``select_by=objective`` on JAX selection days: the table's pick is the lowest objective, best_model exported."""
+    out = tmp_path / "study"
+    paths, _ = train_seeds(cfg_for(tmp_path / "unused", *JAX), [0, 3], out, select_every=128, select_days=4)
+    run = out / "runs" / "seeds0_3"
+    assert json.loads((run / "seeds.json").read_text())["seeds"] == [0, 3]
     for s in (0, 3):
-        mine, theirs = np.load(run / f"seed{s}" / "final_model.npz"), np.load(paths[s])
-        assert mine.files == theirs.files
-        for k in mine.files:
-            np.testing.assert_array_equal(mine[k], theirs[k])
-
-
-def test_train_py_seeds_select_by_the_objective_as_the_studies_do(tmp_path):
-    """``algo.select_by=objective`` on JAX selection days: the studies' pick, its table and network, bit for bit."""
-    select = ["algo.select_days=4", "algo.select_every=128"]
-    run = tmp_path / "run"
-    train(cfg_for(run, *JAX, *select, "algo.select_by=objective", "train.seeds=[0,3]", "train.final_eval_seeds=0"))
-    paths, _ = train_seeds(
-        cfg_for(tmp_path / "unused", *JAX), [0, 3], tmp_path / "study", select_every=128, select_days=4
-    )
-    for s in (0, 3):
-        studied = pd.read_csv(tmp_path / "study" / f"seed{s}_select.csv")
-        curve = pd.read_csv(run / f"seed{s}" / "learning_curve.csv")
-        assert curve.timesteps.tolist() == studied.steps.tolist() == [128, 256]
-        for c in ("mean_wait_min", "miss_pct", "objective"):
-            np.testing.assert_array_equal(curve[f"select_{c}"], studied[c])
+        table = pd.read_csv(out / f"seed{s}_select.csv")
+        assert table.steps.tolist() == [128, 256] and table.picked.sum() == 1
+        assert table.objective[table.picked].iloc[0] == table.objective.min()
         best = json.loads((run / f"seed{s}" / "best.json").read_text())
-        assert best["select_rule"] == "objective" and best["timesteps"] == int(studied.steps[studied.picked].iloc[0])
-        assert best["objective"] == studied.objective[studied.picked].iloc[0]
-        mine, theirs = np.load(run / f"seed{s}" / "best_model.npz"), np.load(paths[s])
+        assert best["select_rule"] == "objective" and best["timesteps"] == int(table.steps[table.picked].iloc[0])
+        mine, theirs = np.load(paths[s]), np.load(run / f"seed{s}" / "best_model.npz")
         for k in mine.files:
             np.testing.assert_array_equal(mine[k], theirs[k])
+    assert train_seeds(cfg_for(tmp_path / "unused", *JAX), [0, 3], out)[1] == 0.0  # exported: nothing trains again
