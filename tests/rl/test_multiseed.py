@@ -63,19 +63,19 @@ def train_side_by_side(run):
 
 
 def test_ppo_jax_seeds_train_side_by_side_into_a_folder_each(tmp_path):
-    """One update per step, vmapped: the networks of one scan over every update (``train_in_chunks``), bit for bit."""
+    """One update per step, vmapped: the networks of one jitted scan over every update (PureJaxRL's), bit for bit."""
     import jax
 
     from gpu_sched_agents.rl.envs import env_config
     from gpu_sched_agents.rl.ppo_jax.config import build_trainer
     from gpu_sched_agents.rl.ppo_jax.export import actor_arrays
-    from gpu_sched_agents.rl.ppo_jax.jax_eval import train_in_chunks
 
     run = train_side_by_side(tmp_path / "run")
     cfg = cfg_for(tmp_path / "unused", *JAX)
     _, hp, trainer = build_trainer(cfg, env_config(cfg))
     keys = jax.numpy.stack([jax.random.PRNGKey(s) for s in (0, 3)])
-    *_, (_, runner, _) = train_in_chunks(trainer, hp.n_updates, keys, hp.n_updates)  # one chunk: every update
+    runner = jax.jit(jax.vmap(trainer.init))(keys)
+    runner, _ = jax.jit(jax.vmap(lambda r: trainer.run(r, hp.n_updates)))(runner)
     params = jax.device_get(runner.train_state.params)
     for i, s in enumerate((0, 3)):
         mine = np.load(run / f"seed{s}" / "final_model.npz")

@@ -99,23 +99,6 @@ def test_training_is_reproducible_and_vmaps_over_seeds():
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.e2e
-def test_chunked_training_equals_one_run_and_yields_every_chunk():
-    from gpu_sched_agents.rl.ppo_jax.jax_eval import train_in_chunks
-
-    env = ToyEnv()
-    hp = PPOHyper(n_envs=4, n_steps=8, total_timesteps=4 * 8 * 5, batch_size=16, n_epochs=2, net_arch=(8,))
-    trainer = make_train(hp, env, env.default_params)
-    keys = jnp.stack([jax.random.PRNGKey(2), jax.random.PRNGKey(3)])
-    chunks = list(train_in_chunks(trainer, hp.n_updates, keys, 2))
-    assert [u for u, _, _ in chunks] == [2, 4, 5]  # the last chunk is the remainder
-    assert [m["entropy"].shape for _, _, m in chunks] == [(2, 2), (2, 2), (2, 1)]  # (seeds, updates)
-    for i in range(2):  # each seed's runner is the one it gets trained alone in one run
-        whole, _ = jax.jit(trainer.train)(keys[i])
-        for a, b in zip(jax.tree_util.tree_leaves(chunks[-1][1]), jax.tree_util.tree_leaves(whole)):
-            np.testing.assert_allclose(np.asarray(a)[i], np.asarray(b), rtol=1e-5, atol=1e-6)
-
-
 def test_selection_objective_prices_a_miss_as_a_job_hour():
     import pandas as pd
 

@@ -72,25 +72,6 @@ def test_keys(n: int, seed0: int = TEST_SEED0) -> jnp.ndarray:
     return jax.vmap(jax.random.PRNGKey)(jnp.arange(seed0, seed0 + n))
 
 
-def train_in_chunks(trainer: Any, n_updates: int, keys: jnp.ndarray, every: int) -> Iterator[tuple[int, Any, Any]]:
-    """Train ``n_updates`` PPO updates from each of ``keys`` (a batch of PRNG keys), side by side.
-
-    Yields ``(updates done, runners, metrics)`` every ``every`` updates, the runners and metrics
-    batched over the keys (``jax.vmap`` of ``trainer.init`` and ``trainer.run``); one jitted
-    program per chunk length (the last chunk may be shorter: a second compile).
-    """
-    runner = jax.jit(jax.vmap(trainer.init))(keys)
-    runs: dict[int, Any] = {}
-    done = 0
-    while done < n_updates:
-        n = min(every, n_updates - done)
-        if n not in runs:
-            runs[n] = jax.jit(jax.vmap(lambda r, n=n: trainer.run(r, n)))
-        runner, metrics = runs[n](runner)
-        done += n
-        yield done, runner, metrics
-
-
 def play_params(env: Any, params: Any, keys: jnp.ndarray) -> pd.DataFrame:
     """Per-day :data:`METRICS` of the actor with flax ``params`` (as exported: NumPy weights, two-level mode)."""
     return per_day(env, {"ppo_jax": learned_rule(env, NumpyPolicy(actor_arrays(params)))}, keys)
@@ -267,5 +248,4 @@ __all__ = [
     "rule_regime_means",
     "selection_objective",
     "test_keys",
-    "train_in_chunks",
 ]
