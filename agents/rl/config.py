@@ -16,30 +16,16 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from gpu_sched_agents.rl.ppo_jax.hyper import PPOFields, PPOSettings
 from gpu_sched_agents.rl.scenarios import SPECS, CGRSPScenario, scenario_schema
 from gpu_sched_env.cgrsp.config import hydra_schema
 
 
 @dataclass
-class PPOConfig:
+class PPOConfig(PPOFields):
     """MaskablePPO (``ppo``) or plain PPO (``ppo_unmasked``) hyper-parameters."""
 
     name: str = "ppo"
-    learning_rate: float = 3e-4
-    # the learning rate falls linearly to learning_rate × lr_final_frac by the end of training
-    # (1 = constant; the long joint-mode setups anneal it, docs/results_learners.md)
-    lr_final_frac: float = 1.0
-    n_steps: int = 1024  # per env, between updates
-    batch_size: int = 256
-    n_epochs: int = 5
-    # the capacity reward prices the future at q/C: a short horizon learns faster (docs/results_learners.md)
-    gamma: float = 0.9
-    gae_lambda: float = 0.95
-    clip_range: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    net_arch: list[int] = field(default_factory=lambda: [128, 128])
     # semi-MDP (CGRSP only): discount by simulated time, γ_t = 0.5 ** (dt / time_halflife_s); None = per-step gamma
     time_halflife_s: float | None = None
     # behaviour-cloning warm start (MaskablePPO on CGRSP only): a CGRSP heuristic's name, or None for none
@@ -49,26 +35,14 @@ class PPOConfig:
 
 
 @dataclass
-class PPOJaxConfig:
-    """PPO in JAX (``ppo_jax``, agents/rl/ppo_jax; CGRSP only): SB3's PPO fields, one update = n_envs × n_steps.
+class PPOJaxConfig(PPOSettings):
+    """PPO in JAX (``ppo_jax``, agents/rl/ppo_jax; CGRSP only): the update's settings, its evaluations, its pick.
 
-    ``batch_size`` is the minibatch in transitions and must divide ``train.n_envs × n_steps``;
-    ``train.total_timesteps`` is rounded down to whole updates (at least one).
+    The update's fields are :class:`~gpu_sched_agents.rl.ppo_jax.hyper.PPOSettings`' (spelled
+    there once, read by ``make_train`` through ``PPOHyper.of``); these are the evaluations'.
     """
 
     name: str = "ppo_jax"
-    learning_rate: float = 3e-4
-    lr_final_frac: float = 1.0
-    n_steps: int = 128  # per env, between updates
-    batch_size: int = 1024  # minibatch [transitions]
-    n_epochs: int = 5
-    gamma: float = 0.9
-    gae_lambda: float = 0.95
-    clip_range: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    net_arch: list[int] = field(default_factory=lambda: [128, 128])
     # in-JAX evaluation after training: the learned policy paired with these JAX rules on this many
     # native JAX test days (keys 20 000 …); 0 = none. The strongest rule by default: each rule costs
     # about a minute per 1000 hectic days on 2 cores (docs/performance.md)
@@ -94,11 +68,6 @@ class PPOJaxConfig:
     # best_model is the pick on both stages' days pooled (constraint.pooled_pick / pooled_regime_pick)
     recheck_days: int = 0
     recheck_top: int = 8
-    # returns (agents/rl/ppo_jax/returns.py): null = γ per decision; τ [s] = γ^(Δt/τ) per step of Δt simulated seconds
-    tau_s: float | None = None
-    # the reward's running scale (train.normalize_reward): "global" = one, "regime" = one per regime of a mixed
-    # env (day=mixed: each step scaled by its day type × stock model's return std; agents/rl/ppo_jax/ppo.py)
-    reward_norm: str = "global"
 
 
 @dataclass

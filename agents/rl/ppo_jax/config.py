@@ -20,37 +20,15 @@ DEVICES = ("cpu", "gpu")
 
 
 def hyper(cfg: DictConfig) -> Any:
-    """:class:`~gpu_sched_agents.rl.ppo_jax.ppo.PPOHyper` of a composed ``algo=ppo_jax`` config (the config's alone)."""
-    from gpu_sched_agents.rl.ppo_jax.ppo import PPOHyper
+    """:class:`~gpu_sched_agents.rl.ppo_jax.hyper.PPOHyper` of a composed ``algo=ppo_jax`` config."""
+    from gpu_sched_agents.rl.ppo_jax.hyper import PPOHyper
 
-    a, t = cfg.algo, cfg.train
-    tau = a.get("tau_s")
-    return PPOHyper(
-        tau_s=None if tau is None else float(tau),
-        n_envs=int(t.n_envs),
-        n_steps=int(a.n_steps),
-        total_timesteps=int(t.total_timesteps),
-        batch_size=int(a.batch_size),
-        n_epochs=int(a.n_epochs),
-        learning_rate=float(a.learning_rate),
-        lr_final_frac=float(a.lr_final_frac),
-        gamma=float(a.gamma),
-        gae_lambda=float(a.gae_lambda),
-        clip_range=float(a.clip_range),
-        ent_coef=float(a.ent_coef),
-        vf_coef=float(a.vf_coef),
-        max_grad_norm=float(a.max_grad_norm),
-        net_arch=tuple(int(w) for w in a.net_arch),
-        normalize_reward=bool(t.normalize_reward),
-        reward_norm=str(a.get("reward_norm", "global")),
-    )
+    return PPOHyper.of(cfg)
 
 
 def validate_returns(a: DictConfig, config: CGRSPEnvConfig) -> None:
-    """The returns settings of ``algo=ppo_jax`` (ConfigError naming field, value and what is allowed)."""
-    check_number("algo.gamma", a.gamma, lo=0.0, hi=1.0, lo_open=True)
+    """Time-aware returns with the env's shaping (the ranges are ``PPOHyper.check``'s)."""
     if a.tau_s is not None:
-        check_number("algo.tau_s", a.tau_s, lo=0.0, lo_open=True)
         if config.shaping != "none":
             raise ConfigError(
                 f"algo.tau_s = {a.tau_s!r} with env.shaping = {config.shaping!r}: the shaping term γ·Φ′ − Φ uses one "
@@ -76,13 +54,7 @@ def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
     """``algo=ppo_jax``'s checks beyond ``train.validate``'s; raises ConfigError before anything is written."""
     require_jax()
     a, t = cfg.algo, cfg.train
-    for name in ("n_steps", "batch_size", "n_epochs"):
-        check_number(f"algo.{name}", a[name], lo=1, integer=True)
-    check_number("algo.gae_lambda", a.gae_lambda, lo=0.0, hi=1.0)
-    check_number("algo.clip_range", a.clip_range, lo=0.0, lo_open=True)
-    check_number("algo.ent_coef", a.ent_coef, lo=0.0)
-    check_number("algo.vf_coef", a.vf_coef, lo=0.0)
-    check_number("algo.max_grad_norm", a.max_grad_norm, lo=0.0, lo_open=True)
+    hyper(cfg).check()  # the update's settings, the rollout and the budget
     check_number("algo.jax_eval_seeds", a.jax_eval_seeds, lo=0, hi=10_000, integer=True)
     check_number("algo.select_days", a.select_days, lo=0, hi=10_000, integer=True)
     if a.select_every is not None:
@@ -99,17 +71,6 @@ def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
         raise ConfigError(
             f"algo.select_days = {a.select_days} with algo.jax_eval_rules = []: the selection ranks against the "
             "first rule's misses; name a rule, or algo.select_days=0"
-        )
-    rollout = int(t.n_envs) * int(a.n_steps)
-    if rollout % int(a.batch_size):
-        raise ConfigError(
-            f"algo.batch_size = {a.batch_size}: must divide one rollout, train.n_envs × algo.n_steps = {t.n_envs} × "
-            f"{a.n_steps} = {rollout}"
-        )
-    if int(t.total_timesteps) < rollout:
-        raise ConfigError(
-            f"train.total_timesteps = {t.total_timesteps}: less than one update (train.n_envs × algo.n_steps = "
-            f"{rollout} steps)"
         )
     if t.vec_env != "dummy":
         raise ConfigError(
@@ -128,11 +89,8 @@ def validate_ppo_jax(cfg: DictConfig, config: CGRSPEnvConfig) -> None:
 
 
 def _validate_reward_norm(cfg: DictConfig) -> None:
-    """``algo.reward_norm``: one of REWARD_NORMS; ``regime`` only on a mixed env with the reward scaled."""
-    from gpu_sched_agents.rl.ppo_jax.ppo import REWARD_NORMS
-
+    """``algo.reward_norm=regime`` only on a mixed env with the reward scaled (the choice is ``PPOHyper.check``'s)."""
     norm = cfg.algo.get("reward_norm", "global")
-    check_choice("algo.reward_norm", norm, REWARD_NORMS)
     if norm != "regime":
         return
     if cfg.day.name != "mixed":

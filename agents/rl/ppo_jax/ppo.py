@@ -36,7 +36,6 @@ The env follows the gymnax convention of :class:`gpu_sched_env.cgrsp.jax.JaxCGRS
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import jax
@@ -45,51 +44,11 @@ import optax
 from flax.training.train_state import TrainState
 
 from gpu_sched_agents.rl.ppo_jax import returns
+from gpu_sched_agents.rl.ppo_jax.hyper import REWARD_NORMS, PPOHyper
 from gpu_sched_agents.rl.ppo_jax.network import ActorCritic, masked_logits
-from gpu_sched_env.core.errors import ConfigError, check_choice
+from gpu_sched_env.core.errors import ConfigError
 
 REWARD_CLIP = 10.0  # VecNormalize's clip_reward
-REWARD_NORMS = ("global", "regime")  # PPOHyper.reward_norm (module docstring)
-
-
-@dataclass(frozen=True)
-class PPOHyper:
-    """Everything ``make_train`` needs (the ``algo`` and ``train`` fields of a ppo_jax run)."""
-
-    n_envs: int = 64
-    n_steps: int = 128  # per env, between updates
-    total_timesteps: int = 1_000_000
-    batch_size: int = 1024  # minibatch, in transitions
-    n_epochs: int = 4
-    learning_rate: float = 3e-4
-    lr_final_frac: float = 1.0
-    gamma: float = 0.9
-    gae_lambda: float = 0.95
-    clip_range: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    net_arch: tuple[int, ...] = field(default=(128, 128))
-    normalize_reward: bool = True
-    reward_norm: str = "global"  # REWARD_NORMS: one running return scale, or one per regime of a mixed env
-    # returns (module .returns): None = per decision; [s] simulated time per factor γ: a step's discount is γ^(Δt/τ)
-    tau_s: float | None = None
-
-    @property
-    def time_aware(self) -> bool:
-        return self.tau_s is not None
-
-    @property
-    def steps_per_update(self) -> int:
-        return self.n_envs * self.n_steps
-
-    @property
-    def n_updates(self) -> int:
-        return self.total_timesteps // self.steps_per_update
-
-    @property
-    def n_minibatches(self) -> int:
-        return self.steps_per_update // self.batch_size
 
 
 class RewardStats(NamedTuple):
@@ -248,7 +207,7 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
     vmapped env functions, network and optimiser that ``jax.jit`` traces as one program (PureJaxRL's
     layout); the shipped run's numbers are pinned bit for bit, so its traced body stays in one place.
     """
-    check_choice("algo.reward_norm", hp.reward_norm, REWARD_NORMS)
+    hp.check()  # a bad setting is a ConfigError naming its field, not a failure inside the traced program
     by_regime = hp.reward_norm == "regime"
     if by_regime and not (hp.normalize_reward and env.is_mixed):
         raise ConfigError(
@@ -389,4 +348,14 @@ def make_train(hp: PPOHyper, env: Any, env_params: Any, episode_keys: tuple[str,
     return Trainer(net, init, update, run, train)
 
 
-__all__ = ["PPOHyper", "RewardStats", "Runner", "Trainer", "Transition", "gae", "make_train", "network_init"]
+__all__ = [
+    "REWARD_NORMS",
+    "PPOHyper",
+    "RewardStats",
+    "Runner",
+    "Trainer",
+    "Transition",
+    "gae",
+    "make_train",
+    "network_init",
+]
