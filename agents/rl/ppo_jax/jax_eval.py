@@ -77,20 +77,8 @@ def play_params(env: Any, params: Any, keys: jnp.ndarray) -> pd.DataFrame:
     return per_day(env, {"ppo_jax": learned_rule(env, NumpyPolicy(actor_arrays(params)))}, keys)
 
 
-def regime_row(envs: dict[str, Any], params: Any, keys: jnp.ndarray) -> dict[str, float]:
-    """``<regime>_wait`` [min] and ``<regime>_miss`` [%] of the actor with flax ``params`` on each regime's days.
-
-    ``envs``: regime name → its JAX env; ``keys``: the native days played in each (selection days).
-    """
-    row: dict[str, float] = {}
-    for name, env in envs.items():
-        days = play_params(env, params, keys)
-        row |= {f"{name}_wait": float(days.mean_wait_min.mean()), f"{name}_miss": float(days.miss_pct.mean())}
-    return row
-
-
 def rule_regime_means(envs: dict[str, Any], rule: str, keys: jnp.ndarray) -> dict[str, tuple[float, float]]:
-    """Regime → the JAX ``rule``'s (mean wait [min], miss %) on the same days as :func:`regime_row`."""
+    """Regime → the JAX ``rule``'s (mean wait [min], miss %) on ``keys`` (a selection's days, ``Selector``)."""
     out = {}
     for name, env in envs.items():
         days = per_day(env, {rule: RULES[rule]}, keys)
@@ -244,7 +232,6 @@ __all__ = [
     "paired_table",
     "per_day",
     "play_params",
-    "regime_row",
     "rule_regime_means",
     "selection_objective",
     "test_keys",
