@@ -1,6 +1,7 @@
 """Learners at parity, with power: ``algo=ppo_jax`` per regime against the strongest rule.
 
     python -m studies parity --budget 2000000 --out runs/ppo_jax_parity
+    python -m studies parity --from RUN [RUN ...] --out DIR     # judge trained run folders, train nothing
 
 Four regimes (hectic / surge × fresh stock / Markov stock with D = 900 s), training seeds 0-3
 from scratch (no teacher). Per regime ``train.py``'s multi-seed mode (``train.seeds``: one jitted
@@ -22,6 +23,10 @@ reaches it when both the JAX test and the CGRSP-v0 confirmation say so. Rows are
 ``<out>/rows.csv`` per (regime, seed, budget) and skipped when present (resumable; trained
 networks are reused); ``<out>/table.md`` is rewritten after each regime. Tuning belongs on the
 selection seeds (10 000 …), never on these test seeds.
+
+With ``--from`` the judge reads ``train.py algo=ppo_jax`` run folders (a ``train.seeds`` run's
+seeds each): every seed's ``best_model.npz`` judged the same two ways on the regime and design it
+was trained on (``<out>/judged.{csv,md}``); a folder that is not such a run is refused naming it.
 
 The generalist (the day mix × D ∈ {fresh, 300, 900, 3600}, one mixed batch) is judged by the
 sibling study :mod:`studies.cgrsp.learning.generalist` (``python -m studies generalist``), which
@@ -361,6 +366,68 @@ def table_text(rows: pd.DataFrame) -> str:
     )
 
 
+def judged_runs(runs: Sequence[Path]) -> list[tuple[str, Any, int, Path]]:
+    """``(regime, config, seed, actor)`` of each ``train.py algo=ppo_jax`` run folder (``train.seeds``: per seed).
+
+    The actor is the run's ``best_model.npz``; the regime is read off its config (day, stock model)
+    and must be one of the protocol's. A folder that is not such a run is a ConfigError naming it.
+    """
+    from omegaconf import OmegaConf
+
+    from gpu_sched_agents.rl.best import seed_folders
+    from gpu_sched_agents.rl.envs import env_config
+    from gpu_sched_env.core.errors import ConfigError
+
+    out = []
+    for run in runs:
+        for folder in list(seed_folders(run).values()) or [Path(run)]:
+            path = folder / "config.yaml"
+            if not path.is_file():
+                raise ConfigError(
+                    f"--from {folder}: no config.yaml; expected a train.py run folder (or a train.seeds one)"
+                )
+            cfg = OmegaConf.load(path)
+            scenario, algo = OmegaConf.select(cfg, "scenario.name"), OmegaConf.select(cfg, "algo.name")
+            if scenario not in (None, "cgrsp") or algo != "ppo_jax":
+                raise ConfigError(
+                    f"--from {folder}: a run of scenario={scenario}, algo={algo}; parity judges CGRSP ppo_jax actors "
+                    "(scenario=cgrsp, algo=ppo_jax)"
+                )
+            if not (folder / "best_model.npz").is_file():
+                raise ConfigError(f"--from {folder}: no best_model.npz (its training did not finish)")
+            out.append((regime_of(cfg, env_config(cfg), folder), cfg, int(cfg.seed), folder / "best_model.npz"))
+    return out
+
+
+def regime_of(cfg: Any, config: Any, folder: Path) -> str:
+    """The protocol regime a run trained on (its day and stock model); ConfigError for a day or stock it lacks."""
+    from gpu_sched_env.core.errors import ConfigError
+
+    p = config.sim_params()
+    name = f"{cfg.day.name}_" + ("fresh" if p.stock_process == "fresh" else f"D{p.stock_dwell_s:g}")
+    if name not in REGIMES:
+        raise ConfigError(
+            f"--from {folder}: trained on {name} (day {cfg.day.name}, stock {p.stock_process}); parity judges the "
+            f"protocol's regimes, allowed: {', '.join(REGIMES)}"
+        )
+    return name
+
+
+def judge(runs: Sequence[Path], out: Path, jax_days: int, confirm_days: int, workers: int) -> pd.DataFrame:
+    """Judge trained run folders as the study judges its own seeds; one row per seed, ``run`` naming its folder.
+
+    Each folder's rule days are played on its own design (``<out>/judged/<k>/`` keeps them, k its
+    place in ``runs``' order), so two designs never share a cached number.
+    """
+    rows = []
+    for k, (regime, cfg, seed, actor) in enumerate(judged_runs(runs)):
+        cache = out / "judged" / str(k)
+        cache.mkdir(parents=True, exist_ok=True)
+        for row in evaluate_regime(regime, cfg, {seed: actor}, jax_days, confirm_days, workers, cache):
+            rows.append({**row, "run": str(actor.parent), "budget": int(cfg.train.total_timesteps)})
+    return pd.DataFrame(rows)
+
+
 SETTINGS = ("n_envs", "n_steps", "override", "select_every", "select_days")  # what trains a seed, beside the budget
 LATER_SETTINGS = {"recheck_days": 0, "recheck_top": RECHECK_TOP}  # settings added later: their value before them
 
@@ -389,7 +456,15 @@ def check_settings(out: Path, args: argparse.Namespace, keys: Sequence[str] = SE
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The study's command line, checked (argparse exits with a message naming the option)."""
     ap = argparse.ArgumentParser(prog="python -m studies parity", description=__doc__.splitlines()[0])
-    ap.add_argument("--budget", type=int, required=True, help="training steps per seed")
+    ap.add_argument("--budget", type=int, help="training steps per seed (required unless --from)")
+    ap.add_argument(
+        "--from",
+        dest="runs",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="judge these train.py algo=ppo_jax run folders (train.seeds ones too) instead of training",
+    )
     ap.add_argument("--out", type=Path, required=True, help="output folder (rows.csv, table.md, exported networks)")
     ap.add_argument("--regimes", nargs="+", default=list(REGIMES), choices=list(REGIMES))
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
@@ -419,6 +494,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="extra Hydra overrides of the experiment=ppo_jax_joint config (tuned on selection seeds)",
     )
     args = ap.parse_args(argv)
+    if args.runs is None and args.budget is None:
+        ap.error("--budget is required (or --from RUN ... to judge trained run folders)")
+    if args.runs is not None:
+        args.budget = args.budget or 1  # judged runs carry their own budget
     if args.select_every < 0:
         ap.error(f"--select-every = {args.select_every}: must be ≥ 0 (0: no selection, the final network)")
     for name in ("budget", "jax_days", "confirm_days", "workers", "select_days"):
@@ -427,9 +506,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def main_judge(args: argparse.Namespace) -> int:
+    """``--from RUN ...``: judge the run folders (nothing trains); ``<out>/judged.csv`` and ``judged.md``."""
+    rows = judge(args.runs, args.out, args.jax_days, args.confirm_days, args.workers)
+    atomic_write_table(args.out / "judged.csv", rows)
+    text = table_text(rows)
+    atomic_write_text(args.out / "judged.md", text)
+    print(text)
+    print(f"written {args.out / 'judged.csv'} and {args.out / 'judged.md'}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Train, judge and tabulate (resumable); returns the exit status."""
+    """Train, judge and tabulate (resumable); or with ``--from`` judge trained run folders; the exit status."""
     args = parse_args(argv)
+    if args.runs is not None:
+        return main_judge(args)
     args.out.mkdir(parents=True, exist_ok=True)
     check_settings(args.out, args)
     rows_path = args.out / "rows.csv"

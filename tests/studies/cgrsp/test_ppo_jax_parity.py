@@ -85,6 +85,44 @@ def test_tiny_study_writes_rows_and_resumes(tmp_path, capsys):
     assert study.main(argv) == 0  # resumed: nothing left to do, the rows stay
     assert len(pd.read_csv(tmp_path / "rows.csv")) == 2
 
+    # the trained run folders judged by --from: each seed's row as the study's own judging wrote it
+    judged = tmp_path / "judged"
+    runs = str(tmp_path / "hectic_fresh_b64" / "runs" / "seeds0_1")
+    assert study.main(["--from", runs, "--out", str(judged), "--jax-days", "3", "--confirm-days", "2"]) == 0
+    again = pd.read_csv(judged / "judged.csv")
+    assert again.seed.tolist() == [0, 1] and again.run.tolist() == [f"{runs}/seed0", f"{runs}/seed1"]
+    cols = [c for c in rows.columns if c.startswith(("jax_", "v0_")) or c in ("regime", "parity", "tolerance_min")]
+    pd.testing.assert_frame_equal(again[cols], rows[cols])
+    assert "hectic_fresh" in (judged / "judged.md").read_text()
+
+
+def test_a_run_folder_the_judge_cannot_read_is_one_line_naming_it(tmp_path, capsys):
+    from omegaconf import OmegaConf
+
+    from studies.commands import main
+
+    def judge(folder):
+        assert main(["parity", "--from", str(folder), "--out", str(tmp_path / "out")]) == 2
+        return capsys.readouterr().err.strip().splitlines()
+
+    (tmp_path / "empty").mkdir()
+    assert judge(tmp_path / "empty") == [
+        f"python -m studies parity: --from {tmp_path / 'empty'}: no config.yaml; expected a train.py run folder "
+        "(or a train.seeds one)"
+    ]
+    sb3 = tmp_path / "sb3"
+    sb3.mkdir()
+    OmegaConf.save(OmegaConf.create({"algo": {"name": "ppo"}, "scenario": {"name": "cgrsp"}}), sb3 / "config.yaml")
+    assert "a run of scenario=cgrsp, algo=ppo; parity judges CGRSP ppo_jax actors" in judge(sb3)[0]
+    other = tmp_path / "hgsp"
+    other.mkdir()
+    OmegaConf.save(OmegaConf.create({"algo": {"name": "ppo"}, "scenario": {"name": "hgsp"}}), other / "config.yaml")
+    assert "scenario=hgsp" in judge(other)[0]
+    jax = tmp_path / "jax"
+    jax.mkdir()
+    OmegaConf.save(OmegaConf.create({"algo": {"name": "ppo_jax"}, "scenario": {"name": "cgrsp"}}), jax / "config.yaml")
+    assert judge(jax) == [f"python -m studies parity: --from {jax}: no best_model.npz (its training did not finish)"]
+
 
 def test_the_second_stage_is_refused_where_it_cannot_run():
     from gpu_sched_env.core.errors import ConfigError
