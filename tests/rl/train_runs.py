@@ -107,6 +107,12 @@ RUNS: dict[str, Run] = {
     "jax_experiments": _sweep(
         "experiment", ("ppo_jax_joint", "ppo_jax_long", "ppo_jax_markov", "ppo_jax_when", "ppo_jax_when_markov"), *JAX
     ),
+    # two ablation rows (conf/ablation/) as one multirun over experiment=ppo_jax_joint
+    "jax_ablation_rows": Run(
+        ("+ablation=time_aware,when_time_aware", "experiment=ppo_jax_joint", *JAX),
+        {"ablation": ("time_aware", "when_time_aware")},
+        multirun=True,
+    ),
     "jax_selecting": Run(
         ("experiment=ppo_jax_hold_markov", *JAX, *SELECTING), {"experiment": ("ppo_jax_hold_markov",)}
     ),

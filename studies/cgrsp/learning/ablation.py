@@ -3,9 +3,11 @@ r"""Which design item moves ``algo=ppo_jax`` towards the rule: each on and off, 
     python -m studies ablation --budget 1000000 --out runs/ppo_jax_ablation \
         --regimes hectic_fresh --rows joint time_aware hold_excess1_time_aware
 
-A *row* is a set of Hydra overrides of ``experiment=ppo_jax_joint`` (:data:`ROWS`; the joint design from scratch; items
-1-3 of the issue: time-aware returns, the reward (``occupancy`` with ``backlog_risk`` shaping, the SPT charge
-``excess_run``, …), the ``joint_hold`` and ``when`` action designs).
+A *row* is a set of Hydra overrides of ``experiment=ppo_jax_joint``, one file each in
+``conf/ablation/`` (:data:`ROWS`; ``train.py experiment=ppo_jax_joint +ablation=<row>`` trains one alone):
+the joint design from scratch with design items switched on (:func:`item_of`: 1 time-aware returns,
+2 the reward (``occupancy`` with ``backlog_risk`` shaping, the SPT charge ``excess_run``, …), 3 and 3w
+the ``joint_hold`` and ``when`` action designs).
 Per regime (hectic / surge × fresh / D = 900 s) and row the seeds train side by side (``train.py``'s
 ``train.seeds``, :func:`studies.cgrsp.learning.parity.train_seeds`), each seed's actor is
 picked lexicographically on ``--select-days`` selection days (no more misses than the rule, then
@@ -29,6 +31,7 @@ import argparse
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -37,71 +40,39 @@ from gpu_sched_env.core.criteria import MISS_BOUND_PP
 from gpu_sched_env.core.errors import ConfigError
 from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
-# the overrides the rows combine
-CLOCK = "algo.tau_s=90"  # item 1: γ 0.95 per 90 s of simulated time (e-folding over 29 min)
-HOLD = "env.action_mode=joint_hold"  # item 3: held deferrals
-WHEN = "env.action_mode=when"  # item 3w: learned timing on the rule's order
+
+def item_of(row: dict[str, Any]) -> str:
+    """The design items an override set switches (``"1+2"``; ``"-"``: none), read off what it sets.
+
+    1: time-aware returns (``algo.tau_s``); 2: the reward (``env.reward``, ``env.shaping*``,
+    ``env.reward_weights``); 3: held deferrals (``env.action_mode=joint_hold``); 3w: learned timing
+    on the rule's order (``env.action_mode=when``).
+    """
+    algo, env = row.get("algo") or {}, row.get("env") or {}
+    parts = ["1"] if "tau_s" in algo else []
+    parts += ["2"] if {"reward", "shaping", "shaping_gamma", "reward_weights"} & set(env) else []
+    parts += {"joint_hold": ["3"], "when": ["3w"]}.get(env.get("action_mode"), [])
+    return "+".join(parts) or "-"
 
 
-def weight(part: str, w: float) -> str:
-    """The override adding reward part ``part`` (rewards.PARTS) at weight ``w`` to the preset's."""
-    return f"+env.reward_weights.{part}={w}"
+def rows(folder: Path | None = None) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Row -> (its design items, its Hydra override): one per ``conf/ablation/<row>.yaml``.
+
+    Each file is a set of overrides of ``experiment=ppo_jax_joint``: ``python train.py
+    experiment=ppo_jax_joint +ablation=<row>`` trains the row, ``-m +ablation=a,b`` several.
+    """
+    import yaml
+
+    from studies.conf import CONF
+
+    folder = Path(CONF) / "ablation" if folder is None else folder
+    out = {}
+    for path in sorted(folder.glob("*.yaml")):
+        out[path.stem] = (item_of(yaml.safe_load(path.read_text()) or {}), (f"+ablation={path.stem}",))
+    return out
 
 
-# row -> (issue-34 item, Hydra overrides of experiment=ppo_jax_joint, which algo=ppo_jax shipped before the when design)
-ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "joint": ("-", ()),
-    "time_aware": ("1", (CLOCK,)),
-    "occupancy_risk": ("2", ("env.reward=occupancy", "env.shaping=backlog_risk", "env.shaping_gamma=0.95")),
-    # the run time charged at the dispatch, W̄·(b − 1)/C handed back (Φ_b): a short job pays less than a long one in
-    # its own step, the SPT order capacity cannot see (diagnose versus-rule-jax's rule_spt)
-    "occupancy_backlog": ("2", ("env.reward=occupancy", "env.shaping=backlog", "env.shaping_gamma=0.95")),
-    # the same with the shaping undiscounted: no (1 − γ)·Φ_b drift with the time of day (diagnose reward-scale)
-    "occupancy_backlog_g1": ("2", ("env.reward=occupancy", "env.shaping=backlog", "env.shaping_gamma=1.0")),
-    # the objective itself as the reward (α1 · job-seconds waited in the step, a miss at the configured price)
-    "deadline": ("2", ("env.reward=deadline",)),
-    "deadline_time_aware": ("1+2", ("env.reward=deadline", CLOCK)),  # the wait integrated over Δt, γ per 90 s
-    # capacity with a fraction of occupancy's run charge: a short job pays a little less than a long one at its dispatch
-    "capacity_run01": ("2", (weight("run", 0.1),)),
-    "capacity_run03": ("2", (weight("run", 0.3),)),
-    # capacity with the SPT charge alone (rewards.py, excess_run): the class's mean run time above the mix's, at
-    # q/C; without run's mix-mean charge on every dispatch and without the realised run time's noise
-    "capacity_excess01": ("2", (weight("excess_run", 0.1),)),
-    "capacity_excess03": ("2", (weight("excess_run", 0.3),)),
-    "capacity_excess03_time_aware": ("1+2", (weight("excess_run", 0.3), CLOCK)),
-    # the same charge with a clock twice as long (γ 0.95 per 180 s), and the whole charge with the 90 s clock
-    "capacity_excess03_tau180": ("1+2", (weight("excess_run", 0.3), "algo.tau_s=180")),
-    "capacity_excess1_time_aware": ("1+2", (weight("excess_run", 1.0), CLOCK)),
-    "capacity_excess3_time_aware": ("1+2", (weight("excess_run", 3.0), CLOCK)),
-    # the best D = 900 s row with a longer λ-trace (0.99 per decision), more entropy (0.03), or held deferrals
-    "capacity_excess1_time_aware_lam099": ("1+2", (weight("excess_run", 1.0), CLOCK, "algo.gae_lambda=0.99")),
-    "capacity_excess1_time_aware_ent03": ("1+2", (weight("excess_run", 1.0), CLOCK, "algo.ent_coef=0.03")),
-    "hold_excess1_time_aware": ("1+2+3", (HOLD, weight("excess_run", 1.0), CLOCK)),
-    # held deferrals with the clock alone, and with the order charge instead of the SPT charge
-    "hold_time_aware": ("1+3", (HOLD, CLOCK)),
-    "hold_excess03": ("2+3", (HOLD, weight("excess_run", 0.3))),  # fresh stock
-    "hold_excess1": ("2+3", (HOLD, weight("excess_run", 1.0))),  # the shipped held-deferral row without the clock
-    "hold_order1_time_aware": ("1+2+3", (HOLD, weight("order_regret", 1.0), CLOCK)),
-    # the order charge instead (rewards.py, order_regret): only a shorter class passed over pays, so leaving a slot
-    # idle rather than start the one long class waiting earns nothing (excess_run, discounted, pays for it)
-    "capacity_order03": ("2", (weight("order_regret", 0.3),)),
-    "capacity_order1": ("2", (weight("order_regret", 1.0),)),
-    "capacity_order1_time_aware": ("1+2", (weight("order_regret", 1.0), CLOCK)),
-    "capacity_order3_time_aware": ("1+2", (weight("order_regret", 3.0), CLOCK)),
-    # + a dispatch's own provisioning delay at face value (the delay part, α1): capacity books it at q/C only, a
-    # fifth of the job's own wait when one job waits on a 5-slot fleet, so a Low-stock start at the day's end
-    # looks cheaper than waiting for the redraw with every slot idle (diagnose timing-jax)
-    "capacity_delay1_time_aware": ("1+2", (weight("delay", 1.0), CLOCK)),
-    "capacity_order1_delay1_time_aware": ("1+2", (weight("order_regret", 1.0), weight("delay", 1.0), CLOCK)),
-    "capacity_excess1_delay1_time_aware": ("1+2", (weight("excess_run", 1.0), weight("delay", 1.0), CLOCK)),
-    # a miss at 256 job-hours instead of 64 (fixed): do the late checkpoints' misses (6M) go, and the wait with them?
-    "capacity_excess03_miss256": ("2", (weight("excess_run", 0.3), "env.reward_weights.miss=921600")),
-    "capacity_excess1": ("2", (weight("excess_run", 1.0),)),
-    "joint_hold": ("3", (HOLD,)),
-    # learned timing on the rule's order (env=when): the learner decides when, the base order which
-    "when": ("3w", (WHEN,)),
-    "when_time_aware": ("1+3w", (WHEN, CLOCK)),
-}
+ROWS = rows()
 SETTINGS = ("n_envs", "n_steps", "select_every", "select_days", "jax_days", "recheck_days", "recheck_top")
 
 

@@ -7,14 +7,41 @@ from studies.cgrsp.learning import ablation as study
 
 
 def test_every_row_is_a_set_of_overrides_and_bad_options_are_refused(capsys):
-    assert study.ROWS["joint"][1] == ()
-    assert study.ROWS["time_aware"] == ("1", ("algo.tau_s=90",))
-    assert "env.action_mode=joint_hold" in study.ROWS["joint_hold"][1]
+    assert study.ROWS["joint"] == ("-", ("+ablation=joint",))
+    assert study.ROWS["time_aware"] == ("1", ("+ablation=time_aware",))
+    assert study.ROWS["hold_excess1_time_aware"][0] == "1+2+3" and study.ROWS["when_time_aware"][0] == "1+3w"
     with pytest.raises(SystemExit):
         study.parse_args(["--budget", "0", "--out", "x"])
     assert "--budget = 0: too small" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         study.parse_args(["--budget", "10", "--out", "x", "--rows", "nope"])
+
+
+def test_a_row_file_composes_as_its_overrides_on_the_command_line():
+    """``+ablation=<row>`` (conf/ablation/<row>.yaml) is the config its overrides spelled out give, row by hand."""
+    from omegaconf import OmegaConf
+
+    from studies.conf import compose_config
+
+    by_hand = {
+        "joint": (),
+        "time_aware": ("algo.tau_s=90",),
+        "joint_hold": ("env.action_mode=joint_hold",),
+        "when_time_aware": ("env.action_mode=when", "algo.tau_s=90"),
+        "occupancy_risk": ("env.reward=occupancy", "env.shaping=backlog_risk", "env.shaping_gamma=0.95"),
+        "capacity_excess1_time_aware_lam099": (
+            "+env.reward_weights.excess_run=1.0",
+            "algo.tau_s=90",
+            "algo.gae_lambda=0.99",
+        ),
+        "capacity_excess03_miss256": ("+env.reward_weights.excess_run=0.3", "env.reward_weights.miss=921600"),
+    }
+    base = ("experiment=ppo_jax_joint", "day=hectic", "run_dir=/tmp/unused")
+    for row, overrides in by_hand.items():
+        mine = OmegaConf.to_container(compose_config(*base, *study.ROWS[row][1]), resolve=True)
+        assert mine == OmegaConf.to_container(compose_config(*base, *overrides), resolve=True), row
+    assert study.item_of({"env": {"reward_weights": {"delay": 1.0}}, "algo": {"tau_s": 90}}) == "1+2"
+    assert study.item_of({"algo": {"gae_lambda": 0.99}}) == "-"  # not a design item
 
 
 def test_the_cgrsp_v0_confirmation_joins_each_seed_and_parity_needs_it(capsys):
