@@ -469,7 +469,11 @@ def write_run_files(cfg: DictConfig, run_dir: Path, ckpt: Path | None) -> None:
         Path(cfg.run_dir).mkdir(parents=True, exist_ok=True)
         atomic_write_text(Path(cfg.run_dir) / "resumed_into.txt", f"{run_dir}\n")
     atomic_write_text(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
-    cmd = "python train.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    args = " ".join(shlex.quote(a) for a in sys.argv[1:])
+    if Path(sys.argv[0]).name == "train.py":
+        cmd = f"python train.py {args}"
+    else:  # called from a study or a test: its own command line, which config.yaml's settings complete
+        cmd = f"# {Path(sys.argv[0]).name} {args} (trained through gpu_sched_agents.rl; config.yaml holds the settings)"
     prev = (run_dir / "command.txt").read_text() if (run_dir / "command.txt").exists() else ""
     atomic_write_text(run_dir / "command.txt", prev + cmd + ("  # resumed from " + ckpt.name if ckpt else "") + "\n")
 

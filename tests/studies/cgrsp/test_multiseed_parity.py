@@ -15,6 +15,8 @@ def test_the_studies_export_each_seeds_pick_from_its_run_folder(tmp_path):
     paths, _ = train_seeds(cfg_for(tmp_path / "unused", *JAX), [0, 3], out, select_every=128, select_days=4)
     run = out / "runs" / "seeds0_3"
     assert json.loads((run / "seeds.json").read_text())["seeds"] == [0, 3]
+    said = (run / "seed0" / "command.txt").read_text()  # not train.py's command line: no `python train.py` to rerun
+    assert said.startswith("# ") and "config.yaml holds the settings" in said
     for s in (0, 3):
         table = pd.read_csv(out / f"seed{s}_select.csv")
         assert table.steps.tolist() == [128, 256] and table.picked.sum() == 1
