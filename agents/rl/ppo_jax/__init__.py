@@ -5,9 +5,12 @@ program (:func:`gpu_sched_agents.rl.ppo_jax.ppo.make_train`); the trained networ
 ``.npz`` and evaluated on CGRSP-v0 by a NumPy forward pass (:mod:`.export`, no JAX import), so a
 learned policy is judged by the same simulator and table as ``algo=ppo``'s.
 
-Modules: ``network`` (actor-critic MLP, masked logits), ``ppo`` (``make_train``), ``export``
-(NumPy policy), ``run`` (``train.py algo=ppo_jax``: run folder, TensorBoard, checkpoints, resume),
-``jax_eval`` (paired in-JAX evaluation over many test days). This ``__init__`` imports no JAX.
+Modules: ``hyper`` (the update's settings, spelled once, checked by themselves), ``network``
+(actor-critic MLP, masked logits), ``ppo`` (``make_train``), ``config`` (a composed config's envs,
+trainer and checks), ``run`` (``train.py algo=ppo_jax``, one seed or ``train.seeds`` side by side:
+run folders, TensorBoard, checkpoints, resume), ``evaluator`` and ``selector`` (the held-out
+evaluations and the checkpoint pick), ``export`` (NumPy policy), ``jax_eval`` (paired in-JAX
+evaluation over many test days), ``constraint`` (the picks' keys). This ``__init__`` imports no JAX.
 """
 
 from __future__ import annotations
