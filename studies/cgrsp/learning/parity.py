@@ -107,7 +107,7 @@ def train_seeds(
     (one jitted update ``jax.vmap``-ped over their keys); otherwise one after another (batches of
     one). Either way each seed's network is the one it would get alone (to float rounding;
     ``tests/rl/test_ppo_jax_vmap.py``). A seed whose ``seed<k>.npz`` exists is not trained again;
-    an interrupted run folder is resumed.
+    a group stopped after its final checkpoint resumes there, one stopped before trains again.
 
     With ``select_every`` > 0 every seed's actor is evaluated every ``select_every`` steps
     (rounded to whole updates) on ``select_days`` native *selection* days (keys 10 000 …) and the
@@ -122,7 +122,10 @@ def train_seeds(
     selection days and the pick is made on both stages' days pooled
     (:meth:`~gpu_sched_agents.rl.ppo_jax.selector.Selector.recheck`).
     """
+    import shutil
+
     from gpu_sched_agents.rl.entry import train
+    from gpu_sched_agents.rl.train import latest_checkpoint
 
     paths = {s: out / f"seed{s}.npz" for s in seeds}
     todo = [s for s in seeds if not paths[s].exists()]
@@ -133,6 +136,9 @@ def train_seeds(
     t0 = time.perf_counter()
     for group in [todo] if together else [[s] for s in todo]:
         run = out / "runs" / ("seeds" + "_".join(str(s) for s in group))
+        if run.exists() and not all(latest_checkpoint(run / f"seed{s}") for s in group):
+            print(f"{run}: stopped before its checkpoint; training it again from the start", flush=True)
+            shutil.rmtree(run)  # the study's own run folder, nothing in it kept (no checkpoint to resume from)
         selection = dict(select_days=select_days, select_by=select_by, select_regimes=list(select_regimes))
         train(seeds_config(cfg, group, run, select_every, recheck_days, recheck_top, **selection))
         for s in group:
@@ -154,7 +160,9 @@ def seeds_config(
     """``cfg`` as a ``train.seeds`` run into ``run`` (resumed when it exists), selecting as :func:`train_seeds` asks.
 
     What the studies judge themselves is off: no final tables, no in-JAX evaluation; CGRSP-v0's
-    evaluation (on one selection seed) only at the end; a checkpoint at every selection.
+    evaluation (on one selection seed) only at the end. One checkpoint, at the end (a runner holds
+    every env's state: one per selection would cost megabytes each, for every seed and row); a
+    group stopped before it trains again from the start.
     """
     import copy
 
@@ -167,7 +175,7 @@ def seeds_config(
         out.resume, out.resume_from = False, (str(run) if (run / "seeds.json").is_file() else None)
         out.train.seeds = [int(s) for s in seeds]
         out.train.final_eval_seeds, out.train.eval_seeds, out.train.eval_freq = 0, [10_000], budget
-        out.train.checkpoint_freq, out.train.progress_bar = select_every if select_every > 0 else budget, False
+        out.train.checkpoint_freq, out.train.progress_bar = budget, False  # one checkpoint, at the end
         out.algo.jax_eval_seeds = 0
         out.algo.select_days = select_days if select_every > 0 else 0
         out.algo.select_every = select_every if select_every > 0 else None

@@ -9,7 +9,7 @@ from studies.cgrsp.learning.parity import train_seeds
 from tests.rl.test_multiseed import JAX, cfg_for
 
 
-def test_the_studies_export_each_seeds_pick_from_its_run_folder(tmp_path):
+def test_the_studies_export_each_seeds_pick_from_its_run_folder(tmp_path, capsys):
     """``select_by=objective`` on JAX selection days: the table's pick is the lowest objective, best_model exported."""
     out = tmp_path / "study"
     paths, _ = train_seeds(cfg_for(tmp_path / "unused", *JAX), [0, 3], out, select_every=128, select_days=4)
@@ -27,3 +27,14 @@ def test_the_studies_export_each_seeds_pick_from_its_run_folder(tmp_path):
         for k in mine.files:
             np.testing.assert_array_equal(mine[k], theirs[k])
     assert train_seeds(cfg_for(tmp_path / "unused", *JAX), [0, 3], out)[1] == 0.0  # exported: nothing trains again
+
+    # stopped before its checkpoint (one seed's missing, nothing exported): the group trains again, to the same actors
+    kept = {s: np.load(paths[s])["pi_0/kernel"].copy() for s in (0, 3)}
+    for s in (0, 3):
+        paths[s].unlink()
+    for f in (run / "seed3" / "checkpoints").glob("model_*"):
+        f.unlink()
+    train_seeds(cfg_for(tmp_path / "unused", *JAX), [0, 3], out, select_every=128, select_days=4)
+    assert "stopped before its checkpoint; training it again from the start" in capsys.readouterr().out
+    for s in (0, 3):
+        np.testing.assert_array_equal(np.load(paths[s])["pi_0/kernel"], kept[s])
