@@ -122,6 +122,16 @@ def test_a_run_folder_the_judge_cannot_read_is_one_line_naming_it(tmp_path, caps
     jax.mkdir()
     OmegaConf.save(OmegaConf.create({"algo": {"name": "ppo_jax"}, "scenario": {"name": "cgrsp"}}), jax / "config.yaml")
     assert judge(jax) == [f"python -m studies parity: --from {jax}: no best_model.npz (its training did not finish)"]
+    from tests.rl.test_multiseed import JAX, cfg_for  # a whole ppo_jax config, on the quiet day
+
+    quiet = tmp_path / "quiet"
+    quiet.mkdir()
+    (quiet / "config.yaml").write_text(OmegaConf.to_yaml(cfg_for(quiet, *JAX), resolve=True))
+    (quiet / "best_model.npz").write_bytes(b"")
+    assert judge(quiet) == [
+        f"python -m studies parity: --from {quiet}: trained on quiet_fresh (day quiet, stock fresh); parity judges "
+        "the protocol's regimes, allowed: hectic_fresh, hectic_D900, surge_fresh, surge_D900"
+    ]
 
 
 def test_the_second_stage_is_refused_where_it_cannot_run():
