@@ -88,8 +88,8 @@ def _parent(cfg: DictConfig, seeds: list[int]) -> Path:
 
 def _finished(cfg: DictConfig, folder: Path) -> bool:
     """A seed trained to this budget with its final tables written (kept as it is on resume)."""
-    ckpt = cgrsp_train.latest_checkpoint(folder)
-    steps = int(cgrsp_train._CKPT.search(ckpt.name).group(1)) if ckpt is not None else -1
+    found = cgrsp_train.checkpoints(folder)
+    steps = found[-1][0] if found else -1
     return steps >= int(cfg.train.total_timesteps) and (folder / "final_eval_tests.csv").is_file()
 
 
@@ -157,7 +157,7 @@ def _side_by_side(spec: Any, configs: dict[int, DictConfig], config: Any) -> lis
                 "resume: some seeds of this side-by-side run have no checkpoint; they train together, so remove the "
                 "run's seed folders to start afresh"
             )
-        step = min(int(cgrsp_train._CKPT.search(k.name).group(1)) for k in ckpts)
+        step = min(cgrsp_train.checkpoints(r[1])[-1][0] for r in runs)
         for r in runs:
             r[2] = r[1] / "checkpoints" / f"model_{step}_steps.npz"
             if not r[2].is_file():

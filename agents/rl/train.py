@@ -229,12 +229,16 @@ def plain_action_space(space: Any) -> Any:
     return spaces.Discrete(int(space.n), start=int(space.start)) if isinstance(space, spaces.Discrete) else space
 
 
+def checkpoints(run_dir: Path) -> list[tuple[int, Path]]:
+    """``(steps, model file)`` of each checkpoint in ``run_dir/checkpoints``, fewest steps first."""
+    files = (run_dir / "checkpoints").glob("model_*_steps.*")
+    return sorted((int(m.group(1)), p) for p in files if (m := _CKPT.search(p.name)))
+
+
 def latest_checkpoint(run_dir: Path) -> Path | None:
     """The checkpoint with the most steps in ``run_dir/checkpoints``."""
-    ckpts = [
-        (int(m.group(1)), p) for p in (run_dir / "checkpoints").glob("model_*_steps.*") if (m := _CKPT.search(p.name))
-    ]
-    return max(ckpts)[1] if ckpts else None
+    found = checkpoints(run_dir)
+    return found[-1][1] if found else None
 
 
 def resolve_run_dir(cfg: DictConfig) -> tuple[Path, Path | None]:

@@ -46,7 +46,7 @@ def curve(
     from gpu_sched_agents.rl.ppo_jax.config import build_trainer, validate_ppo_jax
     from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, per_day, play_params, selection_objective, test_keys
     from gpu_sched_agents.rl.ppo_jax.run import load_runner
-    from gpu_sched_agents.rl.train import latest_checkpoint
+    from gpu_sched_agents.rl.train import checkpoints
     from gpu_sched_env.cgrsp.jax import RULES, JaxCGRSP
     from gpu_sched_env.core.stats import mean_ci
     from studies.cgrsp.learning.parity import seeds_config
@@ -64,13 +64,13 @@ def curve(
     settings.train.checkpoint_freq = at
     train(settings)
     folder = run / f"seed{seed}"
-    assert latest_checkpoint(folder) is not None
+    assert checkpoints(folder), folder
     like = jax.jit(trainer.init)(jax.random.PRNGKey(seed))  # a checkpoint holds one seed's runner
     keys = test_keys(days, SELECT_SEED0)
     rule_days = per_day(env, {RULE: RULES[RULE]}, keys).set_index("day_index").sort_index()
     entropy, seconds = _update_series(folder / "tb" / "learned_1", hp.steps_per_update)
     rows = []
-    for steps, ckpt in _checkpoints(folder):
+    for steps, ckpt in checkpoints(folder):
         params = jax.device_get(load_runner(ckpt, like).train_state.params)
         mine = play_params(env, params, keys).set_index("day_index").sort_index()
         diff = mean_ci(mine.mean_wait_min.to_numpy() - rule_days.mean_wait_min.to_numpy())
@@ -94,12 +94,6 @@ def curve(
             flush=True,
         )
     return rows
-
-
-def _checkpoints(folder: Path) -> list[tuple[int, Path]]:
-    """A run's runner checkpoints, ``(steps, path)`` in order of steps."""
-    found = [(int(p.name.split("_")[1]), p) for p in (folder / "checkpoints").glob("model_*_steps.npz")]
-    return sorted(found)
 
 
 def _update_series(tb: Path, per_update: int) -> tuple[dict[int, float], dict[int, float]]:
