@@ -27,7 +27,10 @@ STUDIES_DOOR = "python -m studies"
 # commands of the agents layer that gpu-sched names by string (never imported by gpu_sched_env)
 PLUGIN_COMMANDS = {"evaluate": "gpu_sched_agents.evaluate.cli:main"}
 # top-level names of `python -m studies` (the research programme): gpu-sched says where they live
-STUDIES_COMMANDS = ("experiments", "bench", "diagnose", "parity", "tune", "generalist", "strong-rules", "persistence")
+STUDIES_COMMANDS = (
+    *("experiments", "bench", "parity", "tune", "generalist", "ablation", "strong-rules", "persistence"),
+    *("headroom", "versus-rule", "reward"),
+)
 
 GPU_SCHED = Group(
     "the installed library's commands",
@@ -44,7 +47,7 @@ GPU_SCHED = Group(
         ),
     },
     note=(
-        f"The research programme (experiments, bench, diagnose, the studies) is `{STUDIES_DOOR} --help`,\n"
+        f"The research programme (experiments, bench, the studies) is `{STUDIES_DOOR} --help`,\n"
         "run from the root of a checkout (not installed with the package)."
     ),
     aside=dict.fromkeys(STUDIES_COMMANDS, STUDIES_DOOR),

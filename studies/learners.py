@@ -185,7 +185,7 @@ def page(
 
 def main(argv: list[str] | None = None) -> int:
     """Write the page and its figure; exit 2 with one line on bad input."""
-    ap = argparse.ArgumentParser(prog="python -m studies learners", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenario", required=True, help=f"one of {', '.join(SCENARIOS)}")
     ap.add_argument("--runs", type=Path, nargs="+", required=True, help="train.py run folders, one per seed")
     ap.add_argument("--reports", type=Path, nargs="+", required=True, help="their stored gpu-sched evaluate reports")

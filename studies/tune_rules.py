@@ -43,7 +43,7 @@ def tune_table(scenario: str, seeds: int) -> pd.DataFrame:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point."""
-    ap = argparse.ArgumentParser(prog="python -m studies tune-rules", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenario", required=True, help=f"one of {', '.join(SCENARIOS)}")
     ap.add_argument("--seeds", type=int, default=20, help="selection seeds 10 000 … (default 20)")
     ap.add_argument("--out", type=Path, help="also write the table here (.csv or .md)")

@@ -19,7 +19,7 @@ command that writes a page writes a copy of it there (``--update-docs``, ``--doc
 ``--leaderboard``, ``experiments --docs``); the child notes every write into the checkout (an audit
 hook) and each entry's test asserts there was none.
 
-    .venv/bin/python tests/documented_runs.py "python -m studies bench edge" ~experiments   # by hand (~: a part)
+    .venv/bin/python tests/documented_runs.py "python -m studies bench scenarios --part edge" ~experiments  # ~: a part
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def learner(*argv: str, **kw) -> Run:
 # fmt: off
 # an exported actor of the joint design, parity's (its {out} is their {from}); two spellings in the docs
 VERSUS_RULE_JAX = learner(
-    "diagnose", "versus-rule-jax", "{from}/hectic_fresh_b64/seed0.npz", "--regime", "hectic_fresh", "--days", "2",
+    "versus-rule", "--engine", "jax", "{from}/hectic_fresh_b64/seed0.npz", "--regime", "hectic_fresh", "--days", "2",
     uses="python -m studies parity",
     stdout=("2 selection days; diff = mode - rule", "rule_when"),
     timeout=400,
@@ -118,7 +118,7 @@ RUNS: dict[str, Run] = {
     # ---- python -m studies: the research programme
     STUDIES: Run(("--help",), stdout=("usage: python -m studies NAME", "experiments")),
     "python -m studies experiments": experiment("single", "--policies", "rh", "--param", "rho_res=2"),  # --param knob
-    "python -m studies bench": Run(("bench", "--help"), stdout=("usage: python -m studies bench NAME", "jax-days")),
+    "python -m studies bench": Run(("bench", "--help"), stdout=("usage: python -m studies bench NAME", "scenarios")),
     "python -m studies experiments all": Run(  # every experiment, the timing table and the results page
         ("experiments", "all", "--seeds", "0", "--policies", "fifo", *FAST, "--out", "{out}", "--docs",
          "{out}/docs"),
@@ -163,25 +163,25 @@ RUNS: dict[str, Run] = {
         files=("{out}/persistence.csv", "{out}/persistence.png"),
         stdout=("written {out}/persistence.csv",),
     ),
-    "python -m studies diagnose reward": Run(
-        ("diagnose", "reward", "--day", "quiet", "--seeds", "1"),
+    "python -m studies reward": Run(
+        ("reward", "--day", "quiet", "--seeds", "1"),
         stdout=("mean step reward",),
     ),
-    "python -m studies diagnose reward-alignment": Run(
-        ("diagnose", "reward-alignment", "--day", "quiet", "--seeds", "1", "--policies", "fifo"),
+    "python -m studies reward --part alignment": Run(
+        ("reward", "--part", "alignment", "--day", "quiet", "--seeds", "1", "--policies", "fifo"),
         stdout=("deadline", "capacity"),
     ),
-    "python -m studies diagnose rh-reservation": Run(
-        ("diagnose", "rh-reservation", "--day", "quiet", "--seeds", "1", "--rho-res", "0"),
+    "python -m studies strong-rules --part rh-reservation": Run(
+        ("strong-rules", "--part", "rh-reservation", "--day", "quiet", "--seeds", "1", "--rho-res", "0"),
         stdout=("rho_res=0",),
     ),
-    "python -m studies diagnose headroom": Run(  # layer (a), one cell, one 40-job day
-        ("diagnose", "headroom", "--layer", "a", "--day", "surge", "--stock", "fresh", "--c-max", "5", "--tight",
+    "python -m studies headroom": Run(  # layer (a), one cell, one 40-job day
+        ("headroom", "--layer", "a", "--day", "surge", "--stock", "fresh", "--c-max", "5", "--tight",
          "0.2", "--seeds", "1", "--param", "n_jobs=40", "--workers", "1", "--no-progress", "--store", "{out}/store"),
         files=("{out}/store/**/*",),
     ),
-    "python -m studies diagnose hgsp-tasks1": Run(  # its tables into a copy of docs/hgsp.md
-        ("diagnose", "hgsp-tasks1", "--seeds", "1", "--n", "10", "--sa-iters", "0", "--out", "{out}",
+    "python -m studies hgsp-report --part tasks1": Run(  # its tables into a copy of docs/hgsp.md
+        ("hgsp-report", "--part", "tasks1", "--seeds", "1", "--n", "10", "--sa-iters", "0", "--out", "{out}",
          "--update-docs", "{out}/hgsp.md"),
         copy=(("docs/hgsp.md", "hgsp.md"),),
         rewrites=True,
@@ -217,35 +217,36 @@ RUNS: dict[str, Run] = {
         rewrites=True,
         files=("{out}/scaling.csv", "{out}/five_task.csv", "{out}/config.json", "{out}/command.txt"),
     ),
-    "python -m studies mig-histograms": Run(
-        ("mig-histograms", "--jobs", "10", "--sets", "1", "--out", "{out}/mig_histograms.png"),
+    "python -m studies mig-experiment --part histograms": Run(
+        ("mig-experiment", "--part", "histograms", "--jobs", "10", "--sets", "1", "--out", "{out}/mig_histograms.png"),
         files=("{out}/mig_histograms.png",),
         stdout=("run length [min]: chi2 p =", "figure: {out}/mig_histograms.png"),
     ),
-    "python -m studies diagnose rule-fix": Run(
-        ("diagnose", "rule-fix", "--seeds", "1", "--days", "quiet", "--stocks", "fresh", "--out", "{out}/rule_fix.md"),
+    "python -m studies strong-rules --part rule-fix": Run(
+        ("strong-rules", "--part", "rule-fix", "--seeds", "1", "--days", "quiet", "--stocks", "fresh", "--out",
+         "{out}/rule_fix.md"),
         files=("{out}/rule_fix.md",),
         stdout=("| quiet | fresh | both (the rule now) |",),
     ),
-    "python -m studies diagnose defer-scale": Run(
-        ("diagnose", "defer-scale", "--days", "quiet", "--stocks", "fresh", "--scales", "1", "--select-seeds", "2",
-         "--test-seeds", "2", "--workers", "1", "--out", "{out}/defer_scale.md"),
+    "python -m studies strong-rules --part defer-scale": Run(
+        ("strong-rules", "--part", "defer-scale", "--days", "quiet", "--stocks", "fresh", "--scales", "1",
+         "--select-seeds", "2", "--test-seeds", "2", "--workers", "1", "--out", "{out}/defer_scale.md"),
         files=("{out}/defer_scale.md",),
         stdout=("| quiet",),
     ),
-    "python -m studies diagnose planner-calibration": Run(
-        ("diagnose", "planner-calibration", "--day", "hectic", "--stock", "fresh", "--seeds", "1", "--points", "1",
-         "--futures", "2", "--horizons", "60", "--out", "{out}/calibration"),
+    "python -m studies headroom --part planner-calibration": Run(
+        ("headroom", "--part", "planner-calibration", "--day", "hectic", "--stock", "fresh", "--seeds", "1",
+         "--points", "1", "--futures", "2", "--horizons", "60", "--out", "{out}/calibration"),
         files=("{out}/calibration.csv", "{out}/calibration.png", "{out}/calibration.md"),
         stdout=("| fresh | 60 |",),
     ),
-    "python -m studies diagnose reward-scale": Run(
-        ("diagnose", "reward-scale", "--regime", "hectic_fresh", "--days", "1"),
+    "python -m studies reward --part scale": Run(
+        ("reward", "--part", "scale", "--regime", "hectic_fresh", "--days", "1"),
         stdout=("spt_rescue_defer_exp on hectic_fresh", "shaping_mean"),
         timeout=400,
     ),
-    "python -m studies diagnose regime-scale": Run(
-        ("diagnose", "regime-scale", "--days", "1"),
+    "python -m studies reward --part regimes": Run(
+        ("reward", "--part", "regimes", "--days", "1"),
         stdout=("return_std_over_pooled", "surge_D900"),
         timeout=400,
     ),
@@ -281,20 +282,20 @@ RUNS: dict[str, Run] = {
         files=("{out}/bench_env.csv", "{out}/gantt.png"),
         stdout=("CartPole-v1", "wrote {out}/bench_env.csv"),
     ),
-    "python -m studies bench edge": Run(
-        ("bench", "edge", "--tasks", "3", "--repeats", "1", "--time-limit", "0.2"),
+    "python -m studies bench scenarios --part edge": Run(
+        ("bench", "scenarios", "--part", "edge", "--tasks", "3", "--repeats", "1", "--time-limit", "0.2"),
         stdout=("bench_edge: 3 tasks", "membatch"),
     ),
-    "python -m studies bench hgsp": Run(
-        ("bench", "hgsp", "--tasks", "tiny", "--repeats", "1", "--sa-iters", "1"),
+    "python -m studies bench scenarios --part hgsp": Run(
+        ("bench", "scenarios", "--part", "hgsp", "--tasks", "tiny", "--repeats", "1", "--sa-iters", "1"),
         stdout=("sagreedy (release-aware)",),
     ),
-    "python -m studies bench mig": Run(
-        ("bench", "mig", "--jobs", "100", "--seeds", "1", "--time-limit", "0.5", "--reps", "1"),
+    "python -m studies bench scenarios --part mig": Run(
+        ("bench", "scenarios", "--part", "mig", "--jobs", "100", "--seeds", "1", "--time-limit", "0.5", "--reps", "1"),
         stdout=("# Generator, 100 jobs", "ratio CP-SAT / Best-Fit"),
     ),
-    "python -m studies bench train": Run(  # its rollouts are 1024 steps whatever --steps says
-        ("bench", "train", "--steps", "1", "--n-envs", "1", "--day", "quiet"),
+    "python -m studies bench env --part train": Run(  # its rollouts are 1024 steps whatever --steps says
+        ("bench", "env", "--part", "train", "--steps", "1", "--n-envs", "1", "--day", "quiet"),
         stdout=("InvalidActionEnvDiscrete", "joint mode, K=16"),
     ),
     "python -m studies bench jax": Run(
@@ -303,27 +304,27 @@ RUNS: dict[str, Run] = {
         stdout=('"env_steps_per_s"', '"sb3_ppo_fps"'),  # its --json line
         timeout=400,
     ),
-    "python -m studies bench jax-ab": Run(  # the commit read by `git archive`: nothing in the checkout changes
-        ("bench", "jax-ab", "--old", "HEAD", "--envs", "2", "--steps", "2", "--reps", "1"),
+    "python -m studies bench jax --part ab": Run(  # the commit read by `git archive`: nothing in the checkout changes
+        ("bench", "jax", "--part", "ab", "--old", "HEAD", "--envs", "2", "--steps", "2", "--reps", "1"),
         stdout=("new env, random_legal", '"old": "HEAD"'),
         timeout=400,
     ),
-    "python -m studies bench ppo-jax-seeds": Run(  # one update of the shipped n_envs x n_steps
-        ("bench", "ppo-jax-seeds", "--budget", "8192", "--seeds", "1"),
+    "python -m studies bench jax --part seeds": Run(  # one update of the shipped n_envs x n_steps
+        ("bench", "jax", "--part", "seeds", "--budget", "8192", "--seeds", "1"),
         stdout=('"vmap_fps_1"',),
         timeout=400,
     ),
-    "python -m studies bench trace-load": Run(  # a small log, one load per reader (each a fresh process)
-        ("bench", "trace-load", "--rows", "2000", "--reps", "1"),
+    "python -m studies bench sim --part trace-load": Run(  # a small log, one load per reader (each a fresh process)
+        ("bench", "sim", "--part", "trace-load", "--rows", "2000", "--reps", "1"),
         stdout=("Trace.load, pyarrow (new)", "parsed jobs identical (old vs new, every run): yes"),
     ),
-    "python -m studies bench jax-days": Run(
-        ("bench", "jax-days", "--day", "quiet", "--days", "2", "--chunks", "1", "--reps", "1"),
+    "python -m studies bench jax --part days": Run(
+        ("bench", "jax", "--part", "days", "--day", "quiet", "--days", "2", "--chunks", "1", "--reps", "1"),
         stdout=("2 quiet days per call", '"rows": ['),
         timeout=400,
     ),
-    "python -m studies bench illegal": Run(
-        ("bench", "illegal", "--day", "quiet", "--days", "1", "--share", "0.5", "--json"),
+    "python -m studies bench jax --part illegal": Run(
+        ("bench", "jax", "--part", "illegal", "--day", "quiet", "--days", "1", "--share", "0.5", "--json"),
         stdout=('"lost_jobs": 0',),
         timeout=400,
     ),
@@ -335,30 +336,30 @@ RUNS: dict[str, Run] = {
         files=("{out}/report.md", "{out}/report.json", "{out}/report.png"),
         stdout=("written {out}/report.json",),
     ),
-    "python -m studies diagnose policy": learner(
-        "diagnose", "policy", "{run}", "--model", "best_model.zip", "--seeds", "1",
+    "python -m studies versus-rule --part policy": learner(
+        "versus-rule", "--part", "policy", "{run}", "--model", "best_model.zip", "--seeds", "1",
         needs_run=True,
         stdout=("argmax", "factored", "sampled"),
     ),
-    "python -m studies diagnose policy runs": learner(
-        "diagnose", "policy", "{run}", "--model", "best_model.zip", "--seeds", "1",
+    "python -m studies versus-rule --part policy runs": learner(
+        "versus-rule", "--part", "policy", "{run}", "--model", "best_model.zip", "--seeds", "1",
         needs_run=True,
         stands_for="runs/...: a run folder of train.py",
         stdout=("argmax", "factored", "sampled"),
     ),
-    "python -m studies diagnose versus-rule": learner(
-        "diagnose", "versus-rule", "{run}", "--seeds", "1", "--out", "{out}/versus_rule.csv",
+    "python -m studies versus-rule": learner(
+        "versus-rule", "{run}", "--seeds", "1", "--out", "{out}/versus_rule.csv",
         needs_run=True,
         files=("{out}/versus_rule.csv",),
         stdout=("rule: spt_rescue_defer_exp", "when_disagree"),
     ),
-    "python -m studies diagnose design-cost": learner(
-        "diagnose", "design-cost", "{run}", "--day", "quiet", "--seeds", "1",
+    "python -m studies versus-rule --part design-cost": learner(
+        "versus-rule", "--part", "design-cost", "{run}", "--day", "quiet", "--seeds", "1",
         needs_run=True,
         stdout=("simulate",),
     ),
-    "python -m studies diagnose advantages": learner(
-        "diagnose", "advantages", "--rollouts", "1", "--n-steps", "64", "--window", "4",
+    "python -m studies reward --part advantages": learner(
+        "reward", "--part", "advantages", "--rollouts", "1", "--n-steps", "64", "--window", "4",
         stdout=("advantage",),
     ),
     "python -m studies generalise": learner(  # writes beside the run's model, as documented
@@ -387,18 +388,20 @@ RUNS: dict[str, Run] = {
         timeout=400,
     ),
     # ---- an exported actor of the joint design: parity's (its {out} is their {from})
-    "python -m studies diagnose versus-rule-jax": VERSUS_RULE_JAX,
-    "python -m studies diagnose versus-rule-jax runs": dataclasses.replace(
+    "python -m studies versus-rule --engine jax": VERSUS_RULE_JAX,
+    "python -m studies versus-rule --engine jax runs": dataclasses.replace(
         VERSUS_RULE_JAX, stands_for="runs/...: an exported actor (.npz) of parity or ablation"
     ),
-    "python -m studies diagnose timing-jax": learner(
-        "diagnose", "timing-jax", "{from}/hectic_fresh_b64/seed0.npz", "--regime", "hectic_fresh", "--days", "1",
+    "python -m studies versus-rule --part timing": learner(
+        "versus-rule", "--part", "timing", "{from}/hectic_fresh_b64/seed0.npz", "--regime", "hectic_fresh",
+        "--days", "1",
         uses="python -m studies parity",
         stdout=("over-wait (learner waits, rule dispatches)",),
         timeout=400,
     ),
-    "python -m studies diagnose misses": learner(
-        "diagnose", "misses", "{from}/hectic_fresh_b64/seed0.npz", "--regime", "hectic_fresh", "--days", "1",
+    "python -m studies versus-rule --part misses": learner(
+        "versus-rule", "--part", "misses", "{from}/hectic_fresh_b64/seed0.npz", "--regime", "hectic_fresh",
+        "--days", "1",
         "--workers", "1", "--rows", "3",
         uses="python -m studies parity",
         stdout=("the tight jobs' slack at dispatch",),
@@ -411,8 +414,8 @@ RUNS: dict[str, Run] = {
         files=("{out}/rows.csv", "{out}/table.md"),
         timeout=400,
     ),
-    "python -m studies ablation-items": learner(  # from the ablation's folder
-        "ablation-items", "--from", "{from}", "--out", "{out}/items.md",
+    "python -m studies ablation --part items": learner(  # from the ablation's folder
+        "ablation", "--part", "items", "--from", "{from}", "--out", "{out}/items.md",
         uses="python -m studies ablation",
         files=("{out}/items.md",),
         stdout=("Per regime and item switched",),
@@ -420,14 +423,14 @@ RUNS: dict[str, Run] = {
     "python -m studies generalist": learner(  # trains on fresh stock only; judged on the four regimes and a month
         "generalist", "--budget", "64", "--out", "{out}", "--seeds", "0", "--stock-mix", "fresh", "--jax-days", "2",
         "--confirm-days", "2", "--reps", "2", "--month-stocks", "fresh", "--n-envs", "4", "--n-steps", "16",
-        "--select-every", "64", "--select-days", "2", "--workers", "1",  # the selection curves: generalist-curves'
+        "--select-every", "64", "--select-days", "2", "--workers", "1",  # generalist --part curves reads them
         files=("{out}/rows.csv", "{out}/month.csv", "{out}/table.md", "{out}/generalist_b64_sel64/seed0.npz",
                "{out}/generalist_b64_sel64/seed0_select.csv"),
         stdout=("written {out}/rows.csv",),
         timeout=600,
     ),
-    "python -m studies generalist-curves": learner(  # from the generalist's folder
-        "generalist-curves", "--from", "{from}", "--out", "{out}/curves.png",
+    "python -m studies generalist --part curves": learner(  # from the generalist's folder
+        "generalist", "--part", "curves", "--from", "{from}", "--out", "{out}/curves.png",
         uses="python -m studies generalist",
         files=("{out}/curves.png",),
         stdout=("wrote {out}/curves.png", "learned / rule per regime"),

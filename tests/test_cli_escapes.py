@@ -64,9 +64,9 @@ def test_trace_refuses_a_parameter_that_is_not_a_workload_parameter(capsys, tmp_
 
 
 def test_research_commands_and_unknown_names_fail_with_where_to_go(capfd):
-    assert main(["diagnose", "nope"]) == 2  # the research programme is the other door: no child process
+    assert main(["reward", "nope"]) == 2  # the research programme is the other door: no child process
     err = capfd.readouterr().err
-    assert "'diagnose' is not a command of gpu-sched; run: python -m studies diagnose nope" in err
+    assert "'reward' is not a command of gpu-sched; run: python -m studies reward nope" in err
     assert main(["nope"]) == 2
     err = capfd.readouterr().err
     assert "unknown command 'nope'; allowed: compare, trace, evaluate, generate-jobs" in err and "usage:" in err

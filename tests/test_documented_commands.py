@@ -26,9 +26,13 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 DOORS = {"gpu-sched": GPU_SCHED, PROG: STUDIES}
 FENCE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1", re.S | re.M)
 SPAN = re.compile(r"`([^`]+)`")  # an inline span may wrap across lines (Markdown joins them with a space)
-# a door (python behind a path such as .venv/bin/), then the words that may name commands (lower-case names;
-# options and placeholders stop it)
-SPELLING = re.compile(r"(?<![\w/.~-])(gpu-sched|(?:[\w.~-]*/)*python3? -m studies)((?:[ \t]+[a-z][a-z0-9_-]*)*)")
+# a door (python behind a path such as .venv/bin/), then the words that may name commands (lower-case names,
+# and a part's flag with its name: ``reward --part scale``, ``versus-rule --engine jax``; other options and
+# placeholders stop it)
+SPELLING = re.compile(
+    r"(?<![\w/.~-])(gpu-sched|(?:[\w.~-]*/)*python3? -m studies)"
+    r"((?:[ \t]+(?:--(?:part|engine)[ \t]+)?[a-z][a-z0-9_-]*)*)"
+)
 # the pages' made-up commands: docs/architecture.md's recipe for a new environment ``Foo`` (``foo-experiment``)
 EXAMPLE = re.compile(r"^foo(?:-|$)")
 ENTRY = re.compile(r"(?<![\w-])(?:python3?|bash|sh)[ \t]+((?:scripts/)?[\w-]+\.(?:py|sh))\b")

@@ -5,7 +5,7 @@ action dispatches a job. A categorical policy spreads the probability of dispatc
 many near-equivalent job–slot actions, so the joint argmax picks the single no-op action
 even when the policy dispatches with probability 0.9 (measured on the old main job: argmax
 waited at 57 % of the decisions where a dispatch was legal while the mean p(wait) there was
-0.06; ``python -m studies diagnose policy`` reproduces this). :class:`FactoredMaskableCategorical`
+0.06; ``python -m studies versus-rule --part policy`` reproduces this). :class:`FactoredMaskableCategorical`
 keeps the distribution (sampling, log-probabilities and entropy are unchanged, so training
 is identical) and only changes :meth:`mode`: first the likelier of *no-op* and *dispatch*
 (p(no-op) against 1 − p(no-op)), then, when dispatching, the likeliest dispatch action.

@@ -27,7 +27,7 @@ weights, derived from the simulator's parameters so that there is one source of 
   (``+env.reward_weights.delay=1``) the ``env=markov`` run reached 0–2 % miss at 70–73 min on
   the selection seeds from 300k to 360k steps, against 0 % at 64.5–69 min without (one seed
   each; docs/results_learners.md). The return ranks policies like the ``deadline`` objective (measured:
-  ``python -m studies diagnose reward-alignment``) while each term is the consequence of one
+  ``python -m studies reward --part alignment``) while each term is the consequence of one
   decision (low variance, no delay). ``capacity`` leaves the run time out: it cannot tell a
   short job from a long one, so it does not rank the SPT family above EDF. Judged on
   ``deadline``.
@@ -45,8 +45,8 @@ there, (W̄[c_j, g] − min_{c waiting} W̄[c, g]) · q/C (the queue before the 
 itself included). It is 0 when the shortest waiting class is dispatched, and 0 whatever is
 dispatched when one class waits. ``excess_run`` teaches the order only through the learner's
 discount (a charge booked later weighs less), so it also pays a learner to leave a slot idle
-rather than start a long job when nothing shorter waits (measured: ``python -m studies diagnose
-timing-jax``); ``order_regret`` charges only a shorter job passed over, so waiting never lowers it.
+rather than start a long job when nothing shorter waits (measured: ``python -m studies versus-rule --part timing``);
+``order_regret`` charges only a shorter job passed over, so waiting never lowers it.
 
 ``cost`` is weighted 1 per dollar in all four (a tie-breaker: ~$6 a day against ~10^6 s).
 

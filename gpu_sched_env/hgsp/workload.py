@@ -59,7 +59,7 @@ class TaskPreset:
 # Loads: tasks1 and tasks2 at the study's published FIFO GPU utilisation (86 % on the small
 # cluster, 43 % on the medium one; tasks1's ACT 9.2 and makespan 2500 follow), tasks3 and
 # tasks4 at the study's "FIFO misses ~99 %". Deadline slack: tasks1's is fitted to the
-# published FIFO DMR 5.7 % (python -m studies diagnose hgsp-tasks1, table 1), the others as
+# published FIFO DMR 5.7 % (python -m studies hgsp-report --part tasks1, table 1), the others as
 # calibrated before (docs/hgsp.md, "Workloads" and "Published vs ours").
 SPEED_RATIO_A100_A30 = 57.0 / 30.0
 

@@ -1,6 +1,6 @@
 """Benchmark: scheduler runtime on 100 tasks for MemBatch, baseline ILP and FCFS-LLF.
 
-    .venv/bin/python -m studies bench edge [--tasks 100] [--repeats 5] [--time-limit 1.0]
+    .venv/bin/python -m studies bench scenarios --part edge [--tasks 100] [--repeats 5] [--time-limit 1.0]
 
 Prints the median wall time of each scheduler over the repeats (same workload, seed 0) and
 its ratio to FCFS-LLF measured in the same run, plus the ILP solve statuses.
@@ -25,7 +25,7 @@ from gpu_sched_env.edge.workload import random_workloads, tasks_from_workloads
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Time each scheduler on one workload and print the table; returns the exit status."""
-    ap = argparse.ArgumentParser(prog="python -m studies bench edge", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tasks", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)

@@ -130,7 +130,7 @@ def bench_render(hours: float, every: int = 25) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print (and write) the steps/s table, or only the frame times with ``--render``; returns the exit status."""
-    ap = argparse.ArgumentParser(prog="python -m studies bench env", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--days", nargs="+", default=["hectic"], choices=["quiet", "normal", "hectic", "surge"])
     ap.add_argument("--steps", type=int, default=20000, help="steps per measurement")
     ap.add_argument("--agents", nargs="*", default=["fifo", "cadr", "rh"], help="heuristic agents to time")

@@ -1,6 +1,6 @@
 """HGSP benchmark: FIFO / Greedy tasks scheduled per second and SAGreedy's wall time.
 
-Usage: .venv/bin/python -m studies bench hgsp [--tasks tasks2] [--cluster small] [--repeats 5]
+Usage: .venv/bin/python -m studies bench scenarios --part hgsp [--tasks tasks2] [--cluster small] [--repeats 5]
 All figures are measured in this run; ratios are against this run's FIFO time.
 """
 
@@ -27,7 +27,7 @@ def best_of(fn, repeats: int) -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the HGSP timing table; returns the exit status."""
-    ap = argparse.ArgumentParser(prog="python -m studies bench hgsp", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", default="tasks2", choices=sorted(PRESETS))
     ap.add_argument("--cluster", default="small", choices=list(CLUSTER_PRESETS))
     ap.add_argument("--repeats", type=int, default=5)

@@ -93,7 +93,6 @@ def sb3_ppo_fps(cfg, steps: int) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure and print the four figures; returns the exit status."""
     ap = argparse.ArgumentParser(
-        prog="python -m studies bench jax",
         description="JAX env and ppo_jax vs CGRSP-v0 and MaskablePPO (one run, this machine)",
     )
     ap.add_argument("--day", default="hectic", choices=["quiet", "normal", "hectic", "surge"])

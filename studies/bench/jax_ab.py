@@ -1,6 +1,6 @@
 """A/B of the JAX env's speed: an older commit's ``gpu_sched_env.cgrsp.jax`` against the checkout's, in one process.
 
-    python -m studies bench jax-ab --old 74da848 [--envs 1024] [--steps 200] [--reps 7] [--design when]
+    python -m studies bench jax --part ab --old 74da848 [--envs 1024] [--steps 200] [--reps 7] [--design when]
 
 On a shared machine two runs of ``python -m studies bench jax`` spread more than a speed change
 (docs/performance.md); here both versions are imported side by side (the old one extracted with

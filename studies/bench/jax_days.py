@@ -1,6 +1,6 @@
 """Evaluating policies on many native JAX days: one batch of all days against batches of ``--chunk`` days.
 
-    python -m studies bench jax-days [--day hectic] [--days 1000] [--chunks 100 1000] [--reps 2]
+    python -m studies bench jax --part days [--day hectic] [--days 1000] [--chunks 100 1000] [--reps 2]
 
 ``agents.rl.ppo_jax.jax_eval.per_day`` plays its days ``DAY_CHUNK`` (100) at a time, padded to one
 shape, so the selection's 100 days and the final test's 1000 run one compiled program per policy
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Time each policy at each chunk size; print the table (one JSON object last)."""
-    ap = argparse.ArgumentParser(prog="python -m studies bench jax-days", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--day", default="hectic", choices=["quiet", "normal", "hectic", "surge"])
     ap.add_argument("--days", type=int, default=1000, help="days evaluated per timed call")
     ap.add_argument("--chunks", type=int, nargs="+", default=[100, 1000], help="days per compiled batch, each")
@@ -75,7 +75,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{r['policy']:22s} {r['chunk']:6d} {r['first_call_s']:15.1f} {r['days_s']:9.1f} {r['ratio']:12.2f}×")
     print(json.dumps({"day": args.day, "days": args.days, "reps": args.reps, "rows": rows}))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -5,7 +5,7 @@
 2. Solve time on 50-job data sets: CP-SAT (online, per data set) vs Best-Fit and the
    pausing Best-Fit, median over the first S prime seeds.
 
-    .venv/bin/python -m studies bench mig --jobs 100000 --seeds 20
+    .venv/bin/python -m studies bench scenarios --part mig --jobs 100000 --seeds 20
 """
 
 from __future__ import annotations
@@ -58,9 +58,7 @@ def best_of(fn, reps: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the generator and solve-time figures; returns the exit status."""
-    ap = argparse.ArgumentParser(
-        prog="python -m studies bench mig", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--jobs", type=int, default=100_000)
     ap.add_argument("--seeds", type=int, default=20, help="data sets for the solve-time comparison")
     ap.add_argument("--time-limit", type=float, default=10.0, help="CP-SAT budget per data set [s]")

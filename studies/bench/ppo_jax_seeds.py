@@ -1,6 +1,6 @@
 """Frames/s of several ppo_jax seeds trained side by side (``jax.vmap`` over their keys) against the same seeds in turn.
 
-    python -m studies bench ppo-jax-seeds [--budget 32768] [--seeds 4]
+    python -m studies bench jax --part seeds [--budget 32768] [--seeds 4]
 
 ``experiment=ppo_jax_joint``'s settings on hectic fresh stock (``studies.cgrsp.learning.parity``'s
 ``regime_config``), ``--budget`` steps per seed; both programs are compiled first (compile

@@ -1,8 +1,8 @@
 """Benchmark loading a large job log: ``Trace.load`` against the pandas path it replaced (figures and ratios).
 
-    python -m studies bench trace-load                        # a 1 000 000-row CSV, best of 3 loads each
-    python -m studies bench trace-load --rows 100000 --reps 1  # a quick run
-    python -m studies bench trace-load --format parquet
+    python -m studies bench sim --part trace-load                        # a 1 000 000-row CSV, best of 3 loads each
+    python -m studies bench sim --part trace-load --rows 100000 --reps 1  # a quick run
+    python -m studies bench sim --part trace-load --format parquet
 
 The log is drawn by the CGRSP generator (``n_jobs`` = ROWS at 0.1 jobs/s, about 116 days back to
 back) and written as ``gpu-sched trace`` writes one, with its ``job_id`` and ``tight`` columns.
@@ -154,7 +154,7 @@ def write_log(rows: int, path: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (1 if a target of the 1 000 000-row CSV is missed or the jobs differ)."""
-    ap = argparse.ArgumentParser(prog="python -m studies bench trace-load", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=1_000_000, help="jobs in the log (default 1 000 000)")
     ap.add_argument("--reps", type=int, default=3, help="loads per reader, each in a fresh process; the best counts")
     ap.add_argument("--format", choices=("csv", "parquet"), default="csv")
@@ -218,5 +218,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0 if ok else 1
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # the benchmark's child, measured in a fresh interpreter; not a door
     raise SystemExit(main())

@@ -3,7 +3,7 @@
 The reference is MaskablePPO on sb3-contrib's ``InvalidActionEnvDiscrete`` with the same
 hyper-parameters, in the same process and run.
 
-    python -m studies bench train [--steps 16384] [--n-envs 2]
+    python -m studies bench env --part train [--steps 16384] [--n-envs 2]
 
 Prints frames per second of ``model.learn`` for both and the ratio (target ≥ 0.7).
 """
@@ -36,7 +36,6 @@ def fps(model, steps: int) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     """Print training frames/s for the reference and each env design; returns the exit status."""
     ap = argparse.ArgumentParser(
-        prog="python -m studies bench train",
         description="MaskablePPO training fps: CGRSP-v0 vs InvalidActionEnvDiscrete",
     )
     ap.add_argument("--steps", type=int, default=16_384)

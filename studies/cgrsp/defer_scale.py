@@ -1,6 +1,6 @@
 """Does a one-knob change of the deferring rule match what a learner finds? ``defer_scale`` tuned per regime.
 
-``python -m studies diagnose defer-scale``. ``spt_rescue_defer_exp`` leaves a slot idle while its
+``python -m studies strong-rules --part defer-scale``. ``spt_rescue_defer_exp`` leaves a slot idle while its
 status' mean delay exceeds ``defer_scale`` × the expected cost of waiting (1 by default). Per
 day × stock model, the scale is chosen on *selection* seeds (10 000 …; lowest miss %, then
 lowest mean wait), and the chosen rule is paired with the default one on the *test* seeds
@@ -8,7 +8,7 @@ lowest mean wait), and the chosen rule is paired with the default one on the *te
 answers whether a learner's win over the default rule (the surge day under fresh stock, the
 [leaderboard](../../docs/leaderboard.md)) is within reach of the rule itself.
 
-    python -m studies diagnose defer-scale --days surge --stocks fresh --out docs/figures/defer_scale.md
+    python -m studies strong-rules --part defer-scale --days surge --stocks fresh --out docs/figures/defer_scale.md
 
 ``--rule`` tunes another deferring rule's knob the same way (``cadr_defer_exp``: the rule the
 learners' CGRSP-v0 confirmation re-chooses on the hectic day under fresh stock). ``--learned
@@ -16,7 +16,7 @@ DIR`` (an ablation row's folder, ``<out>/<regime>_<row>_b<budget>``, one day and
 pairs each of its exported actors with the chosen rule on the same test seeds: is what was
 learned more than the rule with its one knob tuned?
 
-    python -m studies diagnose defer-scale --rule cadr_defer_exp --days hectic --stocks fresh --workers 2 \
+    python -m studies strong-rules --part defer-scale --rule cadr_defer_exp --days hectic --stocks fresh --workers 2 \
         --learned runs/ablation_fresh12m_recheck/hectic_fresh_hold_excess1_time_aware_b12000000
 """
 
@@ -157,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Per day × stock model: the scale picked on selection seeds, paired with the default on test seeds."""
     from gpu_sched_env.core.io import print_and_write
 
-    ap = argparse.ArgumentParser(prog="python -m studies diagnose defer-scale", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rule", default=RULE, help=f"a deferring rule with the expected deferral (default {RULE})")
     ap.add_argument("--days", nargs="+", default=["surge", "hectic"])
     ap.add_argument("--stocks", nargs="+", default=["fresh", "900"])
@@ -193,7 +193,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         text += "\n" + learned_markdown(pairs, args.learned, args.rule, r["chosen"])
     print_and_write(text, args.out)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

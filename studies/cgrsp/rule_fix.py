@@ -1,11 +1,11 @@
 """Before/after table of the deferring rule's two corrections, paired on held-out seeds.
 
-``python -m studies diagnose rule-fix``. ``spt_rescue_defer_exp`` as published before (``defer_gap="busy"``,
+``python -m studies strong-rules --part rule-fix``. ``spt_rescue_defer_exp`` as published before (``defer_gap="busy"``,
 ``slot_score="rule"``), with each correction alone (the issue's two variants: the guarded
 end-of-day deferral and the least expected delay + W̄ slot) and with both (the rule now).
 The corrections were designed on seeds 0-19; this reports seeds 20000.. (the test seeds).
 
-    python -m studies diagnose rule-fix --seeds 100 --out docs/figures/rule_fix.md
+    python -m studies strong-rules --part rule-fix --seeds 100 --out docs/figures/rule_fix.md
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def markdown(df: pd.DataFrame) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m studies diagnose rule-fix`` (see the module doc)."""
+    """``python -m studies strong-rules --part rule-fix`` (see the module doc)."""
     from gpu_sched_env.core.io import atomic_write_text
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -109,7 +109,7 @@ def side_by_side(df: pd.DataFrame, metric: str = "wt", level: float = 0.95) -> p
     return pd.DataFrame(out)
 
 
-# Causes of the deviations, as measured by python -m studies diagnose hgsp-tasks1 (tasks1) and the
+# Causes of the deviations, as measured by python -m studies hgsp-report --part tasks1 (tasks1) and the
 # decoder comparison of the orderings table (docs/hgsp.md, "Published vs ours").
 CAUSES = {
     "greedy_vs_fifo": "load, not deadlines: at 86 % busy EFT leaves the A30 idle while tasks queue "

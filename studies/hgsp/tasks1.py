@@ -1,6 +1,6 @@
 """Why tasks1 (small cluster) misfits the study at its published load: deadlines, memory, load.
 
-Usage: .venv/bin/python -m studies diagnose hgsp-tasks1 [--seeds 5] [--sa-iters 100] [--n 1000]
+Usage: .venv/bin/python -m studies hgsp-report --part tasks1 [--seeds 5] [--sa-iters 100] [--n 1000]
        [--out runs/hgsp/diagnose_tasks1] [--update-docs [docs/hgsp.md]]
 
 The study's tasks1 indicators (FIFO on the small cluster: ACT 9.2, DMR 5.7 %, makespan 2500,
@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         "load": "**4. Load sweep** (preset arrivals and deadline model, slack re-fitted to DMR 5.7 % at each load)",
     }
     cmd = (
-        f"`.venv/bin/python -m studies diagnose hgsp-tasks1 --seeds {args.seeds} --sa-iters {args.sa_iters}"
+        f"`.venv/bin/python -m studies hgsp-report --part tasks1 --seeds {args.seeds} --sa-iters {args.sa_iters}"
         + (f" --n {args.n}" if args.n != PRESETS["tasks1"].n else "")
         + " --update-docs`"
     )

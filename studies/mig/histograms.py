@@ -6,9 +6,10 @@ config's ``rounding`` and the floor of 1) into its exact probability mass functi
 :func:`histogram_figure` draws the histograms of the Java tool's test config (the study's
 generator settings; beside the published file when present) and of the Part B preset.
 
-Command line (``python -m studies mig-histograms``)::
+Command line (``python -m studies mig-experiment --part histograms``)::
 
-    .venv/bin/python -m studies mig-histograms --jobs 1000 --sets 100 --out docs/figures/mig_histograms.png
+    .venv/bin/python -m studies mig-experiment --part histograms --jobs 1000 --sets 100 \
+        --out docs/figures/mig_histograms.png
 """
 
 from __future__ import annotations

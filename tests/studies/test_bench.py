@@ -2,24 +2,26 @@
 
 import pytest
 
+from gpu_sched_env.core.commands import walk
 from studies.bench import sim
 from studies.commands import BENCH, main
 
 
 def test_bench_calls_the_benchmark_module(capsys):
-    assert main(["bench", "edge", "--tasks", "3", "--repeats", "1", "--time-limit", "0.2"]) == 0
+    assert main(["bench", "scenarios", "--part", "edge", "--tasks", "3", "--repeats", "1", "--time-limit", "0.2"]) == 0
     out = capsys.readouterr().out
     assert "bench_edge: 3 tasks" in out and "membatch" in out
     assert main(["bench", "nope"]) == 2
     assert "unknown benchmark 'nope'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", list(BENCH.commands))
-def test_every_benchmark_is_a_module_with_main_and_help(name, capsys):
+@pytest.mark.parametrize("spelling", [s for s, _ in walk(BENCH, "python -m studies bench")])
+def test_every_benchmark_is_a_module_with_main_and_help(spelling, capsys):
     with pytest.raises(SystemExit) as e:
-        main(["bench", name, "--help"])
+        main([*spelling.split()[3:], "--help"])
     assert e.value.code == 0
-    assert capsys.readouterr().out.startswith(f"usage: python -m studies bench {name} ")
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: {spelling}") and out[len(f"usage: {spelling}")].isspace()
 
 
 @pytest.mark.e2e

@@ -20,7 +20,7 @@ divided by the running standard deviation of the discounted return, clipped to Â
 (the generalist's day mix Ã— stock models) ``reward_norm="regime"`` keeps one such statistic per
 regime and scales each step by its day's regime's: a surge day's waits (~0.3 min a job) are two
 orders below a hectic day's (~44 min), so under one scale a surge day's returns spread ~1/350 as
-much as a hectic day's (``python -m studies diagnose regime-scale``) and so does its share of every
+much as a hectic day's (``python -m studies reward --part regimes``) and so does its share of every
 gradient (the per-task return scaling of multi-task
 RL; PopArt, Hessel et al. 2019, adapts the value head's output to it as well, here the critic simply
 learns the scaled returns).

@@ -1,6 +1,6 @@
 """Random play with a share of illegal actions: the JAX env's substitutes lose no job.
 
-    python -m studies bench illegal [--day hectic] [--stock fresh] [--days 100] [--share 0.3] [--json]
+    python -m studies bench jax --part illegal [--day hectic] [--stock fresh] [--days 100] [--share 0.3] [--json]
 
 At each step, with probability ``share`` the action is drawn uniformly from the actions the
 mask forbids (where there are any), else uniformly from the legal ones; the env plays each
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def play(argv: list[str] | None = None) -> dict:
     """Play ``--days`` native days with ``--share`` illegal actions; print the lost jobs (``--json``: one object)."""
-    ap = argparse.ArgumentParser(prog="python -m studies bench illegal", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--day", default="hectic", help="day type (default hectic)")
     ap.add_argument("--stock", default="fresh", help="'fresh' or a Markov mean dwell D in seconds")
     ap.add_argument("--days", type=int, default=100)

@@ -4,14 +4,14 @@
 # code version), then layer (b) until its deadline; finished days are kept, in-flight ones
 # dropped, and a rerun (here or there) completes the rest. The store comes back under $OUT.
 #   carry: runs/headroom        then here: cp <files_at>/headroom/*.parquet runs/headroom/
-#   render: python -m studies diagnose headroom --render docs/figures/headroom
+#   render: python -m studies headroom --render docs/figures/headroom
 set -euo pipefail
 cd "$(dirname "$0")/../../.."  # the checkout root
 PY=${PYTHON:-.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 STORE=${STORE:-runs/headroom}
-"$PY" -m studies diagnose headroom --layer a --seeds 20 --workers 16 --max-seconds 90 --store "$STORE"
-"$PY" -m studies diagnose headroom --layer b --seeds "${SEEDS:-12}" --workers 16 --max-seconds "${B_SECONDS:-330}" --store "$STORE"
+"$PY" -m studies headroom --layer a --seeds 20 --workers 16 --max-seconds 90 --store "$STORE"
+"$PY" -m studies headroom --layer b --seeds "${SEEDS:-12}" --workers 16 --max-seconds "${B_SECONDS:-330}" --store "$STORE"
 if [ -n "${OUT:-}" ]; then
   mkdir -p "$OUT/headroom" && cp "$STORE"/chunk-*.parquet "$OUT/headroom/"
 fi

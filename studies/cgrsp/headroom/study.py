@@ -1,6 +1,6 @@
 """The headroom map: how far the strongest rule is from what any policy could reach, cell by cell.
 
-``python -m studies diagnose headroom`` (this module's :func:`main`). Two layers on the one resume
+``python -m studies headroom`` (this module's :func:`main`). Two layers on the one resume
 store (:class:`gpu_sched_env.core.store.CellStore`, one row per simulated day):
 
 * **(a)** the rule (``spt_rescue_defer_exp``) against its bounds (:mod:`gpu_sched_env.cgrsp.bounds`:
@@ -18,9 +18,9 @@ rerun skips what is stored (resumable), and ``--max-seconds`` stops taking resul
 deadline (in-flight days are dropped, finished ones kept), so a time-limited command returns
 partial results that the next run completes.
 
-    python -m studies diagnose headroom --layer a --seeds 20 --workers 2
-    python -m studies diagnose headroom --layer b --seeds 4 --workers 16 --max-seconds 450
-    python -m studies diagnose headroom --render docs/figures/headroom   # tables and figure from the store
+    python -m studies headroom --layer a --seeds 20 --workers 2
+    python -m studies headroom --layer b --seeds 4 --workers 16 --max-seconds 450
+    python -m studies headroom --render docs/figures/headroom   # tables and figure from the store
 """
 
 from __future__ import annotations
@@ -464,7 +464,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m studies diagnose headroom`` (see the module doc)."""
+    """``python -m studies headroom`` (see the module doc)."""
     args = parse(argv)
     try:
         given = {k: getattr(args, k) for k in GRID if getattr(args, k) is not None}

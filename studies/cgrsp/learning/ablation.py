@@ -186,7 +186,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The study's command line, checked (argparse exits with a message naming the option)."""
     from studies.cgrsp.learning.parity import RECHECK_TOP, REGIMES
 
-    ap = argparse.ArgumentParser(prog="python -m studies ablation", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=int, required=True, help="training steps per seed")
     ap.add_argument("--out", type=Path, required=True, help="output folder (rows.csv, table.md, networks)")
     ap.add_argument("--regimes", nargs="+", default=list(REGIMES), choices=list(REGIMES))

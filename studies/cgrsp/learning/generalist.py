@@ -309,7 +309,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, arg
     from gpu_sched_env.cgrsp.jax.mix import GENERALIST_STOCKS, parse_stock, regimes_of
     from gpu_sched_env.core.errors import ConfigError
 
-    ap = argparse.ArgumentParser(prog="python -m studies generalist", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=int, required=True, help="training steps per seed")
     ap.add_argument("--out", type=Path, required=True, help="output folder (rows.csv, month.csv, table.md, networks)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])

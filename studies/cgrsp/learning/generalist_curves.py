@@ -7,7 +7,7 @@ on the same days (1 = the rule; the dotted line is the criterion's 2 % margin, o
 that is wider) against the training steps, one line per folder and seed, the picked checkpoint
 marked. It trains nothing.
 
-    python -m studies generalist-curves --from runs/gen_scratch12m=month runs/gen_scratch12m_mix_regime=regime \\
+    python -m studies generalist --part curves --from runs/gen_scratch12m=month runs/gen_scratch12m_mix_regime=regime \\
         --out docs/figures/generalist_curves.png
 """
 
@@ -109,8 +109,8 @@ def parse_from(entries: Sequence[str]) -> dict[str, Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m studies generalist-curves``: the figure, and each folder's last evaluation per seed."""
-    ap = argparse.ArgumentParser(prog="python -m studies generalist-curves", description=__doc__.split("\n")[0])
+    """``python -m studies generalist --part curves``: the figure, and each folder's last evaluation per seed."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--from", dest="sources", nargs="+", required=True, metavar="DIR[=LABEL]")
     ap.add_argument("--out", type=Path, required=True, help="the figure (.png)")
     ap.add_argument("--ymax", type=float, default=2.0, help="the panels' upper limit (learned / rule)")
@@ -133,7 +133,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{label}: last evaluation (steps {int(last.steps.max())}), learned / rule per regime:")
         print(last.drop(columns=["run", "picked"]).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

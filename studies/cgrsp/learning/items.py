@@ -1,6 +1,6 @@
 r"""Which design item mattered, per regime: the shipped design and each item switched, from ablation folders.
 
-    python -m studies ablation-items --from runs/ablation_fresh12m_recheck runs/ablation_off_fresh12m \
+    python -m studies ablation --part items --from runs/ablation_fresh12m_recheck runs/ablation_off_fresh12m \
         --seeds 0 1 2 3 --out docs/figures/ablation_items.md
 
 Reads the ``rows.csv`` and ``settings.json`` of ``python -m studies ablation`` output folders
@@ -177,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Read the folders, print the table (and write it to ``--out``)."""
     from gpu_sched_env.core.io import print_and_write, replace_doc_section
 
-    ap = argparse.ArgumentParser(prog="python -m studies ablation-items", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--from", dest="folders", type=Path, nargs="+", required=True, help="ablation --out folders")
     ap.add_argument("--seeds", type=int, nargs="+", default=None, help="only these training seeds (default: all)")
     ap.add_argument("--rows", nargs="+", default=None, help="only these rows (default: all)")
@@ -202,7 +202,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         replace_doc_section(args.update_docs, "ablation-items", matrix(table))
     print_and_write(markdown(table, args.seeds), args.out)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -463,7 +463,7 @@ def check_settings(out: Path, args: argparse.Namespace, keys: Sequence[str] = SE
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The study's command line, checked (argparse exits with a message naming the option)."""
-    ap = argparse.ArgumentParser(prog="python -m studies parity", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=int, help="training steps per seed (required unless --from)")
     ap.add_argument(
         "--from",

@@ -112,7 +112,7 @@ def _update_series(tb: Path, per_update: int) -> tuple[dict[int, float], dict[in
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one setting and append its curve (skipped when its name is in ``curves.csv``); the exit status."""
-    p = argparse.ArgumentParser(prog="python -m studies tune", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, required=True, help="folder of curves.csv")
     p.add_argument("--name", required=True, help="label of this setting in curves.csv")
     p.add_argument("--budget", type=int, default=1_500_000, help="training steps")

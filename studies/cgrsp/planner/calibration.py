@@ -1,6 +1,6 @@
 """The planner's screen horizon against full-day rollouts: how well a short look-ahead predicts the day.
 
-``python -m studies diagnose planner-calibration``. The planner screens its candidates with rollouts
+``python -m studies headroom --part planner-calibration``. The planner screens its candidates with rollouts
 of ``horizon_s`` seconds plus a terminal term (:func:`~gpu_sched_agents.heuristics.cgrsp.planner.cost`)
 and confirms on rollouts to the end of the day. This measures how well the screen's
 estimate of a candidate's advantage over the base plan predicts the full-day advantage, at
@@ -11,7 +11,7 @@ stock and horizon: Pearson r, the slope of full-day on screen difference (1: cal
 above 1: the screen understates), and the share of candidates whose sign the screen gets
 right among those the full day separates from the base (|mean| > 2 SE).
 
-    python -m studies diagnose planner-calibration --seeds 2 --points 8 --futures 8 \
+    python -m studies headroom --part planner-calibration --seeds 2 --points 8 --futures 8 \
         --out docs/figures/planner_calibration
 """
 
@@ -120,7 +120,7 @@ def figure(df: pd.DataFrame, path: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m studies diagnose planner-calibration`` (see the module doc)."""
+    """``python -m studies headroom --part planner-calibration`` (see the module doc)."""
     from gpu_sched_env.core.io import atomic_write_table, atomic_write_text
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -1,6 +1,6 @@
 """Cost of the rollout planner per decision point, against its base rule, on a few seeds.
 
-    python -m studies diagnose planner-cost --seeds 2 --knob n_rollouts=4 --knob horizon_s=900.0
+    python -m studies headroom --part planner-cost --seeds 2 --knob n_rollouts=4 --knob horizon_s=900.0
 
 Per day × stock model (fresh, Markov D = 900 s) and seed: the planner's and its base rule's
 miss % and mean wait, the decision points where the planner had a choice (``planned``),

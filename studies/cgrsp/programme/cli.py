@@ -53,9 +53,7 @@ def parse_mix(text: str) -> dict[str, float]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser (subcommand = experiment name, ``all``, ``report`` or ``list``)."""
-    ap = argparse.ArgumentParser(
-        prog="python -m studies experiments", description="CGRSP experiment programme (spec §5)."
-    )
+    ap = argparse.ArgumentParser(description="CGRSP experiment programme (spec §5).")
     ap.add_argument(
         "command",
         choices=[*EXPERIMENT_NAMES, "all", "report", "list"],

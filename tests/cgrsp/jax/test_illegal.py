@@ -227,7 +227,7 @@ def test_checked_error_is_the_invalid_action_error_class():
 
 @pytest.mark.slow
 def test_illegal_play_command_reports_no_lost_job(capsys):
-    """``python -m studies bench illegal`` (the 100-day measurement of docs/cgrsp_env.md), on 3 days."""
+    """``python -m studies bench jax --part illegal`` (the 100-day measurement of docs/cgrsp_env.md), on 3 days."""
     from gpu_sched_env.cgrsp.jax.illegal import main, play
 
     out = play(["--days", "3", "--day", "surge", "--json"])

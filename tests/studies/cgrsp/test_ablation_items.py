@@ -1,4 +1,4 @@
-"""``python -m studies ablation-items``: the design and each item switched, read from ablation folders."""
+"""``python -m studies ablation --part items``: the design and each item switched, read from ablation folders."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""``python -m studies diagnose defer-scale``: the scale picked on selection seeds, paired on test seeds."""
+"""``python -m studies strong-rules --part defer-scale``: the scale picked on selection seeds, paired on test seeds."""
 
 import pandas as pd
 import pytest

@@ -1,20 +1,23 @@
-"""Smoke tests of the diagnostics (studies/diagnose) on tiny budgets, through ``python -m studies diagnose``."""
+"""Smoke tests of the CGRSP diagnostics on tiny budgets, through the questions they serve (``python -m studies``)."""
 
 from pathlib import Path
 
 import pytest
 
-from studies.commands import DIAGNOSE, main
+from gpu_sched_env.core.commands import walk
+from studies.commands import PROG, STUDIES, main
 from studies.conf import composed_env
 
 
 def run(capsys, *args):
-    assert main(["diagnose", *args]) == 0
+    assert main(list(args)) == 0
     return capsys.readouterr().out
 
 
 def test_rh_reservation(capsys):
-    out = run(capsys, "rh-reservation", "--day", "quiet", "--seeds", "1", "--rho-res", "0", "1")
+    out = run(
+        capsys, "strong-rules", "--part", "rh-reservation", "--day", "quiet", "--seeds", "1", "--rho-res", "0", "1"
+    )
     lines = [ln for ln in out.splitlines() if ln.startswith("rho_res=")]
     assert len(lines) == 4 and "loose dispatches" in lines[0] and "High" in lines[0]
 
@@ -27,30 +30,49 @@ def test_reward_step_table_and_monte_carlo(capsys):
 
 
 def test_reward_alignment(capsys):
-    out = run(capsys, "reward-alignment", "--day", "quiet", "--seeds", "2", "--policies", "fifo", "edf", "spt")
+    out = run(
+        capsys, "reward", "--part", "alignment", "--day", "quiet", "--seeds", "2", "--policies", "fifo", "edf", "spt"
+    )
     for preset in ("deadline", "capacity", "occupancy", "study"):
         assert preset in out
 
 
-def test_unknown_diagnostic_is_refused(capsys):
-    assert main(["diagnose", "nope"]) == 2
-    assert "unknown diagnostic 'nope'" in capsys.readouterr().err
+def test_an_unknown_part_is_refused_with_the_parts(capsys):
+    assert main(["reward", "--part", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "--part = 'nope'; allowed: step, advantages, scale, regimes, alignment" in err
+    assert main(["bench", "scenarios"]) == 2  # no default part: the flag is required
+    assert "--part is required; allowed: hgsp, mig, edge" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", sorted(DIAGNOSE.commands))
-def test_every_diagnostic_names_itself_in_its_usage(capsys, name):
+def test_a_question_named_alone_runs_its_default_part_and_lists_its_parts(capsys):
+    assert main(["versus-rule", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m studies versus-rule [--part NAME]") and "which" in out and "misses" in out
+    with pytest.raises(SystemExit) as e:  # the default part (which), then --engine's default (numpy): its options
+        main(["versus-rule", "--engine", "jax", "--days", "x"])
+    assert e.value.code == 2
+    assert "usage: python -m studies versus-rule --engine jax" in capsys.readouterr().err
+
+
+PARTS = [s for s, _ in walk(STUDIES, PROG) if " --" in s]
+
+
+@pytest.mark.parametrize("spelling", PARTS)
+def test_every_part_names_itself_in_its_usage(capsys, spelling):
     import sys
 
     argv0 = sys.argv[0]
     with pytest.raises(SystemExit) as e:
-        main(["diagnose", name, "--help"])
+        main([*spelling[len(PROG) :].split(), "--help"])
     assert e.value.code == 0
-    assert capsys.readouterr().out.startswith(f"usage: python -m studies diagnose {name} ")
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: {spelling}") and out[len(f"usage: {spelling}")].isspace()
     assert sys.argv[0] == argv0  # restored
 
 
 def test_advantages(capsys):
-    out = run(capsys, "advantages", "--rollouts", "1", "--n-steps", "64", "--window", "4")
+    out = run(capsys, "reward", "--part", "advantages", "--rollouts", "1", "--n-steps", "64", "--window", "4")
     assert "rollout at 128 steps" in out and "advantage" in out
 
 
@@ -84,7 +106,7 @@ def tiny_run(run_dir: Path, *overrides: str) -> Path:
 @pytest.mark.e2e
 def test_policy_on_a_tiny_trained_run(capsys, tmp_path):
     run_dir = tiny_run(tmp_path / "run", "env.window=4")
-    out = run(capsys, "policy", str(run_dir), "--seeds", "1")
+    out = run(capsys, "versus-rule", "--part", "policy", str(run_dir), "--seeds", "1")
     for mode in ("argmax", "factored", "sampled"):
         assert mode in out
 
@@ -97,7 +119,7 @@ def test_versus_rule_splits_when_from_which(capsys, tmp_path):
 
     from gpu_sched_agents.heuristics.cgrsp_agents import evaluate_heuristics
     from gpu_sched_env.core.errors import ConfigError
-    from studies.diagnose.versus_rule import base_of, diagnose, versus_rule_tests
+    from studies.cgrsp.versus_rule.versus_rule import base_of, diagnose, versus_rule_tests
 
     run_dir = tiny_run(tmp_path / "run", "env=markov", "env.features=model")
     out = run(capsys, "versus-rule", str(run_dir), "--seeds", "1", "--out", str(tmp_path / "v.csv"))
@@ -132,9 +154,9 @@ def test_versus_rule_splits_when_from_which(capsys, tmp_path):
 def test_design_cost_of_the_markov_design(capsys):
     """The rule through env=markov's design and its variants; simulate is the reference row."""
     from gpu_sched_env.cgrsp.api import simulate
-    from studies.diagnose.design_cost import composed, design_cost
+    from studies.cgrsp.versus_rule.design_cost import composed, design_cost
 
-    out = run(capsys, "design-cost", "--env", "markov", "--day", "quiet", "--seeds", "1")
+    out = run(capsys, "versus-rule", "--part", "design-cost", "--env", "markov", "--day", "quiet", "--seeds", "1")
     assert "window 3 by class, slot mode, hold=stock" in out and "hold=event" in out
     config = composed("markov", "quiet").replace(n_jobs=120)
     df = design_cost(config, [20000]).set_index("variant")
@@ -149,7 +171,7 @@ def test_joint_heads_cost_the_strongest_rule_nothing(experiment):
     """SPT+Rescue keeps the deadline order within a class, so experiment=joint_heads's design
     (the three class heads, every head–slot pair one action) expresses it job for job, under
     either stock model: the rule driven through that design is simulate(), job for job."""
-    from studies.diagnose.design_cost import design_cost
+    from studies.cgrsp.versus_rule.design_cost import design_cost
 
     config = composed_env("hectic", f"experiment={experiment}")
     assert config.action_mode == "joint" and config.window_by == "class"
@@ -177,7 +199,7 @@ def test_versus_rule_in_joint_mode(tmp_path):
     """In experiment=joint_heads's design the rule's play is simulate()'s day (the design costs it
     nothing); the hybrids take the rule's when (any dispatch) or its next pair."""
     from gpu_sched_env.cgrsp.api import simulate
-    from studies.diagnose.versus_rule import diagnose
+    from studies.cgrsp.versus_rule.versus_rule import diagnose
 
     run_dir = tiny_run(tmp_path / "run", "experiment=joint_heads")
     df = diagnose(run_dir, "best_model.zip", [20000]).set_index("mode")

@@ -1,4 +1,4 @@
-"""`python -m studies diagnose headroom`: the rule vs its bounds, the planner vs the rule, on the one resume store."""
+"""`python -m studies headroom`: the rule vs its bounds, the planner vs the rule, on the one resume store."""
 
 import numpy as np
 import pandas as pd
@@ -11,7 +11,7 @@ from gpu_sched_env.cgrsp.params import make_params
 from gpu_sched_env.cgrsp.sim import Simulator, run
 from gpu_sched_env.core.errors import ConfigError
 from studies.cgrsp.headroom import study as headroom
-from studies.commands import DIAGNOSE
+from studies.commands import HEADROOM
 
 SMOKE = ["--param", "n_jobs=40", "--workers", "1", "--no-progress"]
 TINY = "n_rollouts=2,horizon_s=120.0,n_confirm=2,confirm_horizon_s=120.0"
@@ -138,8 +138,8 @@ def test_layers_are_stored_resumed_time_limited_and_rendered(tmp_path, capsys):
     assert stem.with_suffix(".png").stat().st_size > 10_000
 
 
-def test_headroom_is_the_diagnose_command():
-    assert DIAGNOSE.commands["headroom"].load() is headroom.main
+def test_headroom_is_the_default_part_of_its_command():
+    assert HEADROOM.commands[HEADROOM.default].load() is headroom.main
     assert headroom.parse_budget("n_rollouts=4,portfolio=[cadr_defer_exp]") == {
         "n_rollouts": 4,
         "portfolio": ("cadr_defer_exp",),

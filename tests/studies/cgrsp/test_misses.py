@@ -1,10 +1,10 @@
-"""``python -m studies diagnose misses``: the missed jobs named, the slack at dispatch, a day played, bad input."""
+"""``python -m studies versus-rule --part misses``: the missed jobs named, the slack at dispatch, a day, bad input."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from studies.diagnose import misses as ms
+from studies.cgrsp.versus_rule import misses as ms
 
 
 def _jobs(dispatch_min: list[float], deadline_min: list[float], tight: list[bool], seed: int = 7) -> pd.DataFrame:

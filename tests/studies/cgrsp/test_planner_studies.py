@@ -1,4 +1,4 @@
-"""`python -m studies diagnose rule-fix` and `planner-calibration` on tiny budgets."""
+"""`python -m studies strong-rules --part rule-fix` and `planner-calibration` on tiny budgets."""
 
 import pandas as pd
 

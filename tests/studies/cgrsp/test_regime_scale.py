@@ -1,11 +1,11 @@
-"""diagnose regime-scale: the learner's discounted returns and each regime's share of one pooled scale."""
+"""reward --part regimes: the learner's discounted returns and each regime's share of one pooled scale."""
 
 import re
 
 import numpy as np
 import pytest
 
-from studies.diagnose.regime_scale import discounted_returns, main, table
+from studies.cgrsp.reward.regime_scale import discounted_returns, main, table
 
 
 def test_discounted_returns_follow_the_clock():

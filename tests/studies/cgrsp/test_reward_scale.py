@@ -1,9 +1,9 @@
-"""``python -m studies diagnose reward-scale``: the shaping term beside the rest of the reward, by hour of the day."""
+"""``python -m studies reward --part scale``: the shaping term beside the rest of the reward, by hour of the day."""
 
 import pandas as pd
 import pytest
 
-from studies.diagnose import reward_scale as rs
+from studies.cgrsp.reward import reward_scale as rs
 
 
 def test_table_groups_steps_by_hour_of_the_day():

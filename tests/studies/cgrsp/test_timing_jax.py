@@ -1,10 +1,10 @@
-"""``python -m studies diagnose timing-jax``: the four cells, the disagreements' contexts, a day played, bad input."""
+"""``python -m studies versus-rule --part timing``: the four cells, the disagreements' contexts, a day, bad input."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from studies.diagnose import timing_jax as tj
+from studies.cgrsp.versus_rule import timing_jax as tj
 
 
 def _steps() -> pd.DataFrame:

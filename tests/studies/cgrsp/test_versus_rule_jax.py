@@ -1,4 +1,4 @@
-"""``python -m studies diagnose versus-rule-jax``: the seven modes on the same days, the table, bad input."""
+"""``python -m studies versus-rule --engine jax``: the seven modes on the same days, the table, bad input."""
 
 import jax
 import jax.numpy as jnp
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from studies.diagnose import versus_rule_jax as vr
+from studies.cgrsp.versus_rule import versus_rule_jax as vr
 
 
 def test_table_pairs_every_mode_with_the_rule():

@@ -1,4 +1,4 @@
-"""``python -m studies diagnose hgsp-tasks1`` (studies.hgsp.tasks1) on a tiny budget: its tables and docs block."""
+"""``python -m studies hgsp-report --part tasks1`` (studies.hgsp.tasks1) on a tiny budget: its tables and docs block."""
 
 import numpy as np
 import pandas as pd

@@ -1,6 +1,6 @@
 r"""Where a joint-design ``algo=ppo_jax`` actor's *timing* differs from the rule's, on the actor's own days.
 
-``diagnose versus-rule-jax`` says how much the timing costs (``rule_when``); this says where it
+``versus-rule --engine jax`` says how much the timing costs (``rule_when``); this says where it
 goes wrong. The exported actor plays ``--days`` native selection days of a regime (keys 10 000 …,
 not the test keys) through the JAX env; at every step where a dispatch is legal the rule
 (``spt_rescue_defer_exp``) is asked what it would do in the same state. Each such step falls in one
@@ -10,7 +10,8 @@ splits the steps by their context: how many classes have a job waiting (the wind
 heads), the class of the job the rule would dispatch (or the actor does) and the stock status of
 its slot's GPU type (0 High, 1 Medium, 2 Low).
 
-    python -m studies diagnose timing-jax runs/ablation/hectic_D900_capacity_excess1_time_aware_b3000000/seed0.npz \
+    python -m studies versus-rule --part timing \
+        runs/ablation/hectic_D900_capacity_excess1_time_aware_b3000000/seed0.npz \
         --regime hectic_D900 --overrides +env.reward_weights.excess_run=1.0 algo.tau_s=90 --days 50
 
 Measured so (docs/results_ablation.md): the ``excess_run`` learners under D = 900 s over-wait about 20 times
@@ -63,7 +64,7 @@ def step_rows(env: Any, weights: Any, head: str, keys: Any, actor: bool = True) 
     the played slot's type (a hold of it would be released at once); ``reward``: the env's reward of
     the played step. ``actor=False`` plays the rule instead
     (its own days: ``learner_waits`` is then the rule's). The days side by side
-    (:func:`studies.diagnose.jax_steps.play_steps`).
+    (:func:`studies.cgrsp.jax_steps.play_steps`).
     """
     import jax.numpy as jnp
 
@@ -72,8 +73,8 @@ def step_rows(env: Any, weights: Any, head: str, keys: Any, actor: bool = True) 
     from gpu_sched_env.cgrsp.jax.obs import window
     from gpu_sched_env.cgrsp.jax.rules import spt_rescue_defer_exp
     from gpu_sched_env.cgrsp.jax.types import day_of
-    from studies.diagnose.jax_steps import play_steps
-    from studies.diagnose.versus_rule_jax import _dispatches
+    from studies.cgrsp.jax_steps import play_steps
+    from studies.cgrsp.versus_rule.versus_rule_jax import _dispatches
 
     p, c = env.default_params, env.spec.c
 
@@ -173,7 +174,7 @@ def run(actor: Path, regime: str, overrides: Sequence[str], days: int, rule: boo
     """
     from gpu_sched_agents.rl.ppo_jax.export import NumpyPolicy
     from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, learned_rule, test_keys
-    from studies.diagnose.versus_rule_jax import joint_env
+    from studies.cgrsp.versus_rule.versus_rule_jax import joint_env
 
     why = "this diagnostic compares a joint-design actor's waits with the rule's"
     env = joint_env(regime, overrides, why, holds=True)
@@ -183,9 +184,9 @@ def run(actor: Path, regime: str, overrides: Sequence[str], days: int, rule: boo
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from studies.diagnose.jax_steps import actor_arguments, check_actor_arguments
+    from studies.cgrsp.jax_steps import actor_arguments, check_actor_arguments
 
-    ap = argparse.ArgumentParser(prog="python -m studies diagnose timing-jax", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     actor_arguments(ap, days=50)
     args = ap.parse_args(argv)
     check_actor_arguments(ap, args, min_days=1)
@@ -205,7 +206,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("slot's type (% of starts), the env's reward of the step")
     print(low_starts(steps, args.days).to_string(index=False, float_format=fmt))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -13,7 +13,7 @@ A large gap between the no-op share under ``argmax`` and the mean p(no-op) is th
 of a flat categorical: the dispatch probability is spread over many near-equivalent actions,
 so the single no-op wins the argmax although the policy dispatches most of the time.
 
-    python -m studies diagnose policy runs/train/ppo_hectic_seed0/<time> --model final_model.zip --seeds 5
+    python -m studies versus-rule --part policy runs/train/ppo_hectic_seed0/<time> --model final_model.zip --seeds 5
 """
 
 from __future__ import annotations

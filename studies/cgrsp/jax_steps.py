@@ -1,7 +1,7 @@
 """Play JAX days side by side and keep one row per step: the loop the JAX diagnostics share.
 
-``reward-scale`` (the rule's steps) and ``timing-jax`` (an actor's steps, the rule asked in the same
-state) both need every step of whole days, not the per-day sums of
+``reward --part scale`` (the rule's steps) and ``versus-rule --part timing`` (an actor's steps, the rule asked
+in the same state) both need every step of whole days, not the per-day sums of
 :func:`gpu_sched_env.cgrsp.jax.rules.evaluate`. :func:`play_steps` runs the days of ``keys`` in one
 compiled ``while_loop``, each step's row written to a buffer of the env's step cap
 (:func:`~gpu_sched_env.cgrsp.jax.rules.cap_of`, the bound a day cannot pass:

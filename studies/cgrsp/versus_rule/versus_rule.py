@@ -8,7 +8,7 @@ every one on the same days (common random numbers):
 * ``learned``: the trained policy (its two-level deterministic action);
 * ``rule``: the rule alone (``--rule``, default the strongest, ``spt_rescue_defer_exp``),
   driven through the run's own action design (its window, slot offers and hold), which
-  can cost the rule against ``simulate()``: ``python -m studies diagnose design-cost`` measures that;
+  can cost the rule against ``simulate()``: ``python -m studies versus-rule --part design-cost`` measures that;
 * ``rule_when``: dispatch exactly when the rule would (fill the offered slot; in ``joint``
   mode, dispatch anything); the job (pair) is the learned policy's likeliest dispatch (its
   *which*);
@@ -21,7 +21,7 @@ If ``rule_when`` comes close to ``rule``, the learner's job choice is as good as
 rule's and its deferral is what costs; if ``rule_which`` does, the reverse. It also counts
 the decisions where the two parts disagree. Needs a PPO run.
 
-    python -m studies diagnose versus-rule runs/exp/markov_seed0 --seeds 10
+    python -m studies versus-rule runs/exp/markov_seed0 --seeds 10
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from gpu_sched_agents.rl.registry import load_model
 from gpu_sched_env.cgrsp.env import CGRSPEnv
 from gpu_sched_env.core.errors import ConfigError, check_choice
 from gpu_sched_env.core.stats import paired_compare
-from studies.diagnose.design_cost import fallback_for
+from studies.cgrsp.versus_rule.design_cost import fallback_for
 
 MODES = ("learned", "rule", "rule_when", "rule_which")
 

@@ -6,8 +6,8 @@ the mean step reward of each (action, stock level of the offered slot) under eac
 setting. A usable signal ranks *dispatch on Low* well below *leave idle* and *dispatch on
 High* above it. Reproduces the diagnosis behind ``shaping="queue"`` (docs/results_learners.md).
 
-    python -m studies diagnose reward --seeds 3
-    python -m studies diagnose reward --mc --seeds 3   # Monte-Carlo: dispatch vs idle at Low
+    python -m studies reward --seeds 3
+    python -m studies reward --mc --seeds 3   # Monte-Carlo: dispatch vs idle at Low
 
 ``--mc`` checks the *value* of the choice, not the step reward: at every offer of a Low-stock
 slot while another slot is busy it clones the env (pickling), dispatches in one copy and

@@ -12,7 +12,7 @@ discounted return's std, and that std over the pooled one (the regimes' steps to
 regime weighted by its ``--weights``, default equal): what ``algo.reward_norm=global`` scales each
 regime's returns to, against 1 under ``algo.reward_norm=regime``.
 
-    python -m studies diagnose regime-scale --days 8
+    python -m studies reward --part regimes --days 8
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def step_rewards(env: Any, keys: Any) -> list[np.ndarray]:
     import jax.numpy as jnp
 
     from gpu_sched_env.cgrsp.jax.rules import RULES
-    from studies.diagnose.jax_steps import play_steps
+    from studies.cgrsp.jax_steps import play_steps
 
     p, rule = env.default_params, RULES["spt_rescue_defer_exp"]
 
@@ -90,7 +90,7 @@ def run(
     """The :func:`table` of the rule's ``days`` selection days in each judged regime under ``overrides``."""
     from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, test_keys
     from studies.cgrsp.learning.parity import REGIMES
-    from studies.diagnose.versus_rule_jax import joint_env
+    from studies.cgrsp.versus_rule.versus_rule_jax import joint_env
 
     keys = test_keys(days, SELECT_SEED0)
     per_regime = {
@@ -103,7 +103,7 @@ def run(
 def main(argv: Sequence[str] | None = None) -> int:
     from studies.cgrsp.learning.parity import REGIMES
 
-    ap = argparse.ArgumentParser(prog="python -m studies diagnose regime-scale", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--days", type=int, default=8, help="selection days per regime (keys 10 000 …)")
     ap.add_argument(
         "--overrides", nargs="*", default=list(GENERALIST_DESIGN), help="Hydra overrides of experiment=ppo_jax_joint"
@@ -128,7 +128,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("the step reward and the discounted return per regime; their std over the pooled std (one running scale)")
     print(t.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

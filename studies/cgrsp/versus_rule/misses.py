@@ -9,7 +9,8 @@ its provisioning delay and run time. A second table sets the two policies' slack
 the tight jobs side by side (the smallest quantiles: how close to its deadline a policy lets a
 job wait before it starts it).
 
-    python -m studies diagnose misses runs/ablation_hold6m/hectic_D900_hold_excess1_time_aware_b6000000/seed6.npz \
+    python -m studies versus-rule --part misses \
+        runs/ablation_hold6m/hectic_D900_hold_excess1_time_aware_b6000000/seed6.npz \
         --regime hectic_D900 --overrides env.action_mode=joint_hold +env.reward_weights.excess_run=1.0 algo.tau_s=90 \
         --days 100 --first-seed 20000
 
@@ -142,10 +143,10 @@ def run(
 def main(argv: Sequence[str] | None = None) -> int:
     from gpu_sched_agents.heuristics.cgrsp import EXTENSIONS
     from gpu_sched_agents.rl.envs import SELECTION_SEEDS
+    from studies.cgrsp.jax_steps import actor_arguments, check_actor_arguments
     from studies.cgrsp.learning.parity import JAX_RULE
-    from studies.diagnose.jax_steps import actor_arguments, check_actor_arguments
 
-    ap = argparse.ArgumentParser(prog="python -m studies diagnose misses", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     actor_arguments(ap, days=100)
     ap.add_argument("--first-seed", type=int, default=SELECTION_SEEDS.start, help="the first CGRSP-v0 run seed")
     ap.add_argument("--rule", default=JAX_RULE, choices=list(EXTENSIONS), help="the deferring rule to set beside it")
@@ -169,7 +170,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("status, provisioning delay, run time and tardiness [s])")
     print(m.head(args.rows).to_string(index=False, float_format=fmt) if len(m) else "none")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

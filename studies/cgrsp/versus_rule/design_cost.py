@@ -19,8 +19,8 @@ The gap between ``design`` and ``simulate`` is the handicap a learner in that de
 with: beating the rule's table number needs a policy better than the rule by that much
 within the design.
 
-    python -m studies diagnose design-cost runs/exp/markov_seed0 --seeds 5
-    python -m studies diagnose design-cost --env markov --stock 900 --seeds 5   # no run needed
+    python -m studies versus-rule --part design-cost runs/exp/markov_seed0 --seeds 5
+    python -m studies versus-rule --part design-cost --env markov --stock 900 --seeds 5   # no run needed
 """
 
 from __future__ import annotations

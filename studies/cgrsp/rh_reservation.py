@@ -1,6 +1,6 @@
 """Where RH's reservation puts loose jobs: stock status of their dispatches and of the held slots.
 
-python -m studies diagnose rh-reservation --day surge --seeds 10 --rho-res 0 1
+python -m studies strong-rules --part rh-reservation --day surge --seeds 10 --rho-res 0 1
 
 For each ρ_res: the share of loose-job dispatches by the stock status (High/Medium/Low) the
 slot had at dispatch, and the status of the idle slots left idle while jobs waited (held).
@@ -16,6 +16,7 @@ from gpu_sched_env.cgrsp.sim import Simulator
 
 
 def shares(day: str, seeds: int, rho_res: int) -> tuple[Counter, Counter]:
+    """RH's dispatches of loose jobs over ``seeds`` days: the stock of the slots held, and of those they took."""
     p = make_params(day)
     held, loose = Counter(), Counter()
     for seed in range(seeds):

@@ -8,8 +8,8 @@ sums the raw reward parts of each episode, and prices them with every preset's w
 prints the mean episode sum per (policy, preset) in job-hours and each preset's Spearman
 rank correlation with the objective over the policies.
 
-    python -m studies diagnose reward-alignment                       # hectic day, fresh stock
-    python -m studies diagnose reward-alignment --stock markov        # persistent stock (D = 900 s)
+    python -m studies reward --part alignment                       # hectic day, fresh stock
+    python -m studies reward --part alignment --stock markov        # persistent stock (D = 900 s)
 
 Measured (2026-11-24, 6 seeds 20000–20005): under ``markov`` the ``occupancy`` preset ranks
 the seven heuristics exactly as the objective does (ρ = 1.00) and its sums are 2.7–3.2 %

@@ -8,7 +8,7 @@ selection days and splits each step's reward into the shaping term and the rest 
 parts), by the hour of the day in which the step starts: mean and standard deviation of each, per
 step.
 
-    python -m studies diagnose reward-scale --regime hectic_fresh --days 4 \
+    python -m studies reward --part scale --regime hectic_fresh --days 4 \
         --overrides env.reward=occupancy env.shaping=backlog env.shaping_gamma=0.95
 """
 
@@ -28,13 +28,13 @@ def step_parts(env: Any, keys: Any) -> pd.DataFrame:
 
     ``shaping`` is the env's own :func:`~gpu_sched_env.cgrsp.jax.shaping.shaping_term` of the step,
     ``rest`` the reward less it (the weighted raw parts); the days side by side
-    (:func:`studies.diagnose.jax_steps.play_steps`).
+    (:func:`studies.cgrsp.jax_steps.play_steps`).
     """
     import jax.numpy as jnp
 
     from gpu_sched_env.cgrsp.jax.rules import RULES
     from gpu_sched_env.cgrsp.jax.shaping import shaping_term
-    from studies.diagnose.jax_steps import play_steps
+    from studies.cgrsp.jax_steps import play_steps
 
     p, rule = env.default_params, RULES["spt_rescue_defer_exp"]
 
@@ -66,7 +66,7 @@ def table(steps: pd.DataFrame) -> pd.DataFrame:
 def run(regime: str, overrides: Sequence[str], days: int) -> pd.DataFrame:
     """The :func:`table` of the rule's ``days`` selection days in ``regime`` under ``overrides``."""
     from gpu_sched_agents.rl.ppo_jax.jax_eval import SELECT_SEED0, test_keys
-    from studies.diagnose.versus_rule_jax import joint_env
+    from studies.cgrsp.versus_rule.versus_rule_jax import joint_env
 
     env = joint_env(regime, overrides, "the rule plays the joint design's actions")
     return table(step_parts(env, test_keys(days, SELECT_SEED0)))
@@ -75,7 +75,7 @@ def run(regime: str, overrides: Sequence[str], days: int) -> pd.DataFrame:
 def main(argv: Sequence[str] | None = None) -> int:
     from studies.cgrsp.learning.parity import REGIMES
 
-    ap = argparse.ArgumentParser(prog="python -m studies diagnose reward-scale", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--regime", default="hectic_fresh", choices=list(REGIMES))
     ap.add_argument("--overrides", nargs="*", default=[], help="Hydra overrides of experiment=ppo_jax_joint")
     ap.add_argument("--days", type=int, default=4, help="selection days (keys 10 000 …)")
@@ -88,7 +88,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("the shaping term and the rest of the reward (its weighted raw parts), mean and std")
     print(t.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

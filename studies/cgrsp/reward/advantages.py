@@ -8,8 +8,8 @@ wrong baseline, not a missing signal, kept PPO from learning the deferral: with 
 choice open (window 16) every action at a Low-stock state gets a far more negative advantage
 than average, and the rare *idle* action the larger push downwards.
 
-    python -m studies diagnose advantages --reward deadline --shaping queue --window 16
-    python -m studies diagnose advantages --reward capacity --window 1
+    python -m studies reward --part advantages --reward deadline --shaping queue --window 16
+    python -m studies reward --part advantages --reward capacity --window 1
 """
 
 from __future__ import annotations

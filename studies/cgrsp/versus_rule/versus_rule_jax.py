@@ -1,6 +1,6 @@
 r"""Where an ``algo=ppo_jax`` actor loses to the rule, in JAX: *when* it dispatches, *which* job, *which* slot.
 
-The JAX counterpart of ``diagnose versus-rule`` (which needs an SB3 run and plays CGRSP-v0).
+The JAX counterpart of ``versus-rule`` (which needs an SB3 run and plays CGRSP-v0).
 A decision of the joint design has three parts: dispatch or wait (*when*), which job (a
 window position) and which slot. Each day is played by seven policies on the same native
 JAX days (common random numbers):
@@ -27,7 +27,7 @@ two orders (rescuing urgent jobs, or the shortest first) the actor's pairs lack.
 each mode's mean wait and miss with the paired difference to ``rule`` (95 % CI), on ``--days``
 days of the *selection* keys (10 000 …; not the test keys, so reading it cannot tune on test days).
 
-    python -m studies diagnose versus-rule-jax runs/ablation_3m/hectic_D900_time_aware_b3000000/seed1.npz \
+    python -m studies versus-rule --engine jax runs/ablation_3m/hectic_D900_time_aware_b3000000/seed1.npz \
         --regime hectic_D900 --overrides algo.tau_s=90 --days 200
 """
 
@@ -179,9 +179,9 @@ def run(actor: Path, regime: str, overrides: Sequence[str], days: int) -> pd.Dat
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from studies.diagnose.jax_steps import actor_arguments, check_actor_arguments
+    from studies.cgrsp.jax_steps import actor_arguments, check_actor_arguments
 
-    ap = argparse.ArgumentParser(prog="python -m studies diagnose versus-rule-jax", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     actor_arguments(ap, days=200)
     args = ap.parse_args(argv)
     check_actor_arguments(ap, args, min_days=2)  # a confidence interval needs two days
@@ -189,7 +189,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{args.actor} on {args.regime}, {args.days} selection days; diff = mode - rule (95 % CI half-width)")
     print(t.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
