@@ -1,9 +1,10 @@
-"""The Quickstart's figures: docs/training.md's table is the main job's ``final_eval.csv``, as the command writes it.
+"""The main jobs' figures: the pages' numbers are the ``final_eval`` files the commands write.
 
 ``docs/figures/main_job_final_eval.csv`` is the ``final_eval.csv`` of ``python train.py algo=ppo
-day=hectic`` (the README's first command). The fast test holds every row of the page's table
-that names a policy of that file equal to it, as printed (two decimals); the slow test runs the
-command and compares what it writes with the file.
+day=hectic`` (the README's first command), ``docs/figures/ppo_jax_main_final_eval{,_jax}.csv`` those
+of ``python train.py algo=ppo_jax day=hectic``. The fast tests hold docs/training.md's Quickstart
+table and docs/results_ppo_jax.md's main-job paragraph equal to the files, as printed (two
+decimals); the slow tests run the commands and compare what they write with the files.
 """
 
 import os
@@ -18,6 +19,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CSV = ROOT / "docs" / "figures" / "main_job_final_eval.csv"
 PAGE = ROOT / "docs" / "training.md"
+JAX_CSV = ROOT / "docs" / "figures" / "ppo_jax_main_final_eval.csv"
+JAX_DAYS_CSV = ROOT / "docs" / "figures" / "ppo_jax_main_final_eval_jax.csv"
+JAX_PAGE = ROOT / "docs" / "results_ppo_jax.md"
 CELL = r" \| (?P<{}>[^|]+)"
 CELLS = "".join(CELL.format(k) for k in ("wait", "miss", "tard", "cost"))
 ROW = re.compile(r"^\| (?P<policy>[^|]+?)" + CELLS + r" \|$")
@@ -64,3 +68,45 @@ def test_the_main_job_regenerates_the_quickstart_figures(tmp_path):
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     pd.testing.assert_frame_equal(pd.read_csv(out / "final_eval.csv"), pd.read_csv(CSV), rtol=1e-9)
+
+
+def _signed(x: float) -> str:
+    return f"{x:+.2f}".replace("-", "\u2212")  # the pages' minus sign
+
+
+def _main_job_paragraph() -> str:
+    text = JAX_PAGE.read_text(encoding="utf-8")
+    start = text.index("## The main job")
+    return " ".join(text[start : text.index("\n## ", start + 1)].split())
+
+
+def test_the_ppo_jax_main_jobs_paragraph_is_its_final_eval():
+    t = pd.read_csv(JAX_CSV).set_index("policy")
+    days = pd.read_csv(JAX_DAYS_CSV).set_index("metric")
+    text = _main_job_paragraph()
+    me, cadr, spt = (t.loc[p] for p in ("ppo_jax", "cadr_defer_exp", "spt_rescue_defer_exp"))
+    best = t.drop(index="ppo_jax").query("miss_pct == 0").mean_wait_min.idxmin()
+    assert best == "cadr_defer_exp" and me.miss_pct == 0 == cadr.miss_pct == spt.miss_pct
+    wait = days.loc["mean_wait_min"]
+    assert days.loc["miss_pct"][["learned", "rule"]].tolist() == [0, 0]
+    for printed in (
+        f"waits **{me.mean_wait_min:.2f} min with no miss**",
+        f"`cadr_defer_exp` {cadr.mean_wait_min:.2f} and `spt_rescue_defer_exp` {spt.mean_wait_min:.2f}",
+        f"**{me.mean_wait_min / cadr.mean_wait_min:.4f}×** the best rule",
+        f"{_signed(me.mean_wait_min - spt.mean_wait_min)} min against `spt_rescue_defer_exp`",
+        f"{_signed(wait['diff'])} min [{_signed(wait.ci_low)}, {_signed(wait.ci_high)}]",
+        f"upper bound {_signed(wait.ci_high)} ≤ {0.01 * wait.rule:.2f}",
+    ):
+        assert printed in text, printed
+
+
+@pytest.mark.slow
+def test_the_ppo_jax_main_job_regenerates_its_figures(tmp_path):
+    """``python train.py algo=ppo_jax day=hectic`` to its end: its two final_eval tables are the page's files."""
+    out = tmp_path / "run"
+    env = {**os.environ, "GPU_SCHED_REFERENCE_CACHE": "0"}
+    cmd = [sys.executable, "train.py", "algo=ppo_jax", "day=hectic", f"hydra.run.dir={out}"]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    pd.testing.assert_frame_equal(pd.read_csv(out / "final_eval.csv"), pd.read_csv(JAX_CSV), rtol=1e-9)
+    pd.testing.assert_frame_equal(pd.read_csv(out / "final_eval_jax.csv"), pd.read_csv(JAX_DAYS_CSV), rtol=1e-9)
