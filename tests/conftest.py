@@ -78,6 +78,42 @@ def pytest_configure(config):
     _quick_xla(config)
 
 
+# The files whose tests cost the most CPU, heaviest first (measured with --durations; each tier's
+# own, in one list since the markers deselect the rest). xdist hands whole files to its workers in
+# collection order (--dist loadfile), and collection is alphabetical, which put the e2e tier's
+# longest files (the documented runs, the killed-and-resumed trainings) last, one worker running
+# them alone at the end. Started first, the rest of the files fill both workers around them.
+HEAVY_FIRST = (
+    "tests/test_faults_resume.py",
+    "tests/test_documented_runs_rules.py",
+    "tests/test_documented_runs_learners.py",
+    "tests/rl/test_train_runs_sb3.py",
+    "tests/rl/test_train_runs_jax.py",
+    "tests/rl/test_train_runs_jax_select.py",
+    "tests/rl/test_ppo_jax_train.py",
+    "tests/rl/test_multiseed.py",
+    "tests/studies/cgrsp/test_ppo_jax_generalist.py",
+    "tests/cgrsp/jax/test_adapters.py",
+    "tests/cgrsp/jax/test_mixed.py",
+    "tests/cgrsp/jax/test_api.py",
+    "tests/cgrsp/jax/test_joint_hold_jax.py",
+    "tests/cgrsp/jax/test_when_jax.py",
+    "tests/cgrsp/jax/test_equivalence.py",
+    "tests/cgrsp/jax/test_rules.py",
+    "tests/cgrsp/jax/test_native.py",
+    "tests/cgrsp/jax/test_illegal.py",
+    "tests/cgrsp/jax/test_deadline_credit.py",
+    "tests/test_bad_inputs_train.py",
+    "tests/test_faults_evaluate.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The files of :data:`HEAVY_FIRST` first, in its order; every other test keeps its place after them."""
+    rank = {f: i for i, f in enumerate(HEAVY_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
     """An xdist worker leaves at once when its session is over, skipping the interpreter's teardown.

@@ -59,3 +59,10 @@ def test_no_study_module_is_runnable_two_ways():
         if 'if __name__ == "__main__"' in p.read_text(encoding="utf-8")
     )
     assert guarded == ["studies/__main__.py", "studies/bench/sim.py", "studies/bench/trace_load.py"], guarded
+
+
+def test_the_suites_heavy_first_files_exist():
+    from tests.conftest import HEAVY_FIRST
+
+    assert [f for f in HEAVY_FIRST if not (ROOT / f).is_file()] == []
+    assert len(set(HEAVY_FIRST)) == len(HEAVY_FIRST)

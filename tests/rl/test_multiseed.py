@@ -62,6 +62,7 @@ def train_side_by_side(run):
     return run
 
 
+@pytest.mark.e2e  # a training run through train.py's loop
 def test_ppo_jax_seeds_train_side_by_side_into_a_folder_each(tmp_path):
     """One update per step, vmapped: the networks of one jitted scan over every update (PureJaxRL's), bit for bit."""
     import jax
