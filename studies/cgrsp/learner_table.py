@@ -1,4 +1,4 @@
-"""The learned runs against the strongest rule, one row per run (issue: learners that beat the strongest rule).
+"""The learned runs against the strongest rule, one row per run.
 
     python -m studies learner-table runs/exp/main_seed*            # prints a Markdown table
     python -m studies learner-table runs/exp/markov_seed* --out docs/figures/learners_markov.csv

@@ -1,7 +1,7 @@
 """Before/after table of the deferring rule's two corrections, paired on held-out seeds.
 
 ``python -m studies strong-rules --part rule-fix``. ``spt_rescue_defer_exp`` as published before (``defer_gap="busy"``,
-``slot_score="rule"``), with each correction alone (the issue's two variants: the guarded
+``slot_score="rule"``), with each correction alone (the two variants: the guarded
 end-of-day deferral and the least expected delay + W̄ slot) and with both (the rule now).
 The corrections were designed on seeds 0-19; this reports seeds 20000.. (the test seeds).
 

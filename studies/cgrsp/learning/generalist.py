@@ -22,7 +22,7 @@ and judged
   stock model, against every deferring rule on the same days; the best rule is the one with the
   lowest monthly miss, then wait; paired over replications.
 
-The generalist criterion (the issue's): within 2 % of the best rule in every regime and on the
+The generalist criterion: within 2 % of the best rule in every regime and on the
 month, read here as the upper 95 % bound of the paired (learned − rule) mean wait ≤ max(2 % of the
 rule's wait, 0.05 min) with the learned miss % not above the rule's, in every regime (both judges)
 and every month stock (:func:`gpu_sched_env.core.criteria.within` under its ``GENERALIST_MARGIN``).
@@ -107,10 +107,10 @@ def with_verdicts(regimes: pd.DataFrame, months: pd.DataFrame) -> tuple[pd.DataF
     """The criterion's columns, computed from the stored numbers (so every table applies the current criterion).
 
     ``within``: :func:`~gpu_sched_env.core.criteria.within` under :data:`GENERALIST_MARGIN`, no mean miss
-    more in any judge (strict). ``bound``: "no more misses" read as the issue reads it for parity, on the
+    more in any judge (strict). ``bound``: "no more misses" read as parity reads it, on the
     JAX judge's 1000 days the upper 95 % bound of the paired miss difference ≤
     :data:`~gpu_sched_env.core.criteria.MISS_BOUND_PP`, on CGRSP-v0 no mean miss more (the ablation's
-    "issue's bound"); NaN-free only where the rows hold ``jax_miss_ci_high``.
+    "the miss bound"); NaN-free only where the rows hold ``jax_miss_ci_high``.
     """
     regimes, months = regimes.copy(), months.copy()
     if len(regimes):
@@ -237,7 +237,7 @@ def table_text(regimes: pd.DataFrame, months: pd.DataFrame) -> str:
         "Wait in minutes; diff = learned − rule (paired); ci_high = its upper 95 % bound; within = ci_high ≤ "
         f"max({_PCT} % of the rule's wait, {GENERALIST_MARGIN[1]:g} min) and miss not higher (in both judges for a "
         "regime); bound = the "
-        "same with the issue's miss bound in JAX (the upper 95 % bound of the paired miss difference ≤ "
+        "same with the miss bound in JAX (the upper 95 % bound of the paired miss difference ≤ "
         f"{MISS_BOUND_PP} pp, as its parity target reads 'no more misses'; CGRSP-v0: miss not higher).\n"
     )
     if len(regimes):
@@ -279,7 +279,7 @@ def table_text(regimes: pd.DataFrame, months: pd.DataFrame) -> str:
         bound = ""
         if "bound" in g:
             met = bool(g.bound.all()) and months_ok
-            bound = f"; by the issue's miss bound ({int(g.bound.sum())} of {len(g)} regimes): {_met(met)}"
+            bound = f"; by the miss bound ({int(g.bound.sum())} of {len(g)} regimes): {_met(met)}"
         lines.append(
             f"- seed {seed}, {budget} steps: within {_PCT} % in {int(g.within.sum())} of {len(g)} regimes and "
             f"{int(m.within.sum()) if len(m) else 0} of {len(m)} months; worst learned/rule wait ratio "

@@ -10,7 +10,7 @@ charge and held deferrals, items 1 + 2 + 3, ``hold_excess1_time_aware``), so a l
 design without item 1" or "with item 4 on", with the per-seed JAX and CGRSP-v0 wait differences
 against the rule and the parity counts both ways:
 
-* **issue's bound**: the upper 95 % bound of the paired wait difference within the tolerance
+* **the miss bound**: the upper 95 % bound of the paired wait difference within the tolerance
   (max(1 % of the rule's wait, 0.05 min)) in JAX and on CGRSP-v0, the upper 95 % bound of the
   JAX miss difference ≤ 0.01 pp, and no mean miss more on CGRSP-v0;
 * **stricter** (the ablation's ``parity`` column): also no mean miss more in JAX.
@@ -61,7 +61,7 @@ def read_folder(folder: Path) -> pd.DataFrame:
 
 
 def verdicts(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per seed: ``bound`` (the issue's bound) and ``strict`` (also no mean miss more in JAX).
+    """Per seed: ``bound`` (the miss bound) and ``strict`` (also no mean miss more in JAX).
 
     Both judges by :func:`~gpu_sched_env.core.criteria.within` under the parity margin: in JAX with the
     miss difference's upper bound at most :data:`~gpu_sched_env.core.criteria.MISS_BOUND_PP`, on
@@ -124,7 +124,7 @@ def cell(line: pd.Series) -> str:
 
 
 def matrix(table: pd.DataFrame) -> str:
-    """Regime × item switched: each line's parity counts (issue's bound / stricter) and mean JAX wait difference.
+    """Regime × item switched: each line's parity counts (the miss bound / stricter) and mean JAX wait difference.
 
     A cell with several lines (one per pick or folder) lists them all, each line whose pick is not the regime's
     first design line's labelled with its pick.
@@ -151,18 +151,18 @@ def markdown(table: pd.DataFrame, seeds: Sequence[int] | None) -> str:
         f"The design items switched one at a time against the design (items 1 + 2 + 3, `hold_excess1_time_aware`), "
         f"{which}. Wait differences: learned − rule [min] per seed, on 1000 JAX test days against "
         "`spt_rescue_defer_exp` and on 100 CGRSP-v0 test seeds against the deferring rule re-chosen there. "
-        "At parity: the issue's bound (wait within max(1 %, 0.05 min) in both judges, JAX miss bound ≤ 0.01 pp, "
+        "At parity by the miss bound (wait within max(1 %, 0.05 min) in both judges, JAX miss bound ≤ 0.01 pp, "
         "no mean miss more on CGRSP-v0) / stricter (also no mean miss more in JAX). train_s: the row's seeds "
         "trained side by side on the 2-core machine (one figure per folder).",
         "",
-        "Per regime and item switched: seeds at parity by the issue's bound / stricter, and the mean JAX wait "
+        "Per regime and item switched: seeds at parity by the miss bound / stricter, and the mean JAX wait "
         "difference [min].",
         "",
         matrix(table),
         "Per row and seed:",
         "",
         "| regime | items | row | budget | pick | seeds | train_s | JAX wait diff | CGRSP-v0 wait diff "
-        "| at parity: issue's bound | stricter | folder |",
+        "| at parity: miss bound | stricter | folder |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in table.itertuples():

@@ -17,7 +17,7 @@ and judged two ways:
   deferring rule on the same seeds; the strongest is re-chosen per regime there (lowest miss %,
   then lowest wait, as ``compare.versus_rules``), and the paired 95 % CI is taken against it.
 
-Parity (the issue's criterion): the upper 95 % bound of (learned − rule) mean wait ≤
+Parity (:mod:`gpu_sched_env.core.criteria`): the upper 95 % bound of (learned − rule) mean wait ≤
 max(1 % of the rule's wait, 0.05 min) and the learned mean miss % not above the rule's; a seed
 reaches it when both the JAX test and the CGRSP-v0 confirmation say so. Rows are appended to
 ``<out>/rows.csv`` per (regime, seed, budget) and skipped when present (resumable; trained
@@ -231,7 +231,7 @@ def _v0_day(policy: str, config: Any, seed: int) -> dict[str, Any]:
 def paired(a: pd.DataFrame, b: pd.DataFrame, key: str) -> dict[str, float]:
     """Learned ``a`` − rule ``b`` on their common ``key`` values: means, wait CI, miss difference and its upper bound.
 
-    ``miss_ci_high``: the upper 95 % bound of the paired miss difference [pp], the issue's miss bound (≤ 0.01).
+    ``miss_ci_high``: the upper 95 % bound of the paired miss difference [pp], the miss bound (≤ 0.01, ``criteria.MISS_BOUND_PP``).
     """
     from gpu_sched_env.core.stats import mean_ci
 
@@ -356,7 +356,7 @@ def table_text(rows: pd.DataFrame) -> str:
         "tolerance_min",
         "parity",
     ]
-    for c in ("jax_miss_ci_high", "v0_miss_ci_high"):  # the issue's miss bound, where the rows hold it
+    for c in ("jax_miss_ci_high", "v0_miss_ci_high"):  # the miss bound, where the rows hold it
         if c in rows:
             cols.insert(cols.index(c.replace("ci_high", "diff")) + 1, c)
     body = "```\n" + rows[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}") + "\n```"
@@ -366,7 +366,7 @@ def table_text(rows: pd.DataFrame) -> str:
     ]
     return (
         "# ppo_jax vs the strongest rule, per regime\n\nWait in minutes; diff = learned − rule; ci_high = upper 95 % "
-        "bound (of the miss difference in pp: the issue's miss bound, ≤ 0.01).\n\n"
+        "bound (of the miss difference in pp: the miss bound, ≤ 0.01).\n\n"
         + body
         + "\n\n"
         + "\n".join(lines)

@@ -48,10 +48,10 @@ def _folder(path, rows, recheck=None):
     return path
 
 
-def test_the_issues_bound_and_the_stricter_count_differ_by_the_jax_mean_miss(tmp_path):
+def test_the_miss_bound_and_the_stricter_count_differ_by_the_jax_mean_miss(tmp_path):
     rows = [
         _row(0),  # at parity both ways
-        _row(1, miss_diff=0.0001, miss_ci_high=0.0003),  # a job more in 1000 days: the issue's bound, not stricter
+        _row(1, miss_diff=0.0001, miss_ci_high=0.0003),  # a job more in 1000 days: the miss bound, not stricter
         _row(2, miss_ci_high=0.02),  # the JAX miss bound above 0.01 pp
         _row(3, v0_miss_diff=0.01),  # a miss more on CGRSP-v0
         _row(4, wait_ci_high=0.45),  # above the 1 % tolerance (0.44 min)

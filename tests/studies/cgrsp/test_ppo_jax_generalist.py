@@ -53,7 +53,7 @@ def test_table_applies_the_criterion_to_stored_numbers():
     assert "bound" not in r  # rows without the JAX miss bound: the strict reading only
 
 
-def test_the_issues_miss_bound_is_read_beside_the_strict_one():
+def test_the_miss_bound_is_read_beside_the_strict_one():
     """bound: a JAX miss difference whose upper 95 % bound is ≤ 0.01 pp passes; CGRSP-v0 still no mean miss more."""
     regimes = pd.DataFrame(
         {
@@ -79,9 +79,9 @@ def test_the_issues_miss_bound_is_read_beside_the_strict_one():
     assert r.within.tolist() == [False, False, False]  # every regime misses more on average in one judge
     assert r.bound.tolist() == [True, False, False]  # 0.012 > 0.01 pp; surge misses more on CGRSP-v0
     text = study.table_text(regimes, months)
-    assert "criterion NOT met; by the issue's miss bound (1 of 3 regimes): NOT met" in text
+    assert "criterion NOT met; by the miss bound (1 of 3 regimes): NOT met" in text
     one = study.table_text(regimes.iloc[[0]], months)
-    assert "criterion NOT met; by the issue's miss bound (1 of 1 regimes): met" in one
+    assert "criterion NOT met; by the miss bound (1 of 1 regimes): met" in one
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from gpu_sched_env.core.criteria import tolerance
 from studies.cgrsp.learning import parity as study
 
 
-def test_tolerance_and_parity_follow_the_issue():
+def test_tolerance_and_parity_follow_the_criterion():
     assert tolerance(44.0) == pytest.approx(0.44) and tolerance(2.0) == 0.05
     ok = {"wait_ci_high": 0.4, "rule_wait": 44.0, "miss_diff": 0.0}
     assert study.at_parity(ok)
@@ -27,7 +27,7 @@ def test_paired_uses_common_days_and_a_t_interval():
 
 
 def test_paired_bounds_the_miss_difference_from_above():
-    """The issue's miss bound: one day with a job more missed in 100 has a positive mean and a wider upper bound."""
+    """The miss bound: one day with a job more missed in 100 has a positive mean and a wider upper bound."""
     rule = pd.DataFrame({"seed": range(100), "mean_wait_min": 44.0, "miss_pct": 0.0})
     learned = rule.assign(miss_pct=np.where(rule.seed == 7, 0.105, 0.0))
     p = study.paired(learned, rule, "seed")
