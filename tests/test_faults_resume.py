@@ -7,21 +7,22 @@ file appears (written last, so the checkpoint is complete), then resumed with
 the same ``best.json`` and the same ``final_eval.csv``, to the last digit. Tiny runs on the
 hectic day, whose learning curve moves from one evaluation to the next (a constant curve would
 match whatever the resume did), with a checkpoint at every rollout (``algo=ppo_jax``: update).
+Each run is a process of its own, forked from one interpreter that imported train.py's libraries
+once (``tests/rl/train_runs.py``'s fork server); the kill is a SIGKILL to that process.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
+import signal
 import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from tests.rl.train_runs import ROOT
+from tests.rl.train_runs import ROOT, Finished, Trainer, start_trainer
 
 COMMON = [
     "day=hectic",
@@ -82,43 +83,36 @@ WALL_CLOCK = ("wall", "time_s", "fps")  # columns measured in seconds of this ma
 
 
 @pytest.fixture(scope="module")
-def user_cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("user_cache")
-
-
-def _env(cache: Path) -> dict[str, str]:
-    from gpu_sched_env.core.jaxcache import cache_dir
-
-    env = {k: v for k, v in os.environ.items() if k != "GPU_SCHED_REFERENCE_CACHE"}
-    jax_cache = os.environ.get("JAX_COMPILATION_CACHE_DIR") or str(cache_dir())
-    return env | {"XDG_CACHE_HOME": str(cache), "JAX_COMPILATION_CACHE_DIR": jax_cache, "HYDRA_FULL_ERROR": "1"}
+def trainer(tmp_path_factory):
+    t = start_trainer(tmp_path_factory.mktemp("forked"), tmp_path_factory.mktemp("user_cache"))
+    yield t
+    t.server.close()
 
 
 def _argv(out: Path, args: list[str]) -> list[str]:
-    return [sys.executable, "train.py", f"hydra.run.dir={out}", *COMMON, *args]
+    return ["train.py", f"hydra.run.dir={out}", *COMMON, *args]
 
 
-def _train(out: Path, args: list[str], cache: Path) -> subprocess.CompletedProcess:
-    proc = subprocess.run(_argv(out, args), cwd=ROOT, env=_env(cache), capture_output=True, text=True, timeout=600)
+def _train(out: Path, args: list[str], trainer: Trainer) -> Finished:
+    proc = trainer.server.run(_argv(out, args), ROOT, trainer.env(), timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return proc
 
 
-def _killed_at_first_checkpoint(out: Path, args: list[str], model: str, cache: Path) -> list[str]:
+def _killed_at_first_checkpoint(out: Path, args: list[str], model: str, trainer: Trainer) -> list[str]:
     """Start the run, SIGKILL it once a checkpoint's model file exists; the checkpoint files it left."""
-    log = out.with_suffix(".log")
-    with open(log, "w") as fh:
-        proc = subprocess.Popen(_argv(out, args), cwd=ROOT, env=_env(cache), stdout=fh, stderr=subprocess.STDOUT)
-        try:
-            t0 = time.monotonic()
-            while not list((out / "checkpoints").glob(f"model_*_steps.{model}")):
-                assert proc.poll() is None, f"the run ended before its first checkpoint:\n{log.read_text()[-3000:]}"
-                assert time.monotonic() - t0 < 300, "no checkpoint after 300 s"
-                time.sleep(0.02)
-            proc.kill()  # SIGKILL: no handler, no atexit, no flush
-        finally:
-            proc.kill()
-            proc.wait()
+    proc = trainer.server.start(_argv(out, args), ROOT, trainer.env())
+    try:
+        t0 = time.monotonic()
+        while not list((out / "checkpoints").glob(f"model_*_steps.{model}")):
+            assert proc.poll() is None, f"the run ended before its first checkpoint:\n{proc.out.read_text()[-3000:]}"
+            assert time.monotonic() - t0 < 300, "no checkpoint after 300 s"
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)  # no handler, no atexit, no flush
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
     assert proc.returncode == -9
     return sorted(p.name for p in (out / "checkpoints").iterdir())
 
@@ -130,15 +124,15 @@ def _curve(folder: Path) -> pd.DataFrame:
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("learner", LEARNERS)
-def test_a_killed_and_resumed_run_ends_as_the_uninterrupted_one(learner, tmp_path, user_cache):
+def test_a_killed_and_resumed_run_ends_as_the_uninterrupted_one(learner, tmp_path, trainer):
     model, args = LEARNERS[learner]
     whole, killed = tmp_path / "whole", tmp_path / "killed"
-    _train(whole, args, user_cache)
+    _train(whole, args, trainer)
 
-    left = _killed_at_first_checkpoint(killed, args, model, user_cache)
+    left = _killed_at_first_checkpoint(killed, args, model, trainer)
     assert f"model_128_steps.{model}" in left and "model_128_steps.state" in left, left
     assert not (killed / f"final_model.{model}").exists()  # killed before the end of training
-    resumed = _train(tmp_path / "resume", [*args, "resume=true", f"resume_from={killed}"], user_cache)
+    resumed = _train(tmp_path / "resume", [*args, "resume=true", f"resume_from={killed}"], trainer)
     assert "inexactly" not in resumed.stdout + resumed.stderr  # the checkpoint had its state
 
     want, got = _curve(whole), _curve(killed)

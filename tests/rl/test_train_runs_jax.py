@@ -11,15 +11,10 @@ import pytest
 from tests.rl.train_runs import RUNS, SELECTING, check_jax_runs, run
 
 
-@pytest.fixture(scope="module")
-def user_cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("user_cache")
-
-
 @pytest.mark.e2e
 @pytest.mark.parametrize("name", [n for n in RUNS if n.startswith("jax") and n not in SELECTING])
-def test_train_py_runs_to_its_end(name, tmp_path, user_cache):
-    proc, out = run(name, tmp_path, user_cache)
+def test_train_py_runs_to_its_end(name, tmp_path, trainer):
+    proc, out = run(name, tmp_path, trainer)
     check_jax_runs(name, proc, out)
     if name == "jax_main":  # the JAX main job's last lines, and its pick in the one best.json schema
         assert "Verdict: ppo_jax against the strongest baseline" in proc.stdout

@@ -8,12 +8,7 @@ import pytest
 from tests.rl.train_runs import SELECTING, check_jax_runs, run
 
 
-@pytest.fixture(scope="module")
-def user_cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("user_cache")
-
-
 @pytest.mark.e2e
 @pytest.mark.parametrize("name", SELECTING)
-def test_train_py_runs_to_its_end(name, tmp_path, user_cache):
-    check_jax_runs(name, *run(name, tmp_path, user_cache))
+def test_train_py_runs_to_its_end(name, tmp_path, trainer):
+    check_jax_runs(name, *run(name, tmp_path, trainer))

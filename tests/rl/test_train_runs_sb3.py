@@ -4,12 +4,6 @@ import pytest
 
 from tests.rl.train_runs import RUNS, check_run, check_sweep, run, run_folders, shipped
 
-
-@pytest.fixture(scope="module")
-def user_cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("user_cache")
-
-
 SB3_RUNS = [n for n in RUNS if not n.startswith("jax")]
 
 
@@ -24,8 +18,8 @@ def test_train_runs_cover_every_shipped_config():
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("name", SB3_RUNS)
-def test_train_py_runs_to_its_end(name, tmp_path, user_cache):
-    proc, out = run(name, tmp_path, user_cache)
+def test_train_py_runs_to_its_end(name, tmp_path, trainer):
+    proc, out = run(name, tmp_path, trainer)
     assert proc.returncode == 0, proc.stderr[-4000:]
     folders = run_folders(name, out)
     assert len(folders) == max(len(v) for v in RUNS[name].covers.values())
