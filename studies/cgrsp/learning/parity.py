@@ -231,7 +231,8 @@ def _v0_day(policy: str, config: Any, seed: int) -> dict[str, Any]:
 def paired(a: pd.DataFrame, b: pd.DataFrame, key: str) -> dict[str, float]:
     """Learned ``a`` − rule ``b`` on their common ``key`` values: means, wait CI, miss difference and its upper bound.
 
-    ``miss_ci_high``: the upper 95 % bound of the paired miss difference [pp], the miss bound (≤ 0.01, ``criteria.MISS_BOUND_PP``).
+    ``miss_ci_high``: the upper 95 % bound of the paired miss difference [pp], the miss bound (≤ 0.01,
+    ``criteria.MISS_BOUND_PP``).
     """
     from gpu_sched_env.core.stats import mean_ci
 
