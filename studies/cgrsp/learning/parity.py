@@ -367,11 +367,7 @@ def table_text(rows: pd.DataFrame) -> str:
     ]
     return (
         "# ppo_jax vs the strongest rule, per regime\n\nWait in minutes; diff = learned − rule; ci_high = upper 95 % "
-        "bound (of the miss difference in pp: the miss bound, ≤ 0.01).\n\n"
-        + body
-        + "\n\n"
-        + "\n".join(lines)
-        + "\n"
+        "bound (of the miss difference in pp: the miss bound, ≤ 0.01).\n\n" + body + "\n\n" + "\n".join(lines) + "\n"
     )
 
 
