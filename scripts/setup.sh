@@ -15,8 +15,13 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q "pip==26.3"
-.venv/bin/python -m pip install -q "torch==2.13.0"
-.venv/bin/python -m pip install -q -r requirements.lock
+# pip byte-compiles what it installs on one core; --no-compile, then compileall on every core: the
+# same .pyc files in less time (the venv's imports must not compile them again: PYTHONDONTWRITEBYTECODE
+# may be set, and then every process would). A package file that does not compile (another Python's
+# syntax, test data) is no error, as for pip's own compile.
+.venv/bin/python -m pip install -q --no-compile "torch==2.13.0"
+.venv/bin/python -m pip install -q --no-compile -r requirements.lock
 .venv/bin/python -m pip install -q --no-deps -e .
+.venv/bin/python -m compileall -q -j 0 "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" >/dev/null || true
 .venv/bin/python -m pip check  # the lock is complete and consistent with torch and the project
 .venv/bin/python -c "import torch, gpu_sched_env; print('setup ok: torch', torch.__version__, '| gpu_sched_env', gpu_sched_env.__version__)"
