@@ -2,9 +2,10 @@
 
 ``docs/figures/main_job_final_eval.csv`` is the ``final_eval.csv`` of ``python train.py algo=ppo
 day=hectic`` (the README's first command), ``docs/figures/ppo_jax_main_final_eval{,_jax}.csv`` those
-of ``python train.py algo=ppo_jax day=hectic``. The fast tests hold docs/training.md's Quickstart
-table and docs/results_ppo_jax.md's main-job paragraph equal to the files, as printed (two
-decimals); the slow tests run the commands and compare what they write with the files.
+of ``python train.py algo=ppo_jax day=hectic`` and ``ppo_jax_when_final_eval{,_jax}.csv`` those of
+``python train.py experiment=ppo_jax_when day=hectic``. The fast tests hold docs/training.md's
+Quickstart table and docs/results_ppo_jax.md's paragraphs of those runs equal to the files, as
+printed (two decimals); the slow tests run the commands and compare what they write with the files.
 """
 
 import os
@@ -19,8 +20,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CSV = ROOT / "docs" / "figures" / "main_job_final_eval.csv"
 PAGE = ROOT / "docs" / "training.md"
-JAX_CSV = ROOT / "docs" / "figures" / "ppo_jax_main_final_eval.csv"
-JAX_DAYS_CSV = ROOT / "docs" / "figures" / "ppo_jax_main_final_eval_jax.csv"
 JAX_PAGE = ROOT / "docs" / "results_ppo_jax.md"
 CELL = r" \| (?P<{}>[^|]+)"
 CELLS = "".join(CELL.format(k) for k in ("wait", "miss", "tard", "cost"))
@@ -74,16 +73,31 @@ def _signed(x: float) -> str:
     return f"{x:+.2f}".replace("-", "\u2212")  # the pages' minus sign
 
 
-def _main_job_paragraph() -> str:
+# docs/results_ppo_jax.md's sections of a JAX run: heading -> (the figures' stem, its command's overrides)
+JAX_RUNS = {
+    "## The main job": ("ppo_jax_main", ("algo=ppo_jax", "day=hectic")),
+    "## The `when` design with the 128×128 network": ("ppo_jax_when", ("experiment=ppo_jax_when", "day=hectic")),
+}
+
+
+def _section(heading: str) -> str:
     text = JAX_PAGE.read_text(encoding="utf-8")
-    start = text.index("## The main job")
+    start = text.index(heading + "\n")
     return " ".join(text[start : text.index("\n## ", start + 1)].split())
 
 
-def test_the_ppo_jax_main_jobs_paragraph_is_its_final_eval():
-    t = pd.read_csv(JAX_CSV).set_index("policy")
-    days = pd.read_csv(JAX_DAYS_CSV).set_index("metric")
-    text = _main_job_paragraph()
+def _figures(stem: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    fig = ROOT / "docs" / "figures"
+    return (
+        pd.read_csv(fig / f"{stem}_final_eval.csv").set_index("policy"),
+        pd.read_csv(fig / f"{stem}_final_eval_jax.csv").set_index("metric"),
+    )
+
+
+@pytest.mark.parametrize("heading", JAX_RUNS)
+def test_a_ppo_jax_runs_paragraph_is_its_final_eval(heading):
+    t, days = _figures(JAX_RUNS[heading][0])
+    text = _section(heading)
     me, cadr, spt = (t.loc[p] for p in ("ppo_jax", "cadr_defer_exp", "spt_rescue_defer_exp"))
     best = t.drop(index="ppo_jax").query("miss_pct == 0").mean_wait_min.idxmin()
     assert best == "cadr_defer_exp" and me.miss_pct == 0 == cadr.miss_pct == spt.miss_pct
@@ -93,20 +107,25 @@ def test_the_ppo_jax_main_jobs_paragraph_is_its_final_eval():
         f"waits **{me.mean_wait_min:.2f} min with no miss**",
         f"`cadr_defer_exp` {cadr.mean_wait_min:.2f} and `spt_rescue_defer_exp` {spt.mean_wait_min:.2f}",
         f"**{me.mean_wait_min / cadr.mean_wait_min:.4f}×** the best rule",
-        f"{_signed(me.mean_wait_min - spt.mean_wait_min)} min against `spt_rescue_defer_exp`",
         f"{_signed(wait['diff'])} min [{_signed(wait.ci_low)}, {_signed(wait.ci_high)}]",
         f"upper bound {_signed(wait.ci_high)} ≤ {0.01 * wait.rule:.2f}",
     ):
         assert printed in text, printed
+    if heading == "## The main job":
+        assert f"{_signed(me.mean_wait_min - spt.mean_wait_min)} min against `spt_rescue_defer_exp`" in text
 
 
 @pytest.mark.slow
-def test_the_ppo_jax_main_job_regenerates_its_figures(tmp_path):
-    """``python train.py algo=ppo_jax day=hectic`` to its end: its two final_eval tables are the page's files."""
+@pytest.mark.parametrize("heading", JAX_RUNS)
+def test_a_ppo_jax_run_regenerates_its_figures(heading, tmp_path):
+    """The section's command to its end: its two final_eval tables are the page's files."""
+    stem, overrides = JAX_RUNS[heading]
     out = tmp_path / "run"
     env = {**os.environ, "GPU_SCHED_REFERENCE_CACHE": "0"}
-    cmd = [sys.executable, "train.py", "algo=ppo_jax", "day=hectic", f"hydra.run.dir={out}"]
+    cmd = [sys.executable, "train.py", *overrides, f"hydra.run.dir={out}"]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    pd.testing.assert_frame_equal(pd.read_csv(out / "final_eval.csv"), pd.read_csv(JAX_CSV), rtol=1e-9)
-    pd.testing.assert_frame_equal(pd.read_csv(out / "final_eval_jax.csv"), pd.read_csv(JAX_DAYS_CSV), rtol=1e-9)
+    fig = ROOT / "docs" / "figures"
+    for name in ("final_eval.csv", "final_eval_jax.csv"):
+        want = pd.read_csv(fig / f"{stem}_{name}")
+        pd.testing.assert_frame_equal(pd.read_csv(out / name), want, rtol=1e-9)
