@@ -77,6 +77,7 @@ def _signed(x: float) -> str:
 JAX_RUNS = {
     "## The main job": ("ppo_jax_main", ("algo=ppo_jax", "day=hectic")),
     "## The `when` design with the 128×128 network": ("ppo_jax_when", ("experiment=ppo_jax_when", "day=hectic")),
+    "## The joint design's run": ("ppo_jax_joint", ("experiment=ppo_jax_joint", "day=hectic")),
 }
 
 
@@ -100,17 +101,21 @@ def test_a_ppo_jax_runs_paragraph_is_its_final_eval(heading):
     text = _section(heading)
     me, cadr, spt = (t.loc[p] for p in ("ppo_jax", "cadr_defer_exp", "spt_rescue_defer_exp"))
     best = t.drop(index="ppo_jax").query("miss_pct == 0").mean_wait_min.idxmin()
-    assert best == "cadr_defer_exp" and me.miss_pct == 0 == cadr.miss_pct == spt.miss_pct
-    wait = days.loc["mean_wait_min"]
-    assert days.loc["miss_pct"][["learned", "rule"]].tolist() == [0, 0]
-    for printed in (
-        f"waits **{me.mean_wait_min:.2f} min with no miss**",
+    assert best == "cadr_defer_exp" and cadr.miss_pct == 0 == spt.miss_pct
+    wait, miss = days.loc["mean_wait_min"], days.loc["miss_pct"]
+    missed = "with no miss" if me.miss_pct == 0 else f", {me.miss_pct:.2f} % missed"
+    printed = [
+        f"waits **{me.mean_wait_min:.2f} min {missed}**".replace(" ,", ","),
         f"`cadr_defer_exp` {cadr.mean_wait_min:.2f} and `spt_rescue_defer_exp` {spt.mean_wait_min:.2f}",
         f"**{me.mean_wait_min / cadr.mean_wait_min:.4f}×** the best rule",
         f"{_signed(wait['diff'])} min [{_signed(wait.ci_low)}, {_signed(wait.ci_high)}]",
-        f"upper bound {_signed(wait.ci_high)} ≤ {0.01 * wait.rule:.2f}",
-    ):
-        assert printed in text, printed
+    ]
+    if miss.learned == 0 == miss.rule:  # at parity where the wait's upper bound is within 1 % of the rule's
+        printed.append(f"upper bound {_signed(wait.ci_high)} ≤ {0.01 * wait.rule:.2f}")
+    else:
+        printed.append(f"a miss of {miss['diff']:+.3f} pp [{miss.ci_low:+.3f}, {miss.ci_high:+.3f}]")
+    for p in printed:
+        assert p in text, p
     if heading == "## The main job":
         assert f"{_signed(me.mean_wait_min - spt.mean_wait_min)} min against `spt_rescue_defer_exp`" in text
 
