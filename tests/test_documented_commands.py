@@ -89,6 +89,17 @@ def test_every_documented_spelling_names_a_command():
     assert unknown == [], "\n".join(unknown)
 
 
+def test_every_documented_command_has_its_one_spelling():
+    """A default part is spelled without its flag (``reward``, not ``reward --part step``): one spelling per job."""
+    canonical = {s for s, _ in _commands()}
+    other = []
+    for (door, words), pages in sorted(documented().items()):
+        spelled, entry, _ = _resolve(door, words)
+        if isinstance(entry, Command) and spelled not in canonical:
+            other.append(f"{' '.join([door, *words])} (in {', '.join(sorted(set(pages)))}): spelled {spelled!r}")
+    assert other == [], "commands spelled otherwise than their one spelling:\n" + "\n".join(other)
+
+
 def _available(c: Command) -> bool:
     return importlib.util.find_spec(c.module.split(".")[0]) is not None and _module_found(c.module)
 

@@ -103,9 +103,9 @@ def test_a_ppo_jax_runs_paragraph_is_its_final_eval(heading):
     best = t.drop(index="ppo_jax").query("miss_pct == 0").mean_wait_min.idxmin()
     assert best == "cadr_defer_exp" and cadr.miss_pct == 0 == spt.miss_pct
     wait, miss = days.loc["mean_wait_min"], days.loc["miss_pct"]
-    missed = "with no miss" if me.miss_pct == 0 else f", {me.miss_pct:.2f} % missed"
+    missed = " with no miss" if me.miss_pct == 0 else f", {me.miss_pct:.2f} % missed"
     printed = [
-        f"waits **{me.mean_wait_min:.2f} min {missed}**".replace(" ,", ","),
+        f"waits **{me.mean_wait_min:.2f} min{missed}**",
         f"`cadr_defer_exp` {cadr.mean_wait_min:.2f} and `spt_rescue_defer_exp` {spt.mean_wait_min:.2f}",
         f"**{me.mean_wait_min / cadr.mean_wait_min:.4f}×** the best rule",
         f"{_signed(wait['diff'])} min [{_signed(wait.ci_low)}, {_signed(wait.ci_high)}]",

@@ -135,7 +135,11 @@ def _dispatch_part(group: Group, args: list[str], prog: str) -> int:
     """A flagged group: the part its flag names (or its default) runs with the other arguments."""
     if args in (["-h"], ["--help"]):
         print(group.usage(prog))
-        return 0
+        if not group.default:
+            return 0
+        print(f"\nthe default part ({group.default}):")
+        sys.stdout.flush()
+        return _run(group.commands[group.default], args, prog)  # its own --help, under the one spelling
     part, rest = group.pick(args)
     if part is None and group.default:
         return _run(group.commands[group.default], rest, prog)  # spelled as typed: no flag
@@ -175,12 +179,16 @@ def _run(entry: Command | Group, rest: list[str], prog: str) -> int:
 
 
 def walk(group: Group, prog: str) -> Iterator[tuple[str, Command]]:
-    """Every command under ``group`` with its full spelling (``"python -m studies bench sim"``).
+    """Every command under ``group`` with its one spelling (``"python -m studies bench sim"``).
 
-    A part is spelled with its flag (``"python -m studies reward --part scale"``), the default too.
+    A part is spelled with its flag (``"python -m studies reward --part scale"``); a default part
+    without it (``"python -m studies reward"``), as it runs when the flag is not given.
     """
     for name, entry in group.commands.items():
-        spelling = f"{prog} {group.flag} {name}" if group.flag else f"{prog} {name}"
+        if group.flag:
+            spelling = prog if name == group.default else f"{prog} {group.flag} {name}"
+        else:
+            spelling = f"{prog} {name}"
         if isinstance(entry, Group):
             yield from walk(entry, spelling)
         else:

@@ -46,9 +46,13 @@ def test_an_unknown_part_is_refused_with_the_parts(capsys):
 
 
 def test_a_question_named_alone_runs_its_default_part_and_lists_its_parts(capsys):
-    assert main(["versus-rule", "--help"]) == 0
+    with pytest.raises(SystemExit) as e:  # the parts, then the default part's options (which, then numpy)
+        main(["versus-rule", "--help"])
+    assert e.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith("usage: python -m studies versus-rule [--part NAME]") and "which" in out and "misses" in out
+    assert "the default part (which):" in out
+    assert "the default part (numpy):\nusage: python -m studies versus-rule [-h]" in out
     with pytest.raises(SystemExit) as e:  # the default part (which), then --engine's default (numpy): its options
         main(["versus-rule", "--engine", "jax", "--days", "x"])
     assert e.value.code == 2
