@@ -108,6 +108,19 @@ HEAVY_FIRST = (
 )
 
 
+@pytest.fixture(scope="module")
+def trainer(tmp_path_factory):
+    """One per test module: its ``train.py`` runs fork from one server and share a user cache new to the module.
+
+    (tests/rl/train_runs.py's :class:`Trainer`: the shipped-config runs and the killed-and-resumed ones.)
+    """
+    from tests.rl.train_runs import start_trainer
+
+    t = start_trainer(tmp_path_factory.mktemp("forked"), tmp_path_factory.mktemp("user_cache"))
+    yield t
+    t.server.close()
+
+
 def pytest_collection_modifyitems(config, items):
     """The files of :data:`HEAVY_FIRST` first, in its order; every other test keeps its place after them."""
     rank = {f: i for i, f in enumerate(HEAVY_FIRST)}

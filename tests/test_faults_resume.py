@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.rl.train_runs import ROOT, Finished, Trainer, start_trainer
+from tests.rl.train_runs import ROOT, Finished, Trainer
 
 COMMON = [
     "day=hectic",
@@ -80,13 +80,6 @@ LEARNERS = {
     ),
 }
 WALL_CLOCK = ("wall", "time_s", "fps")  # columns measured in seconds of this machine, never compared
-
-
-@pytest.fixture(scope="module")
-def trainer(tmp_path_factory):
-    t = start_trainer(tmp_path_factory.mktemp("forked"), tmp_path_factory.mktemp("user_cache"))
-    yield t
-    t.server.close()
 
 
 def _argv(out: Path, args: list[str]) -> list[str]:
