@@ -4,11 +4,13 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from studies.cgrsp.learning.parity import train_seeds
 from tests.rl.test_multiseed import JAX, cfg_for
 
 
+@pytest.mark.e2e  # trains two seeds side by side (docs/tests.md: a training is e2e)
 def test_the_studies_export_each_seeds_pick_from_its_run_folder(tmp_path, capsys):
     """``select_by=objective`` on JAX selection days: the table's pick is the lowest objective, best_model exported."""
     out = tmp_path / "study"
