@@ -32,6 +32,11 @@ class PPOConfig(PPOFields):
     bc_teacher: str | None = None
     bc_episodes: int = 10
     bc_epochs: int = 10
+    # the scenarios' box observations (not CGRSP's): "flat" as given, or "log1p", sign(x)·log(1 + |x|) of
+    # each entry (agents/rl/policies.py SignedLog1p: raw minutes and megabytes saturate the MLP otherwise)
+    features: str = "flat"
+    # the scenarios only: the no-op (the last action: MIG-v0's defer) masked wherever another action is legal
+    place_first: bool = False
 
 
 @dataclass

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch as th
 from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
-from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy, MaskableMultiInputActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 
 def factored_mode(probs: th.Tensor) -> th.Tensor:
@@ -43,4 +45,55 @@ class FactoredMaskablePolicy(MaskableMultiInputActorCriticPolicy):
         self.action_dist = FactoredMaskableCategorical(int(self.action_space.n))
 
 
-__all__ = ["FactoredMaskableCategorical", "FactoredMaskablePolicy", "factored_mode"]
+def place_first(masks: Any, n: int) -> th.Tensor | None:
+    """``masks`` (batch × n, or n) without the last action (the no-op) wherever another action is legal."""
+    if masks is None:
+        return None
+    m = th.as_tensor(np.asarray(masks) if not isinstance(masks, th.Tensor) else masks, dtype=th.bool)
+    m = m.reshape(-1, n).clone()
+    m[m[:, :-1].any(dim=1), -1] = False
+    return m
+
+
+class PlaceFirstMaskablePolicy(MaskableActorCriticPolicy):
+    """``MlpPolicy`` for MaskablePPO that plays its no-op (the last action) only where nothing else is legal.
+
+    The masks it is given are narrowed (:func:`place_first`) in every call that reads them (acting,
+    the rollout's log-probabilities, the update's evaluation), so training and every later use of
+    the saved model play the same narrower action set; the env is unchanged.
+    """
+
+    def forward(self, obs: th.Tensor, deterministic: bool = False, action_masks: Any = None):
+        return super().forward(obs, deterministic, place_first(action_masks, int(self.action_space.n)))
+
+    def get_distribution(self, obs: Any, action_masks: Any = None):
+        return super().get_distribution(obs, place_first(action_masks, int(self.action_space.n)))
+
+    def evaluate_actions(self, obs: th.Tensor, actions: th.Tensor, action_masks: Any = None):
+        return super().evaluate_actions(obs, actions, place_first(action_masks, int(self.action_space.n)))
+
+
+class SignedLog1p(BaseFeaturesExtractor):
+    """The flattened observation through ``sign(x) · log(1 + |x|)``: raw minutes, megabytes and counts on one scale.
+
+    An observation of physical units (MIG-v0's: times in minutes, memory up to thousands of MB, job
+    counts) saturates an MLP's first layer, and every checkpoint plays the same actions; the
+    transform keeps order and sign and needs no statistics, so the saved model carries it.
+    """
+
+    def __init__(self, observation_space: Any) -> None:
+        super().__init__(observation_space, int(np.prod(observation_space.shape)))
+
+    def forward(self, observations: th.Tensor) -> th.Tensor:
+        x = th.flatten(observations, start_dim=1)
+        return th.sign(x) * th.log1p(th.abs(x))
+
+
+__all__ = [
+    "FactoredMaskableCategorical",
+    "FactoredMaskablePolicy",
+    "PlaceFirstMaskablePolicy",
+    "SignedLog1p",
+    "factored_mode",
+    "place_first",
+]

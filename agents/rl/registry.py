@@ -22,7 +22,17 @@ if TYPE_CHECKING:
     from stable_baselines3.common.base_class import BaseAlgorithm
 
 # Config fields that are not keyword arguments of the SB3 constructor.
-_NOT_SB3 = {"name", "net_arch", "bc_teacher", "bc_episodes", "bc_epochs", "time_halflife_s", "lr_final_frac"}
+_NOT_SB3 = {
+    "name",
+    "net_arch",
+    "bc_teacher",
+    "bc_episodes",
+    "bc_epochs",
+    "time_halflife_s",
+    "lr_final_frac",
+    "features",
+    "place_first",
+}
 
 
 def _sb3_kwargs(a: Any) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from gpu_sched_agents.rl import train as tr
 from gpu_sched_agents.rl.callbacks import SELECT_ON, EpisodeMetricsCallback, EvalCallback
 from gpu_sched_agents.rl.compare import write_comparison
 from gpu_sched_agents.rl.envs import TrainingDays, strict, vec_env
+from gpu_sched_agents.rl.policies import PlaceFirstMaskablePolicy, SignedLog1p
 from gpu_sched_agents.rl.registry import _sb3_kwargs, get_algo
 from gpu_sched_agents.rl.resume import read_state
 from gpu_sched_agents.rl.scenarios import (
@@ -38,11 +39,12 @@ from gpu_sched_agents.rl.scenarios import (
     scenario_of,
     spec_of,
 )
-from gpu_sched_env.core.errors import ConfigError
+from gpu_sched_env.core.errors import ConfigError, check_choice
 
 log = logging.getLogger(__name__)
 ALGO = "ppo"  # MaskablePPO with sb3-contrib's MLP policy (the observations are flat boxes)
 CGRSP_ONLY_ALGO_KEYS = ("bc_teacher", "time_halflife_s")  # a CGRSP rule as teacher; info["dt"] of CGRSP-v0
+FEATURES = ("flat", "log1p")  # algo.features: the observation as given, or SignedLog1p of it
 
 
 def validate_scenario(cfg: DictConfig) -> tuple[ScenarioSpec, Any]:
@@ -66,6 +68,7 @@ def validate_scenario(cfg: DictConfig) -> tuple[ScenarioSpec, Any]:
                 f"CGRSP-only; allowed: none; {spec.env_id}'s settings are scenario.env.<field>, fields "
                 + ", ".join(cfg.scenario.env.keys())
             )
+    check_choice("algo.features", cfg.algo.features, FEATURES)
     tr.check_budget(cfg)
     tr.check_evaluation(cfg, get_algo(ALGO))
     config = strict(env_config(cfg))  # the scenario's config object checks every value; the agents' envs raise
@@ -124,8 +127,10 @@ def train_scenario(cfg: DictConfig) -> dict[str, float]:
         log.info(f"resuming {run_dir} from {ckpt.name} at {model.num_timesteps} steps ({how})")
     else:
         kwargs = _sb3_kwargs(cfg.algo)
+        if cfg.algo.features == "log1p":
+            kwargs["policy_kwargs"]["features_extractor_class"] = SignedLog1p
         model = MaskablePPO(
-            "MlpPolicy",
+            PlaceFirstMaskablePolicy if cfg.algo.place_first else "MlpPolicy",
             venv,
             seed=int(cfg.seed),
             tensorboard_log=str(run_dir / "tb"),

@@ -61,6 +61,10 @@ FINAL_SEED0 = TEST_SEED0  # final evaluation seeds: 20 000 … (disjoint from tr
 _CKPT = re.compile(r"model_(\d+)_steps\.(?:zip|npz)$")  # SB3 models; algo=ppo_jax's runner state
 
 
+# MaskablePPO settings of the scenarios' learners (agents/rl/scenario_train.py), with their plain values
+SCENARIO_ONLY_ALGO_KEYS = {"features": "flat", "place_first": False}
+
+
 def check_scenario(cfg: DictConfig, what: str) -> None:
     """ConfigError unless ``cfg`` is a CGRSP config (another scenario goes through :mod:`.entry`)."""
     if scenario_of(cfg) != CGRSP:
@@ -78,6 +82,12 @@ def validate(cfg: DictConfig) -> CGRSPEnvConfig:
     """
     check_scenario(cfg, "validate")
     check_learner(cfg)
+    for key, plain in SCENARIO_ONLY_ALGO_KEYS.items():
+        if cfg.algo.get(key, plain) != plain:
+            raise ConfigError(
+                f"algo.{key} = {cfg.algo[key]!r} is for the scenarios' box observations (scenario=hgsp|llm|mig|"
+                f"edge); allowed with CGRSP: {plain!r}"
+            )
     teacher = cfg.algo.get("bc_teacher")
     if teacher:
         if cfg.algo.name != "ppo":

@@ -116,6 +116,7 @@ def _other_env(scenario: str) -> list[str]:
         (["scenario.env.decoder=nope"], r"decoder"),
         (["scenario.env.n_tasks=0"], r"n_tasks = 0"),
         (["train.n_envs=0"], r"train.n_envs = 0"),
+        (["algo.features=scaled"], r"algo.features = 'scaled' is not known; allowed: flat, log1p"),
     ],
 )
 def test_cgrsp_only_and_bad_settings_are_refused_leaving_no_run_folder(tmp_path, overrides, needle):
@@ -171,3 +172,23 @@ def test_a_cgrsp_run_written_before_scenarios_still_resumes(tmp_path):
     cgrsp_train.check_same_run(c, Path(tmp_path))
     with pytest.raises(ConfigError, match="scenario.name"):
         cgrsp_train.check_same_run(compose_config("scenario=hgsp", "run_dir=/tmp/x"), Path(tmp_path))
+
+
+@pytest.mark.parametrize("override", ["algo.features=log1p", "algo.place_first=true"])
+def test_the_scenarios_learner_settings_are_refused_with_cgrsp(tmp_path, override):
+    """CGRSP-v0's observation is a dict and its no-op is not always the last action: both stay the plain values."""
+    run = tmp_path / "fam" / "run"
+    record_before(run)
+    (run / ".hydra").mkdir(parents=True)
+    with pytest.raises(ConfigError, match=rf"algo.{override.split('=')[0][5:]} = .* allowed with CGRSP: "):
+        tr.train(compose_config("algo=ppo", "day=hectic", override, f"run_dir={run}"))
+    assert not run.exists()
+
+
+def test_mig_trains_on_log_features_placing_each_job_at_its_poll():
+    """The shipped MIG learner's design (conf/scenario/mig.yaml); the other scenarios keep the plain MLP."""
+    assert (cfg("mig").algo.features, cfg("mig").algo.place_first) == ("log1p", True)
+    assert len(compose_config("scenario=mig").train.eval_seeds) == 30
+    for name in ("hgsp", "llm", "edge"):
+        c = compose_config(f"scenario={name}")
+        assert (c.algo.features, c.algo.place_first, len(c.train.eval_seeds)) == ("flat", False, 5)
