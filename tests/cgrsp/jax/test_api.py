@@ -109,7 +109,7 @@ def test_vmapped_autoreset_keeps_shapes_and_starts_new_days():
     env = JaxCGRSP.from_config(joint_heads("quiet"))  # 6 jobs: days end within the run
     p = env.default_params
     keys = jax.random.split(jax.random.PRNGKey(1), 8)
-    obs, st = jax.vmap(env.reset, in_axes=(0, None))(keys, p)
+    obs, st = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))(keys, p)  # jitted: eagerly, each op a program
 
     def one(carry, k):
         obs, st = carry

@@ -194,7 +194,7 @@ def test_a_stalled_rollout_is_bounded_and_named():
     out = jax.jit(lambda s: rollout(stuck, lambda s_, p: jnp.int32(0), s, env.default_params, max_steps=7))(st)
     assert not bool(out.done) and int(out.n_steps) == 7  # the loop stopped at its cap
     days = stack_days([env.materialise(s) for s in (5, 6)])
-    starts = jax.vmap(lambda d: env.reset_to_day(d)[1])(days)
+    starts = jax.jit(jax.vmap(lambda d: env.reset_to_day(d)[1]))(days)
     both = jax.jit(lambda s: rollout_batch(stuck, lambda s_, p: jnp.int32(0), s, env.default_params, max_steps=7))
     assert np.asarray(both(starts).n_steps).tolist() == [7, 7]  # evaluate's batched loop stops at the cap too
     with pytest.raises(
