@@ -31,13 +31,16 @@ use_compile_cache()
 # The fast tier compiles with XLA's legacy CPU emitters: its JAX programs each run once or a few times,
 # so compiling is most of their cost, and these emitters compile a CGRSP day program in about half the
 # time of XLA's default (fusion) emitters, running it as fast (docs/tests.md, "Where the JAX tests'
-# time goes"). The programs JAX traces and lowers are the same; XLA_FLAGS is part of JAX's
+# time goes"), and generates each program's code in one piece instead of up to 32 parts on threads of
+# their own: with two xdist workers on two cores the threads only compete, and splitting the module
+# costs CPU of its own. Neither flag changes what a program computes (the bit-for-bit equivalence
+# tests run under them). The programs JAX traces and lowers are the same; XLA_FLAGS is part of JAX's
 # compile-cache key, so they are stored apart from the commands'. Only where the run deselects every
 # e2e and every slow test (those tiers, which play the documented numbers and whole trainings, keep
 # XLA's defaults), only before JAX made its backend, only on the jaxlib it was measured on (a flag
 # XLA no longer knows aborts the process), and never over a choice the user made in XLA_FLAGS;
 # GPU_SCHED_TEST_XLA=default keeps XLA's defaults in the fast tier too.
-QUICK_XLA = ("xla_cpu_use_fusion_emitters", "false")
+QUICK_XLA = (("xla_cpu_use_fusion_emitters", "false"), ("xla_cpu_parallel_codegen_split_count", "1"))
 QUICK_XLA_JAXLIB = "0.10."
 
 
@@ -70,8 +73,8 @@ def _quick_xla(config) -> None:
         if xla_bridge._backends:  # too late: the backend read XLA_FLAGS already
             return
     given = os.environ.get("XLA_FLAGS", "")
-    if f"--{QUICK_XLA[0]}=" not in given:
-        os.environ["XLA_FLAGS"] = f"{given} --{QUICK_XLA[0]}={QUICK_XLA[1]}".strip()
+    quick = [f"--{flag}={value}" for flag, value in QUICK_XLA if f"--{flag}=" not in given]
+    os.environ["XLA_FLAGS"] = " ".join([given, *quick]).strip()
 
 
 def pytest_configure(config):
