@@ -110,8 +110,9 @@ def train_seeds(
     a group stopped after its final checkpoint resumes there, one stopped before trains again.
 
     With ``select_every`` > 0 every seed's actor is evaluated every ``select_every`` steps
-    (rounded to whole updates) on ``select_days`` native *selection* days (keys 10 000 …) and the
-    one ranked first by ``select_by`` is exported (``algo.select_by``: ``objective``, the lowest
+    (rounded down to whole updates, at least one: :func:`whole_updates`) on ``select_days``
+    native *selection* days (keys 10 000 …) and the one ranked first by ``select_by`` is exported
+    (``algo.select_by``: ``objective``, the lowest
     :func:`~gpu_sched_agents.rl.ppo_jax.jax_eval.selection_objective`; ``lexicographic``: no more
     misses than the JAX rule on the same days, then the lowest wait); 0 exports the final network.
     ``select_regimes`` (regime names, ``algo.select_regimes``; the generalist's): each regime's
@@ -178,11 +179,25 @@ def seeds_config(
         out.train.checkpoint_freq, out.train.progress_bar = budget, False  # one checkpoint, at the end
         out.algo.jax_eval_seeds = 0
         out.algo.select_days = select_days if select_every > 0 else 0
-        out.algo.select_every = select_every if select_every > 0 else None
+        out.algo.select_every = whole_updates(cfg, select_every) if select_every > 0 else None
         out.algo.select_by = ("worst_regime" if select_regimes else select_by) if select_every > 0 else None
         out.algo.select_regimes = list(select_regimes) if select_every > 0 else []
         out.algo.recheck_days, out.algo.recheck_top = recheck_days, recheck_top
     return out
+
+
+def whole_updates(cfg: Any, every: int) -> int:
+    """``every`` steps of ``cfg``'s training rounded down to whole updates (at least one), in steps.
+
+    The studies evaluate (and tune checkpoints) every ⌊every / (train.n_envs × algo.n_steps)⌋
+    updates, as their tables were made; ``train.py``'s ``algo.select_every`` and
+    ``train.checkpoint_freq`` act at the first update that reaches each multiple of their value,
+    so a multiple of the update is the same schedule.
+    """
+    from gpu_sched_agents.rl.ppo_jax.config import hyper
+
+    per_update = hyper(cfg).steps_per_update
+    return max(1, every // per_update) * per_update
 
 
 def check_recheck(

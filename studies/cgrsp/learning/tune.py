@@ -49,7 +49,7 @@ def curve(
     from gpu_sched_agents.rl.train import checkpoints
     from gpu_sched_env.cgrsp.jax import RULES, JaxCGRSP
     from gpu_sched_env.core.stats import mean_ci
-    from studies.cgrsp.learning.parity import seeds_config
+    from studies.cgrsp.learning.parity import seeds_config, whole_updates
     from studies.conf import compose_config
 
     cfg = compose_config(
@@ -58,7 +58,7 @@ def curve(
     config = env_config(cfg)
     validate_ppo_jax(cfg, config)
     env, hp, trainer = build_trainer(cfg, config, JaxCGRSP.from_config(config, records=False))
-    at = max(1, every // hp.steps_per_update) * hp.steps_per_update
+    at = whole_updates(cfg, every)
     run = Path(tempfile.mkdtemp(prefix="tune_")) if run is None else run
     settings = seeds_config(cfg, [seed], run, 0, 0, 1, days, "lexicographic", [])  # no selection: every checkpoint
     settings.train.checkpoint_freq = at

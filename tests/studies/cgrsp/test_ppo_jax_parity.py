@@ -51,6 +51,16 @@ def test_an_out_folder_refuses_other_training_settings(tmp_path):
         )
 
 
+def test_the_selection_period_is_whole_updates(tmp_path):
+    """``--select-every`` rounds down to whole updates: train.py acts at the first update reaching each multiple."""
+    cfg = study.regime_config("hectic_fresh", 3_000_000, n_envs=64, n_steps=128)  # 8 192 steps an update
+    for every, period in ((250_000, 30 * 8192), (8192, 8192), (100, 8192)):
+        out = study.seeds_config(cfg, [0], tmp_path / "run", every, 0, 1, 100, "objective", [])
+        assert out.algo.select_every == period, every
+    assert study.seeds_config(cfg, [0], tmp_path / "run", 0, 0, 1, 100, "objective", []).algo.select_every is None
+    assert study.whole_updates(cfg, 500_000) == 61 * 8192
+
+
 @pytest.mark.slow
 def test_tiny_study_writes_rows_and_resumes(tmp_path, capsys):
     argv = [
