@@ -121,6 +121,7 @@ def test_a_ppo_jax_runs_paragraph_is_its_final_eval(stem):
     ]
     if strongest == "cadr_defer_exp":
         spt = t.loc["spt_rescue_defer_exp"]
+        assert spt.miss_pct == 0
         printed.append(f"`cadr_defer_exp` {best.mean_wait_min:.2f} and `spt_rescue_defer_exp` {spt.mean_wait_min:.2f}")
     else:
         printed.append(f"`{strongest}` {best.mean_wait_min:.2f}")
