@@ -539,11 +539,17 @@ def main_judge(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Train, judge and tabulate (resumable); or with ``--from`` judge trained run folders; the exit status."""
+    from studies.provenance import record
+
     args = parse_args(argv)
     if args.runs is not None:
+        judged_runs(args.runs)  # a folder it cannot judge is refused before anything is written
+        args.out.mkdir(parents=True, exist_ok=True)
+        record(args.out, "parity", argv)
         return main_judge(args)
     args.out.mkdir(parents=True, exist_ok=True)
     check_settings(args.out, args)
+    record(args.out, "parity", argv)
     rows_path = args.out / "rows.csv"
     done = pd.read_csv(rows_path) if rows_path.exists() else pd.DataFrame(columns=["regime", "seed", "budget"])
     for regime in args.regimes:
