@@ -248,6 +248,7 @@ STUDIES = Group(
             "studies.learners:main", "HGSP, LLM, MIG, edge: a learner's seeds against the rules (curves, verdicts)"
         ),
         "bench": BENCH,
+        "results": Command("studies.results:main", "the result pages' tables from the studies' stored rows"),
         "docs-graph": Command("studies.docs_graph:main", "the import graph of docs/architecture.md"),
     },
     note=("The installed library's commands (compare, trace, evaluate, generate-jobs) are `gpu-sched --help`."),

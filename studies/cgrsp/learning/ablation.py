@@ -244,10 +244,12 @@ def check_settings_of(out: Path, argv: Sequence[str]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Train, judge and tabulate every (regime, row) not yet in ``rows.csv``; returns the exit status."""
     from studies.cgrsp.learning.parity import check_settings
+    from studies.provenance import merge, record
 
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     check_settings(args.out, args, SETTINGS)
+    record(args.out, "ablation", argv)
     path = args.out / "rows.csv"
     done = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["regime", "row", "seed", "budget", "status"])
     if args.merge_from:
@@ -257,6 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         done = pd.concat([p for p in parts if len(p)], ignore_index=True)
         done = done.drop_duplicates(["regime", "row", "seed", "budget"], keep="first")
         atomic_write_table(path, done)
+        merge(args.out, args.merge_from)  # the commands that trained the merged rows
         atomic_write_text(args.out / "table.md", table_text(done, args))
         print(f"merged {len(args.merge_from)} folder(s) into {path}")
         return 0

@@ -396,6 +396,7 @@ def judge_months(
 def main(argv: Sequence[str] | None = None) -> int:
     """Train, judge and tabulate (resumable); returns the exit status."""
     from gpu_sched_env.cgrsp.jax.rules import RULES  # noqa: F401  (JAX present: fail before training)
+    from studies.provenance import record
 
     ap, args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -417,6 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"--out {args.out} holds rows of budget {args.budget} trained with {col} = {other[0]}, not {value}; "
                 "give another --out"
             )
+    record(args.out, "generalist", argv)
     cfg = generalist_config(args.budget, args.stock_mix, args.n_envs, args.n_steps, args.override, args.day_mix)
     folder = args.out / (
         f"generalist_b{args.budget}"

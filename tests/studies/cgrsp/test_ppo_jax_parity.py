@@ -183,9 +183,9 @@ def test_the_table_shows_the_miss_bounds_where_the_rows_hold_them():
     rows = pd.DataFrame([dict.fromkeys(cols, 0.0)]).assign(
         regime="hectic_fresh", seed=0, budget=10, v0_rule="a", tolerance_min=0.44, parity=True
     )
-    assert "miss_ci_high" not in study.table_text(rows)  # older rows: without the columns
-    text = study.table_text(rows.assign(jax_miss_ci_high=0.0123, v0_miss_ci_high=0.0))
-    header = text.split("```\n")[1].splitlines()[0].split()
-    assert header.index("jax_miss_ci_high") == header.index("jax_miss_diff") + 1 and "0.012" in text
-    assert header.index("v0_miss_ci_high") == header.index("v0_miss_diff") + 1
-    assert "hectic_fresh: 1 of 1 seeds at parity" in text
+    older = study.page_table(rows)  # older rows: without the miss bounds
+    assert "| +0.000 | `a` |" in older and "(0.012)" not in older
+    text = study.table_text(rows.assign(jax_miss_ci_high=0.0123, jax_miss_diff=-0.004, v0_miss_ci_high=0.0))
+    row = next(line for line in text.splitlines() if line.startswith("| hectic_fresh"))
+    assert row.split(" | ")[5:7] == ["-0.004 (0.012)", "`a`"] and row.split(" | ")[9] == "+0.000 (0.000)"
+    assert row.endswith("| 0.44 | **yes** |") and "- hectic_fresh: 1 of 1 seeds at parity" in text
