@@ -1,11 +1,11 @@
-"""What made a study's output folder: each command run on it and the commit of the code that ran it.
+"""What made a study's output folder: each command that added rows there, and the code and processor that ran it.
 
-A study that writes ``<out>/rows.csv`` calls :func:`record` first, so ``<out>/commands.json`` lists
-every command that added rows there (a resumable study may be run several times on one folder, with
-other ``--regimes`` or ``--seeds``), each with ``git rev-parse HEAD`` of the checkout, whether its tracked
-files had changes and the processor it ran on (a trained network's numbers depend on the CPU's
-math kernels). The result pages' tables (:mod:`studies.results`) show these
-commands beside the rows they made.
+A study calls :func:`record` each time it writes new rows into ``<out>/rows.csv``, so
+``<out>/commands.json`` lists every command that added rows there (a resumable study may be run
+several times on one folder, with other ``--regimes`` or ``--seeds``; a rerun that finds its rows
+there adds nothing), each with ``git rev-parse HEAD`` of the checkout, whether its tracked files had
+changes, and the processor it ran on (a trained network's numbers depend on the CPU's math
+kernels). The result pages' tables (:mod:`studies.results`) show these commands beside the rows.
 """
 
 from __future__ import annotations

@@ -249,7 +249,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     check_settings(args.out, args, SETTINGS)
-    record(args.out, "ablation", argv)
     path = args.out / "rows.csv"
     done = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["regime", "row", "seed", "budget", "status"])
     if args.merge_from:
@@ -259,6 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         done = pd.concat([p for p in parts if len(p)], ignore_index=True)
         done = done.drop_duplicates(["regime", "row", "seed", "budget"], keep="first")
         atomic_write_table(path, done)
+        record(args.out, "ablation", argv)
         merge(args.out, args.merge_from)  # the commands that trained the merged rows
         atomic_write_text(args.out / "table.md", table_text(done, args))
         print(f"merged {len(args.merge_from)} folder(s) into {path}")
@@ -275,6 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             new = new[~new.seed.isin(mine.seed)] if len(mine) else new
             done = pd.concat([done, new], ignore_index=True) if len(done) else new
             atomic_write_table(path, done)
+            record(args.out, "ablation", argv)  # a command that added rows, not one that found them all there
             atomic_write_text(args.out / "table.md", table_text(done, args))
             print(f"{regime} {row}:\n{new.drop(columns=['overrides']).to_string(index=False)}", flush=True)
     print(f"written {path} and {args.out / 'table.md'}")

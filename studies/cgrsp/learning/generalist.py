@@ -418,7 +418,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"--out {args.out} holds rows of budget {args.budget} trained with {col} = {other[0]}, not {value}; "
                 "give another --out"
             )
-    record(args.out, "generalist", argv)
     cfg = generalist_config(args.budget, args.stock_mix, args.n_envs, args.n_steps, args.override, args.day_mix)
     folder = args.out / (
         f"generalist_b{args.budget}"
@@ -447,7 +446,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         done = pd.concat([done, new], ignore_index=True) if len(done) else new
         atomic_write_table(rows_path, done)
         atomic_write_text(args.out / "table.md", table_text(done, months))
+    n_months = len(months)
     months = judge_months(args, cfg, paths, done, months)
+    if todo or len(months) != n_months:  # a command that added rows, not one that found them all there
+        record(args.out, "generalist", argv)
     text = table_text(done, months)
     atomic_write_text(args.out / "table.md", text)
     print(text)

@@ -560,11 +560,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.runs is not None:
         judged_runs(args.runs)  # a folder it cannot judge is refused before anything is written
         args.out.mkdir(parents=True, exist_ok=True)
+        main_judge(args)
         record(args.out, "parity", argv)
-        return main_judge(args)
+        return 0
     args.out.mkdir(parents=True, exist_ok=True)
     check_settings(args.out, args)
-    record(args.out, "parity", argv)
     rows_path = args.out / "rows.csv"
     done = pd.read_csv(rows_path) if rows_path.exists() else pd.DataFrame(columns=["regime", "seed", "budget"])
     for regime in args.regimes:
@@ -585,6 +585,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         new = pd.DataFrame(rows).assign(budget=args.budget, train_s=seconds)
         done = pd.concat([done, new], ignore_index=True) if len(done) else new
         atomic_write_table(rows_path, done)
+        record(args.out, "parity", argv)  # a command that added rows, not one that found them all there
         atomic_write_text(args.out / "table.md", table_text(done))
         print(table_text(new), flush=True)
     print(f"written {rows_path} and {args.out / 'table.md'}")

@@ -1,5 +1,7 @@
 """The ppo_jax parity study: its criterion, its pairing, and a tiny resumable run."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -92,8 +94,11 @@ def test_tiny_study_writes_rows_and_resumes(tmp_path, capsys):
     assert (tmp_path / "table.md").read_text().count("hectic_fresh") >= 2
     assert (tmp_path / "hectic_fresh_b64" / "seed1.npz").exists()
     assert (tmp_path / "hectic_fresh_b64" / "seed0_select.csv").exists()  # the selection evaluations
+    made = (tmp_path / "commands.json").read_text()
+    assert json.loads(made)[0]["command"] == "python -m studies parity " + " ".join(argv)
     assert study.main(argv) == 0  # resumed: nothing left to do, the rows stay
     assert len(pd.read_csv(tmp_path / "rows.csv")) == 2
+    assert (tmp_path / "commands.json").read_text() == made  # a rerun that added no row is not listed
 
     # the trained run folders judged by --from: each seed's row as the study's own judging wrote it
     judged = tmp_path / "judged"
