@@ -10,6 +10,7 @@ kernels). The result pages' tables (:mod:`studies.results`) show these commands 
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
 import shlex
@@ -21,8 +22,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]  # the checkout whose code runs the study
 
 
+@functools.cache
 def checkout() -> dict[str, object]:
-    """``{"commit": HEAD, "dirty": tracked files changed}`` of the checkout; ``commit`` None outside git."""
+    """``{"commit": HEAD, "dirty": tracked files changed}`` of the checkout; ``commit`` None outside git.
+
+    Read once per process: a study calls it as it starts, so a commit made while it runs is not
+    named as the code that ran.
+    """
     try:
         head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
         status = subprocess.run(

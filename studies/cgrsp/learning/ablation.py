@@ -244,9 +244,10 @@ def check_settings_of(out: Path, argv: Sequence[str]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Train, judge and tabulate every (regime, row) not yet in ``rows.csv``; returns the exit status."""
     from studies.cgrsp.learning.parity import check_settings
-    from studies.provenance import merge, record
+    from studies.provenance import checkout, merge, record
 
     args = parse_args(argv)
+    checkout()  # the code this process runs, read before it trains
     args.out.mkdir(parents=True, exist_ok=True)
     check_settings(args.out, args, SETTINGS)
     path = args.out / "rows.csv"

@@ -396,9 +396,10 @@ def judge_months(
 def main(argv: Sequence[str] | None = None) -> int:
     """Train, judge and tabulate (resumable); returns the exit status."""
     from gpu_sched_env.cgrsp.jax.rules import RULES  # noqa: F401  (JAX present: fail before training)
-    from studies.provenance import record
+    from studies.provenance import checkout, record
 
     ap, args = parse_args(argv)
+    checkout()  # the code this process runs, read before it trains
     args.out.mkdir(parents=True, exist_ok=True)
     rows_path, month_path = args.out / "rows.csv", args.out / "month.csv"
     done = pd.read_csv(rows_path) if rows_path.exists() else pd.DataFrame(columns=["seed", "budget"])

@@ -554,9 +554,10 @@ def main_judge(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Train, judge and tabulate (resumable); or with ``--from`` judge trained run folders; the exit status."""
-    from studies.provenance import record
+    from studies.provenance import checkout, record
 
     args = parse_args(argv)
+    checkout()  # the code this process runs, read before it trains
     if args.runs is not None:
         judged_runs(args.runs)  # a folder it cannot judge is refused before anything is written
         args.out.mkdir(parents=True, exist_ok=True)
