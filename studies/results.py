@@ -5,13 +5,13 @@ r"""The result pages' tables, rendered from the rows the studies wrote, as the l
     python -m studies results --check                                   # exit 1 naming each table that differs
 
 The store, ``docs/results/<key>/``, holds what a study wrote in its ``--out`` folder, without its
-networks: ``rows.csv``, ``commands.json`` (each command run on the folder and the commit of its code,
-:mod:`studies.provenance`) and ``settings.json`` where the study writes one. A docs page shows a
-stored table between ``<!-- results:<key>:start -->`` and ``<!-- results:<key>:end -->``: the
-commands that made it, then the study's own Markdown table of the rows (:data:`RENDER`, by the study
-the commands name). Nothing in a block is written by hand; ``--check`` (a fast test runs it) fails
-when a block is not the render of its stored rows, when a page names a key the store lacks, and when
-a stored key is on no page.
+networks: ``rows.csv`` (and the generalist's ``month.csv``), ``commands.json`` (each command that added
+rows there, with the commit and processor that ran it, :mod:`studies.provenance`) and ``settings.json``
+where the study writes one. A docs page shows a stored table between ``<!-- results:<key>:start -->``
+and ``<!-- results:<key>:end -->``: the commands that made it, then the study's own Markdown table of
+the rows (:data:`RENDER`, by the study the commands name: parity, generalist, ablation). Nothing in a
+block is written by hand; ``--check`` (a fast test runs it) fails when a block is not the render of
+its stored rows, when a page names a key the store lacks, and when a stored key is on no page.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from gpu_sched_env.core.errors import ConfigError
 ROOT = Path(__file__).resolve().parents[1]
 STORE = ROOT / "docs" / "results"
 DOCS = ROOT / "docs"
-KEPT = ("rows.csv", "commands.json", "settings.json")  # what a stored folder keeps of a study's output
+KEPT = ("rows.csv", "month.csv", "commands.json", "settings.json")  # what a stored folder keeps of a study's output
 BLOCK = re.compile(r"<!-- results:([A-Za-z0-9_.-]+):start -->\n(.*?)<!-- results:\1:end -->\n", re.S)
 KEY = re.compile(r"[A-Za-z0-9_.-]+")
 
@@ -41,7 +41,25 @@ def _parity(folder: Path) -> str:
     return page_table(pd.read_csv(folder / "rows.csv"))
 
 
-RENDER: dict[str, Callable[[Path], str]] = {"parity": _parity}  # study → its table of a stored folder
+def _generalist(folder: Path) -> str:
+    from studies.cgrsp.learning.generalist import table_text
+
+    month = folder / "month.csv"
+    months = pd.read_csv(month) if month.is_file() else pd.DataFrame(columns=["seed", "budget", "stock"])
+    return table_text(pd.read_csv(folder / "rows.csv"), months, page=True)
+
+
+def _ablation(folder: Path) -> str:
+    from studies.cgrsp.learning.ablation import page_table
+
+    settings = folder / "settings.json"
+    if not settings.is_file():
+        raise ConfigError(f"{folder}: no settings.json (the ablation's selection and test settings are read there)")
+    return page_table(pd.read_csv(folder / "rows.csv"), json.loads(settings.read_text()))
+
+
+# study → its table of a stored folder
+RENDER: dict[str, Callable[[Path], str]] = {"parity": _parity, "generalist": _generalist, "ablation": _ablation}
 
 
 def commands(folder: Path) -> list[dict[str, object]]:

@@ -79,8 +79,8 @@ def test_refusals_name_the_folder_and_write_nothing(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match=r"--add .*nowhere: no rows.csv there"):
         results.add(tmp_path / "nowhere", "n", store)
-    other = _study_out(tmp_path / "g", ["--budget", "64"], study="generalist")
-    with pytest.raises(ConfigError, match="made by generalist; a stored folder is one study's, allowed: parity"):
+    other = _study_out(tmp_path / "g", ["--budget", "64"], study="tune")
+    with pytest.raises(ConfigError, match="made by tune; a stored folder is one study's, allowed: parity, generalist"):
         results.add(other, "g", store)
     (other / "commands.json").unlink()
     with pytest.raises(ConfigError, match="g: no commands.json"):
@@ -118,3 +118,41 @@ def test_merged_rows_bring_their_commands(tmp_path: Path) -> None:
     provenance.record(a, "ablation", ["--merge-from", str(b)])
     merged = provenance.merge(a, [b, tmp_path / "no_commands"])
     assert [e["command"].split()[-1] for e in merged] == ["joint", str(b), "when"]
+
+
+def test_a_generalist_folder_renders_its_regimes_months_and_verdicts(tmp_path: Path) -> None:
+    folder = tmp_path / "gen"
+    folder.mkdir()
+    wait = {"jax_learned_wait": 45.0, "jax_rule_wait": 44.0, "jax_wait_ci_high": 0.5, "jax_miss_diff": 0.0}
+    wait |= {"v0_learned_wait": 45.0, "v0_rule_wait": 44.0, "v0_wait_ci_high": 0.5, "v0_miss_diff": 0.0}
+    pd.DataFrame([{"seed": 0, "budget": 10, "regime": "hectic_fresh", "v0_rule": "a", **wait}]).to_csv(
+        folder / "rows.csv", index=False
+    )
+    month = {"seed": 0, "budget": 10, "stock": "fresh", "reps": 3, "learned_wait": 22.0, "rule": "a"}
+    month |= {"rule_wait": 21.7, "wait_ci_high": 0.4, "miss_diff": 0.0}
+    pd.DataFrame([month]).to_csv(folder / "month.csv", index=False)
+    provenance.record(folder, "generalist", ["--budget", "10"])
+    text = results.block(results.add(folder, "gen", tmp_path / "store"))
+    assert "python -m studies generalist --budget 10" in text and "\n#" not in text.split("```\n", 2)[2]
+    assert "**Per regime**" in text and "**Month protocol**" in text  # no headings inside a page
+    assert "- seed 0, 10 steps: within 2 % in 1 of 1 regimes and 1 of 1 months" in text
+
+
+def test_an_ablation_folder_renders_with_its_settings_and_no_date(tmp_path: Path) -> None:
+    folder = tmp_path / "abl"
+    folder.mkdir()
+    row = {"regime": "hectic_fresh", "row": "when", "item": "1", "budget": 64, "status": "ok", "train_s": 9.0}
+    row |= {"learned_wait": 44.5, "rule_wait": 44.3, "wait_ci_high": 0.4, "miss_diff": 0.0, "parity": True}
+    pd.DataFrame([row | {"seed": 0, "wait_diff": 0.2}, row | {"seed": 1, "wait_diff": 0.1}]).to_csv(
+        folder / "rows.csv", index=False
+    )
+    provenance.record(folder, "ablation", ["--budget", "64"])
+    with pytest.raises(ConfigError, match="abl: no settings.json"):
+        results.block(folder)
+    (folder / "settings.json").write_text(json.dumps({"select_every": 32, "select_days": 2, "jax_days": 3}))
+    text = results.block(folder)
+    assert "Budget 64 steps per seed" in text and "every 32 steps on 2 selection days; judged on 3" in text
+    assert (
+        "| hectic_fresh | when | 1 | 2 | 9 | 44.50 | 44.30 | +0.20 / +0.10 | +0.40 | +0.000 / +0.000 | 2 of 2 |" in text
+    )
+    assert "ablation, 20" not in text  # table.md's dated title stays out of the page

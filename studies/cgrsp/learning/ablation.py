@@ -155,15 +155,23 @@ def run_row(regime: str, row: str, args: argparse.Namespace) -> list[dict]:
 
 
 def table_text(rows: pd.DataFrame, args: argparse.Namespace) -> str:
-    """The Markdown table: per regime and row, the seeds' mean learned − rule wait and miss, and parity counts."""
+    """``table.md``: a dated title over :func:`page_table`."""
+    return f"# ppo_jax ablation, {time.strftime('%Y-%m-%d', time.gmtime())}\n\n" + page_table(rows, vars(args))
+
+
+def page_table(rows: pd.DataFrame, settings: dict[str, Any]) -> str:
+    """Markdown: per regime and row, the seeds' mean learned − rule wait and miss, and parity counts.
+
+    ``settings``: the study's ``select_every``, ``select_days`` and ``jax_days`` (its ``settings.json``);
+    the budgets are the rows' own.
+    """
     ok = rows[rows.status == "ok"]
+    budgets = " and ".join(str(int(b)) for b in sorted(set(rows.budget)))
     lines = [
-        f"# ppo_jax ablation, {time.strftime('%Y-%m-%d', time.gmtime())}",
-        "",
-        f"Budget {args.budget} steps per seed; seeds train side by side (jax.vmap); actors picked lexicographically "
-        f"every {args.select_every} steps on {args.select_days} selection days; judged on {args.jax_days} native "
-        "JAX test days against spt_rescue_defer_exp (diff = learned − rule; ci_high = upper 95 % bound). "
-        "train_s: the row's training wall time, all seeds and selection included.",
+        f"Budget {budgets} steps per seed; seeds train side by side (jax.vmap); actors picked lexicographically "
+        f"every {settings['select_every']} steps on {settings['select_days']} selection days; judged on "
+        f"{settings['jax_days']} native JAX test days against spt_rescue_defer_exp (diff = learned − rule; ci_high "
+        "= upper 95 % bound). train_s: the row's training wall time, all seeds and selection included.",
         "",
         "| regime | row | item | seeds | train_s | learned wait | rule wait | wait diff (per seed) | max ci_high | "
         "miss diff pp (per seed) | at parity |",

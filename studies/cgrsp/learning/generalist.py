@@ -229,10 +229,15 @@ def judge_regimes(
     return rows
 
 
-def table_text(regimes: pd.DataFrame, months: pd.DataFrame) -> str:
-    """Markdown: per seed and regime, per seed and month stock, and whether each seed meets the criterion."""
+def table_text(regimes: pd.DataFrame, months: pd.DataFrame, page: bool = False) -> str:
+    """Markdown: per seed and regime, per seed and month stock, and whether each seed meets the criterion.
+
+    ``page``: the block a result page shows (:mod:`studies.results`): no title, the parts named in bold
+    rather than as headings of the page.
+    """
     regimes, months = with_verdicts(regimes, months)
-    parts = ["# The ppo_jax generalist vs the best rule, per regime and on the month\n"]
+    part = (lambda name: f"**{name}**") if page else (lambda name: f"## {name}")
+    parts = [] if page else ["# The ppo_jax generalist vs the best rule, per regime and on the month\n"]
     parts.append(
         "Wait in minutes; diff = learned − rule (paired); ci_high = its upper 95 % bound; within = ci_high ≤ "
         f"max({_PCT} % of the rule's wait, {GENERALIST_MARGIN[1]:g} min) and miss not higher (in both judges for a "
@@ -263,11 +268,13 @@ def table_text(regimes: pd.DataFrame, months: pd.DataFrame) -> str:
         if "day_mix" in regimes and set(regimes.day_mix.dropna()) - {"month"}:  # what the seeds trained on
             mixes = ", ".join(sorted(set(regimes.day_mix.dropna())))
             parts.append(f"Training day mix: {mixes} (month: the month's 4 hectic, 3 surge, 18 normal, 5 quiet).\n")
-        parts.append("## Per regime\n\n```\n" + regimes[cols].to_string(index=False, float_format=_f) + "\n```\n")
+        table = regimes[cols].to_string(index=False, float_format=_f)
+        parts.append(part("Per regime") + "\n\n```\n" + table + "\n```\n")
     if len(months):
         cols = ["seed", "budget", "stock", "reps", "learned_wait", "rule", "rule_wait", "ratio", "wait_ci_high"]
         cols += ["miss_diff", "within"]
-        parts.append("## Month protocol\n\n```\n" + months[cols].to_string(index=False, float_format=_f) + "\n```\n")
+        table = months[cols].to_string(index=False, float_format=_f)
+        parts.append(part("Month protocol") + "\n\n```\n" + table + "\n```\n")
     lines = []
     for (seed, budget), g in regimes.groupby(["seed", "budget"]) if len(regimes) else []:
         m = months[(months.seed == seed) & (months.budget == budget)] if len(months) else months
