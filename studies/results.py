@@ -20,6 +20,8 @@ import argparse
 import json
 import re
 import shlex
+import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -32,7 +34,7 @@ STORE = ROOT / "docs" / "results"
 DOCS = ROOT / "docs"
 KEPT = ("rows.csv", "month.csv", "commands.json", "settings.json")  # what a stored folder keeps of a study's output
 BLOCK = re.compile(r"<!-- results:([A-Za-z0-9_.-]+):start -->\n(.*?)<!-- results:\1:end -->\n", re.S)
-KEY = re.compile(r"[A-Za-z0-9_.-]+")
+KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 def _parity(folder: Path) -> str:
@@ -134,22 +136,31 @@ def differences(docs: Path = DOCS, store: Path = STORE) -> list[str]:
 
 
 def add(out: Path, key: str, store: Path = STORE, replace: bool = False) -> Path:
-    """Copy a study's ``out`` folder's kept files into ``store/key``; a ConfigError before anything is written."""
-    from gpu_sched_env.core.io import atomic_write_bytes
+    """Copy a study's ``out`` folder's kept files into ``store/key``, whole; a ConfigError before anything is written.
 
+    The files are staged in a folder beside it and renamed into place, so an interrupted copy leaves
+    the stored folder as it was.
+    """
     if not KEY.fullmatch(key):
-        raise ConfigError(f"--as {key!r}: a key is letters, digits, '_', '-' and '.'")
+        raise ConfigError(f"--as {key!r}: a key is letters, digits, '_', '-' and '.', starting with a letter or digit")
     if not (out / "rows.csv").is_file():
         raise ConfigError(f"--add {out}: no rows.csv there (a study's --out folder)")
     study_of(out)
     target = store / key
     if target.exists() and not replace:
         raise ConfigError(f"--as {key}: {target} is stored already; pass --replace to overwrite it")
+    store.mkdir(parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(dir=store, prefix=f".{key}."))  # the whole folder or nothing
     for name in KEPT:
         if (out / name).is_file():
-            atomic_write_bytes(target / name, (out / name).read_bytes())
-    for stale in set(p.name for p in target.iterdir()) - {n for n in KEPT if (out / n).is_file()}:
-        (target / stale).unlink()  # a file the new folder lacks would be read as its own
+            shutil.copyfile(out / name, staged / name)
+    staged.chmod(0o755)
+    if target.exists():  # replaced whole: a file the new folder lacks would be read as its own
+        old = target.rename(store / f".{key}.old")
+        staged.rename(target)
+        shutil.rmtree(old)
+    else:
+        staged.rename(target)
     return target
 
 

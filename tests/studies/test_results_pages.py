@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -85,8 +87,9 @@ def test_refusals_name_the_folder_and_write_nothing(tmp_path: Path) -> None:
     (other / "commands.json").unlink()
     with pytest.raises(ConfigError, match="g: no commands.json"):
         results.add(other, "g", store)
-    with pytest.raises(ConfigError, match="--as 'a b'"):
-        results.add(out, "a b", store)
+    for bad in ("a b", ".k", "../k"):
+        with pytest.raises(ConfigError, match=f"--as '{re.escape(bad)}': a key is letters"):
+            results.add(out, bad, store)
     assert sorted(p.name for p in store.iterdir()) == ["k"]
 
     page = _page(tmp_path / "docs", "missing")
@@ -156,3 +159,24 @@ def test_an_ablation_folder_renders_with_its_settings_and_no_date(tmp_path: Path
         "| hectic_fresh | when | 1 | 2 | 9 | 44.50 | 44.30 | +0.20 / +0.10 | +0.40 | +0.000 / +0.000 | 2 of 2 |" in text
     )
     assert "ablation, 20" not in text  # table.md's dated title stays out of the page
+
+
+def test_an_interrupted_replace_leaves_the_stored_folder_as_it_was(tmp_path: Path, monkeypatch) -> None:
+    out = _study_out(tmp_path / "p", ["--budget", "64"])
+    store = tmp_path / "store"
+    results.add(out, "k", store)
+    before = {p.name: p.read_bytes() for p in (store / "k").iterdir()}
+    (out / "rows.csv").write_text("regime,seed\nsurge_fresh,9\n")
+    copies, real = [], shutil.copyfile
+
+    def copy_then_fail(src, dst):  # the first file copied, then the process interrupted
+        copies.append(src)
+        if len(copies) == 2:
+            raise KeyboardInterrupt
+        return real(src, dst)
+
+    monkeypatch.setattr(results.shutil, "copyfile", copy_then_fail)
+    with pytest.raises(KeyboardInterrupt):
+        results.add(out, "k", store, replace=True)
+    assert len(copies) == 2
+    assert {p.name: p.read_bytes() for p in (store / "k").iterdir()} == before
