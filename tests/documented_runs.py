@@ -388,12 +388,12 @@ RUNS: dict[str, Run] = {
         timeout=400,
     ),
     "python -m studies results": learner(  # stores parity's folder and rewrites a copy of the page showing it
-        "results", "--add", "{from}", "--as", "parity_main", "--docs", "{out}/docs",
+        "results", "--add", "{from}", "--as", "parity_main", "--docs", "{out}",
         uses="python -m studies parity",
-        copy=(("docs/results_ppo_jax.md", "docs/results_ppo_jax.md"),),
+        copy=(("docs/results_ppo_jax.md", "results_ppo_jax.md"),),
         rewrites=True,
-        files=("{out}/docs/results/parity_main/rows.csv", "{out}/docs/results/parity_main/commands.json"),
-        stdout=("stored {out}/docs/results/parity_main", "rewritten {out}/docs/results_ppo_jax.md"),
+        files=("{out}/results/parity_main/rows.csv", "{out}/results/parity_main/commands.json"),
+        stdout=("stored {out}/results/parity_main", "rewritten {out}/results_ppo_jax.md"),
     ),
     # ---- an exported actor of the joint design: parity's (its {out} is their {from})
     "python -m studies versus-rule --engine jax": VERSUS_RULE_JAX,
