@@ -167,7 +167,7 @@ def add(out: Path, key: str, store: Path = STORE, replace: bool = False) -> Path
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line, checked (argparse exits with a message naming the option)."""
     ap = argparse.ArgumentParser(prog="python -m studies results", description=__doc__.splitlines()[0])
-    ap.add_argument("--add", type=Path, help="a study's --out folder to store (its rows.csv, commands.json, settings)")
+    ap.add_argument("--add", type=Path, metavar="OUT", help="a study's --out folder to store (its rows, commands)")
     ap.add_argument("--as", dest="key", help="the stored folder's name, docs/results/<key>/ (with --add)")
     ap.add_argument("--replace", action="store_true", help="with --add: overwrite a stored folder of that key")
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 naming each block that differs")
