@@ -54,7 +54,7 @@ class Run:
     batch: str = "rules"  # the shared process it runs in (a batch's entries run in table order)
     needs_run: bool = False  # needs the tiny trained run folder {run}
     copy: tuple[tuple[str, str], ...] = ()  # (checkout path, path under {out}) copied there before it runs
-    rewrites: bool = False  # it must rewrite each copied page (a generated block between the page's markers)
+    rewrites: bool = False  # it must rewrite each copied page, *.md (a generated block between the page's markers)
     stands_for: str = ""  # what a spelled word that is no literal argument stands for (``runs``: a run folder)
     timeout: float = 120.0  # [s] in its batch's process (a cold JAX compile cache: the JAX commands' minutes)
     xfail: str = ""  # the exact error, where its cause is outside studies/ (a strict xfail)
@@ -387,10 +387,10 @@ RUNS: dict[str, Run] = {
         files=("{out}/rows.csv", "{out}/table.md", "{out}/hectic_fresh_b64/seed0.npz"),
         timeout=400,
     ),
-    "python -m studies results": learner(  # stores parity's folder and rewrites a copy of the page showing it
-        "results", "--add", "{from}", "--as", "parity_main", "--docs", "{out}",
+    "python -m studies results": learner(  # replaces parity_main in a copy of the store and rewrites the page
+        "results", "--add", "{from}", "--as", "parity_main", "--replace", "--docs", "{out}",
         uses="python -m studies parity",
-        copy=(("docs/results_ppo_jax.md", "results_ppo_jax.md"),),
+        copy=(("docs/results_ppo_jax.md", "results_ppo_jax.md"), ("docs/results", "results")),
         rewrites=True,
         files=("{out}/results/parity_main/rows.csv", "{out}/results/parity_main/commands.json"),
         stdout=("stored {out}/results/parity_main", "rewritten {out}/results_ppo_jax.md"),
@@ -700,7 +700,7 @@ def check(spelling: str, results: Results) -> None:
         assert found, f"{spelling}: wrote no {path}\n{said}"
         assert all(p.stat().st_size > 0 for p in found), f"{spelling}: an empty file among {found}"
     assert r["wrote"] == [], f"{spelling}: wrote into the checkout: {r['wrote']}"
-    for src, dst in entry.copy if entry.rewrites else ():
+    for src, dst in [(s, d) for s, d in entry.copy if s.endswith(".md")] if entry.rewrites else ():
         page = Path(places["out"]) / dst
         assert page.read_text() != (ROOT / src).read_text(), f"{spelling}: left its copy of {src} as it was"
     for text in entry.stdout:
