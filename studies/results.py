@@ -44,11 +44,11 @@ def _parity(folder: Path) -> str:
 
 
 def _generalist(folder: Path) -> str:
-    from studies.cgrsp.learning.generalist import table_text
+    from studies.cgrsp.learning.generalist import page_table
 
     month = folder / "month.csv"
     months = pd.read_csv(month) if month.is_file() else pd.DataFrame(columns=["seed", "budget", "stock"])
-    return table_text(pd.read_csv(folder / "rows.csv"), months, page=True)
+    return page_table(pd.read_csv(folder / "rows.csv"), months)
 
 
 def _ablation(folder: Path) -> str:

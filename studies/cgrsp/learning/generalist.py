@@ -229,15 +229,10 @@ def judge_regimes(
     return rows
 
 
-def table_text(regimes: pd.DataFrame, months: pd.DataFrame, page: bool = False) -> str:
-    """Markdown: per seed and regime, per seed and month stock, and whether each seed meets the criterion.
-
-    ``page``: the block a result page shows (:mod:`studies.results`): no title, the parts named in bold
-    rather than as headings of the page.
-    """
+def table_text(regimes: pd.DataFrame, months: pd.DataFrame) -> str:
+    """``table.md``: per seed and regime, per seed and month stock (every column), and :func:`verdicts`."""
     regimes, months = with_verdicts(regimes, months)
-    part = (lambda name: f"**{name}**") if page else (lambda name: f"## {name}")
-    parts = [] if page else ["# The ppo_jax generalist vs the best rule, per regime and on the month\n"]
+    parts = ["# The ppo_jax generalist vs the best rule, per regime and on the month\n"]
     parts.append(
         "Wait in minutes; diff = learned − rule (paired); ci_high = its upper 95 % bound; within = ci_high ≤ "
         f"max({_PCT} % of the rule's wait, {GENERALIST_MARGIN[1]:g} min) and miss not higher (in both judges for a "
@@ -269,17 +264,23 @@ def table_text(regimes: pd.DataFrame, months: pd.DataFrame, page: bool = False) 
             mixes = ", ".join(sorted(set(regimes.day_mix.dropna())))
             parts.append(f"Training day mix: {mixes} (month: the month's 4 hectic, 3 surge, 18 normal, 5 quiet).\n")
         table = regimes[cols].to_string(index=False, float_format=_f)
-        parts.append(part("Per regime") + "\n\n```\n" + table + "\n```\n")
+        parts.append("## Per regime\n\n```\n" + table + "\n```\n")
     if len(months):
         cols = ["seed", "budget", "stock", "reps", "learned_wait", "rule", "rule_wait", "ratio", "wait_ci_high"]
         cols += ["miss_diff", "within"]
         table = months[cols].to_string(index=False, float_format=_f)
-        parts.append(part("Month protocol") + "\n\n```\n" + table + "\n```\n")
+        parts.append("## Month protocol\n\n```\n" + table + "\n```\n")
+    return "\n".join(parts) + "\n" + "\n".join(verdicts(regimes, months)) + "\n"
+
+
+def verdicts(regimes: pd.DataFrame, months: pd.DataFrame) -> list[str]:
+    """One line per seed and budget: its regimes and months within the criterion, and whether it is met.
+
+    ``regimes`` and ``months`` as :func:`with_verdicts` returns them.
+    """
     lines = []
     for (seed, budget), g in regimes.groupby(["seed", "budget"]) if len(regimes) else []:
-        m = months[(months.seed == seed) & (months.budget == budget)] if len(months) else months
-        if len(m) and "reps" in m:  # a stock judged with several replication counts: the most replications decide
-            m = m.sort_values("reps", kind="stable").groupby(m.stock.astype(str)).tail(1)
+        m = _months_of(months, seed, budget)
         months_ok = len(m) > 0 and bool(m.within.all())
         ok = bool(g.within.all()) and months_ok
         worst = max([*g.v0_ratio.tolist(), *(m.ratio.tolist() if len(m) else [])])
@@ -292,7 +293,83 @@ def table_text(regimes: pd.DataFrame, months: pd.DataFrame, page: bool = False) 
             f"{int(m.within.sum()) if len(m) else 0} of {len(m)} months; worst learned/rule wait ratio "
             f"{worst:.3f} (point estimates): generalist criterion {_met(ok)}{bound}"
         )
-    return "\n".join(parts) + "\n" + "\n".join(lines) + "\n"
+    return lines
+
+
+def _months_of(months: pd.DataFrame, seed: int, budget: int) -> pd.DataFrame:
+    """The month rows of one seed and budget; a stock judged with several replication counts: the most decide."""
+    m = months[(months.seed == seed) & (months.budget == budget)] if len(months) else months
+    if len(m) and "reps" in m:
+        m = m.sort_values("reps", kind="stable").groupby(m.stock.astype(str)).tail(1)
+    return m
+
+
+def page_table(regimes: pd.DataFrame, months: pd.DataFrame) -> str:
+    """Markdown, the block a result page shows: a row per seed and budget, a column per regime and month stock.
+
+    A regime's cell: learned / best rule mean wait on CGRSP-v0 (their ratio), then learned − rule in JAX
+    (its upper 95 % bound); a month's: learned / best rule over the replications (ratio). Bold: within the
+    criterion (a regime in both judges); a mean miss above the rule's is named in the cell. Then :func:`verdicts`.
+    """
+    regimes, months = with_verdicts(regimes, months)
+    names = list(dict.fromkeys(regimes.regime)) if len(regimes) else []
+    stocks = list(dict.fromkeys(months.stock.astype(str))) if len(months) else []
+    head = ["seed", "steps", *[_regime_name(r) for r in names], *[f"month, {_stock_name(s)}" for s in stocks]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for (seed, budget), g in regimes.groupby(["seed", "budget"]) if len(regimes) else []:
+        by_regime = g.set_index("regime")
+        m = _months_of(months, seed, budget)
+        by_stock = m.set_index(m.stock.astype(str)) if len(m) else m
+        cells = [str(seed), f"{int(budget):,}".replace(",", " ")]
+        for name in names:
+            if name not in by_regime.index:
+                cells.append("")
+                continue
+            r = by_regime.loc[name]
+            jax = f"JAX {r.jax_wait_diff:+.3f} ({r.jax_wait_ci_high:.3f})"
+            cell = f"{_versus(r.v0_learned_wait, r.v0_rule_wait)}; {jax}"
+            cell += _missed(r.jax_miss_diff, r.v0_miss_diff)
+            cells.append(f"**{cell}**" if r.within else cell)
+        for stock in stocks:
+            if stock not in by_stock.index:
+                cells.append("")
+                continue
+            r = by_stock.loc[stock]
+            cell = _versus(r.learned_wait, r.rule_wait) + _missed(r.miss_diff)
+            cells.append(f"**{cell}**" if r.within else cell)
+        lines.append("| " + " | ".join(cells) + " |")
+    rules = sorted(set(regimes.v0_rule) | set(months.rule)) if len(regimes) else []
+    legend = (
+        f"Wait [min], learned / best rule on CGRSP-v0 (the best of {', '.join(f'`{r}`' for r in rules)} per regime "
+        f"and month), and learned − rule in JAX against {', '.join(f'`{r}`' for r in sorted(set(regimes.jax_rule)))} "
+        f"(upper 95 % bound); **bold**: within "
+        f"{_PCT} % (the upper bound ≤ max({_PCT} % of the rule's wait, {GENERALIST_MARGIN[1]:g} min), no mean miss "
+        "more)."
+    )
+    return "\n".join([*lines, "", legend, "", *verdicts(regimes, months)]) + "\n"
+
+
+def _regime_name(regime: str) -> str:
+    """``hectic_D900`` → "hectic D = 900", ``surge_fresh`` → "surge fresh"."""
+    day, stock = regime.split("_", 1)
+    return f"{day} {_stock_name(stock)}"
+
+
+def _stock_name(stock: str) -> str:
+    """A stock model as the pages name it: "fresh", or "D = 900" for a Markov dwell of 900 s."""
+    dwell = stock.removeprefix("D")
+    return f"D = {dwell}" if dwell.isdigit() else stock
+
+
+def _versus(learned: float, rule: float) -> str:
+    """The cell ``learned / rule (ratio×)``, waits to the rule's precision (:func:`.parity.wait_text`)."""
+    return f"{parity.wait_text(learned, rule)} / {parity.wait_text(rule, rule)} ({learned / rule:.3f}×)"
+
+
+def _missed(*diffs: float) -> str:
+    """``; misses +x pp`` where a judge's mean miss difference is above 0 (the larger), else nothing."""
+    worst = max(diffs)
+    return f"; misses {worst:+.3f} pp" if worst > 0 else ""
 
 
 def _f(x: float) -> str:

@@ -350,7 +350,7 @@ def paired_on_v0(path: Path, config: Any, rule_days: pd.DataFrame, workers: int)
     return paired(days, rule_days, "seed")
 
 
-def _wait(x: float, rule_wait: float) -> str:
+def wait_text(x: float, rule_wait: float) -> str:
     """A wait [min] to 2 decimals where the rule waits 10 min or more, else to 3 (the surge day's ~0.3 min)."""
     return f"{x:.2f}" if abs(rule_wait) >= 10 else f"{x:.3f}"
 
@@ -373,11 +373,11 @@ def page_table(rows: pd.DataFrame) -> str:
             r.regime,
             str(r.seed),
             f"{int(r.budget):,}".replace(",", " "),
-            f"{_wait(r.jax_learned_wait, jw)} / {_wait(jw, jw)}",
+            f"{wait_text(r.jax_learned_wait, jw)} / {wait_text(jw, jw)}",
             f"{r.jax_wait_diff:+.3f} ({r.jax_wait_ci_high:.3f})",
             jm,
             f"`{r.v0_rule}`",
-            f"{_wait(r.v0_learned_wait, vw)} / {_wait(vw, vw)}",
+            f"{wait_text(r.v0_learned_wait, vw)} / {wait_text(vw, vw)}",
             f"{r.v0_wait_diff:+.3f} ({r.v0_wait_ci_high:.3f})",
             vm,
             f"{r.tolerance_min:.2f}",

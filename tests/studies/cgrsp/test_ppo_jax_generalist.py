@@ -84,6 +84,45 @@ def test_the_miss_bound_is_read_beside_the_strict_one():
     assert "criterion NOT met; by the miss bound (1 of 1 regimes): met" in one
 
 
+def test_the_page_table_is_a_row_per_seed_with_a_cell_per_regime_and_month():
+    """Bold where the criterion holds; a miss above the rule's is named; the verdict lines follow."""
+    regimes = pd.DataFrame(
+        {
+            "seed": [0, 0, 1, 1],
+            "budget": [10] * 4,
+            "regime": ["hectic_fresh", "surge_D900"] * 2,
+            "jax_rule": ["spt_rescue_defer_exp"] * 4,
+            "jax_learned_wait": [44.5, 0.31, 46.0, 0.30],
+            "jax_rule_wait": [44.0, 0.30, 44.0, 0.30],
+            "jax_wait_diff": [0.5, 0.01, 2.0, 0.0],
+            "jax_wait_ci_high": [0.6, 0.02, 2.2, 0.01],
+            "jax_miss_diff": [0.0, 0.0, 0.0, 0.02],
+            "v0_rule": ["cadr_defer_exp"] * 4,
+            "v0_learned_wait": [44.6, 0.31, 46.2, 0.30],
+            "v0_rule_wait": [44.2, 0.30, 44.2, 0.30],
+            "v0_wait_ci_high": [0.7, 0.03, 2.5, 0.01],
+            "v0_miss_diff": [0.0, 0.0, 0.0, 0.0],
+        }
+    )
+    months = pd.DataFrame(
+        {"seed": [0, 1], "budget": [10, 10], "stock": ["900", "900"], "reps": [3, 3], "learned_wait": [31.2, 33.0]}
+    ).assign(rule="spt_rescue_defer_exp", rule_wait=31.0, wait_ci_high=[0.3, 2.4], miss_diff=0.0)
+    text = study.page_table(regimes, months)
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    assert rows[0] == "| seed | steps | hectic fresh | surge D = 900 | month, D = 900 |"
+    assert rows[1] == (
+        "| 0 | 10 | **44.60 / 44.20 (1.009×); JAX +0.500 (0.600)** | **0.310 / 0.300 (1.033×); JAX +0.010 (0.020)** "
+        "| **31.20 / 31.00 (1.006×)** |"
+    )
+    assert rows[2] == (
+        "| 1 | 10 | 46.20 / 44.20 (1.045×); JAX +2.000 (2.200) | 0.300 / 0.300 (1.000×); JAX +0.000 (0.010); "
+        "misses +0.020 pp | 33.00 / 31.00 (1.065×) |"
+    )
+    assert "`cadr_defer_exp`, `spt_rescue_defer_exp`" in text
+    assert "- seed 0, 10 steps: within 2 % in 2 of 2 regimes and 1 of 1 months" in text
+    assert "- seed 1, 10 steps: within 2 % in 0 of 2 regimes and 0 of 1 months" in text
+
+
 @pytest.mark.parametrize(
     ("args", "match"),
     [

@@ -126,7 +126,8 @@ def test_merged_rows_bring_their_commands(tmp_path: Path) -> None:
 def test_a_generalist_folder_renders_its_regimes_months_and_verdicts(tmp_path: Path) -> None:
     folder = tmp_path / "gen"
     folder.mkdir()
-    wait = {"jax_learned_wait": 45.0, "jax_rule_wait": 44.0, "jax_wait_ci_high": 0.5, "jax_miss_diff": 0.0}
+    wait = {"jax_rule": "r", "jax_learned_wait": 45.0, "jax_rule_wait": 44.0, "jax_wait_diff": 1.0}
+    wait |= {"jax_wait_ci_high": 0.5, "jax_miss_diff": 0.0}
     wait |= {"v0_learned_wait": 45.0, "v0_rule_wait": 44.0, "v0_wait_ci_high": 0.5, "v0_miss_diff": 0.0}
     pd.DataFrame([{"seed": 0, "budget": 10, "regime": "hectic_fresh", "v0_rule": "a", **wait}]).to_csv(
         folder / "rows.csv", index=False
@@ -136,8 +137,9 @@ def test_a_generalist_folder_renders_its_regimes_months_and_verdicts(tmp_path: P
     pd.DataFrame([month]).to_csv(folder / "month.csv", index=False)
     provenance.record(folder, "generalist", ["--budget", "10"])
     text = results.block(results.add(folder, "gen", tmp_path / "store"))
-    assert "python -m studies generalist --budget 10" in text and "\n#" not in text.split("```\n", 2)[2]
-    assert "**Per regime**" in text and "**Month protocol**" in text  # no headings inside a page
+    assert "python -m studies generalist --budget 10" in text and "\n#" not in text.rsplit("```\n", 1)[1]
+    assert "| seed | steps | hectic fresh | month, fresh |" in text  # no headings inside a page: one table
+    assert "| 0 | 10 | **45.00 / 44.00 (1.023×); JAX +1.000 (0.500)** | **22.00 / 21.70 (1.014×)** |" in text
     assert "- seed 0, 10 steps: within 2 % in 1 of 1 regimes and 1 of 1 months" in text
 
 
