@@ -700,7 +700,8 @@ def check(spelling: str, results: Results) -> None:
         assert found, f"{spelling}: wrote no {path}\n{said}"
         assert all(p.stat().st_size > 0 for p in found), f"{spelling}: an empty file among {found}"
     assert r["wrote"] == [], f"{spelling}: wrote into the checkout: {r['wrote']}"
-    for src, dst in [(s, d) for s, d in entry.copy if s.endswith(".md")] if entry.rewrites else ():
+    pages = [(src, dst) for src, dst in entry.copy if src.endswith(".md")] if entry.rewrites else []
+    for src, dst in pages:
         page = Path(places["out"]) / dst
         assert page.read_text() != (ROOT / src).read_text(), f"{spelling}: left its copy of {src} as it was"
     for text in entry.stdout:

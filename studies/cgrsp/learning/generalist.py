@@ -320,33 +320,36 @@ def page_table(regimes: pd.DataFrame, months: pd.DataFrame) -> str:
         by_regime = g.set_index("regime")
         m = _months_of(months, seed, budget)
         by_stock = m.set_index(m.stock.astype(str)) if len(m) else m
-        cells = [str(seed), f"{int(budget):,}".replace(",", " ")]
-        for name in names:
-            if name not in by_regime.index:
-                cells.append("")
-                continue
-            r = by_regime.loc[name]
-            jax = f"JAX {r.jax_wait_diff:+.3f} ({r.jax_wait_ci_high:.3f})"
-            cell = f"{_versus(r.v0_learned_wait, r.v0_rule_wait)}; {jax}"
-            cell += _missed(r.jax_miss_diff, r.v0_miss_diff)
-            cells.append(f"**{cell}**" if r.within else cell)
-        for stock in stocks:
-            if stock not in by_stock.index:
-                cells.append("")
-                continue
-            r = by_stock.loc[stock]
-            cell = _versus(r.learned_wait, r.rule_wait) + _missed(r.miss_diff)
-            cells.append(f"**{cell}**" if r.within else cell)
+        cells = [str(seed), parity.steps_text(budget)]
+        for table, keys, text in ((by_regime, names, _regime_cell), (by_stock, stocks, _month_cell)):
+            for key in keys:
+                r = table.loc[key] if key in table.index else None
+                cells.append("" if r is None else f"**{text(r)}**" if r.within else text(r))
         lines.append("| " + " | ".join(cells) + " |")
-    rules = sorted(set(regimes.v0_rule) | set(months.rule)) if len(regimes) else []
+    rules = set(regimes.v0_rule if len(regimes) else ()) | set(months.rule if len(months) else ())
     legend = (
-        f"Wait [min], learned / best rule on CGRSP-v0 (the best of {', '.join(f'`{r}`' for r in rules)} per regime "
-        f"and month), and learned − rule in JAX against {', '.join(f'`{r}`' for r in sorted(set(regimes.jax_rule)))} "
-        f"(upper 95 % bound); **bold**: within "
-        f"{_PCT} % (the upper bound ≤ max({_PCT} % of the rule's wait, {GENERALIST_MARGIN[1]:g} min), no mean miss "
-        "more)."
+        f"Wait [min], learned / best rule on CGRSP-v0 (the best of {_names(rules)} per regime and month), and "
+        f"learned − rule in JAX against {_names(regimes.jax_rule if len(regimes) else ())} (upper 95 % bound); "
+        f"**bold**: within {_PCT} % (the upper bound ≤ max({_PCT} % of the rule's wait, {GENERALIST_MARGIN[1]:g} "
+        "min), no mean miss more)."
     )
     return "\n".join([*lines, "", legend, "", *verdicts(regimes, months)]) + "\n"
+
+
+def _regime_cell(r: Any) -> str:
+    """A regime's cell: CGRSP-v0's learned / rule (ratio), JAX's difference (its bound), a higher miss."""
+    jax = f"JAX {r.jax_wait_diff:+.3f} ({r.jax_wait_ci_high:.3f})"
+    return f"{_versus(r.v0_learned_wait, r.v0_rule_wait)}; {jax}" + _missed(r.jax_miss_diff, r.v0_miss_diff)
+
+
+def _month_cell(r: Any) -> str:
+    """A month stock's cell: learned / rule over the replications (ratio), a higher miss."""
+    return _versus(r.learned_wait, r.rule_wait) + _missed(r.miss_diff)
+
+
+def _names(names: Any) -> str:
+    """Distinct names in backticks, sorted, comma-separated."""
+    return ", ".join(f"`{n}`" for n in sorted(set(names)))
 
 
 def _regime_name(regime: str) -> str:

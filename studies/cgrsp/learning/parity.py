@@ -350,6 +350,11 @@ def paired_on_v0(path: Path, config: Any, rule_days: pd.DataFrame, workers: int)
     return paired(days, rule_days, "seed")
 
 
+def steps_text(budget: float) -> str:
+    """A step budget with thin groups of three: 3000000 → "3 000 000"."""
+    return f"{int(budget):,}".replace(",", " ")
+
+
 def wait_text(x: float, rule_wait: float) -> str:
     """A wait [min] to 2 decimals where the rule waits 10 min or more, else to 3 (the surge day's ~0.3 min)."""
     return f"{x:.2f}" if abs(rule_wait) >= 10 else f"{x:.3f}"
@@ -372,7 +377,7 @@ def page_table(rows: pd.DataFrame) -> str:
         cells = [
             r.regime,
             str(r.seed),
-            f"{int(r.budget):,}".replace(",", " "),
+            steps_text(r.budget),
             f"{wait_text(r.jax_learned_wait, jw)} / {wait_text(jw, jw)}",
             f"{r.jax_wait_diff:+.3f} ({r.jax_wait_ci_high:.3f})",
             jm,

@@ -141,6 +141,10 @@ def test_a_generalist_folder_renders_its_regimes_months_and_verdicts(tmp_path: P
     assert "| seed | steps | hectic fresh | month, fresh |" in text  # no headings inside a page: one table
     assert "| 0 | 10 | **45.00 / 44.00 (1.023×); JAX +1.000 (0.500)** | **22.00 / 21.70 (1.014×)** |" in text
     assert "- seed 0, 10 steps: within 2 % in 1 of 1 regimes and 1 of 1 months" in text
+    (tmp_path / "store" / "gen" / "month.csv").unlink()  # a folder judged per regime only: no month columns
+    alone = results.block(tmp_path / "store" / "gen")
+    assert "| seed | steps | hectic fresh |\n" in alone and "the best of `a` per regime" in alone
+    assert "within 2 % in 1 of 1 regimes and 0 of 0 months" in alone
 
 
 def test_an_ablation_folder_renders_with_its_settings_and_no_date(tmp_path: Path) -> None:
